@@ -1,0 +1,87 @@
+/// The six process-wide figures jemalloc keeps about its own heap, in bytes.
+///
+/// All figures come from one `epoch` refresh, so they are mutually consistent.
+/// `allocatedBytes` counts size-class bytes (a 1,000-byte request is a 1,024-byte region),
+/// not the bytes the application asked for.
+public struct AllocatorStats: Sendable, Hashable, Codable {
+    /// Bytes in regions handed out to the application (`stats.allocated`), size-class rounded.
+    public var allocatedBytes: Int
+    /// Bytes in active pages (`stats.active`): allocated plus the free tails of partly used pages.
+    public var activeBytes: Int
+    /// Bytes in physically resident pages mapped by jemalloc (`stats.resident`); lags frees by the decay time.
+    public var residentBytes: Int
+    /// Bytes in mapped extents (`stats.mapped`).
+    public var mappedBytes: Int
+    /// Bytes in virtual memory retained for reuse but not mapped (`stats.retained`).
+    public var retainedBytes: Int
+    /// Bytes of jemalloc's own metadata (`stats.metadata`).
+    public var metadataBytes: Int
+
+    public init(
+        allocatedBytes: Int = 0, activeBytes: Int = 0, residentBytes: Int = 0,
+        mappedBytes: Int = 0, retainedBytes: Int = 0, metadataBytes: Int = 0
+    ) {
+        self.allocatedBytes = allocatedBytes
+        self.activeBytes = activeBytes
+        self.residentBytes = residentBytes
+        self.mappedBytes = mappedBytes
+        self.retainedBytes = retainedBytes
+        self.metadataBytes = metadataBytes
+    }
+
+    /// The element-wise maximum of two readings (peaks of each figure, not one consistent reading).
+    public func elementwiseMax(_ other: AllocatorStats) -> AllocatorStats {
+        AllocatorStats(
+            allocatedBytes: max(allocatedBytes, other.allocatedBytes),
+            activeBytes: max(activeBytes, other.activeBytes),
+            residentBytes: max(residentBytes, other.residentBytes),
+            mappedBytes: max(mappedBytes, other.mappedBytes),
+            retainedBytes: max(retainedBytes, other.retainedBytes),
+            metadataBytes: max(metadataBytes, other.metadataBytes)
+        )
+    }
+}
+
+/// One reading of everything the sampler records about memory, in bytes.
+public struct MemoryReading: Sendable, Hashable, Codable {
+    /// jemalloc's figures.
+    public var allocator: AllocatorStats
+    /// The kernel's resident set size of the process (`VmRSS`), in bytes.
+    public var rssBytes: Int
+
+    public init(allocator: AllocatorStats, rssBytes: Int) {
+        self.allocator = allocator
+        self.rssBytes = rssBytes
+    }
+}
+
+/// A source of memory readings; the sampler depends on this so tests can feed scripted readings.
+public protocol MemoryProbe: Sendable {
+    /// Takes one reading. Implementations used by the sampler must not allocate.
+    func read() -> MemoryReading
+    /// Bytes allocated so far by the calling thread (jemalloc's `thread.allocated`), or nil if unknown.
+    func threadAllocatedBytes() -> UInt64?
+}
+
+/// Errors of the allocator probe.
+public enum AllocatorProbeError: Error, CustomStringConvertible, Equatable {
+    /// jemalloc is linked but does not serve the process's allocations.
+    case notProcessAllocator(movedBytes: Int, expectedAtLeast: Int)
+    /// A `mallctl` call failed.
+    case mallctlFailed(name: String, errno: Int32)
+    /// A kernel file could not be read or written.
+    case kernelFile(path: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case let .notProcessAllocator(moved, expected):
+            return "jemalloc is not the process allocator: a \(expected)-byte allocation moved stats.allocated by \(moved) bytes. "
+                + "Link the unprefixed libjemalloc into the executable (install libjemalloc-dev; `make build` does) "
+                + "and do not run under LD_PRELOAD of another allocator or valgrind."
+        case let .mallctlFailed(name, errno):
+            return "mallctl(\"\(name)\") failed with errno \(errno); this jemalloc build may lack statistics (--disable-stats)."
+        case let .kernelFile(path, reason):
+            return "\(path): \(reason)"
+        }
+    }
+}

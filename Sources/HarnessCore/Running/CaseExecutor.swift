@@ -1,0 +1,148 @@
+import AllocatorProbe
+import HarnessModel
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Runs one case inside the current process (the child): baseline, sampler, steps, teardown,
+/// settle, residue. The parent runs this in a fresh process per case so cases cannot disturb
+/// each other's heap.
+public struct CaseExecutor: Sendable {
+    public let catalog: WorkloadCatalog
+
+    public init(catalog: WorkloadCatalog) {
+        self.catalog = catalog
+    }
+
+    /// Runs `spec` and returns its result. Throws only when measuring is impossible; a workload
+    /// error becomes a `failed` result.
+    public func run(_ spec: CaseSpec, scratchDirectory: String) throws(HarnessError) -> CaseResult {
+        let probe: JemallocProbe
+        do {
+            probe = try JemallocProbe()
+            try probe.verifyIsProcessAllocator()
+        } catch let error as AllocatorProbeError {
+            throw .probe(error)
+        } catch {
+            throw .caseProtocol("allocator probe: \(error)")
+        }
+        guard let workload = catalog.workload(named: spec.workload) else {
+            throw .caseProtocol("unknown workload '\(spec.workload)'; this binary knows: \(catalog.names.joined(separator: ", "))")
+        }
+        var result = CaseResult(scenario: spec.scenario, workload: spec.workload, strategy: spec.strategy,
+                                repetition: spec.repetition, status: .ok)
+        let phaseNames = spec.phaseNames
+        let context = CaseContext(strategy: spec.strategy, repetition: spec.repetition,
+                                  gaugeNames: workload.descriptor.gauges.map(\.name), scratchDirectory: scratchDirectory)
+        let phaseSource = context
+        let sampler: Sampler? = spec.samplingIntervalNanoseconds > 0
+            ? Sampler(probe: probe, interval: .nanoseconds(spec.samplingIntervalNanoseconds), capacity: spec.sampleCapacity,
+                      gauges: context.gauges, phaseNames: phaseNames,
+                      phaseIndex: { phaseSource.phaseIndex.load(ordering: .relaxed) })
+            : nil
+
+        // Baseline: what the harness itself holds once everything it needs exists.
+        Self.settle(probe, nanoseconds: spec.settleNanoseconds)
+        result.baselineAllocatedBytes = probe.allocatedBytes()
+        try? KernelMemory.resetPeakRSS()
+        let origin = Self.monotonicNanoseconds()
+        sampler?.start(originNanoseconds: origin)
+        var phases: [(index: Int, result: PhaseResult)] = []
+        var phaseStart: Int64 = 0
+        var currentPhase = -1
+        // Readings at phase boundaries, so a phase shorter than the interval still has a peak.
+        var boundaryPeak = [Int](repeating: 0, count: phaseNames.count)
+        func enterPhase(_ index: Int) {
+            let allocated = probe.allocatedBytes()
+            if currentPhase >= 0 && currentPhase < phaseNames.count {
+                boundaryPeak[currentPhase] = max(boundaryPeak[currentPhase], allocated)
+            }
+            if index < phaseNames.count { boundaryPeak[index] = max(boundaryPeak[index], allocated) }
+            let now = Self.monotonicNanoseconds() - origin
+            if currentPhase >= 0 && currentPhase < phaseNames.count {
+                phases.append((currentPhase, PhaseResult(name: phaseNames[currentPhase], startNanoseconds: phaseStart,
+                                                         endNanoseconds: now, peakAllocatedBytes: 0, peakResidentBytes: 0)))
+            }
+            phaseStart = now
+            currentPhase = index
+            context.phaseIndex.store(index, ordering: .relaxed)
+        }
+
+        var failure: String?
+        enterPhase(0)
+        do {
+            var workloadCase: (any WorkloadCase)? = try workload.makeCase(strategy: spec.strategy, parameters: spec.parameters, context: context)
+            try workloadCase?.setUp(context: context)
+            for (index, step) in spec.steps.enumerated() {
+                enterPhase(index + 1)
+                switch step.name {
+                case BuiltInStep.idle.name:
+                    Self.sleep(nanoseconds: step.arguments.duration("duration").nanoseconds)
+                case BuiltInStep.settle.name:
+                    Self.settle(probe, nanoseconds: step.arguments.duration("duration").nanoseconds)
+                default:
+                    try workloadCase?.run(step, context: context)
+                }
+            }
+            enterPhase(phaseNames.count - 1)
+            try workloadCase?.tearDown(context: context)
+            result.metrics = workloadCase?.metrics() ?? []
+            workloadCase = nil
+        } catch {
+            failure = "\(error)"
+        }
+        enterPhase(phaseNames.count)
+        let endOfCase = Self.monotonicNanoseconds() - origin
+        let output = sampler?.stop()
+
+        Self.settle(probe, nanoseconds: spec.settleNanoseconds)
+        result.residueBytes = probe.allocatedBytes() - result.baselineAllocatedBytes
+        result.peakRSSBytes = (try? KernelMemory.status().peakRSSBytes) ?? 0
+        result.durationNanoseconds = endOfCase
+        result.requestedIntervalNanoseconds = spec.samplingIntervalNanoseconds
+        if let output {
+            result.peak = output.peak
+            result.peak.allocatedBytes = max(output.peak.allocatedBytes, boundaryPeak.max() ?? 0)
+            result.sampleCount = output.sampleCount
+            result.achievedIntervalNanoseconds = output.achievedIntervalNanoseconds
+            result.samplerAllocatedBytes = output.samplerAllocatedBytes
+            result.samples = output.series
+            for position in phases.indices {
+                let index = phases[position].index
+                phases[position].result.peakAllocatedBytes = max(output.phasePeakAllocatedBytes[index], boundaryPeak[index])
+                phases[position].result.peakResidentBytes = output.phasePeakResidentBytes[index]
+            }
+        }
+        result.phases = phases.map(\.result)
+        if let failure {
+            result.status = .failed
+            result.failure = failure
+        }
+        return result
+    }
+
+    /// Flushes this thread's cache, purges every arena, waits, and purges again.
+    static func settle(_ probe: JemallocProbe, nanoseconds: Int64) {
+        probe.flushThreadCache()
+        probe.purgeAllArenas()
+        sleep(nanoseconds: nanoseconds)
+        probe.flushThreadCache()
+        probe.purgeAllArenas()
+    }
+
+    static func sleep(nanoseconds: Int64) {
+        guard nanoseconds > 0 else { return }
+        var request = timespec(tv_sec: Int(nanoseconds / 1_000_000_000), tv_nsec: Int(nanoseconds % 1_000_000_000))
+        var remaining = timespec()
+        while nanosleep(&request, &remaining) == -1 && errno == EINTR {
+            request = remaining
+        }
+    }
+
+    static func monotonicNanoseconds() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
+    }
+}

@@ -1,0 +1,129 @@
+import Foundation
+import HarnessModel
+
+/// Runs a case in a child process: the same binary with the hidden `_run-case` subcommand.
+///
+/// The spec goes to the child as a JSON file and the result comes back as a JSON file; the
+/// child's stderr is kept for the failure message. A child that crashes, exits with an error or
+/// outlives the timeout becomes a non-`ok` `CaseResult`; the run goes on.
+public struct CaseLauncher: Sendable {
+    /// Path of the harness executable that understands `_run-case`.
+    public var executable: String
+    /// Extra environment for children (e.g. `MALLOC_CONF`).
+    public var environment: [String: String]
+
+    public init(executable: String, environment: [String: String] = [:]) {
+        self.executable = executable
+        self.environment = environment
+    }
+
+    /// The running binary's own path (`/proc/self/exe`).
+    public static var currentExecutable: String {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+    }
+
+    /// Runs `spec` in a child and returns its result (never throws: failures are results).
+    public func run(_ spec: CaseSpec) -> CaseResult {
+        let fileManager = FileManager.default
+        let directory = fileManager.temporaryDirectory.appendingPathComponent("memharness-case-\(UUID().uuidString)")
+        defer { try? fileManager.removeItem(at: directory) }
+        let specURL = directory.appendingPathComponent("spec.json")
+        let resultURL = directory.appendingPathComponent("result.json")
+        let stderrURL = directory.appendingPathComponent("stderr.txt")
+        let scratch = directory.appendingPathComponent("scratch")
+        func failed(_ status: CaseStatus, _ reason: String) -> CaseResult {
+            CaseResult(scenario: spec.scenario, workload: spec.workload, strategy: spec.strategy,
+                       repetition: spec.repetition, status: status, failure: reason)
+        }
+        do {
+            try fileManager.createDirectory(at: scratch, withIntermediateDirectories: true)
+            try JSONEncoder().encode(spec).write(to: specURL)
+            _ = fileManager.createFile(atPath: stderrURL.path, contents: nil)
+        } catch {
+            return failed(.failed, "could not prepare the case: \(error)")
+        }
+
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = ["_run-case", "--spec", specURL.path, "--result", resultURL.path, "--scratch", scratch.path]
+        var childEnvironment = ProcessInfo.processInfo.environment
+        for (key, value) in environment { childEnvironment[key] = value }
+        process.environment = childEnvironment
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        let stderrHandle = try? FileHandle(forWritingTo: stderrURL)
+        process.standardError = stderrHandle ?? FileHandle.nullDevice
+        do {
+            try process.run()
+        } catch {
+            return failed(.failed, "could not start \(executable): \(error)")
+        }
+        let deadline = ContinuousClock.now + .nanoseconds(spec.timeoutNanoseconds)
+        var timedOut = false
+        while process.isRunning {
+            if ContinuousClock.now > deadline {
+                timedOut = true
+                kill(process.processIdentifier, SIGKILL)
+                break
+            }
+            usleep(2_000)
+        }
+        process.waitUntilExit()
+        try? stderrHandle?.close()
+        let stderrTail = Self.tail(of: stderrURL)
+
+        if timedOut {
+            return failed(.timedOut, "stopped after the \(Units.formatDuration(nanoseconds: spec.timeoutNanoseconds)) case timeout")
+        }
+        if process.terminationReason == .uncaughtSignal {
+            let signal = process.terminationStatus
+            return failed(.crashed, "killed by signal \(signal) (\(Self.signalName(signal)))" + (stderrTail.isEmpty ? "" : ": \(stderrTail)"))
+        }
+        if process.terminationStatus == CaseExitCode.memoryLimit, let result = try? Self.decode(resultURL) {
+            return result
+        }
+        guard process.terminationStatus == 0 else {
+            return failed(.failed, "exited with status \(process.terminationStatus)" + (stderrTail.isEmpty ? "" : ": \(stderrTail)"))
+        }
+        do {
+            return try Self.decode(resultURL)
+        } catch {
+            return failed(.failed, "the case wrote no readable result: \(error)")
+        }
+    }
+
+    private static func decode(_ url: URL) throws -> CaseResult {
+        try JSONDecoder().decode(CaseResult.self, from: Data(contentsOf: url))
+    }
+
+    /// The last lines of a child's stderr, on one line.
+    private static func tail(of url: URL) -> String {
+        guard let data = try? Data(contentsOf: url), !data.isEmpty else { return "" }
+        let lines = String(decoding: data, as: UTF8.self).split(separator: "\n").suffix(3)
+        return lines.joined(separator: " | ").trimmingCharacters(in: .whitespaces)
+    }
+
+    static func signalName(_ signal: Int32) -> String {
+        switch signal {
+        case SIGABRT: return "SIGABRT"
+        case SIGSEGV: return "SIGSEGV"
+        case SIGILL: return "SIGILL"
+        case SIGBUS: return "SIGBUS"
+        case SIGKILL: return "SIGKILL"
+        case SIGTERM: return "SIGTERM"
+        case SIGTRAP: return "SIGTRAP"
+        case SIGFPE: return "SIGFPE"
+        default: return "signal \(signal)"
+        }
+    }
+}
+
+/// Exit codes of the hidden `_run-case` child.
+public enum CaseExitCode {
+    /// The case ran (its result file says whether the workload failed).
+    public static let done: Int32 = 0
+    /// The harness could not measure (no jemalloc, bad spec).
+    public static let harnessFailure: Int32 = 1
+    /// The case was stopped by the memory limit; the result file says when and at what footprint.
+    public static let memoryLimit: Int32 = 3
+}

@@ -1,0 +1,42 @@
+import HarnessModel
+
+/// Everything a child process needs to run one case; sent to it as JSON.
+public struct CaseSpec: Sendable, Hashable, Codable {
+    public var scenario: String
+    public var workload: String
+    public var strategy: String
+    /// Repetition number, from 1.
+    public var repetition: Int
+    public var parameters: ParameterValues
+    /// The script, built-in steps included.
+    public var steps: [StepInvocation]
+    /// Sampling interval, nanoseconds; 0 turns the sampler off.
+    public var samplingIntervalNanoseconds: Int64
+    /// Rows the sampler reserves before it starts merging.
+    public var sampleCapacity: Int
+    /// Wait after teardown (and before the baseline) for the settle, nanoseconds.
+    public var settleNanoseconds: Int64
+    /// Per-case time limit the parent enforces, nanoseconds.
+    public var timeoutNanoseconds: Int64
+
+    public init(scenario: String, workload: String, strategy: String, repetition: Int, parameters: ParameterValues,
+                steps: [StepInvocation], samplingIntervalNanoseconds: Int64, sampleCapacity: Int = 16_384,
+                settleNanoseconds: Int64 = 100_000_000, timeoutNanoseconds: Int64 = 120_000_000_000) {
+        self.scenario = scenario
+        self.workload = workload
+        self.strategy = strategy
+        self.repetition = repetition
+        self.parameters = parameters
+        self.steps = steps
+        self.samplingIntervalNanoseconds = samplingIntervalNanoseconds
+        self.sampleCapacity = sampleCapacity
+        self.settleNanoseconds = settleNanoseconds
+        self.timeoutNanoseconds = timeoutNanoseconds
+    }
+
+    /// Phase names in order: `setup`, each step's phase, `teardown`.
+    public var phaseNames: [String] { ["setup"] + steps.map(\.phase) + ["teardown"] }
+
+    /// A short label for progress lines: `live-query / signal-next #2`.
+    public var label: String { "\(scenario) / \(strategy) #\(repetition)" }
+}
