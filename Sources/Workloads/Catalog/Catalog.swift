@@ -1,1 +1,9 @@
+import CalibrationWorkload
+import HarnessCore
 
+extension WorkloadCatalog {
+    /// Every workload shipped with memharness, in the order `memharness list` shows them.
+    public static let builtIn = WorkloadCatalog([
+        CalibrationWorkload(),
+    ])
+}
