@@ -35,7 +35,7 @@ test: deps
 	$(SWIFT) test --no-parallel
 
 # Side-by-side overhead benchmark (sampler off vs 1 ms); writes Reports/benchmarks/.
-bench: deps
+bench: build
 	$(SWIFT) build -c release --product memharness-bench
 	$(RELEASE_BIN)/memharness-bench
 

@@ -3,6 +3,7 @@ import Foundation
 import HarnessCore
 import HarnessModel
 import Reports
+import Synchronization
 import Workloads
 
 struct RunCommand: ParsableCommand {
@@ -67,7 +68,7 @@ struct RunCommand: ParsableCommand {
             specs = try ScenarioFiles.load(scenarios, directory: scenariosDir, catalog: catalog)
             specs = try applyOverrides(overrides, to: specs, catalog: catalog)
         } catch {
-            Terminal.error(error.description)
+            for line in error.description.split(separator: "\n") { Terminal.error(String(line)) }
             throw ExitCode(error.isUsageError ? ExitCodes.usage : ExitCodes.harnessFailure)
         }
         if let timeout {
@@ -104,22 +105,45 @@ struct RunCommand: ParsableCommand {
     }
 }
 
-/// Progress lines on stderr: which case runs, how long each took.
+/// Progress on stderr: the running case with its elapsed time (ticking), then one line per finished case.
 final class Progress: Sendable {
     let enabled: Bool
-    init(enabled: Bool) { self.enabled = enabled }
+    /// The running case's label and start, read by the ticker thread.
+    private let running = Mutex<(label: String, start: ContinuousClock.Instant)?>(nil)
+
+    init(enabled: Bool) {
+        self.enabled = enabled
+        guard enabled else { return }
+        Thread.detachNewThread { [self] in
+            while true {
+                Thread.sleep(forTimeInterval: 0.5)
+                running.withLock { current in
+                    guard let current else { return }
+                    let seconds = Units.fixed(Double((ContinuousClock.now - current.start).nanoseconds) / 1e9, decimals: 1)
+                    Terminal.write("\r\u{1B}[2K\(current.label) … \(seconds) s")
+                }
+            }
+        }
+    }
 
     func show(_ event: RunProgress) {
         guard enabled else { return }
         switch event {
         case let .started(index, total, spec):
-            Terminal.write("[\(index)/\(total)] \(spec.label) …")
+            let label = "[\(index)/\(total)] \(spec.label)"
+            running.withLock { current in
+                current = (label, .now)
+                Terminal.write("\(label) …")
+            }
         case let .finished(index, total, result, elapsed):
             let seconds = Units.fixed(Double(elapsed.nanoseconds) / 1e9, decimals: 1)
             let outcome = result.status == .ok
                 ? "peak \(Units.formatBytes(result.peakAllocatedNetBytes))"
                 : "\(result.status.rawValue): \(result.failure ?? "")"
-            Terminal.write("\r\u{1B}[2K[\(index)/\(total)] \(result.scenario) / \(result.strategy) #\(result.repetition) \(seconds) s, \(outcome)\n")
+            running.withLock { current in
+                current = nil
+                Terminal.write("\r\u{1B}[2K[\(index)/\(total)] \(result.scenario) / \(result.strategy) #\(result.repetition) \(seconds) s, \(outcome)\n")
+            }
         }
     }
 }

@@ -10,7 +10,8 @@ import Glibc
 ///
 /// Memory comes straight from `malloc` (jemalloc) and is written to, so it is both allocated and
 /// resident. The workload reports what it held at its top as `heldBytes`, summed from
-/// `malloc_usable_size` of every live block: the size-class bytes the allocator really handed out.
+/// `malloc_usable_size` of every live block: the size-class bytes the allocator really handed out
+/// (for `churn`, the most that was alive at once).
 public struct CalibrationWorkload: Workload {
     public init() {}
 
@@ -119,6 +120,7 @@ final class CalibrationCase: WorkloadCase {
             slots.deallocate()
         }
         var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        var liveBytes = 0
         for operation in 0..<parameters.count("churnOperations") {
             // xorshift64*: cheap, deterministic sizes.
             state ^= state >> 12
@@ -127,10 +129,17 @@ final class CalibrationCase: WorkloadCase {
             let random = state &* 0x2545_F491_4F6C_DD1D
             let size = 16 + Int(random % UInt64(maxSize - 15))
             let slot = operation % live
-            free(slots[slot])
+            if let old = slots[slot] {
+                liveBytes -= malloc_usable_size(old)
+                free(old)
+            }
             let block = malloc(size)
-            // Write one byte so the block is really used.
-            block?.storeBytes(of: UInt8(truncatingIfNeeded: operation), as: UInt8.self)
+            if let block {
+                // Write one byte so the block is really used.
+                block.storeBytes(of: UInt8(truncatingIfNeeded: operation), as: UInt8.self)
+                liveBytes += malloc_usable_size(block)
+                peakHeldBytes = max(peakHeldBytes, liveBytes)
+            }
             slots[slot] = block
         }
         operations += parameters.count("churnOperations")
