@@ -18,7 +18,7 @@ struct MemHarness: ParsableCommand {
         (bad option, bad scenario file). Reports are written atomically: an earlier report is never half-overwritten.
         """,
         version: version,
-        subcommands: [RunCommand.self, ListCommand.self, RunCaseCommand.self],
+        subcommands: [RunCommand.self, ReportCommand.self, ListCommand.self, RunCaseCommand.self],
         defaultSubcommand: nil
     )
 }

@@ -40,6 +40,9 @@ struct RunCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Rows per case in samples.csv (neighbours merged keeping maxima); 0 keeps all.", valueName: "n"))
     var samplesMaxRows: Int = 2000
 
+    @Option(name: .long, help: ArgumentHelp("Value scale of the charts: auto (log when peaks differ by more than 30x), linear or log.", valueName: "scale"))
+    var chartScale: ChartScaleArgument = .auto
+
     @Option(name: .long, help: ArgumentHelp("Time limit per case (overrides the scenario files), e.g. 30s.", valueName: "duration"))
     var timeout: DurationArgument?
 
@@ -86,7 +89,7 @@ struct RunCommand: ParsableCommand {
             scenarios: runs
         )
         do {
-            try ReportFiles.write(report, to: out, samplesMaxRows: samplesMaxRows)
+            try ReportFiles.write(report, to: out, options: ReportBundle.Options(samplesMaxRows: samplesMaxRows, chartScale: chartScale.scale))
         } catch {
             Terminal.error("\(error)")
             throw ExitCode(ExitCodes.harnessFailure)
@@ -144,6 +147,19 @@ final class Progress: Sendable {
                 current = nil
                 Terminal.write("\r\u{1B}[2K[\(index)/\(total)] \(result.scenario) / \(result.strategy) #\(result.repetition) \(seconds) s, \(outcome)\n")
             }
+        }
+    }
+}
+
+/// `--chart-scale auto|linear|log`.
+enum ChartScaleArgument: String, ExpressibleByArgument, CaseIterable {
+    case auto, linear, log
+
+    var scale: ValueScale? {
+        switch self {
+        case .auto: return nil
+        case .linear: return .linear
+        case .log: return .log
         }
     }
 }
