@@ -1,11 +1,13 @@
 import CalibrationWorkload
 import HarnessCore
 import LiveQueryWorkload
+import StoreObserverWorkload
 
 extension WorkloadCatalog {
     /// Every workload shipped with memharness, in the order `memharness list` shows them.
     public static let builtIn = WorkloadCatalog([
         CalibrationWorkload(),
         LiveQueryWorkload(),
+        StoreObserverWorkload(),
     ])
 }

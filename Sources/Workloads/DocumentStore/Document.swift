@@ -49,6 +49,11 @@ public struct Document: Sendable {
     /// Every write changes it, also one that stores the value the document already had; the legacy
     /// live query compares revisions (so it reports such writes as updates), the `Differ` compares values.
     public internal(set) var revision: UInt64
+    /// Metadata: a digest of `fields` and `payload`, set by the store on every write (0 before).
+    ///
+    /// What the `Differ` compares to tell an update from a write that left the value as it was.
+    /// Equal values always have equal digests; different values collide with odds of about 2^-64.
+    var valueDigest: Int
 
     /// Makes a document; the store assigns `revision` when the document is written.
     public init(id: String, fields: [String: FieldValue] = [:], payload: [UInt8] = []) {
@@ -56,6 +61,15 @@ public struct Document: Sendable {
         self.fields = fields
         self.payload = payload
         revision = 0
+        valueDigest = 0
+    }
+
+    /// The digest of this document's fields and payload (`Hasher`, so stable within one process only).
+    func computeValueDigest() -> Int {
+        var hasher = Hasher()
+        hasher.combine(fields)
+        payload.withUnsafeBytes { hasher.combine(bytes: $0) }
+        return hasher.finalize()
     }
 
     /// A field by name; `"_id"` gives the identity.
@@ -78,6 +92,7 @@ public struct Document: Sendable {
         var copy = Document(id: id, fields: Dictionary(minimumCapacity: fields.count), payload: Self.copyBytes(payload))
         for (name, value) in fields { copy.fields[name] = value }
         copy.revision = revision
+        copy.valueDigest = valueDigest
         return copy
     }
 

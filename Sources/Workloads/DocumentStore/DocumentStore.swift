@@ -14,6 +14,8 @@ public final class DocumentStore: Sendable {
     /// The serial queue used where the modelled SDK delivers on the main queue.
     public let mainQueue: DispatchQueue
     let state = Mutex(StoreState())
+    /// Query-result items holding a materialized document.
+    let materializations = MaterializationCounter()
 
     /// Makes an empty store; `mainQueue` defaults to a serial queue of its own.
     public init(mainQueue: DispatchQueue? = nil) {
@@ -95,6 +97,7 @@ struct CollectionState {
         writeSequence += 1
         var document = document
         document.revision = writeSequence
+        document.valueDigest = document.computeValueDigest()
         documents[document.id] = document
     }
 }

@@ -65,6 +65,61 @@ public struct Query: Sendable, Hashable {
         self.ascending = ascending
     }
 
+    /// The shape of query strings `init(parsing:)` reads.
+    public static let grammar = "SELECT * FROM collection [WHERE field == value] [ORDER BY field [ASC|DESC]]"
+
+    /// Reads the query language subset of store observers, e.g.
+    /// `SELECT * FROM cars WHERE store_id == 'abc123' ORDER BY rank DESC` (keywords in any case).
+    public init(parsing text: String) throws(StoreError) {
+        let tokens = Self.tokens(text)
+        func fail(_ reason: String) -> StoreError { .invalidQuery(text, reason: "\(reason); expected \(Self.grammar)") }
+        func keyword(_ index: Int, _ word: String) -> Bool { index < tokens.count && tokens[index].uppercased() == word }
+        guard keyword(0, "SELECT"), tokens.count > 1, tokens[1] == "*", keyword(2, "FROM") else {
+            throw fail("a query starts with SELECT * FROM")
+        }
+        guard tokens.count > 3 else { throw fail("no collection after FROM") }
+        self.init(collection: tokens[3])
+        var index = 4
+        if keyword(index, "WHERE") {
+            var end = index + 1
+            while end < tokens.count && !(keyword(end, "ORDER") && keyword(end + 1, "BY")) { end += 1 }
+            guard end > index + 1 else { throw fail("no condition after WHERE") }
+            predicate = try Predicate(parsing: tokens[(index + 1)..<end].joined(separator: " "))
+            index = end
+        }
+        if keyword(index, "ORDER") && keyword(index + 1, "BY") {
+            guard index + 2 < tokens.count else { throw fail("no field after ORDER BY") }
+            orderBy = tokens[index + 2]
+            index += 3
+            if keyword(index, "ASC") || keyword(index, "DESC") {
+                ascending = keyword(index, "ASC")
+                index += 1
+            }
+        }
+        guard index == tokens.count else { throw fail("unexpected '\(tokens[index])'") }
+    }
+
+    /// Words separated by spaces; a quoted literal is one word, spaces and all.
+    private static func tokens(_ text: String) -> [String] {
+        var tokens: [String] = []
+        var current = ""
+        var quote: Character?
+        for character in text {
+            if let open = quote {
+                current.append(character)
+                if character == open { quote = nil }
+            } else if character == " " || character == "\n" || character == "\t" {
+                if !current.isEmpty { tokens.append(current) }
+                current = ""
+            } else {
+                if character == "'" || character == "\"" { quote = character }
+                current.append(character)
+            }
+        }
+        if !current.isEmpty { tokens.append(current) }
+        return tokens
+    }
+
     /// True when `lhs` comes before `rhs` in this query's result order.
     func precedes(_ lhs: Document, _ rhs: Document) -> Bool {
         if let orderBy {
