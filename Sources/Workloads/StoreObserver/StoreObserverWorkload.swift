@@ -49,7 +49,7 @@ public struct StoreObserverWorkload: Workload {
                 .fraction("resultShare", default: 1.0,
                           "Share of the documents (and of inserted ones) the query's store_id == 'abc123' selects."),
                 .bytes("payloadSize", default: 4096, range: 0...(16 << 20), "Payload bytes of every document."),
-                .rate("writeRate", default: 20, range: 0.1...100_000, "Writes per second during churn (each one changes the result, so observers are called about as often)."),
+                .rate("writeRate", default: 20, range: 0.1...100_000, "Writes per second during churn."),
                 .fraction("insertShare", default: 0.1, "Share of writes that insert a document."),
                 .fraction("deleteShare", default: 0.1, "Share of writes that delete a document."),
                 .fraction("moveShare", default: 0.1, "Share of writes that change a document's rank (its position in the result)."),
