@@ -18,10 +18,10 @@ import Glibc
 /// - `compact-on-launch`: at `relaunch`, reopen and compact in place when the file is over
 ///   `launchCompactAbove` and less than `launchUsedBelow` of it is used (the seed's example:
 ///   100 MB and 50%).
-/// - `compacted-copy`: at `relaunch`, write a compacted copy (`VACUUM INTO`, a fresh file like
-///   `writeCopy(toFile:)`, whose destination must not exist), close, and move the copy over the
-///   original before reopening (the seed's manual compaction: read everything, write a new file,
-///   replace the original).
+/// - `compacted-copy`: at `relaunch`, once reopened, always write a compacted copy (`VACUUM INTO`,
+///   a fresh file like `writeCopy(toFile:)`, whose destination must not exist), close, and move the
+///   copy over the original before opening it again (the seed's manual compaction: read
+///   everything, write a new file, replace the original).
 ///
 /// In WAL mode `VACUUM` writes the rebuilt database through the WAL (after building it in a
 /// temporary database SQLite deletes on close, outside the scratch directory and not counted here),
@@ -53,14 +53,14 @@ public struct CompactionWorkload: Workload {
             parameters: [
                 .bytes("payloadSize", default: 1024, range: 1...(1 << 20), "Size of each row's random blob, bytes."),
                 .count("rowsPerTransaction", default: 500, range: 1...10_000_000, "Rows inserted or deleted per commit."),
-                .bytes("launchCompactAbove", default: 16 << 20, range: 0...(1 << 40),
-                       "compact-on-launch: file size above which it compacts, bytes (the seed's example uses 100 MB)."),
+                .bytes("launchCompactAbove", default: 100 << 20, range: 0...(1 << 40),
+                       "compact-on-launch: file size above which it compacts, bytes (the seed's example: 100 MB, i.e. 100 * 1024 * 1024)."),
                 .fraction("launchUsedBelow", default: 0.5,
                           "compact-on-launch: used share of the file below which it compacts (the seed's example uses 50%)."),
             ],
             steps: [
                 StepDescriptor("fill", "Insert rows of payloadSize until this much payload was added.",
-                               arguments: [.bytes("size", default: 24 << 20, range: 1...(1 << 40), "Payload to insert, bytes.")]),
+                               arguments: [.bytes("size", default: 80 << 20, range: 1...(1 << 40), "Payload to insert, bytes.")]),
                 StepDescriptor("delete", "Delete this share of the rows, oldest first (a purge of old records).",
                                arguments: [.fraction("fraction", default: 0.8, "Share of the current rows to delete.")]),
                 StepDescriptor("relaunch", "Close the database and open it again, as an app does at launch (compact-on-launch and compacted-copy act here)."),
@@ -176,19 +176,21 @@ final class CompactionCase: WorkloadCase {
     }
 
     private func relaunch(_ connection: SQLiteConnection) throws(VersionPinningError) {
-        if strategy == .compactedCopy {
-            try writeCompactedCopy(connection)
-            return
-        }
         // Closing the last connection checkpoints the WAL into the file and deletes it.
         connection.close()
         let reopened = try reopen()
         let figures = try observe(reopened)
-        if strategy == .compactOnLaunch,
-           CompactionRules.launchCompactionDue(totalBytes: figures.databaseBytes, usedBytes: figures.usedBytes,
-                                               totalAbove: parameters.bytes("launchCompactAbove"),
-                                               usedBelow: parameters.fraction("launchUsedBelow")) {
-            try compactInPlace(reopened)
+        switch strategy {
+        case .compactOnLaunch:
+            if CompactionRules.launchCompactionDue(totalBytes: figures.databaseBytes, usedBytes: figures.usedBytes,
+                                                   totalAbove: parameters.bytes("launchCompactAbove"),
+                                                   usedBelow: parameters.fraction("launchUsedBelow")) {
+                try compactInPlace(reopened)
+            }
+        case .compactedCopy:
+            try writeCompactedCopy(reopened)
+        case .neverCompact, .autoCompact:
+            break
         }
     }
 
@@ -213,7 +215,8 @@ final class CompactionCase: WorkloadCase {
         try observe(connection)
     }
 
-    /// `VACUUM INTO` a fresh file, close, move the copy over the original, reopen.
+    /// `VACUUM INTO` a fresh file, close, move the copy over the original, reopen (at launch, so the
+    /// close has no WAL left to copy back and the time is the copy's own).
     private func writeCompactedCopy(_ connection: SQLiteConnection) throws(VersionPinningError) {
         let copy = copyPath
         // Like writeCopy(toFile:), refuse to overwrite: an existing file there is not ours.

@@ -52,7 +52,7 @@ public struct VersionPinningWorkload: Workload {
                           "How long blocked-reader holds its transaction while blocked, from its first read."),
             ],
             steps: [
-                StepDescriptor("burst", "Start the writer and the strategy's reader, run for a while, stop both (readers release their transactions).",
+                StepDescriptor("burst", "Start the strategy's reader and the writer, run for a while, stop the writer, then the reader (which releases its transaction).",
                                arguments: [.duration("duration", default: .seconds(2), range: .milliseconds(1) ... .seconds(3600), "How long the burst lasts.")]),
                 StepDescriptor("checkpoint", "Run one checkpoint on the main connection and record its outcome.",
                                arguments: [.choice("mode", CheckpointMode.allCases.map(\.rawValue), default: CheckpointMode.truncate.rawValue,
@@ -149,7 +149,9 @@ final class VersionPinningCase: WorkloadCase {
     }
 
     private func burst(_ duration: Duration) throws {
-        let stop = StopSignal()
+        // The writer stops first, so a pinned reader holds its snapshot through the last commit.
+        let stopWriter = StopSignal()
+        let stopReader = StopSignal()
         let ready = DispatchSemaphore(value: 0)
         let rows = parameters.count("rows")
         let behaviour: ReaderBehaviour? = switch strategy {
@@ -162,7 +164,7 @@ final class VersionPinningCase: WorkloadCase {
             let plan = ReaderPlan(path: path, rows: rows, rowsPerRead: parameters.count("rowsPerRead"),
                                   rate: parameters.rate("readRate"), behaviour: behaviour, seed: seed &* 31 &+ 7)
             return WorkerThread.start(name: "reader") { [gauges] in
-                runReader(plan, pinning: gauges.pinningReaders, ready: ready, stop: stop)
+                runReader(plan, pinning: gauges.pinningReaders, ready: ready, stop: stopReader)
             }
         }
         // The writer starts once the reader holds its snapshot, so a pinned reader pins from the first commit.
@@ -171,10 +173,11 @@ final class VersionPinningCase: WorkloadCase {
                               rate: parameters.rate("writeRate"), rowsPerCommit: parameters.count("rowsPerCommit"),
                               checkpointFrames: parameters.count("checkpointFrames"), seed: seed)
         let start = monotonicNanoseconds()
-        let writer = WorkerThread.start(name: "writer") { [gauges] in runWriter(plan, gauges: gauges, stop: stop) }
+        let writer = WorkerThread.start(name: "writer") { [gauges] in runWriter(plan, gauges: gauges, stop: stopWriter) }
         sleep(until: start + duration.nanoseconds, unless: StopSignal())
-        stop.stop()
+        stopWriter.stop()
         let writerReport = writer.join()
+        stopReader.stop()
         let readerReport = reader?.join()
         burstNanoseconds += monotonicNanoseconds() - start
 
