@@ -34,7 +34,7 @@ public struct VersionPinningWorkload: Workload {
                 StrategyDescriptor(Strategy.pinnedReader.rawValue,
                                    "A reader opens a read transaction and keeps reading from it for the whole burst (a version kept alive on a background thread)."),
                 StrategyDescriptor(Strategy.blockedReader.rawValue,
-                                   "A reader reads, then blocks in a long operation for blockFor while holding its transaction, then releases it and refreshes per read."),
+                                   "A reader reads, then blocks in a long operation for blockedShare of the burst while holding its transaction, then releases it and refreshes per read."),
                 StrategyDescriptor(Strategy.refreshingReader.rawValue,
                                    "A reader opens a short read transaction per read (auto-refresh, or invalidate() after use)."),
                 StrategyDescriptor(Strategy.noReader.rawValue, "The writer alone: the floor."),
@@ -48,8 +48,8 @@ public struct VersionPinningWorkload: Workload {
                 .count("rowsPerRead", default: 8, range: 1...10_000, "Rows a read looks up by primary key."),
                 .count("checkpointFrames", default: 1000, range: 1...10_000_000,
                        "WAL frames after a commit at which the writer runs a PASSIVE checkpoint (SQLite's wal_autocheckpoint; its default is 1000)."),
-                .duration("blockFor", default: .seconds(1), range: .zero ... .seconds(3600),
-                          "How long blocked-reader holds its transaction while blocked, from its first read."),
+                .fraction("blockedShare", default: 0.5,
+                          "Share of each burst blocked-reader spends blocked holding its transaction, from its first read (a share, so --quick scales it with the burst)."),
             ],
             steps: [
                 StepDescriptor("burst", "Start the strategy's reader and the writer, run for a while, stop the writer, then the reader (which releases its transaction).",
@@ -156,7 +156,7 @@ final class VersionPinningCase: WorkloadCase {
         let rows = parameters.count("rows")
         let behaviour: ReaderBehaviour? = switch strategy {
         case .pinnedReader: .pinned
-        case .blockedReader: .blocked(nanoseconds: parameters.duration("blockFor").nanoseconds)
+        case .blockedReader: .blocked(nanoseconds: Int64(Double(duration.nanoseconds) * parameters.fraction("blockedShare")))
         case .refreshingReader: .refreshing
         case .noReader: nil
         }

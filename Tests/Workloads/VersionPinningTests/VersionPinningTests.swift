@@ -13,7 +13,7 @@ extension SQLiteWorkloadTests {
         static let parameters: [String: ParameterValue] = [
             "rows": .count(300), "writeRate": .rate(perSecond: 5000), "rowsPerCommit": .count(rowsPerCommit),
             "readRate": .rate(perSecond: 50), "checkpointFrames": .count(checkpointFrames),
-            "blockFor": .duration(nanoseconds: 150_000_000),
+            "blockedShare": .fraction(0.3),
         ]
         static let burst = ParameterValue.duration(nanoseconds: 500_000_000)
         /// Most frames a WAL can hold when every checkpoint completes: it restarts at the first write
