@@ -5,7 +5,8 @@ import HarnessModel
 public enum MarkdownReport {
     /// Renders the whole report. Deterministic: same input, same text.
     /// - Parameter charts: relative paths of the chart files written beside the report; those present are embedded.
-    public static func render(_ report: RunReport, charts: Set<String> = []) -> String {
+    /// - Parameter checks: thresholds, baseline comparisons and leak expectations evaluated on this run.
+    public static func render(_ report: RunReport, charts: Set<String> = [], checks: [CheckResult] = []) -> String {
         var out: [String] = []
         let cases = report.scenarios.flatMap(\.cases)
         let failed = cases.filter { $0.status != .ok }.count
@@ -25,6 +26,9 @@ public enum MarkdownReport {
                 out.append("| [\(cell(scenario.name))](#\(anchor(scenario.name))) | \(cell(ScenarioSummary(scenario).reading)) |")
             }
             out.append("")
+        }
+        if !checks.isEmpty {
+            out.append(CheckOutputs.markdown(checks, title: "Checks"))
         }
         for scenario in report.scenarios {
             out.append(contentsOf: section(for: scenario, charts: charts))

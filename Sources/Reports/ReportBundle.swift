@@ -33,14 +33,14 @@ public enum ReportBundle {
     }
 
     /// Every file of the folder: relative path → contents, data first and `report.md` last.
-    public static func render(_ report: RunReport, options: Options = Options()) -> [(path: String, text: String)] {
+    public static func render(_ report: RunReport, options: Options = Options(), checks: [CheckResult] = []) -> [(path: String, text: String)] {
         let charts = charts(report, scale: options.chartScale)
         var files: [(String, String)] = [
             ("summary.csv", SummaryCSV.render(report)),
             ("samples.csv", SamplesCSV.render(report, maxRowsPerCase: options.samplesMaxRows)),
         ]
         files += charts
-        files.append(("report.md", MarkdownReport.render(report, charts: Set(charts.map(\.path)))))
+        files.append(("report.md", MarkdownReport.render(report, charts: Set(charts.map(\.path)), checks: checks)))
         return files
     }
 }

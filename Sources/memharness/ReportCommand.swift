@@ -18,20 +18,7 @@ struct ReportCommand: ParsableCommand {
 
     func run() throws {
         let fileManager = FileManager.default
-        guard let summary = fileManager.contents(atPath: "\(directory)/summary.csv") else {
-            Terminal.error("\(directory)/summary.csv: cannot read it; expected a folder written by `memharness run`")
-            throw ExitCode(ExitCodes.usage)
-        }
-        let samples = fileManager.contents(atPath: "\(directory)/samples.csv")
-        let metadata = fileManager.contents(atPath: "\(directory)/run.json").flatMap { try? JSONDecoder().decode(RunReport.self, from: $0) }
-        let report: RunReport
-        do {
-            report = try ReportReader.read(summary: String(decoding: summary, as: UTF8.self),
-                                           samples: samples.map { String(decoding: $0, as: UTF8.self) }, metadata: metadata)
-        } catch {
-            Terminal.error("\(directory)/\(error.description)")
-            throw ExitCode(ExitCodes.usage)
-        }
+        let report = try ReportFolder.load(directory)
         do {
             try fileManager.createDirectory(atPath: "\(directory)/charts", withIntermediateDirectories: true)
             let charts = ReportBundle.charts(report, scale: chartScale.scale)

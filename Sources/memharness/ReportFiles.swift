@@ -5,7 +5,7 @@ import Reports
 /// Writes a run's report folder atomically: every file is written to a temporary name in the same
 /// folder and renamed over the old one, so a reader (or a crash) never sees a half-written file.
 enum ReportFiles {
-    static func write(_ report: RunReport, to directory: String, options: ReportBundle.Options) throws {
+    static func write(_ report: RunReport, to directory: String, options: ReportBundle.Options, checks: [CheckResult] = []) throws {
         let fileManager = FileManager.default
         try fileManager.createDirectory(atPath: "\(directory)/charts", withIntermediateDirectories: true)
         var stripped = report
@@ -18,7 +18,7 @@ enum ReportFiles {
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         try atomicWrite(try encoder.encode(stripped), to: "\(directory)/run.json")
         // ReportBundle orders data first and report.md last.
-        for (path, text) in ReportBundle.render(report, options: options) {
+        for (path, text) in ReportBundle.render(report, options: options, checks: checks) {
             try atomicWrite(Data(text.utf8), to: "\(directory)/\(path)")
         }
         try updateIndex(for: directory)

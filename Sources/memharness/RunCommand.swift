@@ -49,6 +49,12 @@ struct RunCommand: ParsableCommand {
     @Flag(name: .long, help: "No progress on stderr (it is also off when stderr is not a terminal).")
     var quiet = false
 
+    @Option(name: .long, help: ArgumentHelp("Run only shard I of N (a deterministic, round-robin subset of the cases), e.g. 2/4; combine shards with `merge`.", valueName: "i/n"))
+    var shard: ShardArgument?
+
+    @OptionGroup(title: "Gating")
+    var gate: GateOptions
+
     func validate() throws {
         if let repetitions, !(1...100).contains(repetitions) {
             throw ValidationError("--repeat \(repetitions) is out of range; allowed: 1...100")
@@ -79,7 +85,10 @@ struct RunCommand: ParsableCommand {
         }
         var options = RunOptions(interval: interval.duration, repetitions: repetitions, quick: quick)
         options.sampleCapacity = 16_384
-        let plan = planCases(specs, options: options)
+        var plan = planCases(specs, options: options)
+        if let shard {
+            plan = plan.enumerated().filter { $0.offset % shard.count == shard.index - 1 }.map(\.element)
+        }
         let progress = Progress(enabled: !quiet && Terminal.stderrIsTerminal)
         let launcher = CaseLauncher(executable: CaseLauncher.currentExecutable)
         let runs = runCases(plan, scenarios: specs, launcher: launcher) { event in progress.show(event) }
@@ -88,8 +97,15 @@ struct RunCommand: ParsableCommand {
             environment: MachineEnvironment.current(toolVersion: MemHarness.version, interval: interval.duration),
             scenarios: runs
         )
+        let checks: [CheckResult]
         do {
-            try ReportFiles.write(report, to: out, options: ReportBundle.Options(samplesMaxRows: samplesMaxRows, chartScale: chartScale.scale))
+            checks = try Gate.checks(for: report, options: gate)
+        } catch {
+            Terminal.error("\(error)")
+            throw ExitCode(ExitCodes.usage)
+        }
+        do {
+            try ReportFiles.write(report, to: out, options: ReportBundle.Options(samplesMaxRows: samplesMaxRows, chartScale: chartScale.scale), checks: checks)
         } catch {
             Terminal.error("\(error)")
             throw ExitCode(ExitCodes.harnessFailure)
@@ -98,13 +114,25 @@ struct RunCommand: ParsableCommand {
             print("\(scenario.name): \(ScenarioSummary(scenario).reading.replacingOccurrences(of: "`", with: ""))")
         }
         print("Report: \(out)/report.md")
-        let notOK = runs.flatMap(\.cases).filter { $0.status != .ok }
-        if !notOK.isEmpty {
-            for result in notOK {
-                Terminal.error("\(result.scenario) / \(result.strategy) #\(result.repetition): \(result.status.rawValue): \(result.failure ?? "")")
-            }
-            throw ExitCode(ExitCodes.harnessFailure)
+        try Gate.publish(checks, report: report, options: gate)
+        for result in runs.flatMap(\.cases) where result.status != .ok {
+            Terminal.error("\(result.scenario) / \(result.strategy) #\(result.repetition): \(result.status.rawValue): \(result.failure ?? "")")
         }
+        let code = Gate.exitCode(report, checks: checks)
+        if code != ExitCodes.ok { throw ExitCode(code) }
+    }
+}
+
+/// `--shard I/N`: the I-th of N shards, from 1.
+struct ShardArgument: ExpressibleByArgument, Sendable {
+    var index: Int
+    var count: Int
+
+    init?(argument: String) {
+        let parts = argument.split(separator: "/").map { Int($0) }
+        guard parts.count == 2, let index = parts[0], let count = parts[1], count >= 1, (1...count).contains(index) else { return nil }
+        self.index = index
+        self.count = count
     }
 }
 

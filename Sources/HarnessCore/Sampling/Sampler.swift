@@ -228,12 +228,23 @@ public final class Sampler: @unchecked Sendable {
         samplesPerRow *= 2
     }
 
-    /// Stops sampling (after one last sample) and returns what was measured. Waits for the thread.
-    public func stop() -> SamplerOutput {
+    /// Stops sampling (after one last sample) and waits for the thread; allocates nothing, so a
+    /// caller can measure the heap before `collect()` builds the output.
+    public func finish() {
         running.store(false, ordering: .releasing)
         while !finished.load(ordering: .acquiring) {
             usleep(200)
         }
+    }
+
+    /// Stops sampling (after one last sample) and returns what was measured. Waits for the thread.
+    public func stop() -> SamplerOutput {
+        finish()
+        return collect()
+    }
+
+    /// The measured output; call after `finish()`. This allocates the series.
+    public func collect() -> SamplerOutput {
         var series = SampleSeries(phaseNames: phaseNames, gaugeNames: gauges.map(\.name))
         series.mergedSamplesPerRow = samplesPerRow
         for index in 0..<storedRows {

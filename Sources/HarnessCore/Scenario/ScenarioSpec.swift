@@ -26,6 +26,8 @@ public struct ScenarioSpec: Sendable {
     public var timeout: Duration
     /// Wait after teardown before the residue is read.
     public var settle: Duration
+    /// Limits checked on the medians after the run (`thresholds:`).
+    public var thresholds: [Threshold] = []
 }
 
 /// A strategy as a scenario file names it, with its own parameter overrides.

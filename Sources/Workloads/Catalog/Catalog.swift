@@ -2,6 +2,7 @@ import CalibrationWorkload
 import HarnessCore
 import LiveQueryWorkload
 import StoreObserverWorkload
+import VersionPinningWorkload
 
 extension WorkloadCatalog {
     /// Every workload shipped with memharness, in the order `memharness list` shows them.
@@ -9,5 +10,6 @@ extension WorkloadCatalog {
         CalibrationWorkload(),
         LiveQueryWorkload(),
         StoreObserverWorkload(),
+        VersionPinningWorkload(), CompactionWorkload(),
     ])
 }
