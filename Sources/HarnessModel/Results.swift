@@ -240,11 +240,14 @@ public struct RunReport: Sendable, Hashable, Codable {
     public var generatedAt: String
     public var environment: EnvironmentInfo
     public var scenarios: [ScenarioRun]
+    /// Peak versus a swept value (`run --set key=v1,v2,...`), one per scenario; nil without a sweep.
+    public var sweeps: [SweepSummary]?
 
-    public init(generatedAt: String, environment: EnvironmentInfo, scenarios: [ScenarioRun]) {
+    public init(generatedAt: String, environment: EnvironmentInfo, scenarios: [ScenarioRun], sweeps: [SweepSummary]? = nil) {
         self.generatedAt = generatedAt
         self.environment = environment
         self.scenarios = scenarios
+        self.sweeps = sweeps
     }
 }
 
@@ -275,6 +278,6 @@ extension RunReport {
             scenarios[index].repetitions = scenarios[index].cases.map(\.repetition).max() ?? 0
         }
         let latest = reports.map(\.generatedAt).max() ?? first.generatedAt
-        return RunReport(generatedAt: latest, environment: first.environment, scenarios: scenarios)
+        return RunReport(generatedAt: latest, environment: first.environment, scenarios: scenarios, sweeps: first.sweeps)
     }
 }

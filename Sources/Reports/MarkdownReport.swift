@@ -30,6 +30,9 @@ public enum MarkdownReport {
         if !checks.isEmpty {
             out.append(CheckOutputs.markdown(checks, title: "Checks"))
         }
+        if let sweeps = report.sweeps, !sweeps.isEmpty {
+            out.append(SweepSection.markdown(sweeps))
+        }
         for scenario in report.scenarios {
             out.append(contentsOf: section(for: scenario, charts: charts))
         }

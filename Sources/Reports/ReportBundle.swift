@@ -39,6 +39,9 @@ public enum ReportBundle {
             ("summary.csv", SummaryCSV.render(report)),
             ("samples.csv", SamplesCSV.render(report, maxRowsPerCase: options.samplesMaxRows)),
         ]
+        if let sweeps = report.sweeps, !sweeps.isEmpty {
+            files.append(("sweep.csv", SweepSection.csv(sweeps)))
+        }
         files += charts
         files.append(("report.md", MarkdownReport.render(report, charts: Set(charts.map(\.path)), checks: checks)))
         return files

@@ -31,7 +31,7 @@ struct RunCommand: ParsableCommand {
     @Flag(name: .long, help: "Smoke test: one repetition and every step duration divided by 4.")
     var quick = false
 
-    @Option(name: .customLong("set"), help: ArgumentHelp("Override a parameter (name=value) or step argument (step.argument=value); repeatable.", valueName: "name=value"))
+    @Option(name: .customLong("set"), help: ArgumentHelp("Override a parameter (name=value) or step argument (step.argument=value); repeatable. One --set may list several values (burst.duration=1s,2s,4s): a sweep, reported as peak per value with the growth slope.", valueName: "name=value"))
     var overrides: [String] = []
 
     @Option(name: .long, help: ArgumentHelp("Folder searched for scenario names and for the default set.", valueName: "dir"))
@@ -73,29 +73,70 @@ struct RunCommand: ParsableCommand {
     func run() throws {
         let catalog = WorkloadCatalog.builtIn
         var specs: [ScenarioSpec]
+        // Every sweep point is validated before the first case runs.
+        var points: [(label: String, specs: [ScenarioSpec])] = []
+        var sweep: SweepSpec?
         do {
             specs = try ScenarioFiles.load(scenarios, directory: scenariosDir, catalog: catalog)
-            specs = try applyOverrides(overrides, to: specs, catalog: catalog)
-        } catch {
+            let sweeps = overrides.filter(SweepSpec.isSweep)
+            let fixed = overrides.filter { !SweepSpec.isSweep($0) }
+            if sweeps.count > 1 {
+                throw HarnessError.invalidOverride(sweeps[1], reason: "only one --set may list several values; this run already sweeps \(sweeps[0])")
+            }
+            specs = try applyOverrides(fixed, to: specs, catalog: catalog)
+            if let text = sweeps.first {
+                let parsed = try SweepSpec(parsing: text)
+                sweep = parsed
+                for (value, override) in zip(parsed.values, parsed.overrides) {
+                    points.append(("\(parsed.key)=\(value)", try applyOverrides([override], to: specs, catalog: catalog)))
+                }
+            } else {
+                points = [("", specs)]
+            }
+        } catch let error as HarnessError {
             for line in error.description.split(separator: "\n") { Terminal.error(String(line)) }
             throw ExitCode(error.isUsageError ? ExitCodes.usage : ExitCodes.harnessFailure)
         }
         if let timeout {
-            for index in specs.indices { specs[index].timeout = timeout.duration }
+            for point in points.indices {
+                for index in points[point].specs.indices { points[point].specs[index].timeout = timeout.duration }
+            }
         }
         var options = RunOptions(interval: interval.duration, repetitions: repetitions, quick: quick)
         options.sampleCapacity = 16_384
-        var plan = planCases(specs, options: options)
-        if let shard {
-            plan = plan.enumerated().filter { $0.offset % shard.count == shard.index - 1 }.map(\.element)
-        }
         let progress = Progress(enabled: !quiet && Terminal.stderrIsTerminal)
         let launcher = CaseLauncher(executable: CaseLauncher.currentExecutable)
-        let runs = runCases(plan, scenarios: specs, launcher: launcher) { event in progress.show(event) }
+        var runs: [ScenarioRun] = []
+        var sweepPoints: [String: [(label: String, value: ParameterValue, run: ScenarioRun)]] = [:]
+        for point in points {
+            var plan = planCases(point.specs, options: options)
+            if let shard {
+                plan = plan.enumerated().filter { $0.offset % shard.count == shard.index - 1 }.map(\.element)
+            }
+            let pointRuns = runCases(plan, scenarios: point.specs, launcher: launcher) { event in progress.show(event) }
+            guard let sweep else {
+                runs += pointRuns
+                continue
+            }
+            for (spec, run) in zip(point.specs, pointRuns) {
+                var named = run
+                named.name = "\(run.name) @ \(point.label)"
+                for index in named.cases.indices { named.cases[index].scenario = named.name }
+                runs.append(named)
+                if let value = sweptValue(sweep.key, in: spec) {
+                    sweepPoints[run.name, default: []].append((point.label, value, run))
+                }
+            }
+        }
+        let sweeps = sweep.map { sweep in
+            specs.compactMap { spec in
+                sweepPoints[spec.name].map { SweepSummary(scenario: spec.name, key: sweep.key, points: $0) }
+            }
+        }
         let report = RunReport(
             generatedAt: Terminal.timestamp(),
             environment: MachineEnvironment.current(toolVersion: MemHarness.version, interval: interval.duration),
-            scenarios: runs
+            scenarios: runs, sweeps: sweeps
         )
         let checks: [CheckResult]
         do {
