@@ -46,6 +46,9 @@ struct RunCommand: ParsableCommand {
     @Flag(name: .long, help: "No progress on stderr (it is also off when stderr is not a terminal).")
     var quiet = false
 
+    @OptionGroup(title: "Memory budget")
+    var memory: MemoryBudgetArguments
+
     func validate() throws {
         if let repetitions, !(1...100).contains(repetitions) {
             throw ValidationError("--repeat \(repetitions) is out of range; allowed: 1...100")
@@ -76,6 +79,15 @@ struct RunCommand: ParsableCommand {
         }
         var options = RunOptions(interval: interval.duration, repetitions: repetitions, quick: quick)
         options.sampleCapacity = 16_384
+        options.memory = try memory.options()
+        var budgetProblems = options.memory.problems(for: specs)
+        for spec in specs where (spec.interval ?? interval.duration) == .zero && options.memory.budget(for: spec) != nil {
+            budgetProblems.append("\(spec.file): a memory limit or warning needs the sampler; use an --interval above 0")
+        }
+        guard budgetProblems.isEmpty else {
+            for problem in budgetProblems { Terminal.error(problem) }
+            throw ExitCode(ExitCodes.usage)
+        }
         let plan = planCases(specs, options: options)
         let progress = Progress(enabled: !quiet && Terminal.stderrIsTerminal)
         let launcher = CaseLauncher(executable: CaseLauncher.currentExecutable)
@@ -96,12 +108,19 @@ struct RunCommand: ParsableCommand {
         }
         print("Report: \(out)/report.md")
         let notOK = runs.flatMap(\.cases).filter { $0.status != .ok }
-        if !notOK.isEmpty {
-            for result in notOK {
+        let killed = notOK.filter { $0.status == .killedByMemoryLimit }
+        for result in killed {
+            Terminal.write("memory limit: \(result.scenario) / \(result.strategy) #\(result.repetition): \(result.failure ?? "")\n")
+        }
+        let failed = notOK.filter { $0.status != .killedByMemoryLimit }
+        if !failed.isEmpty {
+            for result in failed {
                 Terminal.error("\(result.scenario) / \(result.strategy) #\(result.repetition): \(result.status.rawValue): \(result.failure ?? "")")
             }
             throw ExitCode(ExitCodes.harnessFailure)
         }
+        // A case over its memory budget is a finding, like a threshold breach.
+        if !killed.isEmpty { throw ExitCode(ExitCodes.finding) }
     }
 }
 

@@ -26,6 +26,10 @@ public struct ScenarioSpec: Sendable {
     public var timeout: Duration
     /// Wait after teardown before the residue is read.
     public var settle: Duration
+    /// `memoryLimit:`: the footprint at which cases are stopped, bytes; nil: none.
+    public var memoryLimitBytes: Int? = nil
+    /// `memoryWarning:`: where cases get a memory warning; nil: no warnings.
+    public var memoryWarning: MemoryLevel? = nil
 }
 
 /// A strategy as a scenario file names it, with its own parameter overrides.
