@@ -40,11 +40,20 @@ struct RunCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Rows per case in samples.csv (neighbours merged keeping maxima); 0 keeps all.", valueName: "n"))
     var samplesMaxRows: Int = 2000
 
+    @Option(name: .long, help: ArgumentHelp("Value scale of the charts: auto (log when peaks differ by more than 30x), linear or log.", valueName: "scale"))
+    var chartScale: ChartScaleArgument = .auto
+
     @Option(name: .long, help: ArgumentHelp("Time limit per case (overrides the scenario files), e.g. 30s.", valueName: "duration"))
     var timeout: DurationArgument?
 
     @Flag(name: .long, help: "No progress on stderr (it is also off when stderr is not a terminal).")
     var quiet = false
+
+    @Option(name: .long, help: ArgumentHelp("Run only shard I of N (a deterministic, round-robin subset of the cases), e.g. 2/4; combine shards with `merge`.", valueName: "i/n"))
+    var shard: ShardArgument?
+
+    @OptionGroup(title: "Gating")
+    var gate: GateOptions
 
     @OptionGroup(title: "Memory budget")
     var memory: MemoryBudgetArguments
@@ -88,7 +97,10 @@ struct RunCommand: ParsableCommand {
             for problem in budgetProblems { Terminal.error(problem) }
             throw ExitCode(ExitCodes.usage)
         }
-        let plan = planCases(specs, options: options)
+        var plan = planCases(specs, options: options)
+        if let shard {
+            plan = plan.enumerated().filter { $0.offset % shard.count == shard.index - 1 }.map(\.element)
+        }
         let progress = Progress(enabled: !quiet && Terminal.stderrIsTerminal)
         let launcher = CaseLauncher(executable: CaseLauncher.currentExecutable)
         let runs = runCases(plan, scenarios: specs, launcher: launcher) { event in progress.show(event) }
@@ -97,8 +109,15 @@ struct RunCommand: ParsableCommand {
             environment: MachineEnvironment.current(toolVersion: MemHarness.version, interval: interval.duration),
             scenarios: runs
         )
+        let checks: [CheckResult]
         do {
-            try ReportFiles.write(report, to: out, samplesMaxRows: samplesMaxRows)
+            checks = try Gate.checks(for: report, options: gate)
+        } catch {
+            Terminal.error("\(error)")
+            throw ExitCode(ExitCodes.usage)
+        }
+        do {
+            try ReportFiles.write(report, to: out, options: ReportBundle.Options(samplesMaxRows: samplesMaxRows, chartScale: chartScale.scale), checks: checks)
         } catch {
             Terminal.error("\(error)")
             throw ExitCode(ExitCodes.harnessFailure)
@@ -107,20 +126,29 @@ struct RunCommand: ParsableCommand {
             print("\(scenario.name): \(ScenarioSummary(scenario).reading.replacingOccurrences(of: "`", with: ""))")
         }
         print("Report: \(out)/report.md")
-        let notOK = runs.flatMap(\.cases).filter { $0.status != .ok }
-        let killed = notOK.filter { $0.status == .killedByMemoryLimit }
-        for result in killed {
-            Terminal.write("memory limit: \(result.scenario) / \(result.strategy) #\(result.repetition): \(result.failure ?? "")\n")
-        }
-        let failed = notOK.filter { $0.status != .killedByMemoryLimit }
-        if !failed.isEmpty {
-            for result in failed {
+        try Gate.publish(checks, report: report, options: gate)
+        for result in runs.flatMap(\.cases) where result.status != .ok {
+            if result.status == .killedByMemoryLimit {
+                Terminal.write("memory limit: \(result.scenario) / \(result.strategy) #\(result.repetition): \(result.failure ?? "")\n")
+            } else {
                 Terminal.error("\(result.scenario) / \(result.strategy) #\(result.repetition): \(result.status.rawValue): \(result.failure ?? "")")
             }
-            throw ExitCode(ExitCodes.harnessFailure)
         }
-        // A case over its memory budget is a finding, like a threshold breach.
-        if !killed.isEmpty { throw ExitCode(ExitCodes.finding) }
+        let code = Gate.exitCode(report, checks: checks)
+        if code != ExitCodes.ok { throw ExitCode(code) }
+    }
+}
+
+/// `--shard I/N`: the I-th of N shards, from 1.
+struct ShardArgument: ExpressibleByArgument, Sendable {
+    var index: Int
+    var count: Int
+
+    init?(argument: String) {
+        let parts = argument.split(separator: "/").map { Int($0) }
+        guard parts.count == 2, let index = parts[0], let count = parts[1], count >= 1, (1...count).contains(index) else { return nil }
+        self.index = index
+        self.count = count
     }
 }
 
@@ -163,6 +191,19 @@ final class Progress: Sendable {
                 current = nil
                 Terminal.write("\r\u{1B}[2K[\(index)/\(total)] \(result.scenario) / \(result.strategy) #\(result.repetition) \(seconds) s, \(outcome)\n")
             }
+        }
+    }
+}
+
+/// `--chart-scale auto|linear|log`.
+enum ChartScaleArgument: String, ExpressibleByArgument, CaseIterable {
+    case auto, linear, log
+
+    var scale: ValueScale? {
+        switch self {
+        case .auto: return nil
+        case .linear: return .linear
+        case .log: return .log
         }
     }
 }

@@ -103,10 +103,13 @@ public struct CaseExecutor: Sendable {
         enterPhase(phaseNames.count)
         context.memoryWarnings.end()
         let endOfCase = Self.monotonicNanoseconds() - origin
-        let output = sampler?.stop()
+        // Stop the thread first and read the residue before the series is built: its arrays are the
+        // harness's, not the case's.
+        sampler?.finish()
 
         Self.settle(probe, nanoseconds: spec.settleNanoseconds)
         result.residueBytes = probe.allocatedBytes() - result.baselineAllocatedBytes
+        let output = sampler?.collect()
         result.peakRSSBytes = (try? KernelMemory.status().peakRSSBytes) ?? 0
         result.durationNanoseconds = endOfCase
         result.requestedIntervalNanoseconds = spec.samplingIntervalNanoseconds

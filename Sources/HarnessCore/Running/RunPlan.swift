@@ -139,7 +139,7 @@ public func runCases(_ cases: [CaseSpec], scenarios: [ScenarioSpec], launcher: C
         progress(.finished(index: index + 1, total: cases.count, result: result, elapsed: ContinuousClock.now - start))
     }
     return scenarios.map { scenario in
-        ScenarioRun(
+        var run = ScenarioRun(
             name: scenario.name, file: scenario.file, workload: scenario.workload, summary: scenario.summary,
             parameters: scenario.parameterOrder.compactMap { name in
                 scenario.parameters[name].map { NamedValue(name: name, value: $0.description) }
@@ -149,5 +149,7 @@ public func runCases(_ cases: [CaseSpec], scenarios: [ScenarioSpec], launcher: C
             repetitions: results.filter { $0.scenario == scenario.name }.map(\.repetition).max() ?? 0,
             cases: results.filter { $0.scenario == scenario.name }
         )
+        run.thresholds = scenario.thresholds
+        return run
     }
 }

@@ -154,7 +154,7 @@ public final class Sampler: DedicatedThread, @unchecked Sendable {
         samplerAllocated = Int(allocatedAfter &- allocatedBefore)
         if let limitHit, let footprintWatch {
             // Measuring is over: from here the sampler thread may allocate.
-            footprintWatch.limitExceeded(limitHit, makeOutput())
+            footprintWatch.limitExceeded(limitHit, collect())
         }
         finished.store(true, ordering: .releasing)
     }
@@ -251,18 +251,24 @@ public final class Sampler: DedicatedThread, @unchecked Sendable {
         samplesPerRow *= 2
     }
 
-    /// Stops sampling (after one last sample) and returns what was measured. Waits for the thread.
-    /// After a memory-limit stop, returns the samples up to the one that exceeded the limit.
-    public func stop() -> SamplerOutput {
+    /// Stops sampling (after one last sample) and waits for the thread; allocates nothing, so a
+    /// caller can measure the heap before `collect()` builds the output.
+    public func finish() {
         running.store(false, ordering: .releasing)
         while !finished.load(ordering: .acquiring) {
             usleep(200)
         }
-        return makeOutput()
     }
 
-    /// The output from the stored rows; called once sampling has ended.
-    private func makeOutput() -> SamplerOutput {
+    /// Stops sampling (after one last sample) and returns what was measured. Waits for the thread.
+    /// After a memory-limit stop, returns the samples up to the one that exceeded the limit.
+    public func stop() -> SamplerOutput {
+        finish()
+        return collect()
+    }
+
+    /// The measured output; call after `finish()`. This allocates the series.
+    public func collect() -> SamplerOutput {
         var series = SampleSeries(phaseNames: phaseNames, gaugeNames: gauges.map(\.name))
         series.mergedSamplesPerRow = samplesPerRow
         for index in 0..<storedRows {

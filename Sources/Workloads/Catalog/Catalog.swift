@@ -1,11 +1,13 @@
 import CalibrationWorkload
 import HarnessCore
 import ImageFeedWorkload
+import VersionPinningWorkload
 
 extension WorkloadCatalog {
     /// Every workload shipped with memharness, in the order `memharness list` shows them.
     public static let builtIn = WorkloadCatalog([
         CalibrationWorkload(),
         ImageFeedWorkload(),
+        VersionPinningWorkload(), CompactionWorkload(),
     ])
 }
