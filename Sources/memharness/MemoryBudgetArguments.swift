@@ -24,6 +24,9 @@ struct MemoryBudgetArguments: ParsableArguments {
         valueName: "name"))
     var device: String?
 
+    @Flag(name: .long, help: "Exit with 2 (a finding) when a case is killed by its memory limit; without it a kill is a result in the report.")
+    var failOnMemoryLimit = false
+
     func validate() throws {
         _ = try options()
     }

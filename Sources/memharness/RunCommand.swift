@@ -134,7 +134,7 @@ struct RunCommand: ParsableCommand {
                 Terminal.error("\(result.scenario) / \(result.strategy) #\(result.repetition): \(result.status.rawValue): \(result.failure ?? "")")
             }
         }
-        let code = Gate.exitCode(report, checks: checks)
+        let code = Gate.exitCode(report, checks: checks, failOnMemoryLimit: memory.failOnMemoryLimit)
         if code != ExitCodes.ok { throw ExitCode(code) }
     }
 }

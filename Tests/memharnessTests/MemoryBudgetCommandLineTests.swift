@@ -13,7 +13,7 @@ struct MemoryBudgetCommandLineTests {
         let out = try cli.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: out) }
         let outcome = try cli.memharness(["run", Self.fixture, "--out", out])
-        #expect(outcome.status == 2, "a case over its budget is a finding: \(outcome.stderr)")
+        #expect(outcome.status == 0, "a kill is a result, like a peak: \(outcome.stderr)")
         #expect(outcome.stderr.contains("memory limit: runaway / hold-small-objects #1: killed by memory limit at "))
         #expect(!outcome.stderr.contains("error:"))
 
@@ -37,6 +37,14 @@ struct MemoryBudgetCommandLineTests {
         let samples = CSVTable.parse(try String(contentsOfFile: "\(out)/samples.csv", encoding: .utf8))
         #expect(samples.first?.last == "gauge.memoryWarnings")
         #expect(samples.contains { $0.count > 2 && $0[1] == "hold-small-objects" }, "the killed case's samples are kept")
+    }
+
+    @Test func failOnMemoryLimitMakesAKillAFinding() throws {
+        let out = try cli.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        let outcome = try cli.memharness(["run", Self.fixture, "--out", out, "--fail-on-memory-limit"])
+        #expect(outcome.status == 2, "\(outcome.stderr)")
+        #expect(FileManager.default.fileExists(atPath: "\(out)/report.md"))
     }
 
     @Test func theCommandLineOverridesTheFilesLimit() throws {
