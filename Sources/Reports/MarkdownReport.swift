@@ -56,7 +56,10 @@ public enum MarkdownReport {
             out.append("Parameters: " + scenario.parameters.map { "`\($0.name)` = \($0.value)" }.joined(separator: ", ") + ".")
             out.append("")
         }
-        out.append("**Reading:** \(summary.reading)")
+        let kills = scenario.memoryLimitKills
+        out.append("**Reading:** \(summary.reading)" + kills.map {
+            " `\($0.strategy)` was killed by the memory limit in \($0.killedCount)/\($0.caseCount) cases."
+        }.joined())
         out.append("")
         out.append("| Rank | Strategy | Peak allocated | × best | Spread | Min – max | Peak resident | Peak RSS (VmHWM) | Residue | Duration | Cases ok |")
         out.append("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
@@ -70,7 +73,8 @@ public enum MarkdownReport {
                 + "\(strategy.okCount)/\(strategy.okCount + strategy.failedCount) |")
         }
         for name in summary.failedStrategies {
-            out.append("| – | `\(cell(name))` | failed | – | – | – | – | – | – | – | 0/\(scenario.cases.filter { $0.strategy == name }.count) |")
+            let outcome = kills.first { $0.strategy == name && $0.killedCount == $0.caseCount }.map(\.description) ?? "failed"
+            out.append("| – | `\(cell(name))` | \(outcome) | – | – | – | – | – | – | – | 0/\(scenario.cases.filter { $0.strategy == name }.count) |")
         }
         out.append("")
         out.append("Spread is half the range of the repetitions' peaks relative to their median; peak resident and RSS are absolute (they include the harness itself).")

@@ -91,11 +91,14 @@ enum Gate {
         }
     }
 
-    /// 1 when a case did not complete (harness failure), else 2 when a check failed, else 0.
-    static func exitCode(_ report: RunReport, checks: [CheckResult]) -> Int32 {
+    /// 1 when a case did not complete (harness failure), else 2 when a check failed (or, with
+    /// `failOnMemoryLimit`, a case was killed by its memory limit), else 0. A kill is otherwise a
+    /// result shown in the report, like a peak: shipped scenarios kill strategies on purpose.
+    static func exitCode(_ report: RunReport, checks: [CheckResult], failOnMemoryLimit: Bool = false) -> Int32 {
         let cases = report.scenarios.flatMap(\.cases)
-        if cases.contains(where: { $0.status != .ok }) { return ExitCodes.harnessFailure }
+        if cases.contains(where: { $0.status != .ok && $0.status != .killedByMemoryLimit }) { return ExitCodes.harnessFailure }
         if checks.contains(where: { !$0.passed }) { return ExitCodes.finding }
+        if failOnMemoryLimit && cases.contains(where: { $0.status == .killedByMemoryLimit }) { return ExitCodes.finding }
         return ExitCodes.ok
     }
 }

@@ -55,6 +55,9 @@ struct RunCommand: ParsableCommand {
     @OptionGroup(title: "Gating")
     var gate: GateOptions
 
+    @OptionGroup(title: "Memory budget")
+    var memory: MemoryBudgetArguments
+
     func validate() throws {
         if let repetitions, !(1...100).contains(repetitions) {
             throw ValidationError("--repeat \(repetitions) is out of range; allowed: 1...100")
@@ -104,6 +107,15 @@ struct RunCommand: ParsableCommand {
         }
         var options = RunOptions(interval: interval.duration, repetitions: repetitions, quick: quick)
         options.sampleCapacity = 16_384
+        options.memory = try memory.options()
+        var budgetProblems = options.memory.problems(for: specs)
+        for spec in specs where (spec.interval ?? interval.duration) == .zero && options.memory.budget(for: spec) != nil {
+            budgetProblems.append("\(spec.file): a memory limit or warning needs the sampler; use an --interval above 0")
+        }
+        guard budgetProblems.isEmpty else {
+            for problem in budgetProblems { Terminal.error(problem) }
+            throw ExitCode(ExitCodes.usage)
+        }
         let progress = Progress(enabled: !quiet && Terminal.stderrIsTerminal)
         let launcher = CaseLauncher(executable: CaseLauncher.currentExecutable)
         var runs: [ScenarioRun] = []
@@ -157,9 +169,13 @@ struct RunCommand: ParsableCommand {
         print("Report: \(out)/report.md")
         try Gate.publish(checks, report: report, options: gate)
         for result in runs.flatMap(\.cases) where result.status != .ok {
-            Terminal.error("\(result.scenario) / \(result.strategy) #\(result.repetition): \(result.status.rawValue): \(result.failure ?? "")")
+            if result.status == .killedByMemoryLimit {
+                Terminal.write("memory limit: \(result.scenario) / \(result.strategy) #\(result.repetition): \(result.failure ?? "")\n")
+            } else {
+                Terminal.error("\(result.scenario) / \(result.strategy) #\(result.repetition): \(result.status.rawValue): \(result.failure ?? "")")
+            }
         }
-        let code = Gate.exitCode(report, checks: checks)
+        let code = Gate.exitCode(report, checks: checks, failOnMemoryLimit: memory.failOnMemoryLimit)
         if code != ExitCodes.ok { throw ExitCode(code) }
     }
 }

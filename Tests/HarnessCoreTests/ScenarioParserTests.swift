@@ -118,7 +118,7 @@ struct ScenarioParserTests {
             repetitions: many
             """)
         #expect(found == [
-            "Scenarios/x.yaml:3:1: unknown key 'strategys'; expected one of: scenario, description, workload, parameters, strategies, steps, repetitions, interval, timeout, settle, thresholds (did you mean 'strategies'?)",
+            "Scenarios/x.yaml:3:1: unknown key 'strategys'; expected one of: \(ScenarioParser.topLevelKeys.joined(separator: ", ")) (did you mean 'strategies'?)",
             "Scenarios/x.yaml:5:16: bad value '4XB' for 'payloadSize'; expected a size with a binary unit, e.g. 4KiB, 1.5MiB, 512B",
             "Scenarios/x.yaml:6:14: bad value '500' for 'writeRate'; expected a rate, e.g. 500/s, 30/min",
             "Scenarios/x.yaml:7:14: value '0' for 'documents' is out of range; allowed: 1...1000000",

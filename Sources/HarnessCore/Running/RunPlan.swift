@@ -10,6 +10,8 @@ public struct RunOptions: Sendable {
     public var quick = false
     /// Rows the sampler reserves per case before merging neighbours.
     public var sampleCapacity = 16_384
+    /// Memory limit and warnings, over the scenario files' own.
+    public var memory = MemoryOptions()
 
     public init(interval: Duration = .milliseconds(1), repetitions: Int? = nil, quick: Bool = false) {
         self.interval = interval
@@ -33,7 +35,8 @@ public func planCases(_ scenarios: [ScenarioSpec], options: RunOptions) -> [Case
                     scenario: scenario.name, workload: scenario.workload, strategy: strategy.name,
                     repetition: repetition, parameters: strategy.parameters, steps: steps,
                     samplingIntervalNanoseconds: interval.nanoseconds, sampleCapacity: options.sampleCapacity,
-                    settleNanoseconds: scenario.settle.nanoseconds, timeoutNanoseconds: scenario.timeout.nanoseconds
+                    settleNanoseconds: scenario.settle.nanoseconds, timeoutNanoseconds: scenario.timeout.nanoseconds,
+                    memoryBudget: options.memory.budget(for: scenario)
                 ))
             }
         }
@@ -140,7 +143,7 @@ public func runCases(_ cases: [CaseSpec], scenarios: [ScenarioSpec], launcher: C
             name: scenario.name, file: scenario.file, workload: scenario.workload, summary: scenario.summary,
             parameters: scenario.parameterOrder.compactMap { name in
                 scenario.parameters[name].map { NamedValue(name: name, value: $0.description) }
-            },
+            } + memoryBudgetParameters(scenario.name, cases),
             strategies: scenario.strategies.map(\.name),
             steps: scenario.steps.map(\.phase),
             repetitions: results.filter { $0.scenario == scenario.name }.map(\.repetition).max() ?? 0,

@@ -7,7 +7,7 @@ public struct ScenarioParser: Sendable {
     /// Top-level keys a scenario file may use.
     public static let topLevelKeys = [
         "scenario", "description", "workload", "parameters", "strategies", "steps",
-        "repetitions", "interval", "timeout", "settle", "thresholds",
+        "repetitions", "interval", "timeout", "settle", "thresholds", "memoryLimit", "memoryWarning",
     ]
 
     public let catalog: WorkloadCatalog
@@ -112,13 +112,15 @@ public struct ScenarioParser: Sendable {
         let interval = context.readDuration(mapping, "interval", range: .microseconds(50) ... .seconds(10))
         let timeout = context.readDuration(mapping, "timeout", range: .milliseconds(100) ... .seconds(3600)) ?? .seconds(120)
         let settle = context.readDuration(mapping, "settle", range: .zero ... .seconds(60)) ?? .milliseconds(100)
+        let memory = context.readMemoryBudget(mapping)
 
         guard let name, context.diagnostics.isEmpty else { return nil }
         return ScenarioSpec(
             name: name, file: context.file, summary: summary, workload: descriptor.name,
             parameters: parameters, parameterOrder: descriptor.parameters.map(\.name),
             strategies: strategies, steps: steps, repetitions: repetitions,
-            interval: interval, timeout: timeout, settle: settle, thresholds: thresholds
+            interval: interval, timeout: timeout, settle: settle, thresholds: thresholds,
+            memoryLimitBytes: memory.limitBytes, memoryWarning: memory.warning
         )
     }
 

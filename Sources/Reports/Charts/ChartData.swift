@@ -1,11 +1,15 @@
 import HarnessModel
 
-/// The case that stands for a strategy in charts: the `ok` repetition whose peak is the median one.
+/// The case that stands for a strategy in charts: the `ok` repetition whose peak is the median one;
+/// for a strategy with no `ok` case, the median one of those killed by the memory limit (their
+/// samples run up to the kill).
 func representativeCase(_ run: ScenarioRun, strategy: String) -> CaseResult? {
-    let ok = run.cases.filter { $0.strategy == strategy && $0.status == .ok && $0.samples != nil }
+    let sampled = run.cases.filter { $0.strategy == strategy && $0.samples != nil }
+    let ok = sampled.filter { $0.status == .ok }
+    let pool = (ok.isEmpty ? sampled.filter { $0.status == .killedByMemoryLimit } : ok)
         .sorted { $0.peakAllocatedNetBytes < $1.peakAllocatedNetBytes }
-    guard !ok.isEmpty else { return nil }
-    return ok[(ok.count - 1) / 2]
+    guard !pool.isEmpty else { return nil }
+    return pool[(pool.count - 1) / 2]
 }
 
 /// Reduces a time series to at most `buckets` buckets, keeping each bucket's minimum and maximum in

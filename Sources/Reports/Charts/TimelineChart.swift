@@ -7,7 +7,7 @@ public enum TimelineChart {
     public static func render(_ run: ScenarioRun, scale requested: ValueScale? = nil, width: Double = 900, plotHeight: Double = 320) -> String? {
         let strategies = run.strategies.compactMap { strategy in representativeCase(run, strategy: strategy).map { (strategy, $0) } }
         guard !strategies.isEmpty else { return nil }
-        struct Line { let name: String; let colour: String; let points: [(Double, Double)]; let peak: (Double, Double) }
+        struct Line { let name: String; let colour: String; let points: [(Double, Double)]; let peak: (Double, Double); let killed: Bool }
         var lines: [Line] = []
         var maxTime = 0.0
         var maxValue = 1.0
@@ -19,7 +19,8 @@ public enum TimelineChart {
             let points = minMaxDownsample(times: times, values: values, buckets: 450)
             guard let peakIndex = values.indices.max(by: { values[$0] < values[$1] }) else { continue }
             lines.append(Line(name: strategy, colour: Palette.colour(run.strategies.firstIndex(of: strategy) ?? index),
-                              points: points, peak: (times[peakIndex], values[peakIndex])))
+                              points: points, peak: (times[peakIndex], values[peakIndex]),
+                              killed: result.status == .killedByMemoryLimit))
             maxTime = max(maxTime, times.last ?? 0)
             maxValue = max(maxValue, values[peakIndex])
             if values[peakIndex] > 0 { minPositive = min(minPositive, values[peakIndex]) }
@@ -37,7 +38,7 @@ public enum TimelineChart {
         var legendX = left
         var legendY = 60.0
         for line in lines {
-            let label = "\(line.name) (peak \(ValueAxis.compactBytes(line.peak.1.rounded())))"
+            let label = "\(line.name) (\(line.killed ? "killed by the memory limit at" : "peak") \(ValueAxis.compactBytes(line.peak.1.rounded())))"
             let itemWidth = 22 + SVGDocument.textWidth(label, size: 11) + 16
             if legendX + itemWidth > width - right && legendX > left {
                 legendX = left

@@ -1,5 +1,6 @@
 import CalibrationWorkload
 import HarnessCore
+import ImageFeedWorkload
 import LiveQueryWorkload
 import StoreObserverWorkload
 import VersionPinningWorkload
@@ -10,6 +11,7 @@ extension WorkloadCatalog {
         CalibrationWorkload(),
         LiveQueryWorkload(),
         StoreObserverWorkload(),
+        ImageFeedWorkload(),
         VersionPinningWorkload(), CompactionWorkload(),
     ])
 }
