@@ -82,7 +82,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "memharness-bench",
-            dependencies: ["HarnessCore", "Workloads", "AllocatorProbe"],
+            dependencies: ["HarnessCore", "Workloads", "AllocatorProbe", "StoreObserverWorkload"],
             path: "Sources/Benchmarks", swiftSettings: settings
         ),
 

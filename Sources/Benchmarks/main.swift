@@ -1,15 +1,18 @@
 import Foundation
 import HarnessCore
 import HarnessModel
+import StoreObserverWorkload
 import Workloads
 
 // memharness-bench: benchmarks that print ratios measured side by side in one run.
 //
-//   memharness-bench [sampling] [--rounds N] [--out DIR]
+//   memharness-bench [sampling] [differ] [--rounds N] [--out DIR]
 //
 // `sampling`: the allocation-heavy calibration strategy (`churn`) with the sampler off and at 1 ms,
 // alternating, each case in its own child process as in a real run. Prints the ratio of median
 // times and writes DIR/sampling-overhead.md (default DIR: Reports/benchmarks).
+// `differ`: the store observer's Differ on 25k-200k items: time and bytes allocated per diff,
+// and how they scale; writes DIR/differ.md.
 
 struct BenchOptions {
     var benchmarks: [String] = []
@@ -25,7 +28,7 @@ struct BenchOptions {
             default: benchmarks.append(argument)
             }
         }
-        if benchmarks.isEmpty { benchmarks = ["sampling"] }
+        if benchmarks.isEmpty { benchmarks = ["sampling", "differ"] }
     }
 }
 
@@ -40,8 +43,12 @@ for benchmark in options.benchmarks {
         let text = SamplingOverheadBenchmark.run(launcher: launcher, rounds: options.rounds)
         print(text)
         try text.write(toFile: "\(options.out)/sampling-overhead.md", atomically: true, encoding: .utf8)
+    case "differ":
+        let text = try DifferBenchmark.run()
+        print(text)
+        try text.write(toFile: "\(options.out)/differ.md", atomically: true, encoding: .utf8)
     default:
-        FileHandle.standardError.write(Data("unknown benchmark '\(benchmark)'; expected one of: sampling\n".utf8))
+        FileHandle.standardError.write(Data("unknown benchmark '\(benchmark)'; expected one of: sampling, differ\n".utf8))
         exit(64)
     }
 }

@@ -64,11 +64,17 @@ public enum Figure: Sendable, Hashable, Codable, CustomStringConvertible {
         }
     }
 
-    /// Formats a value of this figure for messages.
-    public func format(_ value: Double) -> String {
+    /// Formats a value of this figure for messages; a metric in its own unit when `unit` is known.
+    public func format(_ value: Double, unit: Metric.Unit? = nil) -> String {
         switch self {
         case .duration: return "\(Units.fixed(value, decimals: 1)) ms"
-        case .metric: return value == value.rounded() ? Units.fixed(value, decimals: 0) : Units.fixed(value, decimals: 3)
+        case .metric:
+            switch unit {
+            case .bytes?: return Units.formatBytes(value)
+            case .milliseconds?: return "\(Units.fixed(value, decimals: 2)) ms"
+            case .perSecond?: return "\(Units.fixed(value, decimals: 1))/s"
+            default: return value == value.rounded() ? Units.fixed(value, decimals: 0) : Units.fixed(value, decimals: 3)
+            }
         default: return Units.formatBytes(value)
         }
     }
@@ -194,6 +200,11 @@ public enum ThresholdEvaluator {
 
     public static func evaluate(_ threshold: Threshold, in run: ScenarioRun) -> CheckResult {
         let figure = threshold.subject.figure
+        let unit: Metric.Unit? = {
+            guard case let .metric(name) = figure else { return nil }
+            return run.cases.lazy.compactMap { $0.metric(name)?.unit }.first
+        }()
+        func format(_ value: Double, _ figure: Figure) -> String { figure.format(value, unit: unit) }
         func result(passed: Bool, actual: String, limit: String, margin: String, message: String, spread: Double? = nil) -> CheckResult {
             CheckResult(kind: .threshold, scenario: run.name, strategy: threshold.subject.strategy, name: threshold.text, passed: passed,
                         actual: actual, limit: limit, margin: margin, message: message, spreadPercent: spread,
@@ -208,14 +219,14 @@ public enum ThresholdEvaluator {
         switch threshold.limit {
         case let .absolute(value):
             limitValue = value
-            limitText = figure.format(value)
+            limitText = format(value, figure)
         case let .relative(factor, other):
             guard let base = median(other, in: run) else {
-                return result(passed: false, actual: figure.format(subject.median), limit: "–", margin: "–",
+                return result(passed: false, actual: format(subject.median, figure), limit: "–", margin: "–",
                               message: "\(other) has no value: no completed case of `\(other.strategy)` reports \(other.figure)")
             }
             limitValue = factor * base.median
-            limitText = "\(figure.format(limitValue)) (\(Units.fixed(factor, decimals: factor == factor.rounded() ? 0 : 2)) × \(other) = \(other.figure.format(base.median)))"
+            limitText = "\(format(limitValue, figure)) (\(Units.fixed(factor, decimals: factor == factor.rounded() ? 0 : 2)) × \(other) = \(format(base.median, other.figure)))"
         }
         let passed = threshold.comparison.holds(subject.median, limitValue)
         let margin: String
@@ -224,13 +235,13 @@ public enum ThresholdEvaluator {
             let inside = [.lessOrEqual, .less, .equal].contains(threshold.comparison) ? relative : -relative
             margin = (inside >= 0 ? "+" : "") + Units.fixed(inside, decimals: 1) + "%"
         } else {
-            margin = subject.median == 0 ? "0" : figure.format(subject.median)
+            margin = subject.median == 0 ? "0" : format(subject.median, figure)
         }
         let message = passed
-            ? "\(threshold.subject) = \(figure.format(subject.median)) \(threshold.comparison.rawValue) \(limitText)"
-            : "\(threshold.subject) = \(figure.format(subject.median)) breaks `\(threshold.text)` (limit \(limitText), off by \(margin)); "
+            ? "\(threshold.subject) = \(format(subject.median, figure)) \(threshold.comparison.rawValue) \(limitText)"
+            : "\(threshold.subject) = \(format(subject.median, figure)) breaks `\(threshold.text)` (limit \(limitText), off by \(margin)); "
                 + "see the `\(run.name)` section of report.md and \(threshold.file):\(threshold.line)"
-        return result(passed: passed, actual: figure.format(subject.median), limit: "\(threshold.comparison.rawValue) \(limitText)",
+        return result(passed: passed, actual: format(subject.median, figure), limit: "\(threshold.comparison.rawValue) \(limitText)",
                       margin: margin, message: message, spread: subject.spread)
     }
 }
