@@ -121,6 +121,10 @@ public struct CaseResult: Sendable, Hashable, Codable {
     public var phases: [PhaseResult] = []
     public var metrics: [Metric] = []
     public var samples: SampleSeries?
+    /// The leak expectation the scenario file states for this strategy, if any.
+    public var expectation: LeakExpectation?
+    /// Surviving tracked objects, growth per `repeat` iteration and residue uncertainty (nil when not measured).
+    public var leaks: LeakMeasurements?
 
     public init(scenario: String, workload: String, strategy: String, repetition: Int, status: CaseStatus, failure: String? = nil) {
         self.scenario = scenario

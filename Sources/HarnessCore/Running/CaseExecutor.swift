@@ -45,6 +45,7 @@ public struct CaseExecutor: Sendable {
         // Baseline: what the harness itself holds once everything it needs exists.
         Self.settle(probe, nanoseconds: spec.settleNanoseconds)
         result.baselineAllocatedBytes = probe.allocatedBytes()
+        let threadCacheBytesAtBaseline = probe.threadCacheBytes()
         try? KernelMemory.resetPeakRSS()
         let origin = Self.monotonicNanoseconds()
         sampler?.start(originNanoseconds: origin)
@@ -70,20 +71,26 @@ public struct CaseExecutor: Sendable {
         }
 
         var failure: String?
+        var growth: [GrowthSeries] = []
         enterPhase(0)
         do {
             var workloadCase: (any WorkloadCase)? = try workload.makeCase(strategy: spec.strategy, parameters: spec.parameters, context: context)
             try workloadCase?.setUp(context: context)
-            for (index, step) in spec.steps.enumerated() {
-                enterPhase(index + 1)
+            func runStep(_ step: StepInvocation) throws {
                 switch step.name {
                 case BuiltInStep.idle.name:
                     Self.sleep(nanoseconds: step.arguments.duration("duration").nanoseconds)
                 case BuiltInStep.settle.name:
                     Self.settle(probe, nanoseconds: step.arguments.duration("duration").nanoseconds)
+                case BuiltInStep.repeat.name:
+                    growth.append(try Self.runRepeat(step, probe: probe, runStep: runStep))
                 default:
                     try workloadCase?.run(step, context: context)
                 }
+            }
+            for (index, step) in spec.steps.enumerated() {
+                enterPhase(index + 1)
+                try runStep(step)
             }
             enterPhase(phaseNames.count - 1)
             try workloadCase?.tearDown(context: context)
@@ -97,7 +104,17 @@ public struct CaseExecutor: Sendable {
         let output = sampler?.stop()
 
         Self.settle(probe, nanoseconds: spec.settleNanoseconds)
+        // Survivors are read after the settle (workloads may release on other threads); the
+        // tracker's references go before the residue is read, so its side tables are not residue.
+        let tracked = context.lifetimes.tracked()
+        let survivors = context.lifetimes.survivors()
+        context.lifetimes.removeAll()
+        probe.flushThreadCache()
         result.residueBytes = probe.allocatedBytes() - result.baselineAllocatedBytes
+        result.leaks = LeakMeasurements(tracked: tracked, survivors: survivors, growth: growth,
+                                        threadCacheBytesAtBaseline: threadCacheBytesAtBaseline,
+                                        threadCacheBytesAtEnd: probe.threadCacheBytes())
+        result.expectation = spec.expectation
         result.peakRSSBytes = (try? KernelMemory.status().peakRSSBytes) ?? 0
         result.durationNanoseconds = endOfCase
         result.requestedIntervalNanoseconds = spec.samplingIntervalNanoseconds

@@ -18,10 +18,13 @@ public struct CaseSpec: Sendable, Hashable, Codable {
     public var settleNanoseconds: Int64
     /// Per-case time limit the parent enforces, nanoseconds.
     public var timeoutNanoseconds: Int64
+    /// The leak expectation the scenario file states for this strategy, copied into the result.
+    public var expectation: LeakExpectation?
 
     public init(scenario: String, workload: String, strategy: String, repetition: Int, parameters: ParameterValues,
                 steps: [StepInvocation], samplingIntervalNanoseconds: Int64, sampleCapacity: Int = 16_384,
-                settleNanoseconds: Int64 = 100_000_000, timeoutNanoseconds: Int64 = 120_000_000_000) {
+                settleNanoseconds: Int64 = 100_000_000, timeoutNanoseconds: Int64 = 120_000_000_000,
+                expectation: LeakExpectation? = nil) {
         self.scenario = scenario
         self.workload = workload
         self.strategy = strategy
@@ -32,6 +35,7 @@ public struct CaseSpec: Sendable, Hashable, Codable {
         self.sampleCapacity = sampleCapacity
         self.settleNanoseconds = settleNanoseconds
         self.timeoutNanoseconds = timeoutNanoseconds
+        self.expectation = expectation
     }
 
     /// Phase names in order: `setup`, each step's phase, `teardown`.

@@ -33,7 +33,8 @@ public func planCases(_ scenarios: [ScenarioSpec], options: RunOptions) -> [Case
                     scenario: scenario.name, workload: scenario.workload, strategy: strategy.name,
                     repetition: repetition, parameters: strategy.parameters, steps: steps,
                     samplingIntervalNanoseconds: interval.nanoseconds, sampleCapacity: options.sampleCapacity,
-                    settleNanoseconds: scenario.settle.nanoseconds, timeoutNanoseconds: scenario.timeout.nanoseconds
+                    settleNanoseconds: scenario.settle.nanoseconds, timeoutNanoseconds: scenario.timeout.nanoseconds,
+                    expectation: strategy.expect.flatMap(LeakExpectation.init(rawValue:))
                 ))
             }
         }
@@ -46,6 +47,7 @@ private func quartered(_ step: StepInvocation) -> StepInvocation {
     for (name, value) in step.arguments.values {
         if case let .duration(nanoseconds) = value { step.arguments[name] = .duration(nanoseconds: nanoseconds / 4) }
     }
+    step.body = step.body?.map(quartered)
     return step
 }
 
