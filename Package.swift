@@ -103,9 +103,10 @@ let package = Package(
                     path: "Tests/Workloads/ImageFeedTests", swiftSettings: settings),
         .testTarget(name: "VersionPinningWorkloadTests", dependencies: ["VersionPinningWorkload", "HarnessCore", "CSQLite"],
                     path: "Tests/Workloads/VersionPinningTests", swiftSettings: settings),
+        // Golden files and fixtures are read through #filePath, so they need no resource bundle.
         .testTarget(name: "ReportsTests", dependencies: ["Reports", "HarnessModel"],
-                    resources: [.copy("Golden")], swiftSettings: settings),
-        .testTarget(name: "memharnessTests", dependencies: ["memharness", "HarnessModel"],
-                    resources: [.copy("Fixtures")], swiftSettings: settings),
+                    exclude: ["Golden"], swiftSettings: settings),
+        .testTarget(name: "memharnessTests", dependencies: ["memharness", "HarnessModel", "Reports"],
+                    exclude: ["Fixtures"], swiftSettings: settings),
     ]
 )

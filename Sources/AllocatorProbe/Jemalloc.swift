@@ -1,8 +1,12 @@
 import CJemalloc
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
 #endif
+
+/// Where the start-up check publishes its block, so its allocation cannot be optimized away.
+private let allocationSink = Atomic<UInt>(0)
 
 /// Reads jemalloc's statistics through `mallctlbymib` with MIBs resolved once.
 ///
@@ -112,6 +116,8 @@ public final class JemallocProbe: MemoryProbe, @unchecked Sendable {
             throw AllocatorProbeError.notProcessAllocator(movedBytes: 0, expectedAtLeast: size)
         }
         memset(block, 1, size)
+        // Publish the block so the optimizer cannot drop the malloc/free pair as unobserved.
+        allocationSink.store(UInt(bitPattern: block), ordering: .relaxed)
         let after = allocatedBytes()
         free(block)
         // Other threads may free meanwhile; a half-size threshold still tells "counted" from "not counted".

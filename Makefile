@@ -1,0 +1,47 @@
+# memharness: two commands do all the set-up on a fresh machine.
+#   make run    installs what is missing, builds (release), runs every scenario, writes Reports/latest/
+#   make test   installs what is missing, builds (debug) and runs the whole test suite
+# Other targets: deps, build, bench, sample-report, clean.
+
+SWIFT        ?= swift
+# Debian packages the build and the tests need; installed only when missing.
+DEB_PACKAGES := libjemalloc-dev libsqlite3-dev pkg-config
+SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+RELEASE_BIN   = $(shell $(SWIFT) build -c release --show-bin-path)
+# Extra arguments for `make run`, e.g. make run ARGS="live-query --quick"
+ARGS         ?=
+
+.PHONY: deps build run test bench sample-report clean
+
+deps:
+	@missing=""; \
+	for package in $(DEB_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$package 2>/dev/null | grep -q "ok installed" || missing="$$missing $$package"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "Installing Debian packages:$$missing"; \
+	  $(SUDO) apt-get update -qq && \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+build: deps
+	$(SWIFT) build -c release --product memharness
+
+run: build
+	$(RELEASE_BIN)/memharness run $(ARGS)
+
+# Serial: many tests read process-wide allocator figures, which a test running beside them would disturb.
+test: deps
+	$(SWIFT) test --no-parallel
+
+# Side-by-side overhead benchmark (sampler off vs 1 ms); writes Reports/benchmarks/.
+bench: build
+	$(SWIFT) build -c release --product memharness-bench
+	$(RELEASE_BIN)/memharness-bench
+
+# Regenerates the committed sample report.
+sample-report: build
+	$(RELEASE_BIN)/memharness run --out Reports/sample $(ARGS)
+
+clean:
+	rm -rf .build

@@ -1,0 +1,188 @@
+import HarnessModel
+
+/// Writes `report.md`: per scenario, strategies ranked by median peak allocated, with a plain-language
+/// reading, per-phase peaks, scenario metrics and failures; then the environment.
+public enum MarkdownReport {
+    /// Renders the whole report. Deterministic: same input, same text.
+    public static func render(_ report: RunReport) -> String {
+        var out: [String] = []
+        let cases = report.scenarios.flatMap(\.cases)
+        let failed = cases.filter { $0.status != .ok }.count
+        out.append("# memharness report")
+        out.append("")
+        out.append("Generated \(report.generatedAt) by memharness \(report.environment.toolVersion) · "
+            + "\(report.scenarios.count) scenario\(report.scenarios.count == 1 ? "" : "s"), "
+            + "\(cases.count) case\(cases.count == 1 ? "" : "s") (\(cases.count - failed) ok, \(failed) not ok).")
+        out.append("")
+        out.append("Peak allocated is jemalloc's `stats.allocated` at its highest sample minus the baseline the case "
+            + "started from (what the scenario itself added), median over repetitions. Lower is better.")
+        out.append("")
+        if report.scenarios.count > 1 {
+            out.append("| Scenario | Reading |")
+            out.append("|---|---|")
+            for scenario in report.scenarios {
+                out.append("| [\(cell(scenario.name))](#\(anchor(scenario.name))) | \(cell(ScenarioSummary(scenario).reading)) |")
+            }
+            out.append("")
+        }
+        for scenario in report.scenarios {
+            out.append(contentsOf: section(for: scenario))
+        }
+        out.append(contentsOf: environment(report.environment, cases: cases))
+        return out.joined(separator: "\n") + "\n"
+    }
+
+    static func section(for scenario: ScenarioRun) -> [String] {
+        let summary = ScenarioSummary(scenario)
+        var out: [String] = []
+        out.append("## \(scenario.name)")
+        out.append("")
+        if !scenario.summary.isEmpty {
+            out.append(scenario.summary)
+            out.append("")
+        }
+        out.append("Workload `\(scenario.workload)` · file `\(scenario.file)` · \(scenario.repetitions) repetition\(scenario.repetitions == 1 ? "" : "s") · "
+            + "steps: \(scenario.steps.map { "`\($0)`" }.joined(separator: " → "))")
+        out.append("")
+        if !scenario.parameters.isEmpty {
+            out.append("Parameters: " + scenario.parameters.map { "`\($0.name)` = \($0.value)" }.joined(separator: ", ") + ".")
+            out.append("")
+        }
+        out.append("**Reading:** \(summary.reading)")
+        out.append("")
+        out.append("| Rank | Strategy | Peak allocated | × best | Spread | Min – max | Peak resident | Peak RSS (VmHWM) | Residue | Duration | Cases ok |")
+        out.append("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for (rank, strategy) in summary.ranked.enumerated() {
+            let ratio = summary.ratioToBest(strategy).map { Units.fixed($0, decimals: 2) + "x" } ?? "–"
+            let spread = strategy.spreadPercent.map { "±" + Units.fixed($0 / 2, decimals: 1) + "%" } ?? "–"
+            out.append("| \(rank + 1) | `\(cell(strategy.strategy))` | \(Units.formatBytes(strategy.medianPeakAllocatedNetBytes)) | \(ratio) | \(spread) | "
+                + "\(Units.formatBytes(strategy.minPeakAllocatedNetBytes)) – \(Units.formatBytes(strategy.maxPeakAllocatedNetBytes)) | "
+                + "\(Units.formatBytes(strategy.medianPeakResidentBytes)) | \(Units.formatBytes(strategy.medianPeakRSSBytes)) | "
+                + "\(Units.formatBytes(strategy.medianResidueBytes)) | \(Units.formatDuration(nanoseconds: Int64(strategy.medianDurationNanoseconds))) | "
+                + "\(strategy.okCount)/\(strategy.okCount + strategy.failedCount) |")
+        }
+        for name in summary.failedStrategies {
+            out.append("| – | `\(cell(name))` | failed | – | – | – | – | – | – | – | 0/\(scenario.cases.filter { $0.strategy == name }.count) |")
+        }
+        out.append("")
+        out.append("Spread is half the range of the repetitions' peaks relative to their median; peak resident and RSS are absolute (they include the harness itself).")
+        out.append("")
+
+        if let phases = summary.ranked.first?.phasePeakNetBytes.map(\.name), !phases.isEmpty {
+            out.append("### Peak allocated per phase")
+            out.append("")
+            out.append("| Strategy | " + phases.map { "`\(cell($0))`" }.joined(separator: " | ") + " |")
+            out.append("|---|" + String(repeating: "---:|", count: phases.count))
+            for strategy in summary.ranked {
+                let values = phases.map { phase in
+                    strategy.phasePeakNetBytes.first { $0.name == phase }.map { Units.formatBytes($0.bytes) } ?? "–"
+                }
+                out.append("| `\(cell(strategy.strategy))` | " + values.joined(separator: " | ") + " |")
+            }
+            out.append("")
+        }
+
+        let metricNames = summary.ranked.flatMap { $0.metrics.map(\.name) }.uniqued()
+        if !metricNames.isEmpty {
+            out.append("### Scenario metrics (median)")
+            out.append("")
+            let units = Dictionary(summary.ranked.flatMap(\.metrics).map { ($0.name, $0.unit) }, uniquingKeysWith: { first, _ in first })
+            out.append("| Strategy | " + metricNames.map { name in "\(cell(name))\(unitLabel(units[name]))" }.joined(separator: " | ") + " |")
+            out.append("|---|" + String(repeating: "---:|", count: metricNames.count))
+            for strategy in summary.ranked {
+                let values = metricNames.map { name in strategy.metrics.first { $0.name == name }.map(format) ?? "–" }
+                out.append("| `\(cell(strategy.strategy))` | " + values.joined(separator: " | ") + " |")
+            }
+            out.append("")
+        }
+
+        let notOK = scenario.cases.filter { $0.status != .ok }
+        if !notOK.isEmpty {
+            out.append("### Cases that did not complete")
+            out.append("")
+            out.append("| Strategy | Repetition | Status | Reason |")
+            out.append("|---|---:|---|---|")
+            for result in notOK {
+                out.append("| `\(cell(result.strategy))` | \(result.repetition) | \(result.status.rawValue) | \(cell(result.failure ?? "")) |")
+            }
+            out.append("")
+        }
+        return out
+    }
+
+    static func environment(_ environment: EnvironmentInfo, cases: [CaseResult]) -> [String] {
+        var out: [String] = []
+        out.append("## Environment")
+        out.append("")
+        out.append("| | |")
+        out.append("|---|---|")
+        out.append("| memharness | \(cell(environment.toolVersion)) |")
+        out.append("| jemalloc | \(cell(environment.jemallocVersion)) |")
+        let settings = environment.jemallocSettings.sorted { $0.key < $1.key }.map { "`\($0.key)=\($0.value)`" }.joined(separator: " ")
+        out.append("| jemalloc settings | \(cell(settings)) |")
+        out.append("| Swift | \(cell(environment.swiftVersion)) |")
+        out.append("| OS | \(cell(environment.operatingSystem)) |")
+        out.append("| Kernel | \(cell(environment.kernel)) |")
+        out.append("| CPU | \(cell(environment.cpuModel)) × \(environment.cpuCount) |")
+        out.append("| Memory | \(Units.formatBytes(environment.memoryBytes)) |")
+        let achieved = cases.filter { $0.sampleCount > 1 }.map { Double($0.achievedIntervalNanoseconds) }
+        let requested = environment.requestedIntervalNanoseconds
+        var interval = requested > 0 ? "requested \(Units.formatDuration(nanoseconds: requested))" : "off"
+        if let median = Statistics.median(achieved), let worst = achieved.max() {
+            interval += ", achieved \(Units.formatDuration(nanoseconds: Int64(median))) median, \(Units.formatDuration(nanoseconds: Int64(worst))) slowest case"
+        }
+        out.append("| Sampling interval | \(interval) |")
+        let samplerBytes = cases.map(\.samplerAllocatedBytes).max() ?? 0
+        out.append("| Sampler's own allocations | \(Units.formatBytes(samplerBytes)) (largest over cases) |")
+        return out
+    }
+
+    static func unitLabel(_ unit: Metric.Unit?) -> String {
+        switch unit {
+        case .bytes?: return " (bytes)"
+        case .milliseconds?: return " (ms)"
+        case .ratio?: return " (ratio)"
+        case .perSecond?: return " (/s)"
+        case .count?, nil: return ""
+        }
+    }
+
+    static func format(_ metric: Metric) -> String {
+        switch metric.unit {
+        case .bytes: return Units.formatBytes(metric.value)
+        case .count: return metric.value == metric.value.rounded() ? Units.fixed(metric.value, decimals: 0) : Units.fixed(metric.value, decimals: 1)
+        case .milliseconds: return Units.fixed(metric.value, decimals: 2)
+        case .ratio: return Units.fixed(metric.value, decimals: 3)
+        case .perSecond: return Units.fixed(metric.value, decimals: 1)
+        }
+    }
+
+    /// Escapes text for a table cell: pipes and line breaks would break the table.
+    static func cell(_ text: String) -> String {
+        var result = ""
+        for character in text {
+            switch character {
+            case "|": result += "\\|"
+            case "\n", "\r\n", "\r": result += " "
+            default: result.append(character)
+            }
+        }
+        return result
+    }
+
+    /// GitHub's heading anchor: lowercase, spaces to dashes, punctuation dropped.
+    static func anchor(_ heading: String) -> String {
+        String(heading.lowercased().compactMap { character -> Character? in
+            if character == " " { return "-" }
+            if character.isLetter || character.isNumber || character == "-" || character == "_" { return character }
+            return nil
+        })
+    }
+}
+
+extension Array where Element: Hashable {
+    func uniqued() -> [Element] {
+        var seen = Set<Element>()
+        return filter { seen.insert($0).inserted }
+    }
+}

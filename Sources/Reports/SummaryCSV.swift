@@ -1,0 +1,92 @@
+import HarnessModel
+
+/// Writes `summary.csv`: one row per case.
+///
+/// Fixed columns first (see `fixedColumns`), then `phase.<phase>.peak_allocated_net_bytes` for every
+/// phase seen, then `metric.<name>_<unit>` for every scenario metric; cells that do not apply to a
+/// case's scenario stay empty.
+public enum SummaryCSV {
+    /// The columns every summary has, in order.
+    public static let fixedColumns = [
+        "scenario", "workload", "strategy", "repetition", "status", "failure",
+        "baseline_allocated_bytes", "peak_allocated_bytes", "peak_allocated_net_bytes",
+        "peak_active_bytes", "peak_resident_bytes", "peak_mapped_bytes", "peak_retained_bytes",
+        "peak_metadata_bytes", "peak_rss_bytes", "residue_bytes", "duration_ms", "sample_count",
+        "interval_requested_us", "interval_achieved_us", "sampler_allocated_bytes",
+    ]
+
+    /// The CSV column of a metric: its name plus its unit.
+    public static func column(for metric: Metric) -> String {
+        let suffix: String
+        switch metric.unit {
+        case .count: suffix = ""
+        case .bytes: suffix = "_bytes"
+        case .milliseconds: suffix = "_ms"
+        case .ratio: suffix = "_ratio"
+        case .perSecond: suffix = "_per_s"
+        }
+        return "metric.\(metric.name)\(suffix)"
+    }
+
+    /// The CSV column of a phase's net peak.
+    public static func column(forPhase phase: String) -> String {
+        "phase.\(phase).peak_allocated_net_bytes"
+    }
+
+    /// The summary of every case of `report`.
+    public static func render(_ report: RunReport) -> String {
+        var phaseColumns: [String] = []
+        var metricColumns: [String] = []
+        for scenario in report.scenarios {
+            for result in scenario.cases {
+                for phase in result.phases where !phaseColumns.contains(column(forPhase: phase.name)) {
+                    phaseColumns.append(column(forPhase: phase.name))
+                }
+                for metric in result.metrics where !metricColumns.contains(column(for: metric)) {
+                    metricColumns.append(column(for: metric))
+                }
+            }
+        }
+        var table = CSVTable(columns: fixedColumns + phaseColumns + metricColumns.sorted())
+        for scenario in report.scenarios {
+            for result in scenario.cases {
+                var cells: [String: String] = [
+                    "scenario": result.scenario, "workload": result.workload, "strategy": result.strategy,
+                    "repetition": String(result.repetition), "status": result.status.rawValue,
+                    "failure": result.failure ?? "",
+                ]
+                if result.status == .ok || result.sampleCount > 0 {
+                    cells["baseline_allocated_bytes"] = String(result.baselineAllocatedBytes)
+                    cells["peak_allocated_bytes"] = String(result.peak.allocatedBytes)
+                    cells["peak_allocated_net_bytes"] = String(result.peakAllocatedNetBytes)
+                    cells["peak_active_bytes"] = String(result.peak.activeBytes)
+                    cells["peak_resident_bytes"] = String(result.peak.residentBytes)
+                    cells["peak_mapped_bytes"] = String(result.peak.mappedBytes)
+                    cells["peak_retained_bytes"] = String(result.peak.retainedBytes)
+                    cells["peak_metadata_bytes"] = String(result.peak.metadataBytes)
+                    cells["peak_rss_bytes"] = String(result.peakRSSBytes)
+                    cells["residue_bytes"] = String(result.residueBytes)
+                    cells["duration_ms"] = Units.fixed(Double(result.durationNanoseconds) / 1e6, decimals: 3)
+                    cells["sample_count"] = String(result.sampleCount)
+                    cells["interval_requested_us"] = Units.fixed(Double(result.requestedIntervalNanoseconds) / 1e3, decimals: 1)
+                    cells["interval_achieved_us"] = Units.fixed(Double(result.achievedIntervalNanoseconds) / 1e3, decimals: 1)
+                    cells["sampler_allocated_bytes"] = String(result.samplerAllocatedBytes)
+                    for phase in result.phases {
+                        cells[column(forPhase: phase.name)] = String(phase.peakAllocatedBytes - result.baselineAllocatedBytes)
+                    }
+                    for metric in result.metrics {
+                        cells[column(for: metric)] = format(metric)
+                    }
+                }
+                table.append(cells)
+            }
+        }
+        return table.text
+    }
+
+    /// A metric value in a CSV cell: integers without decimals, others with three.
+    static func format(_ metric: Metric) -> String {
+        metric.value == metric.value.rounded() && abs(metric.value) < 1e15
+            ? String(Int64(metric.value)) : Units.fixed(metric.value, decimals: 3)
+    }
+}

@@ -1,0 +1,96 @@
+import AllocatorProbe
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// These tests touch process-wide allocator state, so they run one at a time.
+@Suite(.serialized)
+struct JemallocProbeTests {
+    @Test func jemallocIsTheProcessAllocator() throws {
+        let probe = try JemallocProbe()
+        try probe.verifyIsProcessAllocator()
+    }
+
+    @Test func allocatedMovesBySizeClassBytesOfALiveBlock() throws {
+        let probe = try JemallocProbe()
+        let size = 8 << 20
+        let before = probe.allocatedBytes()
+        let block = try #require(malloc(size))
+        memset(block, 1, size)
+        let during = probe.allocatedBytes()
+        let usable = JemallocProbe.usableSize(of: block)
+        free(block)
+        let after = probe.allocatedBytes()
+        #expect(usable == JemallocProbe.sizeClassBytes(for: size))
+        // Other threads of the test runner may allocate meanwhile; a 1% band covers them.
+        #expect(abs((during - before) - usable) < usable / 100)
+        #expect(abs(after - before) < usable / 100)
+    }
+
+    @Test func readingAllFiguresIsConsistent() throws {
+        let probe = try JemallocProbe()
+        let reading = probe.read()
+        let stats = reading.allocator
+        #expect(stats.allocatedBytes > 0)
+        #expect(stats.activeBytes >= stats.allocatedBytes)
+        #expect(stats.residentBytes >= stats.activeBytes)
+        #expect(stats.mappedBytes >= stats.activeBytes)
+        #expect(stats.metadataBytes > 0)
+        #expect(reading.rssBytes > 0)
+    }
+
+    @Test func purgeReturnsFreedPagesAtOnce() throws {
+        let probe = try JemallocProbe()
+        let size = 64 << 20
+        let block = try #require(malloc(size))
+        memset(block, 1, size)
+        let holding = probe.readAllocator().residentBytes
+        free(block)
+        probe.flushThreadCache()
+        probe.purgeAllArenas()
+        let purged = probe.readAllocator().residentBytes
+        #expect(holding - purged > size / 2, "resident fell by \(holding - purged) bytes")
+    }
+
+    @Test func threadAllocatedCountsThisThreadsAllocations() throws {
+        let probe = try JemallocProbe()
+        let before = try #require(probe.threadAllocatedBytes())
+        let block = try #require(malloc(1 << 20))
+        let after = try #require(probe.threadAllocatedBytes())
+        free(block)
+        #expect(after - before >= 1 << 20)
+    }
+
+    @Test func versionAndSettingsAreRecorded() {
+        #expect(JemallocProbe.version().hasPrefix("5."))
+        let settings = JemallocProbe.settings()
+        #expect(settings["opt.dirty_decay_ms"] != nil)
+        #expect(settings["opt.tcache"] != nil)
+        #expect(settings["opt.narenas"] != nil)
+    }
+}
+
+@Suite(.serialized)
+struct KernelMemoryTests {
+    @Test func statusReportsRSSAndItsPeak() throws {
+        let status = try KernelMemory.status()
+        #expect(status.rssBytes > 0)
+        #expect(status.peakRSSBytes >= status.rssBytes)
+    }
+
+    @Test func resettingThePeakForgetsAnEarlierHighWaterMark() throws {
+        let probe = try JemallocProbe()
+        let size = 128 << 20
+        let block = try #require(malloc(size))
+        memset(block, 1, size)
+        let highWater = try KernelMemory.status().peakRSSBytes
+        free(block)
+        probe.flushThreadCache()
+        probe.purgeAllArenas()
+        try KernelMemory.resetPeakRSS()
+        let afterReset = try KernelMemory.status()
+        #expect(highWater - afterReset.peakRSSBytes > size / 2, "peak went from \(highWater) to \(afterReset.peakRSSBytes)")
+    }
+}

@@ -1,0 +1,166 @@
+import HarnessCore
+import HarnessModel
+import Testing
+
+/// A workload with every parameter kind, for parser tests.
+struct ExampleWorkload: Workload {
+    var descriptor: WorkloadDescriptor {
+        WorkloadDescriptor(
+            name: "example", summary: "For tests.",
+            strategies: [StrategyDescriptor("unbounded-dispatch", "bad"), StrategyDescriptor("signal-next", "good")],
+            parameters: [
+                .count("documents", default: 100, range: 1...1_000_000, "docs"),
+                .bytes("payloadSize", default: 4096, range: 0...(1 << 30), "payload"),
+                .rate("writeRate", default: 500, range: 0.1...100_000, "writes"),
+                .duration("consumerWork", default: .milliseconds(5), range: .zero ... .seconds(10), "work"),
+                .fraction("matchingShare", default: 0.5, "share"),
+                .flag("verbose", default: false, "flag"),
+                .choice("mode", ["cpu", "sleep"], default: "cpu", "mode"),
+            ],
+            steps: [
+                StepDescriptor("subscribe", "start observing"),
+                StepDescriptor("burst", "write", arguments: [.duration("duration", default: .seconds(1), range: .zero ... .seconds(60), "how long")]),
+            ],
+            gauges: [GaugeDescriptor("pending", "queue depth")],
+            defaultSteps: ["subscribe", "burst"]
+        )
+    }
+
+    func makeCase(strategy: String, parameters: ParameterValues, context: CaseContext) throws -> any WorkloadCase {
+        preconditionFailure("not run in parser tests")
+    }
+}
+
+struct ScenarioParserTests {
+    let parser = ScenarioParser(catalog: WorkloadCatalog([ExampleWorkload()]))
+
+    func diagnostics(_ text: String) -> [String] {
+        do {
+            _ = try parser.parse(text, file: "Scenarios/x.yaml")
+            return []
+        } catch {
+            if case let .invalidScenario(found) = error { return found.map(\.description) }
+            return ["\(error)"]
+        }
+    }
+
+    @Test func parsesAFullScenario() throws {
+        let spec = try parser.parse("""
+            scenario: live
+            description: Two strategies.
+            workload: example
+            parameters:
+              documents: 2000
+              payloadSize: 8KiB
+              writeRate: 250/s
+              consumerWork: 2ms
+              matchingShare: 25%
+              mode: sleep
+            strategies:
+              - unbounded-dispatch
+              - name: signal-next
+                expect: leak-free
+                parameters: {payloadSize: 1KiB}
+            steps:
+              - subscribe
+              - burst: 3s
+              - idle: 200ms
+              - burst: {duration: 1s, phase: second-burst}
+              - settle
+            repetitions: 5
+            interval: 2ms
+            timeout: 30s
+            """, file: "Scenarios/x.yaml")
+        #expect(spec.name == "live")
+        #expect(spec.parameters.count("documents") == 2000)
+        #expect(spec.parameters.bytes("payloadSize") == 8192)
+        #expect(spec.parameters.rate("writeRate") == 250)
+        #expect(spec.parameters.duration("consumerWork") == .milliseconds(2))
+        #expect(spec.parameters.fraction("matchingShare") == 0.25)
+        #expect(spec.parameters.choice("mode") == "sleep")
+        #expect(spec.parameters.flag("verbose") == false)
+        #expect(spec.strategies.map(\.name) == ["unbounded-dispatch", "signal-next"])
+        #expect(spec.strategies[1].parameters.bytes("payloadSize") == 1024)
+        #expect(spec.strategies[1].expect == "leak-free")
+        #expect(spec.steps.map(\.phase) == ["subscribe", "burst", "idle", "second-burst", "settle"])
+        #expect(spec.steps[1].arguments.duration("duration") == .seconds(3))
+        #expect(spec.repetitions == 5)
+        #expect(spec.interval == .milliseconds(2))
+        #expect(spec.timeout == .seconds(30))
+    }
+
+    @Test func fillsDefaultsAndNumbersRepeatedPhases() throws {
+        let spec = try parser.parse("scenario: s\nworkload: example\nsteps: [burst, burst, burst]\n", file: "f.yaml")
+        #expect(spec.strategies.map(\.name) == ["unbounded-dispatch", "signal-next"])
+        #expect(spec.steps.map(\.phase) == ["burst", "burst#2", "burst#3"])
+        #expect(spec.parameters.count("documents") == 100)
+        #expect(spec.repetitions == 3)
+    }
+
+    @Test func reportsUnknownStrategyWithLocationAndChoices() {
+        let found = diagnostics("scenario: s\nworkload: example\nstrategies:\n  - signal-nxt\n")
+        #expect(found == ["Scenarios/x.yaml:4:5: unknown strategy 'signal-nxt'; expected one of: unbounded-dispatch, signal-next (did you mean 'signal-next'?)"])
+    }
+
+    @Test func reportsEveryProblemAtOnce() {
+        let found = diagnostics("""
+            scenario: s
+            workload: example
+            strategys: [signal-next]
+            parameters:
+              payloadSize: 4XB
+              writeRate: 500
+              documents: 0
+              colour: blue
+            steps:
+              - burst: forever
+              - dance
+            repetitions: many
+            """)
+        #expect(found == [
+            "Scenarios/x.yaml:3:1: unknown key 'strategys'; expected one of: scenario, description, workload, parameters, strategies, steps, repetitions, interval, timeout, settle (did you mean 'strategies'?)",
+            "Scenarios/x.yaml:5:16: bad value '4XB' for 'payloadSize'; expected a size with a binary unit, e.g. 4KiB, 1.5MiB, 512B",
+            "Scenarios/x.yaml:6:14: bad value '500' for 'writeRate'; expected a rate, e.g. 500/s, 30/min",
+            "Scenarios/x.yaml:7:14: value '0' for 'documents' is out of range; allowed: 1...1000000",
+            "Scenarios/x.yaml:8:3: unknown parameter of workload 'example' 'colour'; expected one of: documents, payloadSize, writeRate, consumerWork, matchingShare, verbose, mode",
+            "Scenarios/x.yaml:10:12: bad value 'forever' for 'burst.duration'; expected a duration, e.g. 5ms, 3s, 200us",
+            "Scenarios/x.yaml:11:5: unknown step 'dance'; expected one of: subscribe, burst, idle, settle",
+            "Scenarios/x.yaml:12:14: 'repetitions' is a whole number in 1...100, got 'many'",
+        ])
+    }
+
+    @Test func reportsUnknownWorkloadAndMissingKeys() {
+        #expect(diagnostics("scenario: s\nworkload: exampel\n") == [
+            "Scenarios/x.yaml:2:11: unknown workload 'exampel'; expected one of: example (did you mean 'example'?)",
+        ])
+        #expect(diagnostics("workload: example\n") == ["Scenarios/x.yaml:1:1: missing required key 'scenario'"])
+    }
+
+    @Test func reportsInvalidYAMLWithItsLocation() {
+        let found = diagnostics("scenario: s\nworkload: [example\n")
+        #expect(found.count == 1)
+        #expect(found[0].hasPrefix("Scenarios/x.yaml:3:1: invalid YAML"))
+    }
+
+    @Test func overridesParametersAndStepArguments() throws {
+        let spec = try parser.parse("scenario: s\nworkload: example\nsteps: [subscribe, burst]\n", file: "f.yaml")
+        let catalog = WorkloadCatalog([ExampleWorkload()])
+        let changed = try applyOverrides(["payloadSize=16KiB", "burst.duration=4s"], to: [spec], catalog: catalog)
+        #expect(changed[0].parameters.bytes("payloadSize") == 16384)
+        #expect(changed[0].strategies.allSatisfy { $0.parameters.bytes("payloadSize") == 16384 })
+        #expect(changed[0].steps[1].arguments.duration("duration") == .seconds(4))
+        #expect(throws: HarnessError.self) { try applyOverrides(["payloadSize=huge"], to: [spec], catalog: catalog) }
+        #expect(throws: HarnessError.self) { try applyOverrides(["nothing=1"], to: [spec], catalog: catalog) }
+        #expect(throws: HarnessError.self) { try applyOverrides(["burst.speed=1"], to: [spec], catalog: catalog) }
+    }
+
+    @Test func quickModeRunsOnceWithQuarterDurations() throws {
+        let spec = try parser.parse("scenario: s\nworkload: example\nsteps: [{burst: 4s}]\nrepetitions: 3\n", file: "f.yaml")
+        let full = planCases([spec], options: RunOptions())
+        let quick = planCases([spec], options: RunOptions(quick: true))
+        #expect(full.count == 6)
+        #expect(full.map(\.strategy).prefix(2) == ["unbounded-dispatch", "signal-next"])
+        #expect(quick.count == 2)
+        #expect(quick[0].steps[0].arguments.duration("duration") == .seconds(1))
+    }
+}

@@ -1,0 +1,70 @@
+import HarnessModel
+
+/// A small deterministic run: two strategies x two repetitions, one failed case, gauges and metrics.
+enum ReportFixture {
+    static func series(peak: Int) -> SampleSeries {
+        var series = SampleSeries(phaseNames: ["setup", "burst", "teardown"], gaugeNames: ["pending"])
+        for row in 0..<6 {
+            series.timeNanoseconds.append(Int64(row) * 1_000_000)
+            let value = 1_000_000 + peak * [0, 1, 3, 4, 2, 0][row] / 4
+            series.allocatedBytes.append(value)
+            series.activeBytes.append(value + 4096)
+            series.residentBytes.append(value + 1_000_000)
+            series.mappedBytes.append(value + 2_000_000)
+            series.retainedBytes.append(500_000)
+            series.metadataBytes.append(200_000)
+            series.rssBytes.append(value + 20_000_000)
+            series.phaseIndex.append([0, 1, 1, 1, 2, 2][row])
+            series.gauges[0].append(Int64([0, 3, 7, 9, 1, 0][row]))
+        }
+        return series
+    }
+
+    static func result(_ strategy: String, _ repetition: Int, peak: Int) -> CaseResult {
+        var result = CaseResult(scenario: "live-query", workload: "live-query", strategy: strategy, repetition: repetition, status: .ok)
+        result.baselineAllocatedBytes = 1_000_000
+        result.peak = AllocatorStatsValues(allocatedBytes: 1_000_000 + peak, activeBytes: 1_004_096 + peak, residentBytes: 2_000_000 + peak,
+                                           mappedBytes: 3_000_000 + peak, retainedBytes: 500_000, metadataBytes: 200_000)
+        result.peakRSSBytes = 21_000_000 + peak
+        result.residueBytes = 12_288 * repetition
+        result.durationNanoseconds = 2_500_000_000 + Int64(repetition) * 1_000_000
+        result.sampleCount = 6
+        result.requestedIntervalNanoseconds = 1_000_000
+        result.achievedIntervalNanoseconds = 1_004_000
+        result.phases = [
+            PhaseResult(name: "setup", startNanoseconds: 0, endNanoseconds: 1_000_000, peakAllocatedBytes: 1_000_000, peakResidentBytes: 2_000_000),
+            PhaseResult(name: "burst", startNanoseconds: 1_000_000, endNanoseconds: 4_000_000, peakAllocatedBytes: 1_000_000 + peak, peakResidentBytes: 2_000_000 + peak),
+            PhaseResult(name: "teardown", startNanoseconds: 4_000_000, endNanoseconds: 6_000_000, peakAllocatedBytes: 1_000_000 + peak / 2, peakResidentBytes: 2_000_000),
+        ]
+        result.metrics = [
+            Metric(name: "callbacksDelivered", value: Double(100 + repetition), unit: .count),
+            Metric(name: "stalenessP99", value: 12.5 * Double(repetition), unit: .milliseconds),
+        ]
+        result.samples = series(peak: peak)
+        return result
+    }
+
+    static var report: RunReport {
+        var crashed = CaseResult(scenario: "live-query", workload: "live-query", strategy: "deliver-on", repetition: 1, status: .crashed,
+                                 failure: "killed by signal 6 (SIGABRT): Fatal error, \"quoted\" | piped")
+        crashed.requestedIntervalNanoseconds = 1_000_000
+        let scenario = ScenarioRun(
+            name: "live-query", file: "Scenarios/live-query.yaml", workload: "live-query",
+            summary: "Unbounded dispatch vs signal-next.",
+            parameters: [NamedValue(name: "payloadSize", value: "4.00 KiB"), NamedValue(name: "writeRate", value: "500/s")],
+            strategies: ["unbounded-dispatch", "signal-next", "deliver-on"], steps: ["burst"], repetitions: 2,
+            cases: [
+                result("unbounded-dispatch", 1, peak: 142_000_000), result("signal-next", 1, peak: 10_000_000),
+                result("unbounded-dispatch", 2, peak: 150_000_000), result("signal-next", 2, peak: 10_400_000),
+                crashed,
+            ]
+        )
+        let environment = EnvironmentInfo(
+            toolVersion: "0.1.0", jemallocVersion: "5.3.0-0-g54eaed1d8b56b1aa528be3bdd1877e59c56fa90c",
+            jemallocSettings: ["opt.dirty_decay_ms": "10000", "opt.tcache": "true"], swiftVersion: "6.3",
+            operatingSystem: "Debian GNU/Linux 12 (bookworm)", kernel: "Linux 6.1 x86_64", cpuModel: "Example CPU",
+            cpuCount: 2, memoryBytes: 24 << 30, requestedIntervalNanoseconds: 1_000_000
+        )
+        return RunReport(generatedAt: "2026-01-01T00:00:00Z", environment: environment, scenarios: [scenario])
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+import HarnessModel
+import Reports
+import Testing
+
+/// Golden-file tests: the writers' output for a fixed input is compared byte for byte.
+/// Run with `UPDATE_GOLDEN=1` to rewrite the golden files after an intended change (then review the diff).
+struct ReportWriterTests {
+    static let goldenDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Golden")
+
+    func checkGolden(_ text: String, _ name: String) throws {
+        let url = Self.goldenDirectory.appendingPathComponent(name)
+        if ProcessInfo.processInfo.environment["UPDATE_GOLDEN"] == "1" {
+            try text.write(to: url, atomically: true, encoding: .utf8)
+        }
+        let golden = try String(contentsOf: url, encoding: .utf8)
+        #expect(text == golden, "\(name) differs from its golden file; rerun with UPDATE_GOLDEN=1 and review the diff")
+    }
+
+    @Test func markdownMatchesGolden() throws {
+        try checkGolden(MarkdownReport.render(ReportFixture.report), "report.md")
+    }
+
+    @Test func summaryCSVMatchesGolden() throws {
+        try checkGolden(SummaryCSV.render(ReportFixture.report), "summary.csv")
+    }
+
+    @Test func samplesCSVMatchesGolden() throws {
+        try checkGolden(SamplesCSV.render(ReportFixture.report), "samples.csv")
+    }
+
+    @Test func summaryCSVParsesBackWithOneRowPerCase() throws {
+        let rows = CSVTable.parse(SummaryCSV.render(ReportFixture.report))
+        let header = try #require(rows.first)
+        #expect(Array(header.prefix(SummaryCSV.fixedColumns.count)) == SummaryCSV.fixedColumns)
+        #expect(header.contains("phase.burst.peak_allocated_net_bytes"))
+        #expect(header.contains("metric.stalenessP99_ms"))
+        #expect(rows.count == 1 + 5)
+        #expect(rows.allSatisfy { $0.count == header.count })
+        let crashed = try #require(rows.first { $0[2] == "deliver-on" })
+        #expect(crashed[header.firstIndex(of: "status") ?? 0] == "crashed")
+        #expect(crashed[header.firstIndex(of: "failure") ?? 0] == "killed by signal 6 (SIGABRT): Fatal error, \"quoted\" | piped")
+        let first = rows[1]
+        #expect(first[header.firstIndex(of: "peak_allocated_net_bytes") ?? 0] == "142000000")
+    }
+
+    @Test func samplesCSVParsesBackInLongForm() throws {
+        let rows = CSVTable.parse(SamplesCSV.render(ReportFixture.report))
+        let header = try #require(rows.first)
+        #expect(header == SamplesCSV.fixedColumns + ["gauge.pending"])
+        #expect(rows.count == 1 + 4 * 6)
+        #expect(rows[1].prefix(5) == ["live-query", "unbounded-dispatch", "1", "0.000", "setup"])
+    }
+
+    @Test func csvQuotesOnlyWhatNeedsIt() {
+        #expect(CSVTable.field("plain") == "plain")
+        #expect(CSVTable.field("a,b") == "\"a,b\"")
+        #expect(CSVTable.field("say \"hi\"") == "\"say \"\"hi\"\"\"")
+        #expect(CSVTable.parse("a,\"b,c\",\"d\"\"e\"\r\n1,2,3\r\n") == [["a", "b,c", "d\"e"], ["1", "2", "3"]])
+    }
+
+    @Test func thinningKeepsEveryPeak() {
+        var series = SampleSeries(phaseNames: ["p"], gaugeNames: ["g"])
+        for row in 0..<1000 {
+            series.timeNanoseconds.append(Int64(row))
+            series.allocatedBytes.append(row == 777 ? 9999 : row % 10)
+            for keyPath in [\SampleSeries.activeBytes, \.residentBytes, \.mappedBytes, \.retainedBytes, \.metadataBytes, \.rssBytes] {
+                series[keyPath: keyPath].append(row)
+            }
+            series.phaseIndex.append(0)
+            series.gauges[0].append(row == 3 ? 50 : 0)
+        }
+        let thin = SeriesThinning.thin(series, maxRows: 100)
+        #expect(thin.count == 100)
+        #expect(thin.mergedSamplesPerRow == 10)
+        #expect(thin.allocatedBytes.max() == 9999)
+        #expect(thin.gauges[0].max() == 50)
+        #expect(thin.rssBytes.last == 999)
+    }
+}

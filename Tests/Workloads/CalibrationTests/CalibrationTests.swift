@@ -1,0 +1,78 @@
+import AllocatorProbe
+import CalibrationWorkload
+import Foundation
+import HarnessCore
+import HarnessModel
+import Testing
+
+/// Runs calibration cases in this process and checks the measured figures against the truth,
+/// which each test computes from the allocator (`nallocx`), never from a written-down number.
+@Suite(.serialized)
+struct CalibrationTests {
+    let executor = CaseExecutor(catalog: WorkloadCatalog([CalibrationWorkload()]))
+
+    func spec(_ strategy: String, _ parameters: [String: ParameterValue] = [:], hold: Duration = .milliseconds(100)) -> CaseSpec {
+        var values = ParameterValues(Dictionary(uniqueKeysWithValues: CalibrationWorkload().descriptor.parameters.map { ($0.name, $0.defaultValue) }))
+        for (name, value) in parameters { values[name] = value }
+        let idle = StepInvocation(name: "idle", phase: "idle", arguments: ParameterValues(["duration": .duration(nanoseconds: hold.nanoseconds)]))
+        return CaseSpec(
+            scenario: "calibration", workload: "calibration", strategy: strategy, repetition: 1, parameters: values,
+            steps: [StepInvocation(name: "allocate", phase: "allocate", arguments: ParameterValues()), idle,
+                    StepInvocation(name: "release", phase: "release", arguments: ParameterValues())],
+            samplingIntervalNanoseconds: 1_000_000, settleNanoseconds: 50_000_000
+        )
+    }
+
+    @Test func largeHoldPeakIsWithinTwoPercentOfItsSizeClassBytes() throws {
+        let size = 64 << 20
+        let result = try executor.run(spec("hold-large", ["holdSize": .bytes(size)]), scratchDirectory: "/tmp")
+        let truth = JemallocProbe.sizeClassBytes(for: size)
+        #expect(result.status == .ok)
+        #expect(result.metric("heldBytes")?.value == Double(truth), "the workload holds exactly the size-class bytes")
+        let error = Double(result.peakAllocatedNetBytes - truth) / Double(truth)
+        #expect(abs(error) < 0.02, "peak \(result.peakAllocatedNetBytes) vs truth \(truth): \(error * 100)%")
+        let allocatePhase = try #require(result.phases.first { $0.name == "idle" })
+        #expect(abs(Double(allocatePhase.peakAllocatedBytes - result.baselineAllocatedBytes - truth)) < Double(truth) * 0.02)
+        #expect(result.sampleCount > 50)
+        #expect(result.samplerAllocatedBytes == 0)
+    }
+
+    @Test func smallObjectsPeakIsWithinTwoPercentOfTheirSizeClassBytes() throws {
+        let count = 16_384
+        let size = 1000
+        let result = try executor.run(spec("hold-small-objects", ["objectCount": .count(count), "objectSize": .bytes(size)]),
+                                      scratchDirectory: "/tmp")
+        let truth = count * JemallocProbe.sizeClassBytes(for: size)
+        #expect(result.status == .ok)
+        let error = Double(result.peakAllocatedNetBytes - truth) / Double(truth)
+        #expect(abs(error) < 0.02, "peak \(result.peakAllocatedNetBytes) vs truth \(truth): \(error * 100)%")
+    }
+
+    /// The probe side of this check is `residueShowsMemoryThatOutlivesTheCase`.
+    @Test func churnLeavesLessThan256KiBBehind() throws {
+        let result = try executor.run(spec("churn", ["churnOperations": .count(500_000)]), scratchDirectory: "/tmp")
+        #expect(result.status == .ok)
+        #expect(result.metric("operations")?.value == 500_000)
+        #expect(result.residueBytes < 256 << 10, "residue \(result.residueBytes) bytes")
+        #expect(result.peakAllocatedNetBytes < 1 << 20, "at most 64 blocks of 4 KiB alive, plus the harness's own")
+    }
+
+    @Test func residueShowsMemoryThatOutlivesTheCase() throws {
+        // The residue must see a block allocated after the baseline and still alive after the settle.
+        var kept: UnsafeMutableRawPointer?
+        let size = 2 << 20
+        let spec = spec("churn", ["churnOperations": .count(1000)])
+        final class Keeper: @unchecked Sendable { var block: UnsafeMutableRawPointer? }
+        let keeper = Keeper()
+        let thread = Thread {
+            usleep(120_000) // after the 50 ms baseline settle, during the 100 ms idle
+            keeper.block = malloc(size)
+        }
+        thread.start()
+        let result = try executor.run(spec, scratchDirectory: "/tmp")
+        kept = keeper.block
+        defer { free(kept) }
+        #expect(kept != nil)
+        #expect(result.residueBytes >= JemallocProbe.sizeClassBytes(for: size) / 2, "residue \(result.residueBytes)")
+    }
+}
