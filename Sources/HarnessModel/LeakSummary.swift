@@ -22,11 +22,14 @@ public struct GrowthSummary: Sendable, Hashable, Codable {
     public var medianSlopeBytesPerIteration: Double
     /// Median half-width of the slope's 95% confidence interval, bytes per iteration.
     public var medianBoundBytesPerIteration: Double
+    /// One-off jumps left out of the fits, all repetitions together.
+    public var oneOffJumps: Int
 
-    public init(phase: String, medianSlopeBytesPerIteration: Double, medianBoundBytesPerIteration: Double) {
+    public init(phase: String, medianSlopeBytesPerIteration: Double, medianBoundBytesPerIteration: Double, oneOffJumps: Int = 0) {
         self.phase = phase
         self.medianSlopeBytesPerIteration = medianSlopeBytesPerIteration
         self.medianBoundBytesPerIteration = medianBoundBytesPerIteration
+        self.oneOffJumps = oneOffJumps
     }
 }
 
@@ -84,10 +87,11 @@ public struct StrategyLeakSummary: Sendable, Hashable, Codable {
         residueUncertaintyBytes = measurements.map(\.residueUncertaintyBytes).max() ?? 0
         let phases = measurements.first?.growth.map(\.phase) ?? []
         growth = phases.compactMap { phase in
-            let fits = measurements.compactMap { $0.growth.first { $0.phase == phase }?.fit }
+            let fits = measurements.compactMap { $0.growth.first { $0.phase == phase }?.fit(criteria: criteria) }
             guard let slope = Statistics.median(fits.map(\.slopeBytesPerIteration)),
                   let bound = Statistics.median(fits.map(\.boundBytesPerIteration)) else { return nil }
-            return GrowthSummary(phase: phase, medianSlopeBytesPerIteration: slope, medianBoundBytesPerIteration: bound)
+            return GrowthSummary(phase: phase, medianSlopeBytesPerIteration: slope, medianBoundBytesPerIteration: bound,
+                                 oneOffJumps: fits.reduce(0) { $0 + $1.oneOffJumps })
         }
     }
 

@@ -37,8 +37,13 @@ public struct GrowthSeries: Sendable, Hashable, Codable {
     /// The iterations that enter the fit: everything after the warm-up.
     public var measuredBytes: [Int] { Array(liveBytesAfterIteration.dropFirst(warmupIterations)) }
 
-    /// The least-squares line through the measured iterations; nil with fewer than three of them.
-    public var fit: SlopeFit? { LeakAnalysis.fitSlope(measuredBytes.map(Double.init)) }
+    /// The growth line through the measured iterations under the standard criteria; nil with fewer than three.
+    public var fit: SlopeFit? { fit(criteria: .standard) }
+
+    /// The growth line through the measured iterations, one-off jumps left out (see `LeakAnalysis.fitGrowth`).
+    public func fit(criteria: LeakCriteria) -> SlopeFit? {
+        LeakAnalysis.fitGrowth(measuredBytes.map(Double.init), criteria: criteria)
+    }
 }
 
 /// A straight line fitted to the live heap per iteration.
@@ -50,11 +55,18 @@ public struct SlopeFit: Sendable, Hashable, Codable {
     public var boundBytesPerIteration: Double
     /// Iterations the line was fitted to.
     public var iterations: Int
+    /// Iterations whose growth was a one-off jump, replaced by the typical growth before fitting.
+    public var oneOffJumps: Int
+    /// What those jumps added beyond the typical growth, bytes in all (negative for drops).
+    public var oneOffJumpBytes: Double
 
-    public init(slopeBytesPerIteration: Double, boundBytesPerIteration: Double, iterations: Int) {
+    public init(slopeBytesPerIteration: Double, boundBytesPerIteration: Double, iterations: Int,
+                oneOffJumps: Int = 0, oneOffJumpBytes: Double = 0) {
         self.slopeBytesPerIteration = slopeBytesPerIteration
         self.boundBytesPerIteration = boundBytesPerIteration
         self.iterations = iterations
+        self.oneOffJumps = oneOffJumps
+        self.oneOffJumpBytes = oneOffJumpBytes
     }
 
     /// The lowest slope the data allow at 95% confidence, bytes per iteration.
@@ -123,14 +135,19 @@ public enum LeakOutcome: String, Sendable, Hashable, Codable {
 public struct LeakCriteria: Sendable, Hashable, Codable {
     /// Growth below this, even when significant, is not called a leak, bytes per iteration.
     public var minimumSlopeBytesPerIteration: Double
+    /// An iteration whose growth differs this much from the typical iteration's (and by more than
+    /// five robust standard deviations) is a one-off jump, not growth per iteration, bytes.
+    public var oneOffJumpBytes: Double
 
-    public init(minimumSlopeBytesPerIteration: Double) {
+    public init(minimumSlopeBytesPerIteration: Double, oneOffJumpBytes: Double = 4096) {
         self.minimumSlopeBytesPerIteration = minimumSlopeBytesPerIteration
+        self.oneOffJumpBytes = oneOffJumpBytes
     }
 
-    /// The harness's criteria: any growth whose 95% lower bound exceeds 16 bytes per iteration
-    /// (a leaked Swift object occupies at least one 16-byte block, so less is not an object per iteration).
-    public static let standard = LeakCriteria(minimumSlopeBytesPerIteration: 16)
+    /// The harness's criteria: growth whose 95% lower bound exceeds 16 bytes per iteration (a
+    /// leaked Swift object occupies at least one 16-byte block), after leaving out one-off jumps
+    /// of over 4 KiB (a thread created mid-run allocates its 28 KiB allocator cache once).
+    public static let standard = LeakCriteria(minimumSlopeBytesPerIteration: 16, oneOffJumpBytes: 4096)
 }
 
 /// The verdict of one case with its reasons, in plain words.
@@ -183,6 +200,47 @@ public enum LeakAnalysis {
         return SlopeFit(slopeBytesPerIteration: slope, boundBytesPerIteration: bound, iterations: n)
     }
 
+    /// Fits the growth line to the live heap per iteration, leaving out one-off jumps first.
+    ///
+    /// Something allocated once at a random iteration and kept (a thread that starts mid-run and
+    /// gets its allocator cache, a lazily built table) is a step in the series, and a least-squares
+    /// line through a step has a significant slope. Growth per iteration is what happens in every
+    /// iteration, so increments far from the median increment (up, or down when such a thread
+    /// exits) are replaced by the median before the line is fitted, and reported as `oneOffJumps`.
+    /// At most a quarter of the increments are treated so; beyond that the jumps are the pattern
+    /// and stay in. Growth that comes only in rare large jumps (an array of leaked entries doubling
+    /// its storage) is left out this way; tracked survivors and the residue still show it.
+    public static func fitGrowth(_ values: [Double], criteria: LeakCriteria = .standard) -> SlopeFit? {
+        let (levelled, jumps, jumpBytes) = removeOneOffJumps(values, criteria: criteria)
+        guard var fit = fitSlope(levelled) else { return nil }
+        fit.oneOffJumps = jumps
+        fit.oneOffJumpBytes = jumpBytes
+        return fit
+    }
+
+    /// `values` with every one-off jump replaced by the median increment, the number of jumps and
+    /// their excess bytes in all (see `fitGrowth`).
+    public static func removeOneOffJumps(_ values: [Double], criteria: LeakCriteria = .standard)
+        -> (values: [Double], jumps: Int, jumpBytes: Double) {
+        guard values.count >= 3 else { return (values, 0, 0) }
+        let increments = zip(values.dropFirst(), values).map { $0 - $1 }
+        guard let median = Statistics.median(increments),
+              let deviation = Statistics.median(increments.map { abs($0 - median) }) else { return (values, 0, 0) }
+        // 1.4826 x the median absolute deviation estimates the standard deviation of normal noise.
+        let threshold = max(5 * 1.4826 * deviation, criteria.oneOffJumpBytes)
+        let isJump = increments.map { abs($0 - median) > threshold }
+        let jumps = isJump.filter { $0 }.count
+        guard jumps > 0, jumps * 4 <= increments.count else { return (values, 0, 0) }
+        var levelled = [values[0]]
+        levelled.reserveCapacity(values.count)
+        var jumpBytes = 0.0
+        for (index, increment) in increments.enumerated() {
+            if isJump[index] { jumpBytes += increment - median }
+            levelled.append(levelled[index] + (isJump[index] ? median : increment))
+        }
+        return (levelled, jumps, jumpBytes)
+    }
+
     /// The 97.5% quantile of Student's t distribution (the factor of a two-sided 95% interval).
     ///
     /// Exact table values up to 30 degrees of freedom; beyond, the Cornish-Fisher expansion
@@ -227,7 +285,7 @@ public enum LeakAnalysis {
             reasons.append("\(survivor.count)\(tracked.map { " of \($0)" } ?? "") \(survivor.typeName) survived teardown")
         }
         for series in measurements.growth {
-            guard let fit = series.fit, isGrowing(fit, criteria: criteria) else { continue }
+            guard let fit = series.fit(criteria: criteria), isGrowing(fit, criteria: criteria) else { continue }
             reasons.append("\(series.phase): live heap grows \(formatSlope(fit)) per iteration")
         }
         let verdict: LeakVerdict = reasons.isEmpty ? .leakFree : .leaks

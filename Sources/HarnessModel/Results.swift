@@ -106,7 +106,8 @@ public struct CaseResult: Sendable, Hashable, Codable {
     public var peak = AllocatorStatsValues()
     /// The kernel's RSS high-water mark (`VmHWM`) over the case, bytes.
     public var peakRSSBytes: Int = 0
-    /// `stats.allocated` after teardown and settle minus the baseline, bytes (what the case left behind).
+    /// `stats.allocated` after teardown and settle minus the baseline, bytes (what the case left behind;
+    /// the sampler's own series are taken off). `leaks` says how far thread caches may move it.
     public var residueBytes: Int = 0
     /// Wall time from the start of setup to the end of teardown, nanoseconds.
     public var durationNanoseconds: Int64 = 0

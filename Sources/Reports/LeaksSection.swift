@@ -19,18 +19,18 @@ public enum LeaksSection {
         out.append("| Strategy | Expected | Surviving objects | Residue | Growth per iteration | Verdict |")
         out.append("|---|---|---|---:|---:|---|")
         for summary in summaries {
-            out.append("| `\(cell(summary.strategy))` | \(summary.expectation?.rawValue ?? "–") | \(cell(survivors(summary))) | "
-                + "\(residue(summary)) | \(cell(growth(summary))) | \(verdict(summary)) |")
+            out.append("| `\(MarkdownReport.cell(summary.strategy))` | \(summary.expectation?.rawValue ?? "–") | \(MarkdownReport.cell(survivors(summary))) | "
+                + "\(residue(summary)) | \(MarkdownReport.cell(growth(summary))) | \(verdict(summary)) |")
         }
         out.append("")
         let findings = summaries.filter { $0.outcome == .unexpectedLeak }
         for summary in findings {
-            out.append("**Unexpected leak in `\(cell(summary.strategy))`** (\(summary.leakingRepetitions) of "
+            out.append("**Unexpected leak in `\(MarkdownReport.cell(summary.strategy))`** (\(summary.leakingRepetitions) of "
                 + "\(summary.assessedRepetitions) repetitions): \(summary.reasons.joined(separator: "; ")).")
             out.append("")
         }
         for summary in summaries where summary.outcome == .expectedLeakNotSeen {
-            out.append("`\(cell(summary.strategy))` is expected to leak but did not in any repetition: "
+            out.append("`\(MarkdownReport.cell(summary.strategy))` is expected to leak but did not in any repetition: "
                 + "the scenario may no longer show the pitfall it demonstrates.")
             out.append("")
         }
@@ -38,7 +38,9 @@ public enum LeaksSection {
             + "Residue is `stats.allocated` after teardown and settle minus the baseline, ± the freed bytes held in thread caches; "
             + "it counts jemalloc size classes, so the bytes asked for may be up to 20% less (more for blocks under 128 B). "
             + "Growth is the least-squares slope of the live heap after each `repeat` iteration past the warm-up, "
-            + "± the half-width of its 95% confidence interval; a lower bound above "
+            + "± the half-width of its 95% confidence interval, after one-off jumps (an iteration growing over "
+            + "\(Units.formatBytes(criteria.oneOffJumpBytes)) more or less than the median iteration, such as a thread's first allocator cache) "
+            + "are replaced by the median growth; a lower bound above "
             + "\(Units.formatBytes(criteria.minimumSlopeBytesPerIteration)) per iteration is a leak even when no tracked object survives.")
         out.append("")
         return out
@@ -67,7 +69,10 @@ public enum LeaksSection {
     static func growth(_ summary: StrategyLeakSummary) -> String {
         guard !summary.growth.isEmpty else { return "– (no repeat step)" }
         return summary.growth.map { growth in
-            let text = "\(Units.formatBytes(growth.medianSlopeBytesPerIteration)) ± \(Units.formatBytes(growth.medianBoundBytesPerIteration))"
+            var text = "\(Units.formatBytes(growth.medianSlopeBytesPerIteration)) ± \(Units.formatBytes(growth.medianBoundBytesPerIteration))"
+            if growth.oneOffJumps > 0 {
+                text += " (\(growth.oneOffJumps) one-off jump\(growth.oneOffJumps == 1 ? "" : "s") left out)"
+            }
             return summary.growth.count == 1 ? text : "`\(growth.phase)` \(text)"
         }.joined(separator: ", ")
     }
@@ -85,18 +90,5 @@ public enum LeaksSection {
     /// `8` when every repetition agrees, `0–1` when they differ.
     static func span(_ range: TypeCountRange) -> String {
         range.minimum == range.maximum ? "\(range.maximum)" : "\(range.minimum)–\(range.maximum)"
-    }
-
-    /// Escapes text for a table cell: pipes and line breaks would break the table.
-    static func cell(_ text: String) -> String {
-        var result = ""
-        for character in text {
-            switch character {
-            case "|": result += "\\|"
-            case "\n", "\r\n", "\r": result += " "
-            default: result.append(character)
-            }
-        }
-        return result
     }
 }

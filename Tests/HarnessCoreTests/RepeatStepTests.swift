@@ -128,7 +128,7 @@ import Testing
         #expect(leaks.tracked == [TypeCount(typeName: "Block", count: 12)], "the tracker saw every block")
         #expect(leaks.survivors.isEmpty)
         let fit = try #require(leaks.growth.first?.fit)
-        #expect(!LeakAnalysis.isGrowing(fit))
+        #expect(!LeakAnalysis.isGrowing(fit), "\(leaks.growth.first?.liveBytesAfterIteration ?? [])")
         #expect(result.leakAssessment.verdict == .leakFree)
         #expect(result.leakAssessment.outcome == .asExpected)
     }

@@ -101,7 +101,12 @@ public struct CaseExecutor: Sendable {
         }
         enterPhase(phaseNames.count)
         let endOfCase = Self.monotonicNanoseconds() - origin
+        // Stopping builds the sampler's series on this thread (about 200 bytes per sample); they
+        // stay alive until the result is sent, so they come off the residue.
+        let beforeStop = probe.threadNetAllocatedBytes()
         let output = sampler?.stop()
+        var samplerOutputBytes = 0
+        if let beforeStop, let afterStop = probe.threadNetAllocatedBytes() { samplerOutputBytes = afterStop - beforeStop }
 
         Self.settle(probe, nanoseconds: spec.settleNanoseconds)
         // Survivors are read after the settle (workloads may release on other threads); the
@@ -110,7 +115,7 @@ public struct CaseExecutor: Sendable {
         let survivors = context.lifetimes.survivors()
         context.lifetimes.removeAll()
         probe.flushThreadCache()
-        result.residueBytes = probe.allocatedBytes() - result.baselineAllocatedBytes
+        result.residueBytes = probe.allocatedBytes() - result.baselineAllocatedBytes - samplerOutputBytes
         result.leaks = LeakMeasurements(tracked: tracked, survivors: survivors, growth: growth,
                                         threadCacheBytesAtBaseline: threadCacheBytesAtBaseline,
                                         threadCacheBytesAtEnd: probe.threadCacheBytes())
