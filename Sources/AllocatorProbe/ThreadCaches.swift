@@ -16,18 +16,3 @@ extension JemallocProbe {
         return status == 0 ? value : 0
     }
 }
-
-extension JemallocProbe {
-    /// Bytes the calling thread has allocated minus what it has freed so far (`thread.allocated`
-    /// minus `thread.deallocated`, size-class bytes); nil when this jemalloc lacks the counters.
-    ///
-    /// The difference of two readings on one thread is what that thread allocated in between and
-    /// still holds (less what it freed of older blocks), whatever other threads do meanwhile.
-    public func threadNetAllocatedBytes() -> Int? {
-        guard let allocated = threadAllocatedBytes() else { return nil }
-        var deallocated: UInt64 = 0
-        var length = MemoryLayout<UInt64>.size
-        guard mallctl("thread.deallocated", &deallocated, &length, nil, 0) == 0 else { return nil }
-        return Int(truncatingIfNeeded: allocated &- deallocated)
-    }
-}

@@ -177,21 +177,17 @@ public enum LeakAnalysis {
     /// spread left to bound the slope with.
     public static func fitSlope(_ values: [Double]) -> SlopeFit? {
         let n = values.count
-        guard n >= 3 else { return nil }
-        let count = Double(n)
-        let meanX = (count - 1) / 2
-        let meanY = values.reduce(0, +) / count
-        var sxx = 0.0
-        var sxy = 0.0
-        for (index, value) in values.enumerated() {
-            let dx = Double(index) - meanX
-            sxx += dx * dx
-            sxy += dx * (value - meanY)
+        guard n >= 3, let line = LinearFit.leastSquares(values.enumerated().map { (Double($0.offset), $0.element) }) else {
+            return nil
         }
-        let slope = sxy / sxx
+        let slope = line.slope
+        let meanX = Double(n - 1) / 2
+        var sxx = 0.0
         var squaredResiduals = 0.0
         for (index, value) in values.enumerated() {
-            let residual = (value - meanY) - slope * (Double(index) - meanX)
+            let x = Double(index)
+            sxx += (x - meanX) * (x - meanX)
+            let residual = value - line.value(at: x)
             squaredResiduals += residual * residual
         }
         let degreesOfFreedom = n - 2

@@ -28,3 +28,17 @@ public enum ParameterValue: Sendable, Hashable, Codable, CustomStringConvertible
         }
     }
 }
+
+extension ParameterValue {
+    /// The value in base units (count, bytes, per second, nanoseconds, fraction); nil for flags and choices.
+    public var baseUnitValue: Double? {
+        switch self {
+        case let .count(value): return Double(value)
+        case let .bytes(value): return Double(value)
+        case let .rate(value): return value
+        case let .duration(value): return Double(value)
+        case let .fraction(value): return value
+        case .flag, .choice: return nil
+        }
+    }
+}

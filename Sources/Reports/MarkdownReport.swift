@@ -4,7 +4,9 @@ import HarnessModel
 /// reading, per-phase peaks, scenario metrics and failures; then the environment.
 public enum MarkdownReport {
     /// Renders the whole report. Deterministic: same input, same text.
-    public static func render(_ report: RunReport) -> String {
+    /// - Parameter charts: relative paths of the chart files written beside the report; those present are embedded.
+    /// - Parameter checks: thresholds, baseline comparisons and leak expectations evaluated on this run.
+    public static func render(_ report: RunReport, charts: Set<String> = [], checks: [CheckResult] = []) -> String {
         var out: [String] = []
         let cases = report.scenarios.flatMap(\.cases)
         let failed = cases.filter { $0.status != .ok }.count
@@ -25,14 +27,20 @@ public enum MarkdownReport {
             }
             out.append("")
         }
+        if !checks.isEmpty {
+            out.append(CheckOutputs.markdown(checks, title: "Checks"))
+        }
+        if let sweeps = report.sweeps, !sweeps.isEmpty {
+            out.append(SweepSection.markdown(sweeps))
+        }
         for scenario in report.scenarios {
-            out.append(contentsOf: section(for: scenario))
+            out.append(contentsOf: section(for: scenario, charts: charts))
         }
         out.append(contentsOf: environment(report.environment, cases: cases))
         return out.joined(separator: "\n") + "\n"
     }
 
-    static func section(for scenario: ScenarioRun) -> [String] {
+    static func section(for scenario: ScenarioRun, charts: Set<String>) -> [String] {
         let summary = ScenarioSummary(scenario)
         var out: [String] = []
         out.append("## \(scenario.name)")
@@ -48,7 +56,10 @@ public enum MarkdownReport {
             out.append("Parameters: " + scenario.parameters.map { "`\($0.name)` = \($0.value)" }.joined(separator: ", ") + ".")
             out.append("")
         }
-        out.append("**Reading:** \(summary.reading)")
+        let kills = scenario.memoryLimitKills
+        out.append("**Reading:** \(summary.reading)" + kills.map {
+            " `\($0.strategy)` was killed by the memory limit in \($0.killedCount)/\($0.caseCount) cases."
+        }.joined())
         out.append("")
         out.append("| Rank | Strategy | Peak allocated | × best | Spread | Min – max | Peak resident | Peak RSS (VmHWM) | Residue | Duration | Cases ok |")
         out.append("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
@@ -62,11 +73,20 @@ public enum MarkdownReport {
                 + "\(strategy.okCount)/\(strategy.okCount + strategy.failedCount) |")
         }
         for name in summary.failedStrategies {
-            out.append("| – | `\(cell(name))` | failed | – | – | – | – | – | – | – | 0/\(scenario.cases.filter { $0.strategy == name }.count) |")
+            let outcome = kills.first { $0.strategy == name && $0.killedCount == $0.caseCount }.map(\.description) ?? "failed"
+            out.append("| – | `\(cell(name))` | \(outcome) | – | – | – | – | – | – | – | 0/\(scenario.cases.filter { $0.strategy == name }.count) |")
         }
         out.append("")
         out.append("Spread is half the range of the repetitions' peaks relative to their median; peak resident and RSS are absolute (they include the harness itself).")
         out.append("")
+        let stem = ReportBundle.chartStem(scenario.name)
+        for (suffix, alt) in [("timeline", "allocated over time"), ("peaks", "peak allocated by strategy"), ("gauges", "gauges over time")] {
+            let path = "charts/\(stem)-\(suffix).svg"
+            if charts.contains(path) {
+                out.append("![\(scenario.name): \(alt)](\(path))")
+                out.append("")
+            }
+        }
 
         if let phases = summary.ranked.first?.phasePeakNetBytes.map(\.name), !phases.isEmpty {
             out.append("### Peak allocated per phase")

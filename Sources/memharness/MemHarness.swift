@@ -13,12 +13,13 @@ struct MemHarness: ParsableCommand {
         commandName: "memharness",
         abstract: "Runs memory scenarios under several strategies, measures them with jemalloc, and ranks the strategies by peak memory.",
         discussion: """
-        Exit codes: 0 every case completed; 1 harness failure (a case crashed, failed or timed out, or \
-        measuring was impossible); 2 reserved for threshold breaches and regressions; 64 usage error \
-        (bad option, bad scenario file). Reports are written atomically: an earlier report is never half-overwritten.
+        Exit codes: 0 every case completed and every check passed; 1 harness failure (a case crashed, \
+        failed or timed out, or measuring was impossible); 2 a finding: a threshold breached, a regression \
+        against the baseline, an unexpected leak; 64 usage error (bad option, bad scenario or baseline file), \
+        before anything runs. Reports are written atomically: an earlier report is never half-overwritten.
         """,
         version: version,
-        subcommands: [RunCommand.self, ListCommand.self, RunCaseCommand.self],
+        subcommands: [RunCommand.self, ReportCommand.self, CompareCommand.self, BaselineCommand.self, MergeCommand.self, ListCommand.self, RunCaseCommand.self],
         defaultSubcommand: nil
     )
 }

@@ -28,8 +28,19 @@ struct RunCaseCommand: ParsableCommand {
             Terminal.error("cannot read case spec \(spec): \(error)")
             throw ExitCode(CaseExitCode.harnessFailure)
         }
+        let resultPath = result
         do {
-            let outcome = try CaseExecutor(catalog: .builtIn).run(caseSpec, scratchDirectory: scratch)
+            let outcome = try CaseExecutor(catalog: .builtIn).run(caseSpec, scratchDirectory: scratch) { killed in
+                // On the sampler thread, while the workload still runs: write the result and end the
+                // process at once, as a phone kills an app over its budget.
+                do {
+                    try JSONEncoder().encode(killed).write(to: URL(fileURLWithPath: resultPath))
+                    _exit(CaseExitCode.memoryLimit)
+                } catch {
+                    Terminal.error("cannot write the result \(resultPath): \(error)")
+                    _exit(CaseExitCode.harnessFailure)
+                }
+            }
             try JSONEncoder().encode(outcome).write(to: URL(fileURLWithPath: result))
         } catch let error as HarnessError {
             Terminal.error(error.description)

@@ -31,7 +31,7 @@ struct RunCommand: ParsableCommand {
     @Flag(name: .long, help: "Smoke test: one repetition and every step duration divided by 4.")
     var quick = false
 
-    @Option(name: .customLong("set"), help: ArgumentHelp("Override a parameter (name=value) or step argument (step.argument=value); repeatable.", valueName: "name=value"))
+    @Option(name: .customLong("set"), help: ArgumentHelp("Override a parameter (name=value) or step argument (step.argument=value); repeatable. One --set may list several values (burst.duration=1s,2s,4s): a sweep, reported as peak per value with the growth slope.", valueName: "name=value"))
     var overrides: [String] = []
 
     @Option(name: .long, help: ArgumentHelp("Folder searched for scenario names and for the default set.", valueName: "dir"))
@@ -40,11 +40,23 @@ struct RunCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Rows per case in samples.csv (neighbours merged keeping maxima); 0 keeps all.", valueName: "n"))
     var samplesMaxRows: Int = 2000
 
+    @Option(name: .long, help: ArgumentHelp("Value scale of the charts: auto (log when peaks differ by more than 30x), linear or log.", valueName: "scale"))
+    var chartScale: ChartScaleArgument = .auto
+
     @Option(name: .long, help: ArgumentHelp("Time limit per case (overrides the scenario files), e.g. 30s.", valueName: "duration"))
     var timeout: DurationArgument?
 
     @Flag(name: .long, help: "No progress on stderr (it is also off when stderr is not a terminal).")
     var quiet = false
+
+    @Option(name: .long, help: ArgumentHelp("Run only shard I of N (a deterministic, round-robin subset of the cases), e.g. 2/4; combine shards with `merge`.", valueName: "i/n"))
+    var shard: ShardArgument?
+
+    @OptionGroup(title: "Gating")
+    var gate: GateOptions
+
+    @OptionGroup(title: "Memory budget")
+    var memory: MemoryBudgetArguments
 
     func validate() throws {
         if let repetitions, !(1...100).contains(repetitions) {
@@ -64,29 +76,89 @@ struct RunCommand: ParsableCommand {
     func run() throws {
         let catalog = WorkloadCatalog.builtIn
         var specs: [ScenarioSpec]
+        // Every sweep point is validated before the first case runs.
+        var points: [(label: String, specs: [ScenarioSpec])] = []
+        var sweep: SweepSpec?
         do {
             specs = try ScenarioFiles.load(scenarios, directory: scenariosDir, catalog: catalog)
-            specs = try applyOverrides(overrides, to: specs, catalog: catalog)
-        } catch {
+            let sweeps = overrides.filter(SweepSpec.isSweep)
+            let fixed = overrides.filter { !SweepSpec.isSweep($0) }
+            if sweeps.count > 1 {
+                throw HarnessError.invalidOverride(sweeps[1], reason: "only one --set may list several values; this run already sweeps \(sweeps[0])")
+            }
+            specs = try applyOverrides(fixed, to: specs, catalog: catalog)
+            if let text = sweeps.first {
+                let parsed = try SweepSpec(parsing: text)
+                sweep = parsed
+                for (value, override) in zip(parsed.values, parsed.overrides) {
+                    points.append(("\(parsed.key)=\(value)", try applyOverrides([override], to: specs, catalog: catalog)))
+                }
+            } else {
+                points = [("", specs)]
+            }
+        } catch let error as HarnessError {
             for line in error.description.split(separator: "\n") { Terminal.error(String(line)) }
             throw ExitCode(error.isUsageError ? ExitCodes.usage : ExitCodes.harnessFailure)
         }
         if let timeout {
-            for index in specs.indices { specs[index].timeout = timeout.duration }
+            for point in points.indices {
+                for index in points[point].specs.indices { points[point].specs[index].timeout = timeout.duration }
+            }
         }
         var options = RunOptions(interval: interval.duration, repetitions: repetitions, quick: quick)
         options.sampleCapacity = 16_384
-        let plan = planCases(specs, options: options)
+        options.memory = try memory.options()
+        var budgetProblems = options.memory.problems(for: specs)
+        for spec in specs where (spec.interval ?? interval.duration) == .zero && options.memory.budget(for: spec) != nil {
+            budgetProblems.append("\(spec.file): a memory limit or warning needs the sampler; use an --interval above 0")
+        }
+        guard budgetProblems.isEmpty else {
+            for problem in budgetProblems { Terminal.error(problem) }
+            throw ExitCode(ExitCodes.usage)
+        }
         let progress = Progress(enabled: !quiet && Terminal.stderrIsTerminal)
         let launcher = CaseLauncher(executable: CaseLauncher.currentExecutable)
-        let runs = runCases(plan, scenarios: specs, launcher: launcher) { event in progress.show(event) }
+        var runs: [ScenarioRun] = []
+        var sweepPoints: [String: [(label: String, value: ParameterValue, run: ScenarioRun)]] = [:]
+        for point in points {
+            var plan = planCases(point.specs, options: options)
+            if let shard {
+                plan = plan.enumerated().filter { $0.offset % shard.count == shard.index - 1 }.map(\.element)
+            }
+            let pointRuns = runCases(plan, scenarios: point.specs, launcher: launcher) { event in progress.show(event) }
+            guard let sweep else {
+                runs += pointRuns
+                continue
+            }
+            for (spec, run) in zip(point.specs, pointRuns) {
+                var named = run
+                named.name = "\(run.name) @ \(point.label)"
+                for index in named.cases.indices { named.cases[index].scenario = named.name }
+                runs.append(named)
+                if let value = sweptValue(sweep.key, in: spec) {
+                    sweepPoints[run.name, default: []].append((point.label, value, run))
+                }
+            }
+        }
+        let sweeps = sweep.map { sweep in
+            specs.compactMap { spec in
+                sweepPoints[spec.name].map { SweepSummary(scenario: spec.name, key: sweep.key, points: $0) }
+            }
+        }
         let report = RunReport(
             generatedAt: Terminal.timestamp(),
             environment: MachineEnvironment.current(toolVersion: MemHarness.version, interval: interval.duration),
-            scenarios: runs
+            scenarios: runs, sweeps: sweeps
         )
+        let checks: [CheckResult]
         do {
-            try ReportFiles.write(report, to: out, samplesMaxRows: samplesMaxRows)
+            checks = try Gate.checks(for: report, options: gate)
+        } catch {
+            Terminal.error("\(error)")
+            throw ExitCode(ExitCodes.usage)
+        }
+        do {
+            try ReportFiles.write(report, to: out, options: ReportBundle.Options(samplesMaxRows: samplesMaxRows, chartScale: chartScale.scale), checks: checks)
         } catch {
             Terminal.error("\(error)")
             throw ExitCode(ExitCodes.harnessFailure)
@@ -95,13 +167,29 @@ struct RunCommand: ParsableCommand {
             print("\(scenario.name): \(ScenarioSummary(scenario).reading.replacingOccurrences(of: "`", with: ""))")
         }
         print("Report: \(out)/report.md")
-        let notOK = runs.flatMap(\.cases).filter { $0.status != .ok }
-        if !notOK.isEmpty {
-            for result in notOK {
+        try Gate.publish(checks, report: report, options: gate)
+        for result in runs.flatMap(\.cases) where result.status != .ok {
+            if result.status == .killedByMemoryLimit {
+                Terminal.write("memory limit: \(result.scenario) / \(result.strategy) #\(result.repetition): \(result.failure ?? "")\n")
+            } else {
                 Terminal.error("\(result.scenario) / \(result.strategy) #\(result.repetition): \(result.status.rawValue): \(result.failure ?? "")")
             }
-            throw ExitCode(ExitCodes.harnessFailure)
         }
+        let code = Gate.exitCode(report, checks: checks, failOnMemoryLimit: memory.failOnMemoryLimit)
+        if code != ExitCodes.ok { throw ExitCode(code) }
+    }
+}
+
+/// `--shard I/N`: the I-th of N shards, from 1.
+struct ShardArgument: ExpressibleByArgument, Sendable {
+    var index: Int
+    var count: Int
+
+    init?(argument: String) {
+        let parts = argument.split(separator: "/").map { Int($0) }
+        guard parts.count == 2, let index = parts[0], let count = parts[1], count >= 1, (1...count).contains(index) else { return nil }
+        self.index = index
+        self.count = count
     }
 }
 
@@ -144,6 +232,19 @@ final class Progress: Sendable {
                 current = nil
                 Terminal.write("\r\u{1B}[2K[\(index)/\(total)] \(result.scenario) / \(result.strategy) #\(result.repetition) \(seconds) s, \(outcome)\n")
             }
+        }
+    }
+}
+
+/// `--chart-scale auto|linear|log`.
+enum ChartScaleArgument: String, ExpressibleByArgument, CaseIterable {
+    case auto, linear, log
+
+    var scale: ValueScale? {
+        switch self {
+        case .auto: return nil
+        case .linear: return .linear
+        case .log: return .log
         }
     }
 }

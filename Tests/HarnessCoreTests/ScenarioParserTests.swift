@@ -118,11 +118,11 @@ struct ScenarioParserTests {
             repetitions: many
             """)
         #expect(found == [
-            "Scenarios/x.yaml:3:1: unknown key 'strategys'; expected one of: scenario, description, workload, parameters, strategies, steps, repetitions, interval, timeout, settle (did you mean 'strategies'?)",
+            "Scenarios/x.yaml:3:1: unknown key 'strategys'; expected one of: \(ScenarioParser.topLevelKeys.joined(separator: ", ")) (did you mean 'strategies'?)",
             "Scenarios/x.yaml:5:16: bad value '4XB' for 'payloadSize'; expected a size with a binary unit, e.g. 4KiB, 1.5MiB, 512B",
             "Scenarios/x.yaml:6:14: bad value '500' for 'writeRate'; expected a rate, e.g. 500/s, 30/min",
             "Scenarios/x.yaml:7:14: value '0' for 'documents' is out of range; allowed: 1...1000000",
-            "Scenarios/x.yaml:8:3: unknown parameter of workload 'example' 'colour'; expected one of: documents, payloadSize, writeRate, consumerWork, matchingShare, verbose, mode",
+            "Scenarios/x.yaml:8:3: unknown parameter 'colour' of workload 'example'; expected one of: documents, payloadSize, writeRate, consumerWork, matchingShare, verbose, mode",
             "Scenarios/x.yaml:10:12: bad value 'forever' for 'burst.duration'; expected a duration, e.g. 5ms, 3s, 200us",
             "Scenarios/x.yaml:11:5: unknown step 'dance'; expected one of: subscribe, burst, idle, settle, repeat",
             "Scenarios/x.yaml:12:14: 'repetitions' is a whole number in 1...100, got 'many'",
@@ -162,5 +162,61 @@ struct ScenarioParserTests {
         #expect(full.map(\.strategy).prefix(2) == ["unbounded-dispatch", "signal-next"])
         #expect(quick.count == 2)
         #expect(quick[0].steps[0].arguments.duration("duration") == .seconds(1))
+    }
+}
+
+struct ThresholdParserTests {
+    let parser = ScenarioParser(catalog: WorkloadCatalog([ExampleWorkload()]))
+    let head = "scenario: s\nworkload: example\nsteps: [subscribe, burst]\n"
+
+    @Test func readsGroupedAndRelativeThresholds() throws {
+        let spec = try parser.parse(head + """
+            thresholds:
+              signal-next:
+                peakAllocated: <= 32MiB
+                phases.burst.peakAllocated: < 40MiB
+                metrics.callbacks: == 0
+              all:
+                residue: <= 256KiB
+              relative:
+                - signal-next.peakAllocated <= 0.1 * unbounded-dispatch.peakAllocated
+                - unbounded-dispatch.duration <= 2s
+            """, file: "t.yaml")
+        let texts = spec.thresholds.map(\.text)
+        #expect(texts == [
+            "signal-next.peakAllocated <= 32MiB", "signal-next.phases.burst.peakAllocated < 40MiB", "signal-next.metrics.callbacks == 0",
+            "unbounded-dispatch.residue <= 256KiB", "signal-next.residue <= 256KiB",
+            "signal-next.peakAllocated <= 0.1 * unbounded-dispatch.peakAllocated", "unbounded-dispatch.duration <= 2s",
+        ])
+        #expect(spec.thresholds[0].limit == .absolute(32 * 1_048_576))
+        #expect(spec.thresholds[0].line == 6 && spec.thresholds[0].column == 20)
+        #expect(spec.thresholds[5].limit == .relative(factor: 0.1, of: FigureReference(strategy: "unbounded-dispatch", figure: .peakAllocated)))
+        #expect(spec.thresholds[6].limit == .absolute(2000))
+    }
+
+    @Test func rejectsUnknownStrategiesFiguresPhasesAndValues() {
+        do {
+            _ = try parser.parse(head + """
+                thresholds:
+                  signal-nxt:
+                    peakAllocated: <= 1MiB
+                  signal-next:
+                    phases.bust.peakAllocated: <= 1MiB
+                    residue: <= lots
+                    peakAllocated: 1MiB
+                  relative:
+                    - signal-next.peakAllocated <= 0.1 * unbounded.peakAllocated
+                """, file: "t.yaml")
+            Issue.record("expected errors")
+        } catch {
+            guard case let .invalidScenario(found) = error else { Issue.record("\(error)"); return }
+            #expect(found.map(\.description) == [
+                "t.yaml:5:3: unknown threshold group 'signal-nxt'; expected one of: unbounded-dispatch, signal-next, all, relative (did you mean 'signal-next'?)",
+                "t.yaml:8:5: unknown phase 'bust' in 'phases.bust.peakAllocated'; phases: setup, subscribe, burst, teardown (did you mean 'burst'?)",
+                "t.yaml:9:14: bad limit 'lots' for residue; expected a size with a binary unit, e.g. 32MiB, 256KiB, or 0, or a factor of another strategy's figure",
+                "t.yaml:10:20: '1MiB' needs a comparison first; expected one of: <=, <, >=, >, ==, e.g. '<= 32MiB'",
+                "t.yaml:12:7: unknown strategy 'unbounded' in '0.1 * unbounded.peakAllocated'; expected one of: unbounded-dispatch, signal-next (did you mean 'unbounded-dispatch'?)",
+            ])
+        }
     }
 }

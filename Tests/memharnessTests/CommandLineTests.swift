@@ -22,10 +22,16 @@ struct CommandLineTests {
         var stderr: String
     }
 
-    func memharness(_ arguments: [String]) throws -> Outcome {
+    func memharness(_ arguments: [String], environment: [String: String] = [:]) throws -> Outcome {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.binary)
         process.arguments = arguments
+        var childEnvironment = ProcessInfo.processInfo.environment
+        // A test run inside GitHub Actions must not leak its own settings into the binary under test.
+        childEnvironment["GITHUB_ACTIONS"] = nil
+        childEnvironment["GITHUB_STEP_SUMMARY"] = nil
+        for (key, value) in environment { childEnvironment[key] = value }
+        process.environment = childEnvironment
         let out = Pipe()
         let err = Pipe()
         process.standardOutput = out

@@ -17,7 +17,12 @@ public struct CaseExecutor: Sendable {
 
     /// Runs `spec` and returns its result. Throws only when measuring is impossible; a workload
     /// error becomes a `failed` result.
-    public func run(_ spec: CaseSpec, scratchDirectory: String) throws(HarnessError) -> CaseResult {
+    ///
+    /// When the footprint exceeds `spec.memoryBudget`'s limit, `onMemoryLimit` gets the
+    /// `killedByMemoryLimit` result on the sampler thread while the workload still runs (the child
+    /// process writes it and exits); without a handler the case runs on and `run` returns that result.
+    public func run(_ spec: CaseSpec, scratchDirectory: String,
+                    onMemoryLimit: (@Sendable (CaseResult) -> Void)? = nil) throws(HarnessError) -> CaseResult {
         let probe: JemallocProbe
         do {
             probe = try JemallocProbe()
@@ -36,16 +41,19 @@ public struct CaseExecutor: Sendable {
         let context = CaseContext(strategy: spec.strategy, repetition: spec.repetition,
                                   gaugeNames: workload.descriptor.gauges.map(\.name), scratchDirectory: scratchDirectory)
         let phaseSource = context
+        let limitOutcome = MemoryLimitOutcome()
         let sampler: Sampler? = spec.samplingIntervalNanoseconds > 0
             ? Sampler(probe: probe, interval: .nanoseconds(spec.samplingIntervalNanoseconds), capacity: spec.sampleCapacity,
-                      gauges: context.gauges, phaseNames: phaseNames,
-                      phaseIndex: { phaseSource.phaseIndex.load(ordering: .relaxed) })
+                      gauges: context.gauges + Self.budgetGauges(spec, context), phaseNames: phaseNames,
+                      phaseIndex: { phaseSource.phaseIndex.load(ordering: .relaxed) },
+                      watch: Self.footprintWatch(spec, context: context, probe: probe, outcome: limitOutcome, onMemoryLimit: onMemoryLimit))
             : nil
 
         // Baseline: what the harness itself holds once everything it needs exists.
         Self.settle(probe, nanoseconds: spec.settleNanoseconds)
         result.baselineAllocatedBytes = probe.allocatedBytes()
         let threadCacheBytesAtBaseline = probe.threadCacheBytes()
+        limitOutcome.baselineAllocatedBytes.store(result.baselineAllocatedBytes, ordering: .releasing)
         try? KernelMemory.resetPeakRSS()
         let origin = Self.monotonicNanoseconds()
         sampler?.start(originNanoseconds: origin)
@@ -100,13 +108,11 @@ public struct CaseExecutor: Sendable {
             failure = "\(error)"
         }
         enterPhase(phaseNames.count)
+        context.memoryWarnings.end()
         let endOfCase = Self.monotonicNanoseconds() - origin
-        // Stopping builds the sampler's series on this thread (about 200 bytes per sample); they
-        // stay alive until the result is sent, so they come off the residue.
-        let beforeStop = probe.threadNetAllocatedBytes()
-        let output = sampler?.stop()
-        var samplerOutputBytes = 0
-        if let beforeStop, let afterStop = probe.threadNetAllocatedBytes() { samplerOutputBytes = afterStop - beforeStop }
+        // Stop the thread first and read the residue before the series is built: its arrays are the
+        // harness's, not the case's.
+        sampler?.finish()
 
         Self.settle(probe, nanoseconds: spec.settleNanoseconds)
         // Survivors are read after the settle (workloads may release on other threads); the
@@ -115,11 +121,12 @@ public struct CaseExecutor: Sendable {
         let survivors = context.lifetimes.survivors()
         context.lifetimes.removeAll()
         probe.flushThreadCache()
-        result.residueBytes = probe.allocatedBytes() - result.baselineAllocatedBytes - samplerOutputBytes
+        result.residueBytes = probe.allocatedBytes() - result.baselineAllocatedBytes
         result.leaks = LeakMeasurements(tracked: tracked, survivors: survivors, growth: growth,
                                         threadCacheBytesAtBaseline: threadCacheBytesAtBaseline,
                                         threadCacheBytesAtEnd: probe.threadCacheBytes())
         result.expectation = spec.expectation
+        let output = sampler?.collect()
         result.peakRSSBytes = (try? KernelMemory.status().peakRSSBytes) ?? 0
         result.durationNanoseconds = endOfCase
         result.requestedIntervalNanoseconds = spec.samplingIntervalNanoseconds
@@ -141,7 +148,7 @@ public struct CaseExecutor: Sendable {
             result.status = .failed
             result.failure = failure
         }
-        return result
+        return Self.applyingBudget(to: result, spec, context: context, outcome: limitOutcome)
     }
 
     /// Flushes this thread's cache, purges every arena, waits, and purges again.

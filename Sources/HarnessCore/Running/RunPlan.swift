@@ -10,6 +10,8 @@ public struct RunOptions: Sendable {
     public var quick = false
     /// Rows the sampler reserves per case before merging neighbours.
     public var sampleCapacity = 16_384
+    /// Memory limit and warnings, over the scenario files' own.
+    public var memory = MemoryOptions()
 
     public init(interval: Duration = .milliseconds(1), repetitions: Int? = nil, quick: Bool = false) {
         self.interval = interval
@@ -34,6 +36,7 @@ public func planCases(_ scenarios: [ScenarioSpec], options: RunOptions) -> [Case
                     repetition: repetition, parameters: strategy.parameters, steps: steps,
                     samplingIntervalNanoseconds: interval.nanoseconds, sampleCapacity: options.sampleCapacity,
                     settleNanoseconds: scenario.settle.nanoseconds, timeoutNanoseconds: scenario.timeout.nanoseconds,
+                    memoryBudget: options.memory.budget(for: scenario),
                     expectation: strategy.expect.flatMap(LeakExpectation.init(rawValue:))
                 ))
             }
@@ -138,15 +141,17 @@ public func runCases(_ cases: [CaseSpec], scenarios: [ScenarioSpec], launcher: C
         progress(.finished(index: index + 1, total: cases.count, result: result, elapsed: ContinuousClock.now - start))
     }
     return scenarios.map { scenario in
-        ScenarioRun(
+        var run = ScenarioRun(
             name: scenario.name, file: scenario.file, workload: scenario.workload, summary: scenario.summary,
             parameters: scenario.parameterOrder.compactMap { name in
                 scenario.parameters[name].map { NamedValue(name: name, value: $0.description) }
-            },
+            } + memoryBudgetParameters(scenario.name, cases),
             strategies: scenario.strategies.map(\.name),
             steps: scenario.steps.map(\.phase),
             repetitions: results.filter { $0.scenario == scenario.name }.map(\.repetition).max() ?? 0,
             cases: results.filter { $0.scenario == scenario.name }
         )
+        run.thresholds = scenario.thresholds
+        return run
     }
 }

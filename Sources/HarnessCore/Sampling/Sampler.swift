@@ -31,10 +31,10 @@ public struct SamplerOutput: Sendable {
 /// disturbs the figures it reads nor grows with the run. When the reserved rows fill up,
 /// neighbouring rows are merged keeping the maximum of each figure (peaks survive), and each
 /// later row stands for twice as many samples.
-public final class Sampler: @unchecked Sendable {
-    // Safety: `rows` and the peak arrays are written only by the sampler thread between `start()`
-    // and the end of `stop()`'s join, and read by the caller only after the join (happens-before
-    // through `Thread` completion and the `finished` atomic with acquiring loads).
+public final class Sampler: DedicatedThread, @unchecked Sendable {
+    // Safety: `rows`, the peak arrays and the watch state are written only by the sampler thread
+    // between `start()` and the end of `stop()`'s join, and read by the caller only after the join
+    // (happens-before through `Thread` completion and the `finished` atomic with acquiring loads).
     private let probe: any MemoryProbe
     private let intervalNanoseconds: Int64
     private let capacity: Int
@@ -48,6 +48,7 @@ public final class Sampler: @unchecked Sendable {
     private let phasePeakResident: UnsafeMutablePointer<Int64>
     private let running = Atomic<Bool>(false)
     private let finished = Atomic<Bool>(false)
+    private let footprintWatch: FootprintWatch?
 
     // Written by the sampler thread only.
     private var storedRows = 0
@@ -60,6 +61,9 @@ public final class Sampler: @unchecked Sendable {
     private var peakRSS = 0
     private var samplerAllocated = 0
     private var originNanoseconds: Int64 = 0
+    private var watch: MemoryWatch?
+    private var warningsPosted = 0
+    private var limitHit: MemoryLimitHit?
 
     /// Fields of a row before the gauges: time, six jemalloc figures, RSS, phase.
     private static let fixedFields = 9
@@ -69,9 +73,13 @@ public final class Sampler: @unchecked Sendable {
     ///   - interval: time between samples; absolute deadlines keep the rate from drifting.
     ///   - phaseNames: names by phase index; the sampler keeps a peak per phase.
     ///   - phaseIndex: returns the phase running now (called on every sample; must not allocate).
+    ///   - watch: a memory budget to enforce: warnings at its level, and at the first sample over
+    ///     its limit sampling ends and `watch.limitExceeded` is called on the sampler thread.
     public init(probe: any MemoryProbe, interval: Duration, capacity: Int = 16_384, gauges: [Gauge],
-                phaseNames: [String], phaseIndex: @escaping @Sendable () -> Int) {
+                phaseNames: [String], phaseIndex: @escaping @Sendable () -> Int, watch: FootprintWatch? = nil) {
         self.probe = probe
+        footprintWatch = watch
+        self.watch = watch.map { MemoryWatch($0.budget) }
         // Intervals under 50 µs would make the sampler itself the workload; clamp.
         intervalNanoseconds = max(interval.nanoseconds, 50_000)
         // Fewer than 16 rows cannot show a time line; clamp, and keep it even so pairs merge cleanly.
@@ -108,19 +116,7 @@ public final class Sampler: @unchecked Sendable {
     public func start(originNanoseconds origin: Int64? = nil) {
         originNanoseconds = origin ?? Self.monotonicNanoseconds()
         running.store(true, ordering: .releasing)
-        let context = Unmanaged.passRetained(self).toOpaque()
-        var thread = pthread_t()
-        let status = pthread_create(&thread, nil, { raw in
-            // The context was retained for the thread; balance it when the loop ends.
-            guard let raw else { return nil }
-            let sampler = Unmanaged<Sampler>.fromOpaque(raw).takeRetainedValue()
-            sampler.loop()
-            return nil
-        }, context)
-        if status == 0 {
-            pthread_detach(thread)
-        } else {
-            Unmanaged<Sampler>.fromOpaque(context).release()
+        if !startDedicatedThread() {
             finished.store(true, ordering: .releasing)
         }
     }
@@ -130,13 +126,14 @@ public final class Sampler: @unchecked Sendable {
         Self.monotonicNanoseconds() - originNanoseconds
     }
 
-    private func loop() {
+    func threadMain() {
         let allocatedBefore = probe.threadAllocatedBytes() ?? 0
         var deadline = timespec()
         clock_gettime(CLOCK_MONOTONIC, &deadline)
         // The measuring path: no allocation from here to the end of the loop.
         while running.load(ordering: .acquiring) {
             takeSample()
+            if limitHit != nil { break }
             deadline.tv_nsec += Int(intervalNanoseconds % 1_000_000_000)
             deadline.tv_sec += Int(intervalNanoseconds / 1_000_000_000)
             if deadline.tv_nsec >= 1_000_000_000 {
@@ -151,17 +148,43 @@ public final class Sampler: @unchecked Sendable {
             }
             while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline, nil) == EINTR {}
         }
-        takeSample()
+        if limitHit == nil { takeSample() }
         commitPending()
         let allocatedAfter = probe.threadAllocatedBytes() ?? allocatedBefore
         samplerAllocated = Int(allocatedAfter &- allocatedBefore)
+        if let limitHit, let footprintWatch {
+            // Measuring is over: from here the sampler thread may allocate.
+            footprintWatch.limitExceeded(limitHit, collect())
+        }
         finished.store(true, ordering: .releasing)
+    }
+
+    /// Steps the warning/limit watch with this sample's footprint (allocates nothing).
+    private func observeFootprint(_ reading: MemoryReading, time: Int64) {
+        guard var state = watch, let footprintWatch else { return }
+        let measure = footprintWatch.budget.footprint
+        let footprint = measure == .allocated ? reading.allocator.allocatedBytes : reading.rssBytes
+        switch state.observe(footprint) {
+        case .warning:
+            warningsPosted += 1
+            footprintWatch.warn()
+        case .limitExceeded:
+            if limitHit == nil {
+                limitHit = MemoryLimitHit(timeNanoseconds: time, footprintBytes: footprint, limitBytes: state.limitBytes,
+                                          footprint: measure, warningsBefore: warningsPosted)
+            }
+        case .none:
+            break
+        }
+        watch = state
     }
 
     private func takeSample() {
         let reading = probe.read()
         let time = Self.monotonicNanoseconds() - originNanoseconds
         let phase = phaseIndex()
+        // Before the gauges are read, so the row of a warning already counts it.
+        observeFootprint(reading, time: time)
         if sampleCount == 0 { firstSampleTime = time }
         lastSampleTime = time
         sampleCount += 1
@@ -228,12 +251,24 @@ public final class Sampler: @unchecked Sendable {
         samplesPerRow *= 2
     }
 
-    /// Stops sampling (after one last sample) and returns what was measured. Waits for the thread.
-    public func stop() -> SamplerOutput {
+    /// Stops sampling (after one last sample) and waits for the thread; allocates nothing, so a
+    /// caller can measure the heap before `collect()` builds the output.
+    public func finish() {
         running.store(false, ordering: .releasing)
         while !finished.load(ordering: .acquiring) {
             usleep(200)
         }
+    }
+
+    /// Stops sampling (after one last sample) and returns what was measured. Waits for the thread.
+    /// After a memory-limit stop, returns the samples up to the one that exceeded the limit.
+    public func stop() -> SamplerOutput {
+        finish()
+        return collect()
+    }
+
+    /// The measured output; call after `finish()`. This allocates the series.
+    public func collect() -> SamplerOutput {
         var series = SampleSeries(phaseNames: phaseNames, gaugeNames: gauges.map(\.name))
         series.mergedSamplesPerRow = samplesPerRow
         for index in 0..<storedRows {

@@ -7,7 +7,7 @@ public struct ScenarioParser: Sendable {
     /// Top-level keys a scenario file may use.
     public static let topLevelKeys = [
         "scenario", "description", "workload", "parameters", "strategies", "steps",
-        "repetitions", "interval", "timeout", "settle",
+        "repetitions", "interval", "timeout", "settle", "thresholds", "memoryLimit", "memoryWarning",
     ]
 
     public let catalog: WorkloadCatalog
@@ -42,7 +42,9 @@ public struct ScenarioParser: Sendable {
         context.checkKeys(mapping, allowed: Self.topLevelKeys, what: "key")
 
         let name = context.requiredString(mapping, "scenario")
-        let summary = mapping["description"].flatMap { context.string($0, "description") } ?? ""
+        var summary = mapping["description"].flatMap { context.string($0, "description") } ?? ""
+        // Folded YAML scalars end with a line break; the report adds its own spacing.
+        while summary.last?.isNewline == true || summary.last == " " { summary.removeLast() }
         guard let workloadName = context.requiredString(mapping, "workload") else { return nil }
         guard let workload = catalog.workload(named: workloadName) else {
             context.report(mapping["workload"], "unknown workload '\(workloadName)'; expected one of: \(catalog.names.joined(separator: ", "))"
@@ -54,7 +56,7 @@ public struct ScenarioParser: Sendable {
         // Parameters: defaults, then the file's values.
         var parameters = ParameterValues(Dictionary(uniqueKeysWithValues: descriptor.parameters.map { ($0.name, $0.defaultValue) }))
         if let node = mapping["parameters"] {
-            context.readParameters(node, specs: descriptor.parameters, into: &parameters, what: "parameter of workload '\(descriptor.name)'")
+            context.readParameters(node, specs: descriptor.parameters, into: &parameters, what: "of workload '\(descriptor.name)'")
         }
 
         // Strategies: a list of names, or of mappings `{name: x, expect: leaks, parameters: {...}}`.
@@ -102,18 +104,23 @@ public struct ScenarioParser: Sendable {
             }
         }
         steps = uniquePhases(steps)
+        let thresholds = mapping["thresholds"].map {
+            context.readThresholds($0, strategies: strategies.map(\.name), phases: ["setup"] + steps.map(\.phase) + ["teardown"])
+        } ?? []
 
         let repetitions = context.readNumber(mapping, "repetitions", default: 3, range: 1...100)
         let interval = context.readDuration(mapping, "interval", range: .microseconds(50) ... .seconds(10))
         let timeout = context.readDuration(mapping, "timeout", range: .milliseconds(100) ... .seconds(3600)) ?? .seconds(120)
         let settle = context.readDuration(mapping, "settle", range: .zero ... .seconds(60)) ?? .milliseconds(100)
+        let memory = context.readMemoryBudget(mapping)
 
         guard let name, context.diagnostics.isEmpty else { return nil }
         return ScenarioSpec(
             name: name, file: context.file, summary: summary, workload: descriptor.name,
             parameters: parameters, parameterOrder: descriptor.parameters.map(\.name),
             strategies: strategies, steps: steps, repetitions: repetitions,
-            interval: interval, timeout: timeout, settle: settle
+            interval: interval, timeout: timeout, settle: settle, thresholds: thresholds,
+            memoryLimitBytes: memory.limitBytes, memoryWarning: memory.warning
         )
     }
 
@@ -144,9 +151,12 @@ public struct ScenarioParser: Sendable {
     }
 }
 
-/// Suggests the closest valid word when one is within two edits.
+/// Suggests the closest valid word when one is within two edits, or the only one starting with the word.
 func suggestion(_ word: String, _ choices: [String]) -> String {
-    let scored = choices.map { ($0, editDistance(word.lowercased(), $0.lowercased())) }
+    let lowered = word.lowercased()
+    let prefixed = choices.filter { $0.lowercased().hasPrefix(lowered) }
+    if lowered.count >= 3, prefixed.count == 1, let only = prefixed.first { return " (did you mean '\(only)'?)" }
+    let scored = choices.map { ($0, editDistance(lowered, $0.lowercased())) }
     guard let best = scored.min(by: { $0.1 < $1.1 }), best.1 <= 2 else { return "" }
     return " (did you mean '\(best.0)'?)"
 }
@@ -251,7 +261,7 @@ struct ParseContext {
         for (key, valueNode) in mapping {
             guard let name = key.string, let spec = specs.first(where: { $0.name == name }) else {
                 let names = specs.map(\.name)
-                report(key, "unknown \(what) '\(key.string ?? "?")'; expected one of: \(names.joined(separator: ", "))"
+                report(key, "unknown parameter '\(key.string ?? "?")' \(what); expected one of: \(names.joined(separator: ", "))"
                     + suggestion(key.string ?? "", names))
                 continue
             }
@@ -284,7 +294,7 @@ struct ParseContext {
         guard let name = requiredString(mapping, "name"), let nameNode = mapping["name"], check(name, nameNode) else { return nil }
         var parameters = base
         if let overrides = mapping["parameters"] {
-            readParameters(overrides, specs: descriptor.parameters, into: &parameters, what: "parameter of workload '\(descriptor.name)'")
+            readParameters(overrides, specs: descriptor.parameters, into: &parameters, what: "of workload '\(descriptor.name)'")
         }
         var expect: String?
         if let expectNode = mapping["expect"], let text = string(expectNode, "expect") {

@@ -43,6 +43,8 @@ public final class CaseContext: Sendable {
     public let scratchDirectory: String
     /// Gauges in the workload's declaration order; the sampler reads them.
     public let gauges: [Gauge]
+    /// Memory warnings of this case (see `onMemoryWarning`).
+    public let memoryWarnings = MemoryWarnings()
     private let start: ContinuousClock.Instant
     /// Index of the phase running now; the sampler tags every sample with it.
     let phaseIndex = Atomic<Int>(0)

@@ -130,20 +130,6 @@ public enum ParameterParseFailure: Error, Sendable, Hashable {
     case outOfRange(allowed: String)
 }
 
-extension ParameterValue {
-    /// The value in base units (count, bytes, per second, nanoseconds, fraction); nil for flags and choices.
-    public var baseUnitValue: Double? {
-        switch self {
-        case let .count(value): return Double(value)
-        case let .bytes(value): return Double(value)
-        case let .rate(value): return value
-        case let .duration(value): return Double(value)
-        case let .fraction(value): return value
-        case .flag, .choice: return nil
-        }
-    }
-}
-
 extension Duration {
     /// The duration in whole nanoseconds (saturating).
     public var nanoseconds: Int64 {

@@ -1,0 +1,236 @@
+/// A figure of a case that a threshold can name.
+public enum Figure: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// Peak `stats.allocated` above the baseline (the ranking figure), bytes.
+    case peakAllocated
+    case peakActive, peakResident, peakMapped, peakRetained, peakMetadata
+    /// `VmHWM`, bytes.
+    case peakRSS
+    /// Allocated after teardown and settle minus the baseline, bytes.
+    case residue
+    /// Wall time of the case, milliseconds.
+    case duration
+    /// Peak allocated above baseline during one phase, bytes.
+    case phasePeakAllocated(String)
+    /// A scenario metric by name, in its own unit.
+    case metric(String)
+
+    /// The names a scenario file may use, besides `phases.<phase>.peakAllocated` and `metrics.<name>`.
+    public static let simpleNames: [String: Figure] = [
+        "peakAllocated": .peakAllocated, "peakActive": .peakActive, "peakResident": .peakResident,
+        "peakMapped": .peakMapped, "peakRetained": .peakRetained, "peakMetadata": .peakMetadata,
+        "peakRSS": .peakRSS, "residue": .residue, "duration": .duration,
+    ]
+
+    /// True when the figure is a byte count (its limits take size units).
+    public var isBytes: Bool {
+        switch self {
+        case .duration, .metric: return false
+        default: return true
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .peakAllocated: return "peakAllocated"
+        case .peakActive: return "peakActive"
+        case .peakResident: return "peakResident"
+        case .peakMapped: return "peakMapped"
+        case .peakRetained: return "peakRetained"
+        case .peakMetadata: return "peakMetadata"
+        case .peakRSS: return "peakRSS"
+        case .residue: return "residue"
+        case .duration: return "duration"
+        case let .phasePeakAllocated(phase): return "phases.\(phase).peakAllocated"
+        case let .metric(name): return "metrics.\(name)"
+        }
+    }
+
+    /// The figure's value in one case (bytes, milliseconds or the metric's unit); nil when the case lacks it.
+    public func value(in result: CaseResult) -> Double? {
+        switch self {
+        case .peakAllocated: return Double(result.peakAllocatedNetBytes)
+        case .peakActive: return Double(result.peak.activeBytes)
+        case .peakResident: return Double(result.peak.residentBytes)
+        case .peakMapped: return Double(result.peak.mappedBytes)
+        case .peakRetained: return Double(result.peak.retainedBytes)
+        case .peakMetadata: return Double(result.peak.metadataBytes)
+        case .peakRSS: return Double(result.peakRSSBytes)
+        case .residue: return Double(result.residueBytes)
+        case .duration: return Double(result.durationNanoseconds) / 1e6
+        case let .phasePeakAllocated(phase):
+            return result.phases.first { $0.name == phase }.map { Double($0.peakAllocatedBytes - result.baselineAllocatedBytes) }
+        case let .metric(name):
+            return result.metric(name)?.value
+        }
+    }
+
+    /// Formats a value of this figure for messages.
+    public func format(_ value: Double) -> String {
+        switch self {
+        case .duration: return "\(Units.fixed(value, decimals: 1)) ms"
+        case .metric: return value == value.rounded() ? Units.fixed(value, decimals: 0) : Units.fixed(value, decimals: 3)
+        default: return Units.formatBytes(value)
+        }
+    }
+}
+
+/// A strategy's figure: `signal-next.peakAllocated`.
+public struct FigureReference: Sendable, Hashable, Codable, CustomStringConvertible {
+    public var strategy: String
+    public var figure: Figure
+    public init(strategy: String, figure: Figure) {
+        self.strategy = strategy
+        self.figure = figure
+    }
+    public var description: String { "\(strategy).\(figure)" }
+}
+
+/// A comparison operator of a threshold.
+public enum Comparison: String, Sendable, Hashable, Codable, CaseIterable {
+    case lessOrEqual = "<=", less = "<", greaterOrEqual = ">=", greater = ">", equal = "=="
+
+    public func holds(_ left: Double, _ right: Double) -> Bool {
+        switch self {
+        case .lessOrEqual: return left <= right
+        case .less: return left < right
+        case .greaterOrEqual: return left >= right
+        case .greater: return left > right
+        case .equal: return left == right
+        }
+    }
+}
+
+/// A limit stated in a scenario file, checked on the median of the repetitions.
+public struct Threshold: Sendable, Hashable, Codable {
+    /// What the limit is: a fixed value, or a factor of another strategy's figure.
+    public enum Limit: Sendable, Hashable, Codable {
+        case absolute(Double)
+        case relative(factor: Double, of: FigureReference)
+    }
+    public var subject: FigureReference
+    public var comparison: Comparison
+    public var limit: Limit
+    /// The threshold as written, e.g. `signal-next.peakAllocated <= 0.1 * unbounded-dispatch.peakAllocated`.
+    public var text: String
+    /// Where it is written: file, line and column.
+    public var file: String
+    public var line: Int
+    public var column: Int
+
+    public init(subject: FigureReference, comparison: Comparison, limit: Limit, text: String, file: String, line: Int, column: Int) {
+        self.subject = subject
+        self.comparison = comparison
+        self.limit = limit
+        self.text = text
+        self.file = file
+        self.line = line
+        self.column = column
+    }
+}
+
+/// The outcome of one check (a threshold, a baseline comparison or a leak expectation).
+public struct CheckResult: Sendable, Hashable, Codable {
+    public enum Kind: String, Sendable, Hashable, Codable {
+        case threshold, baseline, leak
+    }
+    public var kind: Kind
+    public var scenario: String
+    public var strategy: String
+    /// A short name for the check, e.g. `signal-next.peakAllocated <= 32.00 MiB`.
+    public var name: String
+    public var passed: Bool
+    /// The measured value, formatted (median over repetitions).
+    public var actual: String
+    /// The limit it was held to, formatted.
+    public var limit: String
+    /// How far inside (positive) or beyond (negative) the limit, as text (e.g. `+12.3%`).
+    public var margin: String
+    /// The full message for a failure: what, by how much, where to look.
+    public var message: String
+    /// Spread of the repetitions for the checked figure, percent, when known.
+    public var spreadPercent: Double?
+    /// Where the check is declared (file:line:column), when it comes from a file.
+    public var file: String?
+    public var line: Int?
+    public var column: Int?
+
+    public init(kind: Kind, scenario: String, strategy: String, name: String, passed: Bool, actual: String, limit: String,
+                margin: String, message: String, spreadPercent: Double? = nil, file: String? = nil, line: Int? = nil, column: Int? = nil) {
+        self.kind = kind
+        self.scenario = scenario
+        self.strategy = strategy
+        self.name = name
+        self.passed = passed
+        self.actual = actual
+        self.limit = limit
+        self.margin = margin
+        self.message = message
+        self.spreadPercent = spreadPercent
+        self.file = file
+        self.line = line
+        self.column = column
+    }
+}
+
+/// Evaluates thresholds on the median of each strategy's `ok` repetitions.
+public enum ThresholdEvaluator {
+    /// Median and spread of a figure over a strategy's `ok` cases; nil when none has it.
+    public static func median(_ reference: FigureReference, in run: ScenarioRun) -> (median: Double, spread: Double?)? {
+        let values = run.cases.filter { $0.strategy == reference.strategy && $0.status == .ok }.compactMap { reference.figure.value(in: $0) }
+        guard let median = Statistics.median(values) else { return nil }
+        return (median, Statistics.spreadPercent(values))
+    }
+
+    /// Checks every threshold whose strategies ran here; one naming a strategy without any case in
+    /// this run (another shard ran it) is skipped, not failed.
+    public static func evaluate(_ thresholds: [Threshold], in run: ScenarioRun) -> [CheckResult] {
+        let ran = Set(run.cases.map(\.strategy))
+        return thresholds.filter { threshold in
+            guard ran.contains(threshold.subject.strategy) else { return false }
+            if case let .relative(_, other) = threshold.limit { return ran.contains(other.strategy) }
+            return true
+        }.map { evaluate($0, in: run) }
+    }
+
+    public static func evaluate(_ threshold: Threshold, in run: ScenarioRun) -> CheckResult {
+        let figure = threshold.subject.figure
+        func result(passed: Bool, actual: String, limit: String, margin: String, message: String, spread: Double? = nil) -> CheckResult {
+            CheckResult(kind: .threshold, scenario: run.name, strategy: threshold.subject.strategy, name: threshold.text, passed: passed,
+                        actual: actual, limit: limit, margin: margin, message: message, spreadPercent: spread,
+                        file: threshold.file, line: threshold.line, column: threshold.column)
+        }
+        guard let subject = median(threshold.subject, in: run) else {
+            return result(passed: false, actual: "–", limit: "–", margin: "–",
+                          message: "\(threshold.subject) has no value: no completed case of `\(threshold.subject.strategy)` reports \(figure)")
+        }
+        let limitValue: Double
+        let limitText: String
+        switch threshold.limit {
+        case let .absolute(value):
+            limitValue = value
+            limitText = figure.format(value)
+        case let .relative(factor, other):
+            guard let base = median(other, in: run) else {
+                return result(passed: false, actual: figure.format(subject.median), limit: "–", margin: "–",
+                              message: "\(other) has no value: no completed case of `\(other.strategy)` reports \(other.figure)")
+            }
+            limitValue = factor * base.median
+            limitText = "\(figure.format(limitValue)) (\(Units.fixed(factor, decimals: factor == factor.rounded() ? 0 : 2)) × \(other) = \(other.figure.format(base.median)))"
+        }
+        let passed = threshold.comparison.holds(subject.median, limitValue)
+        let margin: String
+        if limitValue != 0 {
+            let relative = (limitValue - subject.median) / abs(limitValue) * 100
+            let inside = [.lessOrEqual, .less, .equal].contains(threshold.comparison) ? relative : -relative
+            margin = (inside >= 0 ? "+" : "") + Units.fixed(inside, decimals: 1) + "%"
+        } else {
+            margin = subject.median == 0 ? "0" : figure.format(subject.median)
+        }
+        let message = passed
+            ? "\(threshold.subject) = \(figure.format(subject.median)) \(threshold.comparison.rawValue) \(limitText)"
+            : "\(threshold.subject) = \(figure.format(subject.median)) breaks `\(threshold.text)` (limit \(limitText), off by \(margin)); "
+                + "see the `\(run.name)` section of report.md and \(threshold.file):\(threshold.line)"
+        return result(passed: passed, actual: figure.format(subject.median), limit: "\(threshold.comparison.rawValue) \(limitText)",
+                      margin: margin, message: message, spread: subject.spread)
+    }
+}

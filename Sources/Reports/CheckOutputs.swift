@@ -1,0 +1,160 @@
+import HarnessModel
+
+/// Renders checks (thresholds, baseline comparisons, leak expectations) for people and for CI.
+public enum CheckOutputs {
+    /// A fixed-width table for the terminal: status, check, actual, limit, margin.
+    public static func terminalTable(_ checks: [CheckResult]) -> String {
+        guard !checks.isEmpty else { return "No checks: the scenarios state no thresholds and no baseline was given.\n" }
+        let rows = checks.map { [$0.passed ? "PASS" : "FAIL", "\($0.scenario) · \($0.name)", $0.actual, $0.limit, $0.margin] }
+        let header = ["", "check", "actual", "limit", "margin"]
+        var widths = header.map(\.count)
+        for row in rows {
+            for (index, cell) in row.enumerated() { widths[index] = max(widths[index], cell.count) }
+        }
+        func line(_ cells: [String]) -> String {
+            cells.enumerated().map { index, cell in
+                cell + String(repeating: " ", count: widths[index] - cell.count)
+            }.joined(separator: "  ").trimmingTrailingSpaces()
+        }
+        var out = [line(header)]
+        out += rows.map(line)
+        let failed = checks.filter { !$0.passed }
+        out.append("")
+        out.append("\(checks.count - failed.count) passed, \(failed.count) failed")
+        for check in failed { out.append("FAIL: \(check.message)") }
+        return out.joined(separator: "\n") + "\n"
+    }
+
+    /// JUnit XML: one test suite per scenario, one test case per check; failures carry the message.
+    public static func junit(_ checks: [CheckResult]) -> String {
+        var out = ["<?xml version=\"1.0\" encoding=\"UTF-8\"?>"]
+        let failures = checks.filter { !$0.passed }.count
+        out.append("<testsuites name=\"memharness\" tests=\"\(checks.count)\" failures=\"\(failures)\">")
+        for scenario in checks.map(\.scenario).uniqued() {
+            let group = checks.filter { $0.scenario == scenario }
+            out.append("  <testsuite name=\"\(xml(scenario))\" tests=\"\(group.count)\" failures=\"\(group.filter { !$0.passed }.count)\">")
+            for check in group {
+                let name = "<testcase classname=\"memharness.\(xml(scenario))\" name=\"\(xml(check.name))\""
+                    + (check.file.map { " file=\"\(xml($0))\"" } ?? "") + (check.line.map { " line=\"\($0)\"" } ?? "")
+                if check.passed {
+                    out.append("    \(name)/>")
+                } else {
+                    out.append("    \(name)>")
+                    out.append("      <failure message=\"\(xml(check.message))\" type=\"\(check.kind.rawValue)\">\(xml("actual \(check.actual), limit \(check.limit), margin \(check.margin)"))</failure>")
+                    out.append("    </testcase>")
+                }
+            }
+            out.append("  </testsuite>")
+        }
+        out.append("</testsuites>")
+        return out.joined(separator: "\n") + "\n"
+    }
+
+    /// GitHub Actions workflow commands: an `::error` per failed check, pointing at its scenario file line.
+    public static func githubAnnotations(_ checks: [CheckResult]) -> String {
+        checks.filter { !$0.passed }.map { check in
+            var properties: [String] = []
+            if let file = check.file { properties.append("file=\(escapeProperty(file))") }
+            if let line = check.line { properties.append("line=\(line)") }
+            if let column = check.column { properties.append("col=\(column)") }
+            properties.append("title=\(escapeProperty("memharness: \(check.scenario) / \(check.strategy)"))")
+            return "::error \(properties.joined(separator: ","))::\(escapeData(check.message))\n"
+        }.joined()
+    }
+
+    /// The Markdown summary for `GITHUB_STEP_SUMMARY` (and the report's Checks section).
+    public static func markdown(_ checks: [CheckResult], title: String = "memharness checks") -> String {
+        guard !checks.isEmpty else { return "" }
+        let failed = checks.filter { !$0.passed }.count
+        var out = ["## \(title)", "", "\(checks.count - failed) passed, \(failed) failed.", ""]
+        out.append("| | Scenario | Check | Actual | Limit | Margin | Spread |")
+        out.append("|---|---|---|---:|---|---:|---:|")
+        for check in checks {
+            let spread = check.spreadPercent.map { "±" + Units.fixed($0 / 2, decimals: 1) + "%" } ?? "–"
+            out.append("| \(check.passed ? "✅ PASS" : "❌ FAIL") | \(MarkdownReport.cell(check.scenario)) | \(MarkdownReport.cell(check.name)) | "
+                + "\(MarkdownReport.cell(check.actual)) | \(MarkdownReport.cell(check.limit)) | \(MarkdownReport.cell(check.margin)) | \(spread) |")
+        }
+        return out.joined(separator: "\n") + "\n"
+    }
+
+    /// github-action-benchmark's `customSmallerIsBetter` input: one entry per strategy's median peak allocated
+    /// (and residue), so memory can be charted over commits.
+    public static func benchmarkJSON(_ report: RunReport) -> String {
+        var entries: [String] = []
+        for run in report.scenarios {
+            let summary = ScenarioSummary(run)
+            for strategy in summary.ranked {
+                let range = "\(Int(strategy.minPeakAllocatedNetBytes))..\(Int(strategy.maxPeakAllocatedNetBytes))"
+                entries.append("  {\"name\": \"\(json("\(run.name)/\(strategy.strategy) peak allocated"))\", \"unit\": \"bytes\", "
+                    + "\"value\": \(Int(strategy.medianPeakAllocatedNetBytes)), \"range\": \"\(range)\", "
+                    + "\"extra\": \"\(json("median of \(strategy.okCount) repetitions"))\"}")
+                entries.append("  {\"name\": \"\(json("\(run.name)/\(strategy.strategy) residue"))\", \"unit\": \"bytes\", "
+                    + "\"value\": \(Int(strategy.medianResidueBytes))}")
+            }
+        }
+        return "[\n" + entries.joined(separator: ",\n") + "\n]\n"
+    }
+
+    static func xml(_ text: String) -> String {
+        var result = ""
+        for character in text {
+            switch character {
+            case "&": result += "&amp;"
+            case "<": result += "&lt;"
+            case ">": result += "&gt;"
+            case "\"": result += "&quot;"
+            case "\n": result += "&#10;"
+            default: result.append(character)
+            }
+        }
+        return result
+    }
+
+    static func json(_ text: String) -> String {
+        var result = ""
+        for character in text {
+            switch character {
+            case "\"": result += "\\\""
+            case "\\": result += "\\\\"
+            case "\n": result += "\\n"
+            default: result.append(character)
+            }
+        }
+        return result
+    }
+
+    /// Escapes a workflow command's message (GitHub's rules: %, CR, LF).
+    static func escapeData(_ text: String) -> String {
+        var result = ""
+        for character in text {
+            switch character {
+            case "%": result += "%25"
+            case "\r": result += "%0D"
+            case "\n": result += "%0A"
+            default: result.append(character)
+            }
+        }
+        return result
+    }
+
+    /// Escapes a workflow command's property (also `:` and `,`).
+    static func escapeProperty(_ text: String) -> String {
+        var result = ""
+        for character in escapeData(text) {
+            switch character {
+            case ":": result += "%3A"
+            case ",": result += "%2C"
+            default: result.append(character)
+            }
+        }
+        return result
+    }
+}
+
+extension String {
+    func trimmingTrailingSpaces() -> String {
+        var text = Substring(self)
+        while text.last == " " { text = text.dropLast() }
+        return String(text)
+    }
+}

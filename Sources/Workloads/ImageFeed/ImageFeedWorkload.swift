@@ -1,0 +1,76 @@
+import HarnessCore
+import HarnessModel
+
+/// A timeline of posts with images, scrolled through a few reusable cells (seed 001).
+///
+/// Every post has an image stored as a real file, generated once per case into the scratch
+/// directory. A viewport of `visibleCells` cells moves through the timeline at `scrollSpeed`;
+/// each move reuses the cell that left the screen for the post that enters, and binding a post
+/// whose image is not in memory loads it: the file is read and, with a `decodedSize`, expanded
+/// into a bitmap of that size (what the app keeps). The strategies differ in what happens to an
+/// image when no cell shows its post any more, and in whether a cache sits in front of the disk.
+public struct ImageFeedWorkload: Workload {
+    public init() {}
+
+    /// The strategies, as `makeCase` understands them.
+    public enum Strategy: String, Sendable, CaseIterable {
+        case retainAll = "retain-all"
+        case unbindOffscreen = "unbind-offscreen"
+        case unbindNSCache = "unbind-nscache"
+        case unbindLRUCache = "unbind-lru-cache"
+
+        /// Whether a reused cell unbinds its old post and releases an image nothing binds.
+        var unbinds: Bool { self != .retainAll }
+    }
+
+    public var descriptor: WorkloadDescriptor {
+        WorkloadDescriptor(
+            name: "image-feed",
+            summary: "A timeline of posts with image files scrolled through reusable cells: images kept, released, or cached.",
+            strategies: [
+                StrategyDescriptor(Strategy.retainAll.rawValue,
+                                   "An image stays attached to its post once loaded, and cells never unbind (the seed's memory problem)."),
+                StrategyDescriptor(Strategy.unbindOffscreen.rawValue,
+                                   "A reused cell unbinds its old post; an image no cell binds is released and read from disk again next time."),
+                StrategyDescriptor(Strategy.unbindNSCache.rawValue,
+                                   "As unbind-offscreen, plus Foundation's NSCache with a cost limit, emptied on a memory warning."),
+                StrategyDescriptor(Strategy.unbindLRUCache.rawValue,
+                                   "As unbind-offscreen, plus a least-recently-used cache with a cost limit, emptied on a memory warning."),
+            ],
+            parameters: [
+                .count("posts", default: 400, range: 1...100_000, "Posts in the timeline, one image file each."),
+                .bytes("imageSize", default: 128 << 10, range: 16...(64 << 20), "Size of each image file (what a load reads)."),
+                .bytes("decodedSize", default: 1 << 20, range: 0...(256 << 20),
+                       "Size of the bitmap an image is decoded into and kept as; 0 keeps the file's bytes undecoded."),
+                .count("visibleCells", default: 5, range: 1...1_000, "Cells on screen at once (reused as the viewport moves)."),
+                .rate("scrollSpeed", default: 500, range: 1...1_000_000, "Cells scrolled per second (a slow load makes the scroll fall behind)."),
+                .bytes("cacheCostLimit", default: 32 << 20, range: 0...(16 << 30),
+                       "Total bytes of images the cache strategies keep (NSCache totalCostLimit; the LRU's limit); 0 means no limit."),
+            ],
+            steps: [
+                StepDescriptor("scroll", "Scroll the viewport: `stride` posts on, `backtrack` back, until it moved `distance` posts or hit an end.",
+                               arguments: [
+                                   .count("distance", default: 400, range: 0...1_000_000, "Net posts to move."),
+                                   .count("stride", default: 40, range: 1...1_000_000, "Posts moved on before each glance back."),
+                                   .count("backtrack", default: 20, range: 0...1_000_000,
+                                          "Posts moved back at each glance (below stride); 0 scrolls straight through."),
+                                   .choice("direction", ["down", "up"], default: "down", "down: towards older posts; up: back to the top."),
+                               ]),
+            ],
+            gauges: [
+                GaugeDescriptor("imagesInMemory", "Images alive (attached to posts or cached)."),
+                GaugeDescriptor("imageBytes", "Bytes of the images alive."),
+                GaugeDescriptor("bindings", "Cell bindings on posts' images (grows without unbinding)."),
+                GaugeDescriptor("viewportTop", "Index of the post at the top of the screen."),
+            ],
+            defaultSteps: ["scroll"]
+        )
+    }
+
+    public func makeCase(strategy: String, parameters: ParameterValues, context: CaseContext) throws -> any WorkloadCase {
+        guard let known = Strategy(rawValue: strategy) else {
+            throw ImageFeedError.unknownStrategy(strategy, expected: Strategy.allCases.map(\.rawValue))
+        }
+        return ImageFeedCase(strategy: known, parameters: parameters, context: context)
+    }
+}

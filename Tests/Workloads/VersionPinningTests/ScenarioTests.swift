@@ -1,0 +1,48 @@
+import Foundation
+import HarnessCore
+import HarnessModel
+import Testing
+import VersionPinningWorkload
+
+extension SQLiteWorkloadTests {
+    @Suite struct Scenarios {
+        static let catalog = WorkloadCatalog([VersionPinningWorkload(), CompactionWorkload()])
+
+        /// The package's `Scenarios` directory, found from this file's place in the package.
+        static let directory = URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Scenarios")
+
+        static func parse(_ name: String) throws -> ScenarioSpec {
+            let url = directory.appendingPathComponent(name)
+            return try ScenarioParser(catalog: catalog).parse(String(contentsOf: url, encoding: .utf8), file: url.path)
+        }
+
+        @Test(arguments: ["version-pinning.yaml", "compaction.yaml"])
+        func shippedScenarioListsEveryStrategy(file: String) throws {
+            let spec = try Self.parse(file)
+            let workload = try #require(Self.catalog.workload(named: spec.workload))
+            #expect(spec.strategies.map(\.name) == workload.descriptor.strategies.map(\.name))
+        }
+
+        /// The harness's own runner samples the gauges the writer sets and collects the metrics.
+        @Test func caseExecutorSamplesTheFileGauges() throws {
+            var spec = try Self.parse("version-pinning.yaml")
+            spec.strategies = spec.strategies.filter { $0.name == "pinned-reader" }
+            var options = RunOptions(interval: .milliseconds(5), repetitions: 1)
+            options.quick = true
+            let caseSpec = try #require(planCases([spec], options: options).first)
+            let scratch = try ScratchDirectory()
+            let result = try CaseExecutor(catalog: Self.catalog).run(caseSpec, scratchDirectory: scratch.path)
+
+            #expect(result.status == .ok, "\(result.failure ?? "")")
+            let samples = try #require(result.samples)
+            let walColumn = try #require(samples.gaugeNames.firstIndex(of: "walBytes"))
+            let sampledPeak = try #require(samples.gauges[walColumn].max())
+            let peak = try #require(result.metric("peakWalBytes")?.value)
+            #expect(sampledPeak > 0)
+            #expect(Double(sampledPeak) <= peak)
+            #expect(result.metric("finalWalBytes")?.value == 0)
+        }
+    }
+}
