@@ -106,7 +106,8 @@ public struct CaseResult: Sendable, Hashable, Codable {
     public var peak = AllocatorStatsValues()
     /// The kernel's RSS high-water mark (`VmHWM`) over the case, bytes.
     public var peakRSSBytes: Int = 0
-    /// `stats.allocated` after teardown and settle minus the baseline, bytes (what the case left behind).
+    /// `stats.allocated` after teardown and settle minus the baseline, bytes (what the case left behind;
+    /// the sampler's own series are taken off). `leaks` says how far thread caches may move it.
     public var residueBytes: Int = 0
     /// Wall time from the start of setup to the end of teardown, nanoseconds.
     public var durationNanoseconds: Int64 = 0
@@ -121,6 +122,10 @@ public struct CaseResult: Sendable, Hashable, Codable {
     public var phases: [PhaseResult] = []
     public var metrics: [Metric] = []
     public var samples: SampleSeries?
+    /// The leak expectation the scenario file states for this strategy, if any.
+    public var expectation: LeakExpectation?
+    /// Surviving tracked objects, growth per `repeat` iteration and residue uncertainty (nil when not measured).
+    public var leaks: LeakMeasurements?
 
     public init(scenario: String, workload: String, strategy: String, repetition: Int, status: CaseStatus, failure: String? = nil) {
         self.scenario = scenario

@@ -52,6 +52,7 @@ public struct CaseExecutor: Sendable {
         // Baseline: what the harness itself holds once everything it needs exists.
         Self.settle(probe, nanoseconds: spec.settleNanoseconds)
         result.baselineAllocatedBytes = probe.allocatedBytes()
+        let threadCacheBytesAtBaseline = probe.threadCacheBytes()
         limitOutcome.baselineAllocatedBytes.store(result.baselineAllocatedBytes, ordering: .releasing)
         try? KernelMemory.resetPeakRSS()
         let origin = Self.monotonicNanoseconds()
@@ -78,20 +79,26 @@ public struct CaseExecutor: Sendable {
         }
 
         var failure: String?
+        var growth: [GrowthSeries] = []
         enterPhase(0)
         do {
             var workloadCase: (any WorkloadCase)? = try workload.makeCase(strategy: spec.strategy, parameters: spec.parameters, context: context)
             try workloadCase?.setUp(context: context)
-            for (index, step) in spec.steps.enumerated() {
-                enterPhase(index + 1)
+            func runStep(_ step: StepInvocation) throws {
                 switch step.name {
                 case BuiltInStep.idle.name:
                     Self.sleep(nanoseconds: step.arguments.duration("duration").nanoseconds)
                 case BuiltInStep.settle.name:
                     Self.settle(probe, nanoseconds: step.arguments.duration("duration").nanoseconds)
+                case BuiltInStep.repeat.name:
+                    growth.append(try Self.runRepeat(step, probe: probe, runStep: runStep))
                 default:
                     try workloadCase?.run(step, context: context)
                 }
+            }
+            for (index, step) in spec.steps.enumerated() {
+                enterPhase(index + 1)
+                try runStep(step)
             }
             enterPhase(phaseNames.count - 1)
             try workloadCase?.tearDown(context: context)
@@ -108,7 +115,17 @@ public struct CaseExecutor: Sendable {
         sampler?.finish()
 
         Self.settle(probe, nanoseconds: spec.settleNanoseconds)
+        // Survivors are read after the settle (workloads may release on other threads); the
+        // tracker's references go before the residue is read, so its side tables are not residue.
+        let tracked = context.lifetimes.tracked()
+        let survivors = context.lifetimes.survivors()
+        context.lifetimes.removeAll()
+        probe.flushThreadCache()
         result.residueBytes = probe.allocatedBytes() - result.baselineAllocatedBytes
+        result.leaks = LeakMeasurements(tracked: tracked, survivors: survivors, growth: growth,
+                                        threadCacheBytesAtBaseline: threadCacheBytesAtBaseline,
+                                        threadCacheBytesAtEnd: probe.threadCacheBytes())
+        result.expectation = spec.expectation
         let output = sampler?.collect()
         result.peakRSSBytes = (try? KernelMemory.status().peakRSSBytes) ?? 0
         result.durationNanoseconds = endOfCase

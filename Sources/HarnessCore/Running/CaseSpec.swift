@@ -20,11 +20,13 @@ public struct CaseSpec: Sendable, Hashable, Codable {
     public var timeoutNanoseconds: Int64
     /// Memory limit and warning level the child enforces through its sampler; nil: none.
     public var memoryBudget: MemoryBudget?
+    /// The leak expectation the scenario file states for this strategy, copied into the result.
+    public var expectation: LeakExpectation?
 
     public init(scenario: String, workload: String, strategy: String, repetition: Int, parameters: ParameterValues,
                 steps: [StepInvocation], samplingIntervalNanoseconds: Int64, sampleCapacity: Int = 16_384,
                 settleNanoseconds: Int64 = 100_000_000, timeoutNanoseconds: Int64 = 120_000_000_000,
-                memoryBudget: MemoryBudget? = nil) {
+                memoryBudget: MemoryBudget? = nil, expectation: LeakExpectation? = nil) {
         self.scenario = scenario
         self.workload = workload
         self.strategy = strategy
@@ -36,6 +38,7 @@ public struct CaseSpec: Sendable, Hashable, Codable {
         self.settleNanoseconds = settleNanoseconds
         self.timeoutNanoseconds = timeoutNanoseconds
         self.memoryBudget = memoryBudget
+        self.expectation = expectation
     }
 
     /// Phase names in order: `setup`, each step's phase, `teardown`.

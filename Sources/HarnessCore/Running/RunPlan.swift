@@ -36,7 +36,8 @@ public func planCases(_ scenarios: [ScenarioSpec], options: RunOptions) -> [Case
                     repetition: repetition, parameters: strategy.parameters, steps: steps,
                     samplingIntervalNanoseconds: interval.nanoseconds, sampleCapacity: options.sampleCapacity,
                     settleNanoseconds: scenario.settle.nanoseconds, timeoutNanoseconds: scenario.timeout.nanoseconds,
-                    memoryBudget: options.memory.budget(for: scenario)
+                    memoryBudget: options.memory.budget(for: scenario),
+                    expectation: strategy.expect.flatMap(LeakExpectation.init(rawValue:))
                 ))
             }
         }
@@ -49,6 +50,7 @@ private func quartered(_ step: StepInvocation) -> StepInvocation {
     for (name, value) in step.arguments.values {
         if case let .duration(nanoseconds) = value { step.arguments[name] = .duration(nanoseconds: nanoseconds / 4) }
     }
+    step.body = step.body?.map(quartered)
     return step
 }
 

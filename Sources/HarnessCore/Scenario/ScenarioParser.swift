@@ -331,6 +331,8 @@ struct ParseContext {
         }
         var arguments = ParameterValues(Dictionary(uniqueKeysWithValues: descriptor.arguments.map { ($0.name, $0.defaultValue) }))
         var phase = name
+        let isRepeat = name == BuiltInStep.repeat.name
+        var bodyNode: Node?
         if let argumentsNode {
             if case let .scalar(scalar) = argumentsNode, !scalar.string.isEmpty {
                 guard let first = descriptor.arguments.first else {
@@ -342,11 +344,15 @@ struct ParseContext {
                 case let .failure(failure): report(argumentsNode, message(for: failure, name: "\(name).\(first.name)", text: scalar.string))
                 }
             } else if let mapping = argumentsNode.mapping {
-                let allowed = descriptor.arguments.map(\.name) + ["phase"]
+                let allowed = descriptor.arguments.map(\.name) + ["phase"] + (isRepeat ? ["steps"] : [])
                 for (key, valueNode) in mapping {
                     guard let argument = key.string else { continue }
                     if argument == "phase" {
                         if let text = string(valueNode, "phase") { phase = text }
+                        continue
+                    }
+                    if isRepeat && argument == "steps" {
+                        bodyNode = valueNode
                         continue
                     }
                     guard let spec = descriptor.arguments.first(where: { $0.name == argument }) else {
@@ -365,6 +371,10 @@ struct ParseContext {
             } else {
                 report(argumentsNode, "arguments of step '\(name)' are a value or a mapping")
             }
+        }
+        if isRepeat {
+            guard let body = readRepeatBody(bodyNode, stepNode: node, arguments: arguments, descriptors: descriptors) else { return nil }
+            return StepInvocation(name: name, phase: phase, arguments: arguments, body: body)
         }
         return StepInvocation(name: name, phase: phase, arguments: arguments)
     }

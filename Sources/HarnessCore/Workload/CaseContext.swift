@@ -48,6 +48,8 @@ public final class CaseContext: Sendable {
     private let start: ContinuousClock.Instant
     /// Index of the phase running now; the sampler tags every sample with it.
     let phaseIndex = Atomic<Int>(0)
+    /// Objects the workload expects to die by the end of the case (see `track(_:as:)`).
+    public let lifetimes = LifetimeTracker()
 
     /// Makes a context; the harness does this, and tests of workloads may too.
     public init(strategy: String, repetition: Int = 1, gaugeNames: [String], scratchDirectory: String = "/tmp") {

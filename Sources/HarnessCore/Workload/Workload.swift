@@ -42,11 +42,14 @@ public struct StepInvocation: Sendable, Hashable, Codable {
     public var phase: String
     /// The step's arguments after defaults.
     public var arguments: ParameterValues
+    /// The steps a built-in `repeat` runs each iteration; nil for every other step.
+    public var body: [StepInvocation]?
 
-    public init(name: String, phase: String, arguments: ParameterValues) {
+    public init(name: String, phase: String, arguments: ParameterValues, body: [StepInvocation]? = nil) {
         self.name = name
         self.phase = phase
         self.arguments = arguments
+        self.body = body
     }
 }
 

@@ -30,5 +30,5 @@ public enum BuiltInStep {
     )
 
     /// All built-in steps.
-    public static let all = [idle, settle]
+    public static let all = [idle, settle, `repeat`]
 }

@@ -3,6 +3,7 @@ import HarnessCore
 import ImageFeedWorkload
 import LiveQueryWorkload
 import StoreObserverWorkload
+import SubscriptionsWorkload
 import VersionPinningWorkload
 
 extension WorkloadCatalog {
@@ -13,5 +14,6 @@ extension WorkloadCatalog {
         StoreObserverWorkload(),
         ImageFeedWorkload(),
         VersionPinningWorkload(), CompactionWorkload(),
+        SubscriptionsWorkload(),
     ])
 }

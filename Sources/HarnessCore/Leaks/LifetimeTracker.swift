@@ -1,0 +1,79 @@
+import HarnessModel
+import Synchronization
+
+/// Weak references to objects a workload expects to die; whatever is still alive after teardown
+/// and settle is a leak, counted per type.
+///
+/// The tracker never keeps an object alive and never touches one: it only asks the runtime
+/// whether each weak reference has become nil. A weak reference gives a Swift object a side
+/// table (about 32 bytes) that outlives the object until the reference goes, so the tracker
+/// drops references to dead objects at every `track` call: a leak-free loop then keeps the
+/// tracker's own memory flat instead of showing up as growth per iteration.
+public final class LifetimeTracker: Sendable {
+    private struct State {
+        var entries: [Entry] = []
+        /// Objects tracked so far per type name, dead or alive.
+        var trackedCounts: [String: Int] = [:]
+    }
+
+    private let state = Mutex(State())
+
+    /// Makes an empty tracker; every `CaseContext` has one.
+    public init() {}
+
+    /// Registers `object` as expected to die by the end of the case, under `typeName`.
+    public func track(_ object: AnyObject, as typeName: String) {
+        let entry = Entry(object: object, typeName: typeName)
+        state.withLock { state in
+            state.entries.removeAll { !$0.isAlive }
+            state.entries.append(entry)
+            state.trackedCounts[typeName, default: 0] += 1
+        }
+    }
+
+    /// Objects tracked so far per type, sorted by type name.
+    public func tracked() -> [TypeCount] {
+        state.withLock { state in Self.sorted(state.trackedCounts) }
+    }
+
+    /// Tracked objects alive now per type, sorted by type name; types with none alive are left out.
+    public func survivors() -> [TypeCount] {
+        state.withLock { state in
+            var counts: [String: Int] = [:]
+            for entry in state.entries where entry.isAlive {
+                counts[entry.typeName, default: 0] += 1
+            }
+            return Self.sorted(counts)
+        }
+    }
+
+    /// Drops every weak reference (freeing the side tables of dead objects) and the counts.
+    public func removeAll() {
+        state.withLock { state in state = State() }
+    }
+
+    private static func sorted(_ counts: [String: Int]) -> [TypeCount] {
+        counts.map { TypeCount(typeName: $0.key, count: $0.value) }.sorted { $0.typeName < $1.typeName }
+    }
+
+    /// One weak reference and the type name it was tracked under.
+    private struct Entry: @unchecked Sendable {
+        // Safety: the object is never accessed through this reference; it is only loaded to test
+        // for nil, and the runtime loads and clears weak references atomically from any thread.
+        // Entries themselves are read and written only inside the tracker's mutex.
+        weak var object: AnyObject?
+        let typeName: String
+
+        var isAlive: Bool { object != nil }
+    }
+}
+
+extension CaseContext {
+    /// Registers `object` as expected to die by the end of the case (`track(screen, as: "ProfileScreen")`).
+    ///
+    /// After teardown and settle, the harness counts tracked objects still alive, per type name:
+    /// those are leaks. Only a weak reference is kept, so tracking never extends a lifetime.
+    public func track(_ object: AnyObject, as typeName: String) {
+        lifetimes.track(object, as: typeName)
+    }
+}

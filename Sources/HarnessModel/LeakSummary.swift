@@ -1,0 +1,102 @@
+/// A per-type count over repetitions: the lowest and the highest.
+public struct TypeCountRange: Sendable, Hashable, Codable {
+    /// The name the workload tracked the objects under.
+    public var typeName: String
+    /// Fewest over the repetitions (0 where a repetition had none).
+    public var minimum: Int
+    /// Most over the repetitions.
+    public var maximum: Int
+
+    public init(typeName: String, minimum: Int, maximum: Int) {
+        self.typeName = typeName
+        self.minimum = minimum
+        self.maximum = maximum
+    }
+}
+
+/// The growth fit of one `repeat` step, reduced over repetitions.
+public struct GrowthSummary: Sendable, Hashable, Codable {
+    /// The `repeat` step's phase.
+    public var phase: String
+    /// Median fitted slope, bytes per iteration.
+    public var medianSlopeBytesPerIteration: Double
+    /// Median half-width of the slope's 95% confidence interval, bytes per iteration.
+    public var medianBoundBytesPerIteration: Double
+    /// One-off jumps left out of the fits, all repetitions together.
+    public var oneOffJumps: Int
+
+    public init(phase: String, medianSlopeBytesPerIteration: Double, medianBoundBytesPerIteration: Double, oneOffJumps: Int = 0) {
+        self.phase = phase
+        self.medianSlopeBytesPerIteration = medianSlopeBytesPerIteration
+        self.medianBoundBytesPerIteration = medianBoundBytesPerIteration
+        self.oneOffJumps = oneOffJumps
+    }
+}
+
+/// One strategy's leak evidence over its repetitions, for the report's Leaks section.
+public struct StrategyLeakSummary: Sendable, Hashable, Codable {
+    public var strategy: String
+    /// What the scenario file expects of the strategy, if it says.
+    public var expectation: LeakExpectation?
+    /// Repetitions that ended `ok` and gathered leak evidence.
+    public var assessedRepetitions: Int
+    /// Of those, the repetitions whose verdict is `leaks`.
+    public var leakingRepetitions: Int
+    /// `leaks` when any assessed repetition leaked (a leak that shows once is still a leak),
+    /// `leak-free` when none did, `not-assessed` without evidence.
+    public var verdict: LeakVerdict
+    public var outcome: LeakOutcome
+    /// Objects tracked per type over the repetitions, sorted by type name.
+    public var tracked: [TypeCountRange]
+    /// Tracked objects that survived per type over the repetitions; types that never survived are left out.
+    public var survivors: [TypeCountRange]
+    /// Median residue, bytes.
+    public var medianResidueBytes: Double
+    /// Largest residue uncertainty of the repetitions (thread caches), bytes.
+    public var residueUncertaintyBytes: Int
+    /// One entry per `repeat` step, in script order.
+    public var growth: [GrowthSummary]
+    /// The reasons of the first leaking repetition, in plain words.
+    public var reasons: [String]
+
+    /// Reduces one strategy's cases (any order; only `ok` cases count) under `criteria`.
+    public init(strategy: String, cases: [CaseResult], criteria: LeakCriteria = .standard) {
+        let ok = cases.filter { $0.status == .ok && $0.strategy == strategy }
+        let assessments = ok.map { LeakAnalysis.assess($0.leaks, expectation: $0.expectation, criteria: criteria) }
+        let assessed = assessments.filter { $0.verdict != .notAssessed }
+        let leaking = assessed.filter { $0.verdict == .leaks }
+        self.strategy = strategy
+        expectation = ok.compactMap(\.expectation).first ?? cases.compactMap(\.expectation).first
+        assessedRepetitions = assessed.count
+        leakingRepetitions = leaking.count
+        verdict = assessed.isEmpty ? .notAssessed : (leaking.isEmpty ? .leakFree : .leaks)
+        outcome = LeakAnalysis.outcome(verdict: verdict, expectation: expectation)
+        reasons = leaking.first?.reasons ?? []
+
+        let measurements = ok.compactMap(\.leaks)
+        func ranges(_ counts: (LeakMeasurements) -> [TypeCount]) -> [TypeCountRange] {
+            let names = Set(measurements.flatMap { counts($0).map(\.typeName) }).sorted()
+            return names.map { name in
+                let values = measurements.map { counts($0).first { $0.typeName == name }?.count ?? 0 }
+                return TypeCountRange(typeName: name, minimum: values.min() ?? 0, maximum: values.max() ?? 0)
+            }
+        }
+        tracked = ranges(\.tracked)
+        survivors = ranges(\.survivors).filter { $0.maximum > 0 }
+        medianResidueBytes = Statistics.median(ok.map { Double($0.residueBytes) }) ?? 0
+        residueUncertaintyBytes = measurements.map(\.residueUncertaintyBytes).max() ?? 0
+        let phases = measurements.first?.growth.map(\.phase) ?? []
+        growth = phases.compactMap { phase in
+            let fits = measurements.compactMap { $0.growth.first { $0.phase == phase }?.fit(criteria: criteria) }
+            guard let slope = Statistics.median(fits.map(\.slopeBytesPerIteration)),
+                  let bound = Statistics.median(fits.map(\.boundBytesPerIteration)) else { return nil }
+            return GrowthSummary(phase: phase, medianSlopeBytesPerIteration: slope, medianBoundBytesPerIteration: bound,
+                                 oneOffJumps: fits.reduce(0) { $0 + $1.oneOffJumps })
+        }
+    }
+
+    /// One summary per strategy of `run`, in the file's order.
+    public static func summaries(_ run: ScenarioRun, criteria: LeakCriteria = .standard) -> [StrategyLeakSummary] {
+        run.strategies.map { StrategyLeakSummary(strategy: $0, cases: run.cases, criteria: criteria) }
+    }
+}

@@ -1,1 +1,0 @@
-// The Subscriptions workload is built in its own issue; this file keeps the target compiling until then.
