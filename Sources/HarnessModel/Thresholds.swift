@@ -13,18 +13,23 @@ public enum Figure: Sendable, Hashable, Codable, CustomStringConvertible {
     case phasePeakAllocated(String)
     /// A scenario metric by name, in its own unit.
     case metric(String)
+    /// Tracked objects that survived teardown and settle (leak detection), a count.
+    case leakedObjects
+    /// Growth of the live heap per `repeat` iteration (fitted slope), bytes.
+    case growthPerIteration
 
     /// The names a scenario file may use, besides `phases.<phase>.peakAllocated` and `metrics.<name>`.
     public static let simpleNames: [String: Figure] = [
         "peakAllocated": .peakAllocated, "peakActive": .peakActive, "peakResident": .peakResident,
         "peakMapped": .peakMapped, "peakRetained": .peakRetained, "peakMetadata": .peakMetadata,
         "peakRSS": .peakRSS, "residue": .residue, "duration": .duration,
+        "leakedObjects": .leakedObjects, "growthPerIteration": .growthPerIteration,
     ]
 
     /// True when the figure is a byte count (its limits take size units).
     public var isBytes: Bool {
         switch self {
-        case .duration, .metric: return false
+        case .duration, .metric, .leakedObjects: return false
         default: return true
         }
     }
@@ -42,6 +47,8 @@ public enum Figure: Sendable, Hashable, Codable, CustomStringConvertible {
         case .duration: return "duration"
         case let .phasePeakAllocated(phase): return "phases.\(phase).peakAllocated"
         case let .metric(name): return "metrics.\(name)"
+        case .leakedObjects: return "leakedObjects"
+        case .growthPerIteration: return "growthPerIteration"
         }
     }
 
@@ -61,6 +68,10 @@ public enum Figure: Sendable, Hashable, Codable, CustomStringConvertible {
             return result.phases.first { $0.name == phase }.map { Double($0.peakAllocatedBytes - result.baselineAllocatedBytes) }
         case let .metric(name):
             return result.metric(name)?.value
+        case .leakedObjects:
+            return result.leaks.map { Double($0.survivorCount) }
+        case .growthPerIteration:
+            return result.leaks?.growth.compactMap(\.fit).map(\.slopeBytesPerIteration).max()
         }
     }
 
@@ -68,6 +79,7 @@ public enum Figure: Sendable, Hashable, Codable, CustomStringConvertible {
     public func format(_ value: Double, unit: Metric.Unit? = nil) -> String {
         switch self {
         case .duration: return "\(Units.fixed(value, decimals: 1)) ms"
+        case .leakedObjects: return Units.fixed(value, decimals: value == value.rounded() ? 0 : 1)
         case .metric:
             switch unit {
             case .bytes?: return Units.formatBytes(value)

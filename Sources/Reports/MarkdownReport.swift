@@ -102,6 +102,8 @@ public enum MarkdownReport {
             out.append("")
         }
 
+        out.append(contentsOf: LeaksSection.lines(for: scenario, headingLevel: 3))
+
         let metricNames = summary.ranked.flatMap { $0.metrics.map(\.name) }.uniqued()
         if !metricNames.isEmpty {
             out.append("### Scenario metrics (median)")

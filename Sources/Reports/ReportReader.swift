@@ -32,6 +32,17 @@ public enum ReportReader {
                 }
             }
         }
+        // Leak details (tracked types, growth series) live in run.json only; join them by case.
+        if let metadata {
+            let known = metadata.scenarios.flatMap(\.cases)
+            for index in results.indices {
+                let result = results[index]
+                if let match = known.first(where: { $0.scenario == result.scenario && $0.strategy == result.strategy && $0.repetition == result.repetition }) {
+                    results[index].leaks = match.leaks
+                    results[index].expectation = match.expectation
+                }
+            }
+        }
         var scenarios: [ScenarioRun] = []
         for name in results.map(\.scenario).uniqued() {
             let cases = results.filter { $0.scenario == name }
@@ -83,6 +94,7 @@ public enum ReportReader {
         result.requestedIntervalNanoseconds = Int64(((Double(cell("interval_requested_us")) ?? 0) * 1e3).rounded())
         result.achievedIntervalNanoseconds = Int64(((Double(cell("interval_achieved_us")) ?? 0) * 1e3).rounded())
         result.samplerAllocatedBytes = int("sampler_allocated_bytes")
+        result.expectation = LeakExpectation(rawValue: cell("expectation"))
         for (index, column) in header.enumerated() where index < row.count && !row[index].isEmpty {
             if column.hasPrefix("phase."), column.hasSuffix(".peak_allocated_net_bytes"), let net = Int(row[index]) {
                 let name = String(column.dropFirst("phase.".count).dropLast(".peak_allocated_net_bytes".count))

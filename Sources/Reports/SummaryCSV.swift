@@ -13,6 +13,8 @@ public enum SummaryCSV {
         "peak_active_bytes", "peak_resident_bytes", "peak_mapped_bytes", "peak_retained_bytes",
         "peak_metadata_bytes", "peak_rss_bytes", "residue_bytes", "duration_ms", "sample_count",
         "interval_requested_us", "interval_achieved_us", "sampler_allocated_bytes",
+        "expectation", "leak_verdict", "leaked_objects", "growth_bytes_per_iteration", "growth_bound_bytes_per_iteration",
+        "residue_uncertainty_bytes",
     ]
 
     /// The CSV column of a metric: its name plus its unit.
@@ -71,6 +73,17 @@ public enum SummaryCSV {
                     cells["interval_requested_us"] = Units.fixed(Double(result.requestedIntervalNanoseconds) / 1e3, decimals: 1)
                     cells["interval_achieved_us"] = Units.fixed(Double(result.achievedIntervalNanoseconds) / 1e3, decimals: 1)
                     cells["sampler_allocated_bytes"] = String(result.samplerAllocatedBytes)
+                    cells["expectation"] = result.expectation?.rawValue ?? ""
+                    if let leaks = result.leaks {
+                        let assessment = result.leakAssessment
+                        cells["leak_verdict"] = assessment.verdict.rawValue
+                        cells["leaked_objects"] = leaks.trackedCount > 0 || !leaks.survivors.isEmpty ? String(leaks.survivorCount) : ""
+                        if let fit = leaks.growth.compactMap(\.fit).max(by: { $0.slopeBytesPerIteration < $1.slopeBytesPerIteration }) {
+                            cells["growth_bytes_per_iteration"] = Units.fixed(fit.slopeBytesPerIteration, decimals: 1)
+                            cells["growth_bound_bytes_per_iteration"] = Units.fixed(fit.boundBytesPerIteration, decimals: 1)
+                        }
+                        cells["residue_uncertainty_bytes"] = String(leaks.residueUncertaintyBytes)
+                    }
                     for phase in result.phases {
                         cells[column(forPhase: phase.name)] = String(phase.peakAllocatedBytes - result.baselineAllocatedBytes)
                     }

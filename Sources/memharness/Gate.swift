@@ -60,6 +60,7 @@ enum Gate {
     /// - Parameter thresholds: false for `--quick` runs, whose shortened steps the limits were not written for.
     static func checks(for report: RunReport, options: GateOptions, thresholds: Bool = true) throws -> [CheckResult] {
         var checks = thresholds ? report.scenarios.flatMap { ThresholdEvaluator.evaluate($0.thresholds, in: $0) } : []
+        checks += report.scenarios.flatMap(LeakChecks.checks)
         if let baseline = try options.loadBaseline(), let file = options.baseline {
             checks += BaselinePolicy(tolerance: options.tolerance.fraction, floorBytes: Double(options.floor.bytes),
                                      failOnImprovement: options.failOnImprovement).compare(report, with: baseline, baselineFile: file)

@@ -110,3 +110,24 @@ struct GatingTests {
         #expect(try String(contentsOfFile: summary, encoding: .utf8).contains("❌ FAIL"))
     }
 }
+
+extension GatingTests {
+    @Test func anUnexpectedLeakExits2AndAnExpectedOneDoesNot() throws {
+        let out = try cli.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        let outcome = try cli.memharness(["run", fixture("unexpected-leak.yaml"), "--out", out, "--junit", "\(out)/junit.xml"])
+        #expect(outcome.status == 2, "\(outcome.stdout)\(outcome.stderr)")
+        #expect(outcome.stdout.contains("FAIL: unexpected-leak / strong-self-capture leaks (1 of 1 repetitions"))
+        #expect(outcome.stdout.contains("PASS  unexpected-leak · weak-self is leak-free"))
+        #expect(try junitFailures("\(out)/junit.xml") == 1)
+        let report = try String(contentsOfFile: "\(out)/report.md", encoding: .utf8)
+        #expect(report.contains("Leaks"))
+
+        // The same leak, declared: the run passes.
+        let declared = try String(contentsOfFile: fixture("unexpected-leak.yaml"), encoding: .utf8)
+            .replacingOccurrences(of: "{name: strong-self-capture, expect: leak-free}", with: "{name: strong-self-capture, expect: leaks}")
+        try declared.write(toFile: "\(out)/declared.yaml", atomically: true, encoding: .utf8)
+        let passing = try cli.memharness(["run", "\(out)/declared.yaml", "--out", "\(out)/declared"])
+        #expect(passing.status == 0, "\(passing.stdout)\(passing.stderr)")
+    }
+}
