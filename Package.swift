@@ -71,15 +71,18 @@ let package = Package(
         // MARK: Reports (depend on the result model only)
         .target(name: "Reports", dependencies: ["HarnessModel"], swiftSettings: settings),
 
-        // MARK: Executables
-        .executableTarget(
-            name: "memharness",
+        // MARK: Command line (a library, so the executables are one line and packages can build their own)
+        .target(
+            name: "MemHarnessCLI",
             dependencies: [
                 "HarnessCore", "Reports", "Workloads",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: settings
         ),
+
+        // MARK: Executables
+        .executableTarget(name: "memharness", dependencies: ["MemHarnessCLI"], swiftSettings: settings),
         .executableTarget(
             name: "memharness-bench",
             dependencies: ["HarnessCore", "Workloads", "AllocatorProbe", "StoreObserverWorkload"],

@@ -5,11 +5,16 @@ import HarnessCore
 import Workloads
 
 /// The `memharness` command: runs scenarios, lists workloads, and the hidden per-case child.
-@main
-struct MemHarness: ParsableCommand {
-    static let version = "0.1.0"
+///
+/// The executables are one line each (`MemHarness.main()`), so a package can build its own
+/// harness binary on this library.
+public struct MemHarness: ParsableCommand {
+    /// The tool's version, as `--version` prints it.
+    public static let version = "0.1.0"
 
-    static let configuration = CommandConfiguration(
+    public init() {}
+
+    public static let configuration = CommandConfiguration(
         commandName: "memharness",
         abstract: "Runs memory scenarios under several strategies, measures them with jemalloc, and ranks the strategies by peak memory.",
         discussion: """
