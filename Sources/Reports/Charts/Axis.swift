@@ -17,12 +17,17 @@ struct ValueAxis {
     let isBytes: Bool
 
     /// An axis covering 0 (or the log floor) to at least `maximum`.
-    init(maximum rawMaximum: Double, minimumPositive: Double, scale: Scale, isBytes: Bool) {
+    /// - Parameter integer: the values are whole numbers (counts), so ticks are too.
+    init(maximum rawMaximum: Double, minimumPositive: Double, scale: Scale, isBytes: Bool, integer: Bool = false) {
         self.scale = scale
         self.isBytes = isBytes
         switch scale {
         case .linear:
-            let (step, top) = Self.niceStep(maximum: max(rawMaximum, 1), isBytes: isBytes)
+            var (step, top) = Self.niceStep(maximum: max(rawMaximum, 1), isBytes: isBytes)
+            if integer && step < 1 {
+                step = 1
+                top = max(1, rawMaximum.rounded(.up))
+            }
             minimum = 0
             maximum = top
             ticks = stride(from: 0, through: top + step / 2, by: step).map { $0 }

@@ -33,7 +33,8 @@ public enum GaugeChart {
                 lines.append((strategy, minMaxDownsample(times: times, values: values, buckets: 300)))
             }
             let isBytes = gauge.hasSuffix("Bytes")
-            let axis = ValueAxis(maximum: maxValue * 1.05, minimumPositive: 1, scale: .linear, isBytes: isBytes)
+            // Gauges are whole numbers: no fractional ticks on a 0-or-1 gauge.
+            let axis = ValueAxis(maximum: maxValue * 1.05, minimumPositive: 1, scale: .linear, isBytes: isBytes, integer: true)
             func x(_ seconds: Double) -> Double { left + (maxTime > 0 ? seconds / maxTime : 0) * plotWidth }
             func y(_ value: Double) -> Double { panelTop + (1 - axis.fraction(value)) * panelHeight }
             svg.text(gauge, x: left, y: panelTop - 6, size: 12, weight: "bold")

@@ -66,9 +66,11 @@ struct SVGDocument {
     enum Anchor: String { case start, middle, end }
 
     mutating func text(_ content: String, x: Double, y: Double, size: Double = 12, anchor: Anchor = .start,
-                       fill: String = "#222222", weight: String? = nil, rotate: Double? = nil) {
+                       fill: String = "#222222", weight: String? = nil, rotate: Double? = nil, halo: Bool = false) {
         var element = "<text x=\"\(Self.number(x))\" y=\"\(Self.number(y))\" font-size=\"\(Self.number(size))\" text-anchor=\"\(anchor.rawValue)\" fill=\"\(fill)\""
         if let weight { element += " font-weight=\"\(weight)\"" }
+        // A white outline under the glyphs keeps a label readable where it crosses a line.
+        if halo { element += " stroke=\"#ffffff\" stroke-width=\"3\" paint-order=\"stroke\" stroke-linejoin=\"round\"" }
         if let rotate { element += " transform=\"rotate(\(Self.number(rotate)) \(Self.number(x)) \(Self.number(y)))\"" }
         body.append(element + ">\(Self.escape(content))</text>")
     }

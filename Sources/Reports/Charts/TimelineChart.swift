@@ -112,11 +112,14 @@ public enum TimelineChart {
             if labelX + labelWidth > left + plotWidth { labelX = px - 7; anchor = .end }
             var labelY = max(py - 6, top + 26)
             let spanStart = anchor == .start ? labelX : labelX - labelWidth
-            while placed.contains(where: { abs($0.y - labelY) < 13 && spanStart < $0.x + $0.width && $0.x < spanStart + labelWidth }) {
-                labelY += 13
+            func collides(_ y: Double) -> Bool {
+                placed.contains { abs($0.y - y) < 13 && spanStart < $0.x + $0.width && $0.x < spanStart + labelWidth }
             }
+            // Move up while there is room above the plot's top, else down.
+            while collides(labelY) && labelY - 13 >= top + 26 { labelY -= 13 }
+            while collides(labelY) { labelY += 13 }
             placed.append((spanStart, labelY, labelWidth))
-            svg.text(label, x: labelX, y: labelY, size: 11, anchor: anchor, fill: line.colour, weight: "bold")
+            svg.text(label, x: labelX, y: labelY, size: 11, anchor: anchor, fill: line.colour, weight: "bold", halo: true)
         }
 
         let description = "Line chart of allocated bytes above baseline over time for \(lines.count) strategies of scenario \(run.name). "
