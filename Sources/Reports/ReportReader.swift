@@ -15,8 +15,10 @@ public enum ReportReader {
     /// Reads the CSV texts back into a report. `metadata` (from run.json) supplies what CSV does not hold.
     public static func read(summary: String, samples: String?, metadata: RunReport?) throws(ReadError) -> RunReport {
         let rows = CSVTable.parse(summary)
-        guard let header = rows.first, Array(header.prefix(SummaryCSV.fixedColumns.count)) == SummaryCSV.fixedColumns else {
-            throw ReadError(file: "summary.csv", line: 1, message: "not a memharness summary: expected the columns \(SummaryCSV.fixedColumns.joined(separator: ","))")
+        // Columns are read by name, so files from older versions (fewer columns) still read.
+        let required = ["scenario", "workload", "strategy", "repetition", "status", "peak_allocated_bytes", "baseline_allocated_bytes"]
+        guard let header = rows.first, required.allSatisfy(header.contains) else {
+            throw ReadError(file: "summary.csv", line: 1, message: "not a memharness summary: expected at least the columns \(required.joined(separator: ","))")
         }
         var results: [CaseResult] = []
         for (offset, row) in rows.dropFirst().enumerated() where row != [""] {
