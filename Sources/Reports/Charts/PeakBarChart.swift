@@ -9,7 +9,8 @@ public enum PeakBarChart {
         let top = 58.0, bottom = 40.0
         let nameWidth = min(max(summary.ranked.map { SVGDocument.textWidth($0.strategy, size: 12) }.max() ?? 0, 60) + 16, 280)
         let left = nameWidth, right = 110.0
-        let height = top + bottom + rowHeight * Double(summary.ranked.count)
+        let rows = summary.ranked.count + summary.failedStrategies.count
+        let height = top + bottom + rowHeight * Double(rows)
         let maxValue = max(summary.ranked.map(\.maxPeakAllocatedNetBytes).max() ?? 1, 1)
         let positives = summary.ranked.map(\.medianPeakAllocatedNetBytes).filter { $0 > 0 }
         let spread = (positives.max() ?? 1) / max(positives.min() ?? 1, 1)
@@ -23,7 +24,7 @@ public enum PeakBarChart {
         svg.text("\(run.name): peak allocated by strategy", x: 12, y: 22, size: 15, weight: "bold")
         svg.text("median of \(run.repetitions) repetition\(run.repetitions == 1 ? "" : "s"), whiskers min–max · \(scale == .log ? "log scale" : "linear scale")",
                  x: 12, y: 40, size: 11, fill: "#555555")
-        let plotBottom = top + rowHeight * Double(summary.ranked.count)
+        let plotBottom = top + rowHeight * Double(rows)
         for tick in axis.ticks {
             svg.line(x1: x(tick), y1: top - 4, x2: x(tick), y2: plotBottom, stroke: "#e3e3e3", width: 0.8)
             svg.text(axis.label(tick), x: x(tick), y: plotBottom + 17, size: 11, anchor: .middle, fill: "#444444")
@@ -43,6 +44,13 @@ public enum PeakBarChart {
             let ratio = summary.ratioToBest(strategy).map { " · " + Units.fixed($0, decimals: 1) + "x" } ?? ""
             svg.text(ValueAxis.compactBytes(Double(Int(strategy.medianPeakAllocatedNetBytes / 1024 * 10)) / 10 * 1024) + ratio,
                      x: max(x(strategy.maxPeakAllocatedNetBytes), x(strategy.medianPeakAllocatedNetBytes)) + 6, y: centre + 4, size: 11)
+        }
+        // Strategies without a completed case (crashed, timed out, killed by the memory limit) get a row saying so.
+        for (offset, strategy) in summary.failedStrategies.enumerated() {
+            let centre = top + rowHeight * (Double(summary.ranked.count + offset) + 0.5)
+            let statuses = run.cases.filter { $0.strategy == strategy }.map(\.status.rawValue).uniqued().joined(separator: ", ")
+            svg.text(strategy, x: left - 10, y: centre + 4, size: 12, anchor: .end)
+            svg.text("no completed case (\(statuses))", x: left + 6, y: centre + 4, size: 11, fill: "#8a1c1c")
         }
         svg.line(x1: left, y1: top - 4, x2: left, y2: plotBottom, stroke: "#444444")
         let description = "Bar chart of median peak allocated above baseline per strategy of scenario \(run.name), lowest first: "
