@@ -23,7 +23,7 @@ public enum LeakChecks {
             }
             return CheckResult(
                 kind: .leak, scenario: run.name, strategy: summary.strategy,
-                name: "\(summary.strategy) is \(expected)", passed: summary.outcome != .unexpectedLeak,
+                name: "\(summary.strategy): expected \(expected)", passed: summary.outcome != .unexpectedLeak,
                 actual: summary.verdict.rawValue + (actual.isEmpty ? "" : " (\(actual))"), limit: "expect \(expected)",
                 margin: summary.outcome.rawValue, message: message
             )
