@@ -26,12 +26,16 @@ deps:
 
 build: deps
 	$(SWIFT) build -c release --product memharness
+	$(SWIFT) build -c release --product memharness-exact
 
 run: build
 	$(RELEASE_BIN)/memharness run $(ARGS)
 
 # Serial: many tests read process-wide allocator figures, which a test running beside them would disturb.
+# memharness-exact is built first: no test target links it (it would replace the allocator of the test
+# bundle), so the tests drive the binary, which `swift test` alone does not build.
 test: deps
+	$(SWIFT) build --product memharness-exact
 	$(SWIFT) test --no-parallel
 
 # Side-by-side overhead benchmark (sampler off vs 1 ms); writes Reports/benchmarks/.

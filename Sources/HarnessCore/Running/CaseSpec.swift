@@ -22,11 +22,13 @@ public struct CaseSpec: Sendable, Hashable, Codable {
     public var memoryBudget: MemoryBudget?
     /// The leak expectation the scenario file states for this strategy, copied into the result.
     public var expectation: LeakExpectation?
+    /// Sampled only, or exact as well (which needs the `memharness-exact` binary).
+    public var peakMode: PeakMode
 
     public init(scenario: String, workload: String, strategy: String, repetition: Int, parameters: ParameterValues,
                 steps: [StepInvocation], samplingIntervalNanoseconds: Int64, sampleCapacity: Int = 16_384,
                 settleNanoseconds: Int64 = 100_000_000, timeoutNanoseconds: Int64 = 120_000_000_000,
-                memoryBudget: MemoryBudget? = nil, expectation: LeakExpectation? = nil) {
+                memoryBudget: MemoryBudget? = nil, expectation: LeakExpectation? = nil, peakMode: PeakMode = .sampled) {
         self.scenario = scenario
         self.workload = workload
         self.strategy = strategy
@@ -39,6 +41,7 @@ public struct CaseSpec: Sendable, Hashable, Codable {
         self.timeoutNanoseconds = timeoutNanoseconds
         self.memoryBudget = memoryBudget
         self.expectation = expectation
+        self.peakMode = peakMode
     }
 
     /// Phase names in order: `setup`, each step's phase, `teardown`.
