@@ -117,7 +117,7 @@ let package = Package(
         // Golden files and fixtures are read through #filePath, so they need no resource bundle.
         .testTarget(name: "ReportsTests", dependencies: ["Reports", "HarnessModel"],
                     exclude: ["Golden"], swiftSettings: settings),
-        .testTarget(name: "memharnessTests", dependencies: ["memharness", "HarnessModel", "Reports"],
+        .testTarget(name: "memharnessTests", dependencies: ["memharness", "HarnessModel", "Reports", "AllocatorProbe"],
                     exclude: ["Fixtures"], swiftSettings: settings),
     ]
 )

@@ -22,13 +22,14 @@ public struct CaseSpec: Sendable, Hashable, Codable {
     public var memoryBudget: MemoryBudget?
     /// The leak expectation the scenario file states for this strategy, copied into the result.
     public var expectation: LeakExpectation?
-    /// Sampled only, or exact as well (which needs the `memharness-exact` binary).
-    public var peakMode: PeakMode
+    /// `.exact`: exact peaks as well as sampled ones (the case needs the `memharness-exact` binary);
+    /// nil or `.sampled`: sampled only. Optional so specs written without it still decode.
+    public var peakMode: PeakMode?
 
     public init(scenario: String, workload: String, strategy: String, repetition: Int, parameters: ParameterValues,
                 steps: [StepInvocation], samplingIntervalNanoseconds: Int64, sampleCapacity: Int = 16_384,
                 settleNanoseconds: Int64 = 100_000_000, timeoutNanoseconds: Int64 = 120_000_000_000,
-                memoryBudget: MemoryBudget? = nil, expectation: LeakExpectation? = nil, peakMode: PeakMode = .sampled) {
+                memoryBudget: MemoryBudget? = nil, expectation: LeakExpectation? = nil, peakMode: PeakMode? = nil) {
         self.scenario = scenario
         self.workload = workload
         self.strategy = strategy
