@@ -93,7 +93,7 @@ let package = Package(
         .executableTarget(name: "memharness-exact", dependencies: ["MemHarnessCLI", "CExactPeak"], swiftSettings: settings),
         .executableTarget(
             name: "memharness-bench",
-            dependencies: ["HarnessCore", "Workloads", "AllocatorProbe", "StoreObserverWorkload"],
+            dependencies: ["HarnessCore", "Workloads", "AllocatorProbe", "StoreObserverWorkload", "Reports"],
             path: "Sources/Benchmarks", swiftSettings: settings
         ),
 
