@@ -37,17 +37,23 @@ enum StabilityBenchmark {
         guard let scenario = column("scenario"), let strategy = column("strategy"), let status = column("status"),
               let net = column("peak_allocated_net_bytes") else { return [] }
         let killedAt = column("metric.killedAt_ms")
+        let exact = column("exact_peak_net_bytes")
         var rows: [Row] = []
-        for line in table.dropFirst() where line.count == header.count {
-            let key = (line[scenario], line[strategy])
-            let (figure, unit, value): (String, String, Double?) = line[status] == "killed-by-memory-limit"
-                ? ("killed at", "ms", killedAt.flatMap { Double(line[$0]) })
-                : ("peak allocated", "bytes", line[status] == "ok" ? Double(line[net]) : nil)
-            guard let value else { continue }
-            if let index = rows.firstIndex(where: { ($0.scenario, $0.strategy, $0.figure) == (key.0, key.1, figure) }) {
+        func add(_ scenario: String, _ strategy: String, _ figure: String, _ unit: String, _ value: Double?) {
+            guard let value else { return }
+            if let index = rows.firstIndex(where: { ($0.scenario, $0.strategy, $0.figure) == (scenario, strategy, figure) }) {
                 rows[index].values.append(value)
             } else {
-                rows.append(Row(scenario: key.0, strategy: key.1, figure: figure, values: [value], unit: unit))
+                rows.append(Row(scenario: scenario, strategy: strategy, figure: figure, values: [value], unit: unit))
+            }
+        }
+        for line in table.dropFirst() where line.count == header.count {
+            if line[status] == "killed-by-memory-limit" {
+                add(line[scenario], line[strategy], "killed at", "ms", killedAt.flatMap { Double(line[$0]) })
+            } else if line[status] == "ok" {
+                add(line[scenario], line[strategy], "peak allocated", "bytes", Double(line[net]))
+                // Scenarios run with `peak: exact` also have the exact peak.
+                add(line[scenario], line[strategy], "exact peak", "bytes", exact.flatMap { Double(line[$0]) })
             }
         }
         return rows
@@ -68,8 +74,8 @@ enum StabilityBenchmark {
         out.append("")
         out.append("`memharness run --repeat \(repetitions)` over every shipped scenario (sampled at 1 ms, each case in its own process; "
             + "\(Units.fixed(elapsedSeconds, decimals: 0)) s, exit status \(exitStatus)). CV is the sample standard deviation over the mean. "
-            + "The figure is the net peak allocated of each strategy's completed cases, or, for a strategy its memory limit "
-            + "kills, the time of the kill.")
+            + "The figure is the net peak allocated of each strategy's completed cases (and the exact peak, for a scenario "
+            + "run with `peak: exact`), or, for a strategy its memory limit kills, the time of the kill.")
         out.append("")
         out.append("| Scenario | Strategy | Figure | Runs | Mean | Min – max | CV |")
         out.append("|---|---|---|---:|---:|---:|---:|")
