@@ -171,6 +171,13 @@ public struct CaseExecutor: Sendable {
                 phases[position].result.peakAllocatedBytes = max(output.phasePeakAllocatedBytes[index], boundaryPeak[index])
                 phases[position].result.peakResidentBytes = output.phasePeakResidentBytes[index]
             }
+        } else {
+            // Sampler off (`--interval 0ms`): the phase-boundary readings are the only sampled figures,
+            // so the net peak and the spike excess of an exact case still mean something.
+            result.peak.allocatedBytes = boundaryPeak.max() ?? 0
+            for position in phases.indices {
+                phases[position].result.peakAllocatedBytes = boundaryPeak[phases[position].index]
+            }
         }
         result.phases = phases.map(\.result)
         if let failure {
