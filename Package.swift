@@ -82,7 +82,7 @@ let package = Package(
         .target(
             name: "MemHarnessCLI",
             dependencies: [
-                "HarnessCore", "Reports", "Workloads",
+                "AllocatorProbe", "HarnessCore", "Reports", "Workloads",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: settings
