@@ -6,16 +6,19 @@
 SWIFT        ?= swift
 # Debian packages the build and the tests need; installed only when missing.
 DEB_PACKAGES := libjemalloc-dev libsqlite3-dev pkg-config
+# The tools `make bench` compares with (valgrind's massif, heaptrack), and objcopy (binutils).
+BENCH_PACKAGES := valgrind heaptrack binutils
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 RELEASE_BIN   = $(shell $(SWIFT) build -c release --show-bin-path)
 # Extra arguments for `make run`, e.g. make run ARGS="live-query --quick"
 ARGS         ?=
 
-.PHONY: deps build run test bench sample-report clean
+.PHONY: deps bench-deps build run test bench sample-report clean
 
-deps:
+# $(call install-missing,PACKAGES): apt-get install those of PACKAGES that are not installed.
+define install-missing
 	@missing=""; \
-	for package in $(DEB_PACKAGES); do \
+	for package in $(1); do \
 	  dpkg-query -W -f='$${Status}' $$package 2>/dev/null | grep -q "ok installed" || missing="$$missing $$package"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -23,19 +26,31 @@ deps:
 	  $(SUDO) apt-get update -qq && \
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
+endef
+
+deps:
+	$(call install-missing,$(DEB_PACKAGES))
+
+bench-deps:
+	$(call install-missing,$(BENCH_PACKAGES))
 
 build: deps
 	$(SWIFT) build -c release --product memharness
+	$(SWIFT) build -c release --product memharness-exact
 
 run: build
 	$(RELEASE_BIN)/memharness run $(ARGS)
 
 # Serial: many tests read process-wide allocator figures, which a test running beside them would disturb.
+# memharness-exact is built first: no test target links it (it would replace the allocator of the test
+# bundle), so the tests drive the binary, which `swift test` alone does not build.
 test: deps
+	$(SWIFT) build --product memharness-exact
 	$(SWIFT) test --no-parallel
 
-# Side-by-side overhead benchmark (sampler off vs 1 ms); writes Reports/benchmarks/.
-bench: build
+# Side-by-side benchmarks (sampling overhead, the Differ, overhead and accuracy against massif and
+# heaptrack, stability over 5 runs); writes Reports/benchmarks/. Takes several minutes.
+bench: build bench-deps
 	$(SWIFT) build -c release --product memharness-bench
 	$(RELEASE_BIN)/memharness-bench
 

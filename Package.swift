@@ -11,6 +11,8 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "memharness", targets: ["memharness"]),
+        // The same command line with every allocation counted (`run --peak exact` launches its cases with it).
+        .executable(name: "memharness-exact", targets: ["memharness-exact"]),
         // Everything a user needs to define and run scenarios of their own in Swift.
         .library(name: "MemHarness", targets: ["AllocatorProbe", "HarnessModel", "HarnessCore", "Reports", "Workloads"]),
     ],
@@ -34,12 +36,17 @@ let package = Package(
 
         // MARK: Measurement
         .target(name: "AllocatorProbe", dependencies: ["CJemalloc"], swiftSettings: settings),
+        // Exact peaks: a malloc family that counts every allocation, linked only into `memharness-exact`
+        // (never into a library or test target: it would replace the allocator of everything it is linked into).
+        .target(name: "CExactPeak", dependencies: ["CJemalloc", "CExactPeakHooks"]),
+        // Weak references to CExactPeak's counters: "not available" in binaries without it.
+        .target(name: "CExactPeakHooks"),
 
         // MARK: Harness
         .target(name: "HarnessModel", swiftSettings: settings),
         .target(
             name: "HarnessCore",
-            dependencies: ["AllocatorProbe", "HarnessModel", .product(name: "Yams", package: "Yams")],
+            dependencies: ["AllocatorProbe", "HarnessModel", "CExactPeakHooks", .product(name: "Yams", package: "Yams")],
             swiftSettings: settings
         ),
 
@@ -75,7 +82,7 @@ let package = Package(
         .target(
             name: "MemHarnessCLI",
             dependencies: [
-                "HarnessCore", "Reports", "Workloads",
+                "AllocatorProbe", "HarnessCore", "Reports", "Workloads",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: settings
@@ -83,9 +90,10 @@ let package = Package(
 
         // MARK: Executables
         .executableTarget(name: "memharness", dependencies: ["MemHarnessCLI"], swiftSettings: settings),
+        .executableTarget(name: "memharness-exact", dependencies: ["MemHarnessCLI", "CExactPeak"], swiftSettings: settings),
         .executableTarget(
             name: "memharness-bench",
-            dependencies: ["HarnessCore", "Workloads", "AllocatorProbe", "StoreObserverWorkload"],
+            dependencies: ["HarnessCore", "Workloads", "AllocatorProbe", "StoreObserverWorkload", "Reports"],
             path: "Sources/Benchmarks", swiftSettings: settings
         ),
 
@@ -109,7 +117,7 @@ let package = Package(
         // Golden files and fixtures are read through #filePath, so they need no resource bundle.
         .testTarget(name: "ReportsTests", dependencies: ["Reports", "HarnessModel"],
                     exclude: ["Golden"], swiftSettings: settings),
-        .testTarget(name: "memharnessTests", dependencies: ["memharness", "HarnessModel", "Reports"],
+        .testTarget(name: "memharnessTests", dependencies: ["memharness", "HarnessModel", "Reports", "AllocatorProbe"],
                     exclude: ["Fixtures"], swiftSettings: settings),
     ]
 )

@@ -6,17 +6,30 @@ import Workloads
 
 // memharness-bench: benchmarks that print ratios measured side by side in one run.
 //
-//   memharness-bench [sampling] [differ] [--rounds N] [--out DIR]
+//   memharness-bench [sampling] [differ] [overhead] [accuracy] [stability]
+//                    [--rounds N] [--tool-rounds N] [--repeat N] [--no-tools] [--scenarios-dir DIR] [--out DIR]
 //
 // `sampling`: the allocation-heavy calibration strategy (`churn`) with the sampler off and at 1 ms,
 // alternating, each case in its own child process as in a real run. Prints the ratio of median
 // times and writes DIR/sampling-overhead.md (default DIR: Reports/benchmarks).
 // `differ`: the store observer's Differ on 25k-200k items: time and bytes allocated per diff,
 // and how they scale; writes DIR/differ.md.
+// `overhead`: wall and CPU time of `churn` and of the live-query workload uninstrumented, sampled
+// at 1 ms, exact (memharness-exact), under valgrind massif and under heaptrack; DIR/overhead.md.
+// `accuracy`: peaks of a hold, 200 short spikes and a cross-thread queue (known truths) from the
+// sampler, exact mode, massif and heaptrack; DIR/accuracy.md. `--no-tools` leaves massif and heaptrack out.
+// `stability`: `memharness run --repeat N` (default 5) over every shipped scenario and the coefficient of
+// variation of each strategy's peak; DIR/stability.md.
+// The binaries memharness and memharness-exact must sit beside this one (`make bench` builds them).
 
 struct BenchOptions {
+    static let all = ["sampling", "differ", "overhead", "accuracy", "stability"]
     var benchmarks: [String] = []
     var rounds = 11
+    var toolRounds = 1
+    var repetitions = 5
+    var tools = true
+    var scenariosDirectory = "Scenarios"
     var out = "Reports/benchmarks"
 
     init(_ arguments: [String]) {
@@ -24,31 +37,55 @@ struct BenchOptions {
         while let argument = iterator.next() {
             switch argument {
             case "--rounds": rounds = iterator.next().flatMap(Int.init) ?? rounds
+            case "--tool-rounds": toolRounds = iterator.next().flatMap(Int.init) ?? toolRounds
+            case "--repeat": repetitions = iterator.next().flatMap(Int.init) ?? repetitions
+            case "--no-tools": tools = false
+            case "--scenarios-dir": scenariosDirectory = iterator.next() ?? scenariosDirectory
             case "--out": out = iterator.next() ?? out
             default: benchmarks.append(argument)
             }
         }
-        if benchmarks.isEmpty { benchmarks = ["sampling", "differ"] }
+        if benchmarks.isEmpty { benchmarks = Self.all }
     }
 }
 
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("memharness-bench: \(message)\n".utf8))
+    exit(64)
+}
+
 let options = BenchOptions(Array(CommandLine.arguments.dropFirst()))
-let selfPath = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-let launcher = CaseLauncher(executable: URL(fileURLWithPath: selfPath).deletingLastPathComponent().appendingPathComponent("memharness").path)
+if let unknown = options.benchmarks.first(where: { !BenchOptions.all.contains($0) }) {
+    fail("unknown benchmark '\(unknown)'; expected one of: \(BenchOptions.all.joined(separator: ", "))")
+}
+let environment = try BenchEnvironment.current()
+defer { try? FileManager.default.removeItem(at: environment.scratch) }
+var modes: [Mode] = []
+if options.benchmarks.contains("overhead") || options.benchmarks.contains("accuracy") {
+    modes = options.tools ? Mode.allCases : [.uninstrumented, .sampled, .exact]
+}
+let problems = environment.missing(for: modes)
+if !problems.isEmpty { fail(problems.joined(separator: "\n")) }
+if modes.contains(.massif) { try environment.prepareMassifBinary() }
 try FileManager.default.createDirectory(atPath: options.out, withIntermediateDirectories: true)
 
 for benchmark in options.benchmarks {
     switch benchmark {
     case "sampling":
-        let text = SamplingOverheadBenchmark.run(launcher: launcher, rounds: options.rounds)
-        print(text)
-        try text.write(toFile: "\(options.out)/sampling-overhead.md", atomically: true, encoding: .utf8)
+        let text = SamplingOverheadBenchmark.run(launcher: environment.launcher(.uninstrumented), rounds: options.rounds)
+        try Bench.publish(text, name: "sampling-overhead.md", directory: options.out)
     case "differ":
-        let text = try DifferBenchmark.run()
-        print(text)
-        try text.write(toFile: "\(options.out)/differ.md", atomically: true, encoding: .utf8)
+        try Bench.publish(try DifferBenchmark.run(), name: "differ.md", directory: options.out)
+    case "overhead":
+        let text = try OverheadBenchmark.run(environment, rounds: max(3, options.rounds / 2), toolRounds: options.toolRounds,
+                                             scenariosDirectory: options.scenariosDirectory)
+        try Bench.publish(text, name: "overhead.md", directory: options.out)
+    case "accuracy":
+        try Bench.publish(AccuracyBenchmark.run(environment, rounds: 3, tools: options.tools), name: "accuracy.md", directory: options.out)
+    case "stability":
+        let text = try StabilityBenchmark.run(environment, repetitions: options.repetitions, scenariosDirectory: options.scenariosDirectory)
+        try Bench.publish(text, name: "stability.md", directory: options.out)
     default:
-        FileHandle.standardError.write(Data("unknown benchmark '\(benchmark)'; expected one of: sampling, differ\n".utf8))
-        exit(64)
+        break
     }
 }

@@ -14,12 +14,14 @@ public enum HarnessError: Error, CustomStringConvertible, Sendable {
     case probe(AllocatorProbeError)
     /// The child process of a case did not follow the protocol.
     case caseProtocol(String)
+    /// An exact-peak case, but this binary does not count allocations or the counting binary is missing (`detail` says which).
+    case exactPeakUnavailable(detail: String)
 
     /// True when the problem is in what the user asked for (exit code 64), not in the harness.
     public var isUsageError: Bool {
         switch self {
         case .invalidScenario, .unknownScenario, .invalidOverride: return true
-        case .io, .probe, .caseProtocol: return false
+        case .io, .probe, .caseProtocol, .exactPeakUnavailable: return false
         }
     }
 
@@ -38,6 +40,9 @@ public enum HarnessError: Error, CustomStringConvertible, Sendable {
             return error.description
         case let .caseProtocol(message):
             return message
+        case let .exactPeakUnavailable(detail):
+            return "exact peaks (--peak exact, peak: exact) need the \(ExactPeak.executableName) binary, which counts every allocation, "
+                + "but \(detail); \(ExactPeak.buildHint)"
         }
     }
 }

@@ -49,6 +49,12 @@ public struct StrategySummary: Sendable, Hashable {
     public var phasePeakNetBytes: [(name: String, bytes: Double)]
     /// Median of each metric, in the order the first case lists them.
     public var metrics: [Metric]
+    /// Median exact net peak (`--peak exact`), bytes; nil when no repetition has one.
+    public var medianExactPeakNetBytes: Double?
+    /// Median spike excess (exact net peak minus sampled net peak), bytes; nil when no repetition has one.
+    public var medianSpikeExcessBytes: Double?
+    /// Median exact net peak per phase, bytes, in phase order; empty when no repetition has exact peaks.
+    public var phaseExactPeakNetBytes: [(name: String, bytes: Double)] = []
 
     public static func == (lhs: StrategySummary, rhs: StrategySummary) -> Bool {
         lhs.strategy == rhs.strategy && lhs.okCount == rhs.okCount && lhs.failedCount == rhs.failedCount
@@ -94,6 +100,15 @@ public struct ScenarioSummary: Sendable, Hashable {
             let metrics = ok[0].metrics.map { first in
                 Metric(name: first.name, value: med(ok.compactMap { $0.metric(first.name)?.value }), unit: first.unit)
             }
+            let exactNet = ok.compactMap(\.exactPeakNetBytes).map(Double.init)
+            let excess = ok.compactMap(\.spikeExcessBytes).map(Double.init)
+            var phaseExact: [(String, Double)] = []
+            for phase in ok[0].phases.map(\.name) {
+                let values = ok.compactMap { result in
+                    result.phases.first { $0.name == phase }.flatMap { result.exactPeakNetBytes(of: $0) }.map(Double.init)
+                }
+                if !values.isEmpty { phaseExact.append((phase, med(values))) }
+            }
             summaries.append(StrategySummary(
                 strategy: strategy, okCount: ok.count, failedCount: cases.count - ok.count,
                 medianPeakAllocatedNetBytes: med(net), minPeakAllocatedNetBytes: net.min() ?? 0,
@@ -102,7 +117,9 @@ public struct ScenarioSummary: Sendable, Hashable {
                 medianPeakRSSBytes: med(ok.map { Double($0.peakRSSBytes) }),
                 medianResidueBytes: med(ok.map { Double($0.residueBytes) }),
                 medianDurationNanoseconds: med(ok.map { Double($0.durationNanoseconds) }),
-                phasePeakNetBytes: phasePeaks, metrics: metrics
+                phasePeakNetBytes: phasePeaks, metrics: metrics,
+                medianExactPeakNetBytes: Statistics.median(exactNet), medianSpikeExcessBytes: Statistics.median(excess),
+                phaseExactPeakNetBytes: phaseExact
             ))
         }
         // Stable order: by median peak, then by the file's order for ties.

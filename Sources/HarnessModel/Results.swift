@@ -44,14 +44,41 @@ public struct PhaseResult: Sendable, Hashable, Codable {
     public var peakAllocatedBytes: Int
     /// Highest `stats.resident` sampled during the phase, absolute bytes.
     public var peakResidentBytes: Int
+    /// Exact high-water mark of the live bytes during the phase (`--peak exact`), absolute bytes of
+    /// the exact count (subtract `ExactPeakValues.baselineLiveBytes` for the net); nil when sampled only.
+    public var exactPeakLiveBytes: Int?
 
-    public init(name: String, startNanoseconds: Int64, endNanoseconds: Int64, peakAllocatedBytes: Int, peakResidentBytes: Int) {
+    public init(name: String, startNanoseconds: Int64, endNanoseconds: Int64, peakAllocatedBytes: Int, peakResidentBytes: Int,
+                exactPeakLiveBytes: Int? = nil) {
         self.name = name
         self.startNanoseconds = startNanoseconds
         self.endNanoseconds = endNanoseconds
         self.peakAllocatedBytes = peakAllocatedBytes
         self.peakResidentBytes = peakResidentBytes
+        self.exactPeakLiveBytes = exactPeakLiveBytes
     }
+}
+
+/// Peaks counted at every allocation (`--peak exact`, the `memharness-exact` binary), beside the sampled ones.
+///
+/// The count is of live blocks in size-class bytes, as `malloc_usable_size` reports them: the
+/// currency of `stats.allocated`, without jemalloc's metadata and the free blocks its thread caches hold.
+public struct ExactPeakValues: Sendable, Hashable, Codable {
+    /// Live bytes when the case's baseline was taken, bytes.
+    public var baselineLiveBytes: Int
+    /// Highest live bytes from the baseline to the end of teardown, absolute bytes.
+    public var peakLiveBytes: Int
+    /// Allocating calls (malloc, calloc, realloc, operator new, ...) from the baseline to the end of teardown.
+    public var allocationCalls: Int
+
+    public init(baselineLiveBytes: Int, peakLiveBytes: Int, allocationCalls: Int) {
+        self.baselineLiveBytes = baselineLiveBytes
+        self.peakLiveBytes = peakLiveBytes
+        self.allocationCalls = allocationCalls
+    }
+
+    /// The exact peak above the baseline, bytes: what the scenario added at its worst, every spike included.
+    public var peakNetBytes: Int { peakLiveBytes - baselineLiveBytes }
 }
 
 /// The sampled time series of a case, column by column.
@@ -126,6 +153,11 @@ public struct CaseResult: Sendable, Hashable, Codable {
     public var expectation: LeakExpectation?
     /// Surviving tracked objects, growth per `repeat` iteration and residue uncertainty (nil when not measured).
     public var leaks: LeakMeasurements?
+    /// Exact peaks (`--peak exact`); nil when the case was sampled only.
+    public var exact: ExactPeakValues?
+    /// CPU time of the child process (every thread) from the start of setup to the end of teardown,
+    /// nanoseconds; nil when not measured. Kept in run.json, not in summary.csv.
+    public var cpuNanoseconds: Int64?
 
     public init(scenario: String, workload: String, strategy: String, repetition: Int, status: CaseStatus, failure: String? = nil) {
         self.scenario = scenario
@@ -138,6 +170,20 @@ public struct CaseResult: Sendable, Hashable, Codable {
 
     /// Peak `stats.allocated` above the baseline, bytes: what the scenario itself added at its worst.
     public var peakAllocatedNetBytes: Int { peak.allocatedBytes - baselineAllocatedBytes }
+
+    /// The exact peak above its baseline, bytes; nil when the case was sampled only.
+    public var exactPeakNetBytes: Int? { exact?.peakNetBytes }
+
+    /// Exact net peak minus sampled net peak, bytes: what the sampler missed between its samples
+    /// (spikes shorter than the interval). A few KiB either way is thread-cache noise: the sampled
+    /// figure counts free blocks held in thread caches, the exact one does not. Nil when sampled only.
+    public var spikeExcessBytes: Int? { exactPeakNetBytes.map { $0 - peakAllocatedNetBytes } }
+
+    /// A phase's exact peak above the case's exact baseline, bytes; nil when the case was sampled only.
+    public func exactPeakNetBytes(of phase: PhaseResult) -> Int? {
+        guard let exact, let live = phase.exactPeakLiveBytes else { return nil }
+        return live - exact.baselineLiveBytes
+    }
 
     /// A metric by name.
     public func metric(_ name: String) -> Metric? { metrics.first { $0.name == name } }

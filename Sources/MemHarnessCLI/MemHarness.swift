@@ -24,7 +24,7 @@ public struct MemHarness: ParsableCommand {
         before anything runs. Reports are written atomically: an earlier report is never half-overwritten.
         """,
         version: version,
-        subcommands: [RunCommand.self, ReportCommand.self, CompareCommand.self, BaselineCommand.self, MergeCommand.self, ListCommand.self, RunCaseCommand.self],
+        subcommands: [RunCommand.self, ReportCommand.self, CompareCommand.self, BaselineCommand.self, MergeCommand.self, ListCommand.self, RunCaseCommand.self, ExactCheckCommand.self],
         defaultSubcommand: nil
     )
 }

@@ -20,6 +20,10 @@ struct RunCaseCommand: ParsableCommand {
     @Option(help: "A scratch directory for the case's files.")
     var scratch: String
 
+    @Flag(name: .customLong("no-allocator-check"),
+          help: "Skip the check that jemalloc is the process allocator (for a case run under valgrind, which replaces it; jemalloc's figures are then meaningless).")
+    var noAllocatorCheck = false
+
     func run() throws {
         let caseSpec: CaseSpec
         do {
@@ -30,7 +34,7 @@ struct RunCaseCommand: ParsableCommand {
         }
         let resultPath = result
         do {
-            let outcome = try CaseExecutor(catalog: .builtIn).run(caseSpec, scratchDirectory: scratch) { killed in
+            let outcome = try CaseExecutor(catalog: .builtIn).run(caseSpec, scratchDirectory: scratch, checkAllocator: !noAllocatorCheck) { killed in
                 // On the sampler thread, while the workload still runs: write the result and end the
                 // process at once, as a phone kills an app over its budget.
                 do {

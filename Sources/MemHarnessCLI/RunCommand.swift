@@ -46,6 +46,9 @@ struct RunCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Time limit per case (overrides the scenario files), e.g. 30s.", valueName: "duration"))
     var timeout: DurationArgument?
 
+    @Option(name: .long, help: ArgumentHelp("sampled (default), or exact: also count every allocation (cases run in memharness-exact) for exact peaks per phase and overall, beside the sampled ones; overrides the files' `peak:`.", valueName: "mode"))
+    var peak: PeakArgument?
+
     @Flag(name: .long, help: "No progress on stderr (it is also off when stderr is not a terminal).")
     var quiet = false
 
@@ -108,6 +111,7 @@ struct RunCommand: ParsableCommand {
         var options = RunOptions(interval: interval.duration, repetitions: repetitions, quick: quick)
         options.sampleCapacity = 16_384
         options.memory = try memory.options()
+        options.peakMode = peak?.mode
         var budgetProblems = options.memory.problems(for: specs)
         for spec in specs where (spec.interval ?? interval.duration) == .zero && options.memory.budget(for: spec) != nil {
             budgetProblems.append("\(spec.file): a memory limit or warning needs the sampler; use an --interval above 0")
@@ -116,8 +120,15 @@ struct RunCommand: ParsableCommand {
             for problem in budgetProblems { Terminal.error(problem) }
             throw ExitCode(ExitCodes.usage)
         }
+        let launcher = CaseLauncher.forCurrentBinary()
+        if launcher.exactExecutable == nil,
+           let spec = specs.first(where: { (options.peakMode ?? $0.peakMode) == .exact }) {
+            // Before any case runs: every exact case would fail the same way.
+            let detail = CaseLauncher.missingExactDetail(beside: launcher.executable)
+            Terminal.error("\(spec.file): " + HarnessError.exactPeakUnavailable(detail: detail).description)
+            throw ExitCode(ExitCodes.harnessFailure)
+        }
         let progress = Progress(enabled: !quiet && Terminal.stderrIsTerminal)
-        let launcher = CaseLauncher(executable: CaseLauncher.currentExecutable)
         var runs: [ScenarioRun] = []
         var sweepPoints: [String: [(label: String, value: ParameterValue, run: ScenarioRun)]] = [:]
         for point in points {
@@ -235,6 +246,18 @@ final class Progress: Sendable {
                 current = nil
                 Terminal.write("\r\u{1B}[2K[\(index)/\(total)] \(result.scenario) / \(result.strategy) #\(result.repetition) \(seconds) s, \(outcome)\n")
             }
+        }
+    }
+}
+
+/// `--peak sampled|exact`.
+enum PeakArgument: String, ExpressibleByArgument, CaseIterable {
+    case sampled, exact
+
+    var mode: PeakMode {
+        switch self {
+        case .sampled: return .sampled
+        case .exact: return .exact
         }
     }
 }

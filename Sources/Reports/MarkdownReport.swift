@@ -61,12 +61,18 @@ public enum MarkdownReport {
             " `\($0.strategy)` was killed by the memory limit in \($0.killedCount)/\($0.caseCount) cases."
         }.joined())
         out.append("")
-        out.append("| Rank | Strategy | Peak allocated | × best | Spread | Min – max | Peak resident | Peak RSS (VmHWM) | Residue | Duration | Cases ok |")
-        out.append("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        // Exact peaks (`--peak exact`) get two columns beside the sampled peak; sampled-only reports keep their shape.
+        let exact = summary.ranked.contains { $0.medianExactPeakNetBytes != nil }
+        out.append("| Rank | Strategy | Peak allocated | " + (exact ? "Exact peak | Spike excess | " : "")
+            + "× best | Spread | Min – max | Peak resident | Peak RSS (VmHWM) | Residue | Duration | Cases ok |")
+        out.append("|---:|---|---:|" + (exact ? "---:|---:|" : "") + "---:|---:|---:|---:|---:|---:|---:|---:|")
         for (rank, strategy) in summary.ranked.enumerated() {
             let ratio = summary.ratioToBest(strategy).map { Units.fixed($0, decimals: 2) + "x" } ?? "–"
             let spread = strategy.spreadPercent.map { "±" + Units.fixed($0 / 2, decimals: 1) + "%" } ?? "–"
-            out.append("| \(rank + 1) | `\(cell(strategy.strategy))` | \(Units.formatBytes(strategy.medianPeakAllocatedNetBytes)) | \(ratio) | \(spread) | "
+            let exactCells = exact
+                ? "\(strategy.medianExactPeakNetBytes.map { Units.formatBytes($0) } ?? "–") | \(strategy.medianSpikeExcessBytes.map { Units.formatBytes($0) } ?? "–") | "
+                : ""
+            out.append("| \(rank + 1) | `\(cell(strategy.strategy))` | \(Units.formatBytes(strategy.medianPeakAllocatedNetBytes)) | \(exactCells)\(ratio) | \(spread) | "
                 + "\(Units.formatBytes(strategy.minPeakAllocatedNetBytes)) – \(Units.formatBytes(strategy.maxPeakAllocatedNetBytes)) | "
                 + "\(Units.formatBytes(strategy.medianPeakResidentBytes)) | \(Units.formatBytes(strategy.medianPeakRSSBytes)) | "
                 + "\(Units.formatBytes(strategy.medianResidueBytes)) | \(Units.formatDuration(nanoseconds: Int64(strategy.medianDurationNanoseconds))) | "
@@ -74,11 +80,15 @@ public enum MarkdownReport {
         }
         for name in summary.failedStrategies {
             let outcome = kills.first { $0.strategy == name && $0.killedCount == $0.caseCount }.map(\.description) ?? "failed"
-            out.append("| – | `\(cell(name))` | \(outcome) | – | – | – | – | – | – | – | 0/\(scenario.cases.filter { $0.strategy == name }.count) |")
+            out.append("| – | `\(cell(name))` | \(outcome) | " + (exact ? "– | – | " : "")
+                + "– | – | – | – | – | – | – | 0/\(scenario.cases.filter { $0.strategy == name }.count) |")
         }
         out.append("")
         out.append("Spread is half the range of the repetitions' peaks relative to their median; peak resident and RSS are absolute (they include the harness itself).")
         out.append("")
+        if exact {
+            out.append(contentsOf: exactNote(summary))
+        }
         let stem = ReportBundle.chartStem(scenario.name)
         for (suffix, alt) in [("timeline", "allocated over time"), ("peaks", "peak allocated by strategy"), ("gauges", "gauges over time")] {
             let path = "charts/\(stem)-\(suffix).svg"
@@ -88,19 +98,8 @@ public enum MarkdownReport {
             }
         }
 
-        if let phases = summary.ranked.first?.phasePeakNetBytes.map(\.name), !phases.isEmpty {
-            out.append("### Peak allocated per phase")
-            out.append("")
-            out.append("| Strategy | " + phases.map { "`\(cell($0))`" }.joined(separator: " | ") + " |")
-            out.append("|---|" + String(repeating: "---:|", count: phases.count))
-            for strategy in summary.ranked {
-                let values = phases.map { phase in
-                    strategy.phasePeakNetBytes.first { $0.name == phase }.map { Units.formatBytes($0.bytes) } ?? "–"
-                }
-                out.append("| `\(cell(strategy.strategy))` | " + values.joined(separator: " | ") + " |")
-            }
-            out.append("")
-        }
+        out.append(contentsOf: phaseTable("Peak allocated per phase", summary.ranked, \.phasePeakNetBytes))
+        out.append(contentsOf: phaseTable("Exact peak per phase", summary.ranked, \.phaseExactPeakNetBytes))
 
         out.append(contentsOf: LeaksSection.lines(for: scenario, headingLevel: 3))
 
@@ -127,6 +126,43 @@ public enum MarkdownReport {
             for result in notOK {
                 out.append("| `\(cell(result.strategy))` | \(result.repetition) | \(result.status.rawValue) | \(cell(result.failure ?? "")) |")
             }
+            out.append("")
+        }
+        return out
+    }
+
+    /// A table of one figure per phase and strategy (phases of the first strategy that has any); nothing when none has.
+    static func phaseTable(_ title: String, _ ranked: [StrategySummary],
+                           _ figure: KeyPath<StrategySummary, [(name: String, bytes: Double)]>) -> [String] {
+        guard let phases = ranked.first(where: { !$0[keyPath: figure].isEmpty })?[keyPath: figure].map(\.name) else { return [] }
+        var out = ["### \(title)", ""]
+        out.append("| Strategy | " + phases.map { "`\(cell($0))`" }.joined(separator: " | ") + " |")
+        out.append("|---|" + String(repeating: "---:|", count: phases.count))
+        for strategy in ranked {
+            let values = phases.map { phase in
+                strategy[keyPath: figure].first { $0.name == phase }.map { Units.formatBytes($0.bytes) } ?? "–"
+            }
+            out.append("| `\(cell(strategy.strategy))` | " + values.joined(separator: " | ") + " |")
+        }
+        out.append("")
+        return out
+    }
+
+    /// What the exact columns are, and the strategy whose spikes the sampler missed most, when it missed much.
+    static func exactNote(_ summary: ScenarioSummary) -> [String] {
+        var out: [String] = []
+        out.append("Exact peak counts every allocation (`--peak exact`: every malloc and free moves one counter of live "
+            + "size-class bytes); spike excess is the exact peak minus the sampled one: what fell between the samples.")
+        out.append("")
+        // Below 64 KiB or 1% of the exact peak, the difference is thread-cache noise, not a missed spike.
+        let missed = summary.ranked.compactMap { strategy -> (StrategySummary, Double, Double)? in
+            guard let exact = strategy.medianExactPeakNetBytes, let excess = strategy.medianSpikeExcessBytes,
+                  excess > max(64 * 1024, exact * 0.01) else { return nil }
+            return (strategy, exact, excess)
+        }.max { $0.2 < $1.2 }
+        if let (strategy, exact, excess) = missed {
+            out.append("**Sampling missed spikes:** `\(cell(strategy.strategy))` peaks at \(Units.formatBytes(exact)) counted exactly, "
+                + "\(Units.formatBytes(excess)) above its sampled peak (\(Units.formatBytes(strategy.medianPeakAllocatedNetBytes))).")
             out.append("")
         }
         return out

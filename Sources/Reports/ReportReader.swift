@@ -34,7 +34,7 @@ public enum ReportReader {
                 }
             }
         }
-        // Leak details (tracked types, growth series) live in run.json only; join them by case.
+        // Leak details (tracked types, growth series) and CPU times live in run.json only; join them by case.
         if let metadata {
             let known = metadata.scenarios.flatMap(\.cases)
             for index in results.indices {
@@ -42,6 +42,7 @@ public enum ReportReader {
                 if let match = known.first(where: { $0.scenario == result.scenario && $0.strategy == result.strategy && $0.repetition == result.repetition }) {
                     results[index].leaks = match.leaks
                     results[index].expectation = match.expectation
+                    results[index].cpuNanoseconds = match.cpuNanoseconds
                 }
             }
         }
@@ -97,13 +98,24 @@ public enum ReportReader {
         result.achievedIntervalNanoseconds = Int64(((Double(cell("interval_achieved_us")) ?? 0) * 1e3).rounded())
         result.samplerAllocatedBytes = int("sampler_allocated_bytes")
         result.expectation = LeakExpectation(rawValue: cell("expectation"))
+        if let baseline = Int(cell("exact_baseline_bytes")), let peak = Int(cell("exact_peak_bytes")) {
+            result.exact = ExactPeakValues(baselineLiveBytes: baseline, peakLiveBytes: peak, allocationCalls: int("exact_allocation_calls"))
+        }
+        var exactPhaseNets: [String: Int] = [:]
         for (index, column) in header.enumerated() where index < row.count && !row[index].isEmpty {
-            if column.hasPrefix("phase."), column.hasSuffix(".peak_allocated_net_bytes"), let net = Int(row[index]) {
+            if column.hasPrefix("phase."), column.hasSuffix(".exact_peak_net_bytes"), let net = Int(row[index]) {
+                exactPhaseNets[String(column.dropFirst("phase.".count).dropLast(".exact_peak_net_bytes".count))] = net
+            } else if column.hasPrefix("phase."), column.hasSuffix(".peak_allocated_net_bytes"), let net = Int(row[index]) {
                 let name = String(column.dropFirst("phase.".count).dropLast(".peak_allocated_net_bytes".count))
                 result.phases.append(PhaseResult(name: name, startNanoseconds: 0, endNanoseconds: 0,
                                                  peakAllocatedBytes: net + result.baselineAllocatedBytes, peakResidentBytes: 0))
             } else if column.hasPrefix("metric."), let value = Double(row[index]) {
                 result.metrics.append(metric(column: String(column.dropFirst("metric.".count)), value: value))
+            }
+        }
+        if let exact = result.exact {
+            for index in result.phases.indices {
+                result.phases[index].exactPeakLiveBytes = exactPhaseNets[result.phases[index].name].map { $0 + exact.baselineLiveBytes }
             }
         }
         return result

@@ -2,9 +2,10 @@ import HarnessModel
 
 /// Writes `summary.csv`: one row per case.
 ///
-/// Fixed columns first (see `fixedColumns`), then `phase.<phase>.peak_allocated_net_bytes` for every
-/// phase seen, then `metric.<name>_<unit>` for every scenario metric; cells that do not apply to a
-/// case's scenario stay empty.
+/// Fixed columns first (see `fixedColumns`), then the exact-peak columns (`exactColumns`) when any
+/// case was run with `--peak exact`, then `phase.<phase>.peak_allocated_net_bytes` for every phase
+/// seen (and `phase.<phase>.exact_peak_net_bytes` after them, with exact cases), then
+/// `metric.<name>_<unit>` for every scenario metric; cells that do not apply to a case stay empty.
 public enum SummaryCSV {
     /// The columns every summary has, in order.
     public static let fixedColumns = [
@@ -15,6 +16,13 @@ public enum SummaryCSV {
         "interval_requested_us", "interval_achieved_us", "sampler_allocated_bytes",
         "expectation", "leak_verdict", "leaked_objects", "growth_bytes_per_iteration", "growth_bound_bytes_per_iteration",
         "residue_uncertainty_bytes",
+    ]
+
+    /// The columns of exact peaks, present only when some case has them: the exact count at the
+    /// baseline, its peak (absolute and net), the spike excess (exact net minus sampled net) and
+    /// the allocating calls counted.
+    public static let exactColumns = [
+        "exact_baseline_bytes", "exact_peak_bytes", "exact_peak_net_bytes", "spike_excess_bytes", "exact_allocation_calls",
     ]
 
     /// The CSV column of a metric: its name plus its unit.
@@ -35,21 +43,32 @@ public enum SummaryCSV {
         "phase.\(phase).peak_allocated_net_bytes"
     }
 
+    /// The CSV column of a phase's exact net peak.
+    public static func exactColumn(forPhase phase: String) -> String {
+        "phase.\(phase).exact_peak_net_bytes"
+    }
+
     /// The summary of every case of `report`.
     public static func render(_ report: RunReport) -> String {
         var phaseColumns: [String] = []
+        var exactPhaseColumns: [String] = []
         var metricColumns: [String] = []
+        var anyExact = false
         for scenario in report.scenarios {
             for result in scenario.cases {
+                anyExact = anyExact || result.exact != nil
                 for phase in result.phases where !phaseColumns.contains(column(forPhase: phase.name)) {
                     phaseColumns.append(column(forPhase: phase.name))
+                }
+                for phase in result.phases where phase.exactPeakLiveBytes != nil && !exactPhaseColumns.contains(exactColumn(forPhase: phase.name)) {
+                    exactPhaseColumns.append(exactColumn(forPhase: phase.name))
                 }
                 for metric in result.metrics where !metricColumns.contains(column(for: metric)) {
                     metricColumns.append(column(for: metric))
                 }
             }
         }
-        var table = CSVTable(columns: fixedColumns + phaseColumns + metricColumns.sorted())
+        var table = CSVTable(columns: fixedColumns + (anyExact ? exactColumns : []) + phaseColumns + exactPhaseColumns + metricColumns.sorted())
         for scenario in report.scenarios {
             for result in scenario.cases {
                 var cells: [String: String] = [
@@ -86,6 +105,14 @@ public enum SummaryCSV {
                     }
                     for phase in result.phases {
                         cells[column(forPhase: phase.name)] = String(phase.peakAllocatedBytes - result.baselineAllocatedBytes)
+                        if let net = result.exactPeakNetBytes(of: phase) { cells[exactColumn(forPhase: phase.name)] = String(net) }
+                    }
+                    if let exact = result.exact {
+                        cells["exact_baseline_bytes"] = String(exact.baselineLiveBytes)
+                        cells["exact_peak_bytes"] = String(exact.peakLiveBytes)
+                        cells["exact_peak_net_bytes"] = String(exact.peakNetBytes)
+                        cells["spike_excess_bytes"] = result.spikeExcessBytes.map(String.init) ?? ""
+                        cells["exact_allocation_calls"] = String(exact.allocationCalls)
                     }
                     for metric in result.metrics {
                         cells[column(for: metric)] = format(metric)

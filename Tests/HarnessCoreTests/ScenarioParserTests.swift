@@ -154,6 +154,23 @@ struct ScenarioParserTests {
         #expect(throws: HarnessError.self) { try applyOverrides(["burst.speed=1"], to: [spec], catalog: catalog) }
     }
 
+    @Test func peakModeComesFromTheFileUnlessTheRunSaysOtherwise() throws {
+        let exact = try parser.parse("scenario: s\nworkload: example\npeak: exact\n", file: "f.yaml")
+        let unsaid = try parser.parse("scenario: t\nworkload: example\n", file: "g.yaml")
+        #expect(exact.peakMode == .exact)
+        #expect(unsaid.peakMode == nil)
+        #expect(planCases([exact, unsaid], options: RunOptions(repetitions: 1)).map(\.peakMode) == [.exact, .exact, .sampled, .sampled])
+        var sampled = RunOptions()
+        sampled.peakMode = .sampled
+        #expect(planCases([exact], options: sampled).allSatisfy { $0.peakMode == .sampled })
+        var forced = RunOptions()
+        forced.peakMode = .exact
+        #expect(planCases([unsaid], options: forced).allSatisfy { $0.peakMode == .exact })
+        #expect(diagnostics("scenario: s\nworkload: example\npeak: exakt\n") == [
+            "Scenarios/x.yaml:3:7: bad value 'exakt' for 'peak'; expected one of: sampled, exact (did you mean 'exact'?)",
+        ])
+    }
+
     @Test func quickModeRunsOnceWithQuarterDurations() throws {
         let spec = try parser.parse("scenario: s\nworkload: example\nsteps: [{burst: 4s}]\nrepetitions: 3\n", file: "f.yaml")
         let full = planCases([spec], options: RunOptions())

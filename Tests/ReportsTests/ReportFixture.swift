@@ -44,6 +44,26 @@ enum ReportFixture {
         return result
     }
 
+    /// The same run measured with `--peak exact`: every ok case also has exact peaks, the burst's
+    /// spike `spike` bytes above what the sampler saw.
+    static func exactReport(spike: Int = 3_000_000) -> RunReport {
+        var report = report
+        for scenario in report.scenarios.indices {
+            for index in report.scenarios[scenario].cases.indices where report.scenarios[scenario].cases[index].status == .ok {
+                var result = report.scenarios[scenario].cases[index]
+                let baseline = 900_000
+                result.exact = ExactPeakValues(baselineLiveBytes: baseline, peakLiveBytes: baseline + result.peakAllocatedNetBytes + spike,
+                                               allocationCalls: 40_000 + result.repetition)
+                for phase in result.phases.indices {
+                    let sampledNet = result.phases[phase].peakAllocatedBytes - result.baselineAllocatedBytes
+                    result.phases[phase].exactPeakLiveBytes = baseline + sampledNet + (result.phases[phase].name == "burst" ? spike : 1_024)
+                }
+                report.scenarios[scenario].cases[index] = result
+            }
+        }
+        return report
+    }
+
     static var report: RunReport {
         var crashed = CaseResult(scenario: "live-query", workload: "live-query", strategy: "deliver-on", repetition: 1, status: .crashed,
                                  failure: "killed by signal 6 (SIGABRT): Fatal error, \"quoted\" | piped")

@@ -29,6 +29,29 @@ struct ReportWriterTests {
         try checkGolden(SamplesCSV.render(ReportFixture.report), "samples.csv")
     }
 
+    @Test func exactPeaksAppearBesideTheSampledOnesOnlyWhenMeasured() throws {
+        let report = ReportFixture.exactReport()
+        try checkGolden(MarkdownReport.render(report), "report-exact.md")
+        try checkGolden(SummaryCSV.render(report), "summary-exact.csv")
+        let sampledHeader = try #require(CSVTable.parse(SummaryCSV.render(ReportFixture.report)).first)
+        #expect(!sampledHeader.contains("exact_peak_net_bytes"))
+        #expect(!MarkdownReport.render(ReportFixture.report).contains("Exact peak"))
+    }
+
+    @Test func exactPeaksReadBackFromSummaryCSV() throws {
+        let report = ReportFixture.exactReport()
+        let read = try ReportReader.read(summary: SummaryCSV.render(report), samples: nil, metadata: nil)
+        let written = report.scenarios.flatMap(\.cases)
+        let back = read.scenarios.flatMap(\.cases)
+        #expect(back.count == written.count)
+        for (original, copy) in zip(written, back) {
+            #expect(copy.exact == original.exact)
+            #expect(copy.spikeExcessBytes == original.spikeExcessBytes)
+            #expect(copy.phases.map { copy.exactPeakNetBytes(of: $0) } == original.phases.map { original.exactPeakNetBytes(of: $0) })
+        }
+        #expect(back.first?.spikeExcessBytes == 3_000_000)
+    }
+
     @Test func summaryCSVParsesBackWithOneRowPerCase() throws {
         let rows = CSVTable.parse(SummaryCSV.render(ReportFixture.report))
         let header = try #require(rows.first)

@@ -11,9 +11,12 @@ struct CommandLineTests {
     static let neverWritten = "/tmp/memharness-never-written"
 
     /// The binary sits beside the test bundle in the build folder.
-    static var binary: String {
+    static var binary: String { binary(named: "memharness") }
+
+    /// A product of the package in the build folder (`memharness-exact` is built by `make test` first).
+    static func binary(named name: String) -> String {
         let testBinary = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        return URL(fileURLWithPath: testBinary).deletingLastPathComponent().appendingPathComponent("memharness").path
+        return URL(fileURLWithPath: testBinary).deletingLastPathComponent().appendingPathComponent(name).path
     }
 
     struct Outcome {
@@ -22,9 +25,9 @@ struct CommandLineTests {
         var stderr: String
     }
 
-    func memharness(_ arguments: [String], environment: [String: String] = [:]) throws -> Outcome {
+    func memharness(_ arguments: [String], environment: [String: String] = [:], binary: String = Self.binary) throws -> Outcome {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.binary)
+        process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = arguments
         var childEnvironment = ProcessInfo.processInfo.environment
         // A test run inside GitHub Actions must not leak its own settings into the binary under test.
@@ -85,7 +88,7 @@ struct CommandLineTests {
         let outcome = try memharness(["run", file, "--out", out])
         #expect(outcome.status == 64)
         #expect(outcome.stderr.contains("\(file):4:13: bad value '64XB' for 'holdSize'; expected a size with a binary unit"))
-        #expect(outcome.stderr.contains("\(file):6:5: unknown strategy 'hold-lrage'; expected one of: hold-large, hold-small-objects, churn, crash (did you mean 'hold-large'?)"))
+        #expect(outcome.stderr.contains("\(file):6:5: unknown strategy 'hold-lrage'; expected one of: hold-large, hold-small-objects, churn, spikes, cross-thread, crash (did you mean 'hold-large'?)"))
         #expect(try String(contentsOfFile: "\(out)/report.md", encoding: .utf8) == earlier)
         #expect(!FileManager.default.fileExists(atPath: "\(out)/summary.csv"))
     }

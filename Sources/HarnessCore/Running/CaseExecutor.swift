@@ -21,12 +21,20 @@ public struct CaseExecutor: Sendable {
     /// When the footprint exceeds `spec.memoryBudget`'s limit, `onMemoryLimit` gets the
     /// `killedByMemoryLimit` result on the sampler thread while the workload still runs (the child
     /// process writes it and exits); without a handler the case runs on and `run` returns that result.
-    public func run(_ spec: CaseSpec, scratchDirectory: String,
+    ///
+    /// `checkAllocator: false` skips the start-up check that jemalloc is the process allocator: for
+    /// running a case under a tool that replaces malloc (valgrind), whose jemalloc figures are then meaningless.
+    /// An exact case (`spec.peakMode`) throws unless this process counts every allocation (`ExactPeak`).
+    public func run(_ spec: CaseSpec, scratchDirectory: String, checkAllocator: Bool = true,
                     onMemoryLimit: (@Sendable (CaseResult) -> Void)? = nil) throws(HarnessError) -> CaseResult {
+        let exact = spec.peakMode == .exact
+        if exact && !ExactPeak.isAvailable {
+            throw .exactPeakUnavailable(detail: "\(CommandLine.arguments.first ?? "this binary") does not count allocations")
+        }
         let probe: JemallocProbe
         do {
             probe = try JemallocProbe()
-            try probe.verifyIsProcessAllocator()
+            if checkAllocator { try probe.verifyIsProcessAllocator() }
         } catch let error as AllocatorProbeError {
             throw .probe(error)
         } catch {
@@ -49,20 +57,32 @@ public struct CaseExecutor: Sendable {
                       watch: Self.footprintWatch(spec, context: context, probe: probe, outcome: limitOutcome, onMemoryLimit: onMemoryLimit))
             : nil
 
+        var phases: [(index: Int, result: PhaseResult)] = []
+        // Reserved before the baseline, so recording a phase allocates nothing the case's peaks could see.
+        phases.reserveCapacity(phaseNames.count + 1)
+        var phaseStart: Int64 = 0
+        var currentPhase = -1
+        // Readings at phase boundaries, so a phase shorter than the interval still has a peak.
+        var boundaryPeak = [Int](repeating: 0, count: phaseNames.count)
+
         // Baseline: what the harness itself holds once everything it needs exists.
         Self.settle(probe, nanoseconds: spec.settleNanoseconds)
         result.baselineAllocatedBytes = probe.allocatedBytes()
         let threadCacheBytesAtBaseline = probe.threadCacheBytes()
         limitOutcome.baselineAllocatedBytes.store(result.baselineAllocatedBytes, ordering: .releasing)
         try? KernelMemory.resetPeakRSS()
+        // The exact marks restart here; the overall one is read after teardown, each phase's when it ends.
+        let exactBaseline = exact ? ExactPeak.liveBytes() : nil
+        let exactCallsAtBaseline = exact ? ExactPeak.allocationCalls() : nil
+        if exact {
+            _ = ExactPeak.takePeak()
+            _ = ExactPeak.takePhasePeak()
+        }
         let origin = Self.monotonicNanoseconds()
+        let cpuOrigin = Self.processCPUNanoseconds()
         sampler?.start(originNanoseconds: origin)
-        var phases: [(index: Int, result: PhaseResult)] = []
-        var phaseStart: Int64 = 0
-        var currentPhase = -1
-        // Readings at phase boundaries, so a phase shorter than the interval still has a peak.
-        var boundaryPeak = [Int](repeating: 0, count: phaseNames.count)
         func enterPhase(_ index: Int) {
+            let exactPhasePeak = exact ? ExactPeak.takePhasePeak() : nil
             let allocated = probe.allocatedBytes()
             if currentPhase >= 0 && currentPhase < phaseNames.count {
                 boundaryPeak[currentPhase] = max(boundaryPeak[currentPhase], allocated)
@@ -71,7 +91,8 @@ public struct CaseExecutor: Sendable {
             let now = Self.monotonicNanoseconds() - origin
             if currentPhase >= 0 && currentPhase < phaseNames.count {
                 phases.append((currentPhase, PhaseResult(name: phaseNames[currentPhase], startNanoseconds: phaseStart,
-                                                         endNanoseconds: now, peakAllocatedBytes: 0, peakResidentBytes: 0)))
+                                                         endNanoseconds: now, peakAllocatedBytes: 0, peakResidentBytes: 0,
+                                                         exactPeakLiveBytes: exactPhasePeak)))
             }
             phaseStart = now
             currentPhase = index
@@ -108,8 +129,11 @@ public struct CaseExecutor: Sendable {
             failure = "\(error)"
         }
         enterPhase(phaseNames.count)
+        let exactPeak = exact ? ExactPeak.takePeak() : nil
+        let exactCallsAtEnd = exact ? ExactPeak.allocationCalls() : nil
         context.memoryWarnings.end()
         let endOfCase = Self.monotonicNanoseconds() - origin
+        let cpuOfCase = Self.processCPUNanoseconds() - cpuOrigin
         // Stop the thread first and read the residue before the series is built: its arrays are the
         // harness's, not the case's.
         sampler?.finish()
@@ -129,6 +153,11 @@ public struct CaseExecutor: Sendable {
         let output = sampler?.collect()
         result.peakRSSBytes = (try? KernelMemory.status().peakRSSBytes) ?? 0
         result.durationNanoseconds = endOfCase
+        result.cpuNanoseconds = cpuOfCase
+        if let exactBaseline, let exactPeak, let exactCallsAtBaseline, let exactCallsAtEnd {
+            result.exact = ExactPeakValues(baselineLiveBytes: exactBaseline, peakLiveBytes: exactPeak,
+                                           allocationCalls: exactCallsAtEnd - exactCallsAtBaseline)
+        }
         result.requestedIntervalNanoseconds = spec.samplingIntervalNanoseconds
         if let output {
             result.peak = output.peak
@@ -141,6 +170,13 @@ public struct CaseExecutor: Sendable {
                 let index = phases[position].index
                 phases[position].result.peakAllocatedBytes = max(output.phasePeakAllocatedBytes[index], boundaryPeak[index])
                 phases[position].result.peakResidentBytes = output.phasePeakResidentBytes[index]
+            }
+        } else {
+            // Sampler off (`--interval 0ms`): the phase-boundary readings are the only sampled figures,
+            // so the net peak and the spike excess of an exact case still mean something.
+            result.peak.allocatedBytes = boundaryPeak.max() ?? 0
+            for position in phases.indices {
+                phases[position].result.peakAllocatedBytes = boundaryPeak[phases[position].index]
             }
         }
         result.phases = phases.map(\.result)
@@ -172,6 +208,13 @@ public struct CaseExecutor: Sendable {
     static func monotonicNanoseconds() -> Int64 {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
+        return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
+    }
+
+    /// CPU time of the whole process (every thread) so far, nanoseconds.
+    static func processCPUNanoseconds() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now)
         return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
     }
 }

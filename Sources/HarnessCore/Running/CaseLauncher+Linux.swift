@@ -9,17 +9,52 @@ import HarnessModel
 public struct CaseLauncher: Sendable {
     /// Path of the harness executable that understands `_run-case`.
     public var executable: String
+    /// Path of the executable for exact-peak cases (`memharness-exact`, which counts every
+    /// allocation); nil when there is none, and exact cases fail saying how to build it.
+    public var exactExecutable: String?
     /// Extra environment for children (e.g. `MALLOC_CONF`).
     public var environment: [String: String]
+    /// A command the child runs under, e.g. `["valgrind", "--tool=massif"]` (looked up in `PATH`); empty: none.
+    public var wrapper: [String] = []
+    /// Arguments added after `_run-case`'s own, e.g. `--no-allocator-check`.
+    public var childArguments: [String] = []
 
-    public init(executable: String, environment: [String: String] = [:]) {
+    public init(executable: String, exactExecutable: String? = nil, environment: [String: String] = [:]) {
         self.executable = executable
+        self.exactExecutable = exactExecutable
         self.environment = environment
     }
 
     /// The running binary's own path (`/proc/self/exe`).
     public static var currentExecutable: String {
         (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+    }
+
+    /// A launcher for the running harness: sampled cases in the uninstrumented binary (this one, or
+    /// `memharness` beside it when this one is `memharness-exact`), exact cases in `memharness-exact`
+    /// (this one, or the one beside it; nil when there is none).
+    public static func forCurrentBinary(plainName: String = "memharness") -> CaseLauncher {
+        let current = currentExecutable
+        let directory = URL(fileURLWithPath: current).deletingLastPathComponent()
+        let fileManager = FileManager.default
+        func sibling(_ name: String) -> String? {
+            let path = directory.appendingPathComponent(name).path
+            return fileManager.isExecutableFile(atPath: path) ? path : nil
+        }
+        if ExactPeak.isAvailable {
+            return CaseLauncher(executable: sibling(plainName) ?? current, exactExecutable: current)
+        }
+        return CaseLauncher(executable: current, exactExecutable: sibling(ExactPeak.executableName))
+    }
+
+    /// Why there is no exact executable, for `HarnessError.exactPeakUnavailable`.
+    public static func missingExactDetail(beside executable: String) -> String {
+        "there is no \(ExactPeak.executableName) beside \(executable)"
+    }
+
+    /// The executable that runs `spec`, or nil when it needs `memharness-exact` and there is none.
+    public func executable(for spec: CaseSpec) -> String? {
+        spec.peakMode == .exact ? exactExecutable : executable
     }
 
     /// Runs `spec` in a child and returns its result (never throws: failures are results).
@@ -43,9 +78,18 @@ public struct CaseLauncher: Sendable {
             return failed(.failed, "could not prepare the case: \(error)")
         }
 
+        guard let executable = executable(for: spec) else {
+            return failed(.failed, HarnessError.exactPeakUnavailable(detail: Self.missingExactDetail(beside: self.executable)).description)
+        }
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = ["_run-case", "--spec", specURL.path, "--result", resultURL.path, "--scratch", scratch.path]
+        let arguments = ["_run-case", "--spec", specURL.path, "--result", resultURL.path, "--scratch", scratch.path] + childArguments
+        if wrapper.isEmpty {
+            process.executableURL = URL(fileURLWithPath: executable)
+            process.arguments = arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = wrapper + [executable] + arguments
+        }
         var childEnvironment = ProcessInfo.processInfo.environment
         for (key, value) in environment { childEnvironment[key] = value }
         process.environment = childEnvironment

@@ -22,11 +22,14 @@ public struct CaseSpec: Sendable, Hashable, Codable {
     public var memoryBudget: MemoryBudget?
     /// The leak expectation the scenario file states for this strategy, copied into the result.
     public var expectation: LeakExpectation?
+    /// `.exact`: exact peaks as well as sampled ones (the case needs the `memharness-exact` binary);
+    /// nil or `.sampled`: sampled only. Optional so specs written without it still decode.
+    public var peakMode: PeakMode?
 
     public init(scenario: String, workload: String, strategy: String, repetition: Int, parameters: ParameterValues,
                 steps: [StepInvocation], samplingIntervalNanoseconds: Int64, sampleCapacity: Int = 16_384,
                 settleNanoseconds: Int64 = 100_000_000, timeoutNanoseconds: Int64 = 120_000_000_000,
-                memoryBudget: MemoryBudget? = nil, expectation: LeakExpectation? = nil) {
+                memoryBudget: MemoryBudget? = nil, expectation: LeakExpectation? = nil, peakMode: PeakMode? = nil) {
         self.scenario = scenario
         self.workload = workload
         self.strategy = strategy
@@ -39,6 +42,7 @@ public struct CaseSpec: Sendable, Hashable, Codable {
         self.timeoutNanoseconds = timeoutNanoseconds
         self.memoryBudget = memoryBudget
         self.expectation = expectation
+        self.peakMode = peakMode
     }
 
     /// Phase names in order: `setup`, each step's phase, `teardown`.

@@ -12,6 +12,8 @@ public struct RunOptions: Sendable {
     public var sampleCapacity = 16_384
     /// Memory limit and warnings, over the scenario files' own.
     public var memory = MemoryOptions()
+    /// `--peak`: overrides every scenario's `peak:`; nil lets the files decide (sampled when they do not say).
+    public var peakMode: PeakMode?
 
     public init(interval: Duration = .milliseconds(1), repetitions: Int? = nil, quick: Bool = false) {
         self.interval = interval
@@ -37,7 +39,8 @@ public func planCases(_ scenarios: [ScenarioSpec], options: RunOptions) -> [Case
                     samplingIntervalNanoseconds: interval.nanoseconds, sampleCapacity: options.sampleCapacity,
                     settleNanoseconds: scenario.settle.nanoseconds, timeoutNanoseconds: scenario.timeout.nanoseconds,
                     memoryBudget: options.memory.budget(for: scenario),
-                    expectation: strategy.expect.flatMap(LeakExpectation.init(rawValue:))
+                    expectation: strategy.expect.flatMap(LeakExpectation.init(rawValue:)),
+                    peakMode: options.peakMode ?? scenario.peakMode ?? .sampled
                 ))
             }
         }

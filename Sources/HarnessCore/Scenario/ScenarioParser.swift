@@ -7,7 +7,7 @@ public struct ScenarioParser: Sendable {
     /// Top-level keys a scenario file may use.
     public static let topLevelKeys = [
         "scenario", "description", "workload", "parameters", "strategies", "steps",
-        "repetitions", "interval", "timeout", "settle", "thresholds", "memoryLimit", "memoryWarning",
+        "repetitions", "interval", "timeout", "settle", "thresholds", "memoryLimit", "memoryWarning", "peak",
     ]
 
     public let catalog: WorkloadCatalog
@@ -113,6 +113,14 @@ public struct ScenarioParser: Sendable {
         let timeout = context.readDuration(mapping, "timeout", range: .milliseconds(100) ... .seconds(3600)) ?? .seconds(120)
         let settle = context.readDuration(mapping, "settle", range: .zero ... .seconds(60)) ?? .milliseconds(100)
         let memory = context.readMemoryBudget(mapping)
+        var peakMode: PeakMode?
+        if let node = mapping["peak"], let text = context.string(node, "peak") {
+            peakMode = PeakMode(rawValue: text)
+            if peakMode == nil {
+                context.report(node, "bad value '\(text)' for 'peak'; expected one of: \(PeakMode.allCases.map(\.rawValue).joined(separator: ", "))"
+                    + suggestion(text, PeakMode.allCases.map(\.rawValue)))
+            }
+        }
 
         guard let name, context.diagnostics.isEmpty else { return nil }
         return ScenarioSpec(
@@ -120,7 +128,7 @@ public struct ScenarioParser: Sendable {
             parameters: parameters, parameterOrder: descriptor.parameters.map(\.name),
             strategies: strategies, steps: steps, repetitions: repetitions,
             interval: interval, timeout: timeout, settle: settle, thresholds: thresholds,
-            memoryLimitBytes: memory.limitBytes, memoryWarning: memory.warning
+            memoryLimitBytes: memory.limitBytes, memoryWarning: memory.warning, peakMode: peakMode
         )
     }
 

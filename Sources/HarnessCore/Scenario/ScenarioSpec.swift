@@ -32,6 +32,8 @@ public struct ScenarioSpec: Sendable {
     public var memoryLimitBytes: Int? = nil
     /// `memoryWarning:`: where cases get a memory warning; nil: no warnings.
     public var memoryWarning: MemoryLevel? = nil
+    /// `peak: exact` or `peak: sampled`; nil when the file does not say (the run's `--peak`, else sampled).
+    public var peakMode: PeakMode? = nil
 }
 
 /// A strategy as a scenario file names it, with its own parameter overrides.

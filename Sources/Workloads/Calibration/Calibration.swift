@@ -1,4 +1,5 @@
 import CJemalloc
+import Dispatch
 import HarnessCore
 import HarnessModel
 
@@ -11,7 +12,8 @@ import Glibc
 /// Memory comes straight from `malloc` (jemalloc) and is written to, so it is both allocated and
 /// resident. The workload reports what it held at its top as `heldBytes`, summed from
 /// `malloc_usable_size` of every live block: the size-class bytes the allocator really handed out
-/// (for `churn`, the most that was alive at once).
+/// (for `churn`, the most that was alive at once; for `spikes`, one spike; for `cross-thread`,
+/// the full queue, which it holds by construction).
 public struct CalibrationWorkload: Workload {
     public init() {}
 
@@ -23,6 +25,8 @@ public struct CalibrationWorkload: Workload {
                 StrategyDescriptor("hold-large", "One block of `holdSize`, written once, held until `release`."),
                 StrategyDescriptor("hold-small-objects", "`objectCount` blocks of `objectSize` each, held until `release`."),
                 StrategyDescriptor("churn", "Allocate and free in a loop, at most `churnLive` blocks alive at once (allocation-heavy)."),
+                StrategyDescriptor("spikes", "`spikeCount` spikes: a block of `spikeSize` alive for a few microseconds, then a pause of `spikeGap` (far shorter than a sampling interval: the sampler misses most)."),
+                StrategyDescriptor("cross-thread", "A producer thread allocates `crossThreadItems` blocks of `objectSize` into a queue of `crossThreadDepth`; a consumer thread frees them. The consumer starts once the queue is full, so exactly `crossThreadDepth` blocks are alive at the top."),
                 StrategyDescriptor("crash", "Allocates, then aborts: shows that a crashing case becomes a failed row."),
             ],
             parameters: [
@@ -32,10 +36,17 @@ public struct CalibrationWorkload: Workload {
                 .count("churnOperations", default: 4_000_000, range: 0...1_000_000_000, "Allocate/free pairs of the `churn` loop."),
                 .count("churnLive", default: 64, range: 1...1_000_000, "Blocks alive at once in the `churn` loop."),
                 .bytes("churnMaxSize", default: 4096, range: 16...(1 << 20), "Largest block of the `churn` loop (sizes 16 B up to this)."),
+                .count("spikeCount", default: 200, range: 1...1_000_000, "Spikes of the `spikes` strategy's `allocate`."),
+                .bytes("spikeSize", default: 16 << 20, range: 1...(16 << 30), "Size of each spike."),
+                .duration("spikeGap", default: .milliseconds(2), range: .zero ... .seconds(10), "Pause after each spike."),
+                .count("crossThreadDepth", default: 4096, range: 1...10_000_000, "Blocks the `cross-thread` queue holds at most."),
+                .count("crossThreadItems", default: 100_000, range: 1...1_000_000_000,
+                       "Blocks passed from producer to consumer (at least `crossThreadDepth`)."),
             ],
             steps: [
                 StepDescriptor("allocate", "Allocate what the strategy holds (or run the churn loop)."),
                 StepDescriptor("release", "Free everything held."),
+                StepDescriptor("spike", "One spike of `spikeSize` (alive for a few microseconds), then a pause of `spikeGap`; one step per spike gives each its own phase."),
             ],
             gauges: [GaugeDescriptor("heldBytes", "Usable bytes of the blocks the workload holds now.")],
             defaultSteps: ["allocate", "idle", "release"]
@@ -67,6 +78,7 @@ final class CalibrationCase: WorkloadCase {
         switch step.name {
         case "allocate": allocate()
         case "release": release()
+        case "spike": spike()
         default: break
         }
     }
@@ -101,6 +113,10 @@ final class CalibrationCase: WorkloadCase {
             for _ in 0..<parameters.count("objectCount") { hold(parameters.bytes("objectSize")) }
         case "churn":
             churn()
+        case "spikes":
+            for _ in 0..<parameters.count("spikeCount") { spike() }
+        case "cross-thread":
+            crossThread()
         case "crash":
             hold(1 << 20)
             abort()
@@ -145,10 +161,89 @@ final class CalibrationCase: WorkloadCase {
         operations += parameters.count("churnOperations")
     }
 
+    /// A block of `spikeSize`, touched at both ends and freed at once, then the pause.
+    private func spike() {
+        let size = parameters.bytes("spikeSize")
+        if let block = malloc(size) {
+            block.storeBytes(of: 1, as: UInt8.self)
+            block.storeBytes(of: 1, toByteOffset: size - 1, as: UInt8.self)
+            let usable = malloc_usable_size(block)
+            free(block)
+            peakHeldBytes = max(peakHeldBytes, usable)
+            operations += 1
+        }
+        Pacer.sleep(for: parameters.duration("spikeGap"))
+    }
+
+    /// Producer and consumer on two threads; every block is allocated on one and freed on the other.
+    private func crossThread() {
+        let depth = parameters.count("crossThreadDepth")
+        let items = max(parameters.count("crossThreadItems"), depth)
+        let size = parameters.bytes("objectSize")
+        guard let queue = BlockQueue(depth: depth) else { return }
+        let blockBytes = nallocx(size, 0)
+        let held = self.held
+        let group = DispatchGroup()
+        DispatchQueue.global().async(group: group) {
+            for index in 0..<items {
+                queue.vacant.wait()
+                let block = malloc(size)
+                block?.storeBytes(of: UInt8(truncatingIfNeeded: index), as: UInt8.self)
+                queue.slots[index % depth] = block
+                held.add(Int64(blockBytes))
+                queue.occupied.signal()
+                // The queue is full: the top is reached, and the consumer may start.
+                if index == depth - 1 { queue.full.signal() }
+            }
+        }
+        DispatchQueue.global().async(group: group) {
+            queue.full.wait()
+            for index in 0..<items {
+                queue.occupied.wait()
+                let block = queue.slots[index % depth]
+                queue.slots[index % depth] = nil
+                held.add(-Int64(blockBytes))
+                free(block)
+                queue.vacant.signal()
+            }
+        }
+        group.wait()
+        peakHeldBytes = max(peakHeldBytes, depth * blockBytes + queue.slotsUsableBytes)
+        operations += items
+    }
+
     private func release() {
         for block in blocks { free(block) }
         blocks = []
         heldBytes = 0
         held.set(0)
+    }
+}
+
+/// A bounded queue of blocks between one producer and one consumer thread.
+///
+/// `@unchecked Sendable`: slot `i` is written by the producer before it signals `occupied` and
+/// read by the consumer after it waits on it; the consumer clears a slot before signalling
+/// `vacant`, which the producer waits on before writing the slot again. The semaphores order
+/// every access to a slot; nothing else is mutable.
+final class BlockQueue: @unchecked Sendable {
+    let slots: UnsafeMutablePointer<UnsafeMutableRawPointer?>
+    /// Usable bytes of the slots' own storage (from malloc, so the truth can count it).
+    let slotsUsableBytes: Int
+    let vacant: DispatchSemaphore
+    let occupied = DispatchSemaphore(value: 0)
+    /// Signalled once, when the producer has filled every slot.
+    let full = DispatchSemaphore(value: 0)
+
+    init?(depth: Int) {
+        guard let storage = malloc(depth * MemoryLayout<UnsafeMutableRawPointer?>.stride) else { return nil }
+        slots = storage.bindMemory(to: UnsafeMutableRawPointer?.self, capacity: depth)
+        slots.initialize(repeating: nil, count: depth)
+        slotsUsableBytes = malloc_usable_size(storage)
+        vacant = DispatchSemaphore(value: depth)
+    }
+
+    deinit {
+        free(UnsafeMutableRawPointer(slots))
     }
 }

@@ -57,6 +57,30 @@ struct CalibrationTests {
         #expect(result.peakAllocatedNetBytes < 1 << 20, "at most 64 blocks of 4 KiB alive, plus the harness's own")
     }
 
+    @Test func spikesReportOneSpikeAsTheirTopAndLeaveNothing() throws {
+        let size = 3 << 20
+        let result = try executor.run(spec("spikes", ["spikeCount": .count(20), "spikeSize": .bytes(size), "spikeGap": .duration(nanoseconds: 100_000)]),
+                                      scratchDirectory: "/tmp")
+        #expect(result.status == .ok)
+        #expect(result.metric("heldBytes")?.value == Double(JemallocProbe.sizeClassBytes(for: size)))
+        #expect(result.metric("operations")?.value == 20)
+        #expect(result.residueBytes < 256 << 10, "residue \(result.residueBytes) bytes")
+    }
+
+    @Test func crossThreadHoldsItsFullQueueAtTheTopAndFreesEverything() throws {
+        let depth = 1000
+        let size = 3000
+        let result = try executor.run(spec("cross-thread", ["crossThreadDepth": .count(depth), "crossThreadItems": .count(20_000),
+                                                            "objectSize": .bytes(size)]), scratchDirectory: "/tmp")
+        #expect(result.status == .ok)
+        let truth = depth * JemallocProbe.sizeClassBytes(for: size) + JemallocProbe.sizeClassBytes(for: depth * 8)
+        #expect(result.metric("heldBytes")?.value == Double(truth))
+        #expect(result.metric("operations")?.value == 20_000)
+        // The top lasts until the consumer starts; the sampler may or may not see all of it, never more.
+        #expect(result.peakAllocatedNetBytes < truth + truth / 10, "peak \(result.peakAllocatedNetBytes) vs truth \(truth)")
+        #expect(result.residueBytes < 256 << 10, "residue \(result.residueBytes) bytes")
+    }
+
     @Test func residueShowsMemoryThatOutlivesTheCase() throws {
         // The residue must see a block allocated after the baseline and still alive after the settle.
         var kept: UnsafeMutableRawPointer?

@@ -1,0 +1,185 @@
+import Foundation
+import HarnessCore
+import HarnessModel
+import Workloads
+
+/// The ways a case is run side by side in the overhead and accuracy benchmarks.
+enum Mode: String, CaseIterable {
+    /// `memharness`, sampler off: the reference.
+    case uninstrumented
+    /// `memharness`, sampler at 1 ms (the default run).
+    case sampled
+    /// `memharness-exact` with `--peak exact` (and the 1 ms sampler, as `run --peak exact` does).
+    case exact
+    /// `memharness` under `valgrind --tool=massif`, sampler off.
+    case massif
+    /// `memharness` under `heaptrack`, sampler off.
+    case heaptrack
+
+    var label: String {
+        switch self {
+        case .uninstrumented: return "uninstrumented"
+        case .sampled: return "sampled, 1 ms"
+        case .exact: return "exact (`--peak exact`)"
+        case .massif: return "valgrind massif"
+        case .heaptrack: return "heaptrack"
+        }
+    }
+
+    var usesTool: Bool { self == .massif || self == .heaptrack }
+}
+
+/// Where the binaries are and how each mode runs a case.
+struct BenchEnvironment {
+    /// The folder of memharness, memharness-exact and memharness-bench.
+    var binDirectory: URL
+    /// A folder for the tools' output files.
+    var scratch: URL
+
+    static func current() throws -> BenchEnvironment {
+        let me = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("memharness-bench-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        return BenchEnvironment(binDirectory: URL(fileURLWithPath: me).deletingLastPathComponent(), scratch: scratch)
+    }
+
+    var plainBinary: String { binDirectory.appendingPathComponent("memharness").path }
+    var exactBinary: String { binDirectory.appendingPathComponent(ExactPeak.executableName).path }
+    /// `memharness` without its debug information, for valgrind: valgrind 3.19 cannot read the DWARF 5
+    /// the Swift toolchain writes ("Possibly corrupted debuginfo file") and gives up. The symbol table
+    /// stays, so massif still names every function.
+    var massifBinary: String { scratch.appendingPathComponent("memharness").path }
+
+    /// Writes `massifBinary` (objcopy --strip-debug of `plainBinary`).
+    func prepareMassifBinary() throws {
+        guard !FileManager.default.fileExists(atPath: massifBinary) else { return }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [Self.which("objcopy") != nil ? "objcopy" : "llvm-objcopy", "--strip-debug", plainBinary, massifBinary]
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw HarnessError.io(path: massifBinary, reason: "objcopy --strip-debug failed (status \(process.terminationStatus)); install binutils")
+        }
+    }
+
+    /// Problems that keep `modes` from running: a missing binary or tool, with how to get it.
+    func missing(for modes: [Mode]) -> [String] {
+        var problems: [String] = []
+        let fileManager = FileManager.default
+        if !fileManager.isExecutableFile(atPath: plainBinary) {
+            problems.append("\(plainBinary) is missing; build it with `swift build -c release --product memharness`")
+        }
+        if modes.contains(.exact) && !fileManager.isExecutableFile(atPath: exactBinary) {
+            problems.append("\(exactBinary) is missing; \(ExactPeak.buildHint)")
+        }
+        for (mode, tool, package) in [(Mode.massif, "valgrind", "valgrind"), (.heaptrack, "heaptrack", "heaptrack")]
+            where modes.contains(mode) && Self.which(tool) == nil {
+            problems.append("\(tool) is not installed; `make bench` installs it, or: sudo apt-get install \(package)")
+        }
+        return problems
+    }
+
+    static func which(_ tool: String) -> String? {
+        for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
+            let path = "\(directory)/\(tool)"
+            if FileManager.default.isExecutableFile(atPath: path) { return path }
+        }
+        return nil
+    }
+
+    /// The launcher of `mode`; tools write their output to `output` (massif: that file; heaptrack: that stem plus `.zst`).
+    func launcher(_ mode: Mode, output: String = "") -> CaseLauncher {
+        var launcher = CaseLauncher(executable: plainBinary, exactExecutable: exactBinary)
+        switch mode {
+        case .uninstrumented, .sampled, .exact:
+            break
+        case .massif:
+            // jemalloc's malloc family is replaced by massif's (so the start-up check that jemalloc is
+            // the allocator must be skipped); --peak-inaccuracy=0 records the exact peak.
+            launcher.executable = massifBinary
+            launcher.wrapper = ["valgrind", "--tool=massif", "--massif-out-file=\(output)", "--peak-inaccuracy=0",
+                                "--threshold=0.1", "--soname-synonyms=somalloc=*jemalloc*"]
+            launcher.childArguments = ["--no-allocator-check"]
+        case .heaptrack:
+            // heaptrack's preloaded malloc family forwards to the next one, jemalloc's: the check passes.
+            launcher.wrapper = ["heaptrack", "--output", output]
+        }
+        return launcher
+    }
+
+    /// `spec` as `mode` runs it: the sampler at 1 ms for sampled and exact, off otherwise.
+    func spec(_ spec: CaseSpec, for mode: Mode) -> CaseSpec {
+        var spec = spec
+        spec.samplingIntervalNanoseconds = (mode == .sampled || mode == .exact) ? 1_000_000 : 0
+        spec.peakMode = mode == .exact ? .exact : .sampled
+        if mode.usesTool { spec.timeoutNanoseconds = 1_200_000_000_000 }
+        return spec
+    }
+}
+
+/// One case run as a benchmark sees it.
+struct TimedRun {
+    var result: CaseResult
+    /// Wall time of the child from spawn to exit (tool start-up and post-processing included), nanoseconds.
+    var processWallNanoseconds: Int64
+    /// CPU time of the child and everything it started and waited for (a tool's helper processes), nanoseconds.
+    var processCPUNanoseconds: Int64
+
+    /// The case's own wall time (setup to teardown), seconds.
+    var caseWallSeconds: Double { Double(result.durationNanoseconds) / 1e9 }
+    /// The case's own CPU time (every thread of the child), seconds.
+    var caseCPUSeconds: Double { Double(result.cpuNanoseconds ?? 0) / 1e9 }
+}
+
+enum Bench {
+    /// Runs `spec` with `launcher` and times the whole child, tool included.
+    static func timed(_ launcher: CaseLauncher, _ spec: CaseSpec) -> TimedRun {
+        let cpuBefore = childrenCPUNanoseconds()
+        let start = ContinuousClock.now
+        let result = launcher.run(spec)
+        let wall = (ContinuousClock.now - start).nanoseconds
+        return TimedRun(result: result, processWallNanoseconds: wall, processCPUNanoseconds: childrenCPUNanoseconds() - cpuBefore)
+    }
+
+    /// User plus system time of every child process waited for so far, nanoseconds.
+    static func childrenCPUNanoseconds() -> Int64 {
+        var usage = rusage()
+        getrusage(RUSAGE_CHILDREN.rawValue, &usage)
+        func nanoseconds(_ time: timeval) -> Int64 { Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_usec) * 1_000 }
+        return nanoseconds(usage.ru_utime) + nanoseconds(usage.ru_stime)
+    }
+
+    /// A calibration case with the workload's defaults and `parameters` over them.
+    static func calibration(_ strategy: String, _ parameters: [String: ParameterValue], steps: [StepInvocation],
+                            scenario: String) -> CaseSpec {
+        let descriptor = WorkloadCatalog.builtIn.workload(named: "calibration")?.descriptor.parameters ?? []
+        var values = ParameterValues(Dictionary(uniqueKeysWithValues: descriptor.map { ($0.name, $0.defaultValue) }))
+        for (name, value) in parameters { values[name] = value }
+        return CaseSpec(scenario: scenario, workload: "calibration", strategy: strategy, repetition: 1, parameters: values,
+                        steps: steps, samplingIntervalNanoseconds: 0, settleNanoseconds: 20_000_000)
+    }
+
+    /// A step with no arguments (the workload's own), or `idle` for `duration`.
+    static func step(_ name: String, phase: String? = nil) -> StepInvocation {
+        StepInvocation(name: name, phase: phase ?? name, arguments: ParameterValues())
+    }
+
+    static func idle(_ duration: Duration) -> StepInvocation {
+        StepInvocation(name: "idle", phase: "idle", arguments: ParameterValues(["duration": .duration(nanoseconds: duration.nanoseconds)]))
+    }
+
+    static func seconds(_ value: Double) -> String {
+        value >= 10 ? Units.fixed(value, decimals: 1) + " s" : Units.fixed(value, decimals: 3) + " s"
+    }
+
+    static func ratio(_ value: Double, _ reference: Double) -> String {
+        reference > 0 ? Units.fixed(value / reference, decimals: 2) + "x" : "–"
+    }
+
+    /// Writes a benchmark's text to `DIR/name` and prints it.
+    static func publish(_ text: String, name: String, directory: String) throws {
+        print(text)
+        try text.write(toFile: "\(directory)/\(name)", atomically: true, encoding: .utf8)
+    }
+}

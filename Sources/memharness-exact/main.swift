@@ -1,0 +1,3 @@
+import MemHarnessCLI
+
+MemHarness.main()
