@@ -17,13 +17,15 @@ public enum Figure: Sendable, Hashable, Codable, CustomStringConvertible {
     case leakedObjects
     /// Growth of the live heap per `repeat` iteration (fitted slope), bytes.
     case growthPerIteration
+    /// Peak of the live bytes counted at every allocation (`--peak exact`) above its baseline, bytes.
+    case exactPeak
 
     /// The names a scenario file may use, besides `phases.<phase>.peakAllocated` and `metrics.<name>`.
     public static let simpleNames: [String: Figure] = [
         "peakAllocated": .peakAllocated, "peakActive": .peakActive, "peakResident": .peakResident,
         "peakMapped": .peakMapped, "peakRetained": .peakRetained, "peakMetadata": .peakMetadata,
         "peakRSS": .peakRSS, "residue": .residue, "duration": .duration,
-        "leakedObjects": .leakedObjects, "growthPerIteration": .growthPerIteration,
+        "leakedObjects": .leakedObjects, "growthPerIteration": .growthPerIteration, "exactPeak": .exactPeak,
     ]
 
     /// True when the figure is a byte count (its limits take size units).
@@ -49,6 +51,7 @@ public enum Figure: Sendable, Hashable, Codable, CustomStringConvertible {
         case let .metric(name): return "metrics.\(name)"
         case .leakedObjects: return "leakedObjects"
         case .growthPerIteration: return "growthPerIteration"
+        case .exactPeak: return "exactPeak"
         }
     }
 
@@ -72,6 +75,8 @@ public enum Figure: Sendable, Hashable, Codable, CustomStringConvertible {
             return result.leaks.map { Double($0.survivorCount) }
         case .growthPerIteration:
             return result.leaks?.growth.compactMap(\.fit).map(\.slopeBytesPerIteration).max()
+        case .exactPeak:
+            return result.exactPeakNetBytes.map(Double.init)
         }
     }
 

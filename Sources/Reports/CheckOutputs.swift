@@ -95,19 +95,9 @@ public enum CheckOutputs {
         return "[\n" + entries.joined(separator: ",\n") + "\n]\n"
     }
 
+    /// XML text and attribute escaping (line breaks kept as character references).
     static func xml(_ text: String) -> String {
-        var result = ""
-        for character in text {
-            switch character {
-            case "&": result += "&amp;"
-            case "<": result += "&lt;"
-            case ">": result += "&gt;"
-            case "\"": result += "&quot;"
-            case "\n": result += "&#10;"
-            default: result.append(character)
-            }
-        }
-        return result
+        SVGDocument.escape(text).replacingAll("\n", with: "&#10;")
     }
 
     static func json(_ text: String) -> String {

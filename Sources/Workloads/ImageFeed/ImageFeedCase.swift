@@ -184,14 +184,11 @@ final class ImageFeedCase: WorkloadCase {
     }
 
     private static func now() -> Int64 {
-        var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &time)
-        return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
+        Pacer.monotonicNanoseconds()
     }
 
     /// Sleeps until `deadline` (monotonic nanoseconds); returns at once when it has passed.
     private static func sleep(until deadline: Int64) {
-        var target = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
-        while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &target, nil) == EINTR {}
+        Pacer.sleep(untilMonotonicNanoseconds: deadline)
     }
 }

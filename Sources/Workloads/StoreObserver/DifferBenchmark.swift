@@ -1,6 +1,7 @@
 import AllocatorProbe
 import Dispatch
 import DocumentStore
+import HarnessCore
 import HarnessModel
 import Synchronization
 
@@ -53,7 +54,7 @@ public enum DifferBenchmark {
         let (before, signalNext) = latest.value.withLock { $0 }
 
         // 1% of the documents change; the observer waits for its signal, so the writes only mark it dirty.
-        var random = SplitMix64(seed: UInt64(items))
+        var random = SeededRandom(seed: UInt64(items))
         let quarter = max(items / 400, 1)
         for step in 0..<quarter {
             try cars.insert(Document(id: "new-\(step)", fields: ["rank": .int(Int.random(in: 0..<(items * 10), using: &random)), "counter": .int(0)]))

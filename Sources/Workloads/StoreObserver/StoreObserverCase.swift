@@ -13,7 +13,7 @@ final class StoreObserverCase: WorkloadCase {
     private var liveIDs: [String] = []
     private var nextIndex = 0
     /// The same write script for every strategy and repetition, so they compare like for like.
-    private var random = SplitMix64(seed: 0x5EED_0002)
+    private var random = SeededRandom(seed: 0x5EED_0002)
     private var writesApplied = 0
     private var callbacksDelivered = 0
     private var liveQueryCopies: Int?
@@ -144,22 +144,5 @@ final class StoreObserverCase: WorkloadCase {
             Metric(name: "documentsCopied", value: Double(liveQueryCopies ?? store.itemsMaterializedTotal), unit: .count),
             Metric(name: "maxItemsMaterialized", value: Double(store.peakMaterializedItemCount), unit: .count),
         ]
-    }
-}
-
-/// A small deterministic random number generator (SplitMix64), so every case writes the same script.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -71,8 +71,8 @@ func runWriter(_ plan: WriterPlan, gauges: WriterGauges, stop: StopSignal) -> Wr
         let begin = try connection.prepare("BEGIN IMMEDIATE")
         let update = try connection.prepare("UPDATE items SET payload = randomblob(?1), version = version + 1 WHERE id = ?2")
         let commit = try connection.prepare("COMMIT")
-        var random = SeededGenerator(seed: plan.seed)
-        var pacer = Pacer(rate: plan.rate)
+        var random = SeededRandom(seed: plan.seed)
+        var pacer = StoppablePacer(rate: plan.rate)
         while pacer.wait(unless: stop) {
             try begin.run()
             for _ in 0..<plan.rowsPerCommit {
@@ -147,7 +147,7 @@ func runReader(_ plan: ReaderPlan, pinning: Gauge, ready: DispatchSemaphore, sto
         let begin = try connection.prepare("BEGIN")
         let commit = try connection.prepare("COMMIT")
         let select = try connection.prepare("SELECT length(payload) + version FROM items WHERE id = ?1")
-        var random = SeededGenerator(seed: plan.seed)
+        var random = SeededRandom(seed: plan.seed)
         var checksum = 0
         func read() throws(VersionPinningError) {
             for _ in 0..<plan.rowsPerRead {
@@ -176,7 +176,7 @@ func runReader(_ plan: ReaderPlan, pinning: Gauge, ready: DispatchSemaphore, sto
             if case let .blocked(nanoseconds) = plan.behaviour {
                 sleep(until: start + nanoseconds, unless: stop)
             } else {
-                var pacer = Pacer(rate: plan.rate)
+                var pacer = StoppablePacer(rate: plan.rate)
                 while pacer.wait(unless: stop) { try read() }
             }
             pinning.decrement()
@@ -186,7 +186,7 @@ func runReader(_ plan: ReaderPlan, pinning: Gauge, ready: DispatchSemaphore, sto
         }
         // Refreshing, or back from being blocked (paced from now, not catching up the blocked time):
         // every read in a transaction of its own.
-        var pacer = Pacer(rate: plan.rate)
+        var pacer = StoppablePacer(rate: plan.rate)
         while pacer.wait(unless: stop) {
             try close(openedAt: try open())
         }

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import HarnessCore
 import Synchronization
 
 #if canImport(Glibc)
@@ -44,9 +45,7 @@ final class StopSignal: Sendable {
 
 /// A `CLOCK_MONOTONIC` reading, nanoseconds.
 func monotonicNanoseconds() -> Int64 {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
+    Pacer.monotonicNanoseconds()
 }
 
 /// Sleeps until the monotonic clock reads `deadline` (nanoseconds), or until `stop` is flipped.
@@ -66,11 +65,12 @@ func sleep(until deadline: Int64, unless stop: StopSignal) -> Bool {
     return false
 }
 
-/// Deadlines for a loop that runs `rate` times per second from when it is made.
+/// Deadlines for a loop that runs `rate` times per second from when it is made, cut short by a
+/// `StopSignal` (HarnessCore's `Pacer` sleeps through to its deadline).
 ///
 /// A loop that falls behind runs its late iterations back to back, so the count over the burst
 /// matches the rate as long as the machine can keep up at all.
-struct Pacer {
+struct StoppablePacer {
     private let start = monotonicNanoseconds()
     private let intervalNanoseconds: Double
     private var tick = 0
@@ -85,22 +85,5 @@ struct Pacer {
     mutating func wait(unless stop: StopSignal) -> Bool {
         tick += 1
         return sleep(until: start + Int64(Double(tick) * intervalNanoseconds), unless: stop)
-    }
-}
-
-/// A small, fast, seeded random number generator (xorshift64*), so runs pick the same rows.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        // xorshift cannot leave state 0; any fixed non-zero stand-in will do.
-        state = seed == 0 ? 0x9E37_79B9_7F4A_7C15 : seed
-    }
-
-    mutating func next() -> UInt64 {
-        state ^= state >> 12
-        state ^= state << 25
-        state ^= state >> 27
-        return state &* 0x2545_F491_4F6C_DD1D
     }
 }
