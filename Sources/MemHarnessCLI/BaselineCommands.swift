@@ -64,16 +64,9 @@ struct CompareCommand: ParsableCommand {
 
     func run() throws {
         let report = try ReportFolder.load(directory)
-        let checks: [CheckResult]
-        do {
-            checks = try Gate.checks(for: report, options: gate)
-        } catch {
-            Terminal.error("\(error)")
-            throw ExitCode(ExitCodes.usage)
-        }
+        let checks = try Gate.evaluate(report, options: gate)
         try Gate.publish(checks, report: report, options: gate)
-        let code = Gate.exitCode(report, checks: checks)
-        if code != ExitCodes.ok { throw ExitCode(code) }
+        try Gate.finish(report, checks: checks)
     }
 }
 
@@ -100,13 +93,7 @@ struct MergeCommand: ParsableCommand {
     func run() throws {
         let reports = try directories.map(ReportFolder.load)
         guard let report = RunReport.merged(reports) else { throw ExitCode(ExitCodes.usage) }
-        let checks: [CheckResult]
-        do {
-            checks = try Gate.checks(for: report, options: gate)
-        } catch {
-            Terminal.error("\(error)")
-            throw ExitCode(ExitCodes.usage)
-        }
+        let checks = try Gate.evaluate(report, options: gate)
         do {
             try ReportFiles.write(report, to: out, options: ReportBundle.Options(samplesMaxRows: 0), checks: checks)
         } catch {
@@ -115,8 +102,7 @@ struct MergeCommand: ParsableCommand {
         }
         print("Merged \(directories.count) folders, \(report.scenarios.flatMap(\.cases).count) cases: \(out)/report.md")
         try Gate.publish(checks, report: report, options: gate)
-        let code = Gate.exitCode(report, checks: checks)
-        if code != ExitCodes.ok { throw ExitCode(code) }
+        try Gate.finish(report, checks: checks)
     }
 }
 

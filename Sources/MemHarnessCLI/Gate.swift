@@ -68,6 +68,23 @@ enum Gate {
         return checks
     }
 
+    /// `checks(for:options:thresholds:)` for a command: a bad baseline file is reported and ends the
+    /// command with the usage exit code.
+    static func evaluate(_ report: RunReport, options: GateOptions, thresholds: Bool = true) throws -> [CheckResult] {
+        do {
+            return try checks(for: report, options: options, thresholds: thresholds)
+        } catch {
+            Terminal.error("\(error)")
+            throw ExitCode(ExitCodes.usage)
+        }
+    }
+
+    /// Ends the command with `exitCode(_:checks:failOnMemoryLimit:)` when it is not 0.
+    static func finish(_ report: RunReport, checks: [CheckResult], failOnMemoryLimit: Bool = false) throws {
+        let code = exitCode(report, checks: checks, failOnMemoryLimit: failOnMemoryLimit)
+        if code != ExitCodes.ok { throw ExitCode(code) }
+    }
+
     /// Prints the check table, writes JUnit/JSON files and GitHub outputs when asked or detected.
     static func publish(_ checks: [CheckResult], report: RunReport, options: GateOptions) throws {
         if !checks.isEmpty { print(CheckOutputs.terminalTable(checks), terminator: "") }

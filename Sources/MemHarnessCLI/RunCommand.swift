@@ -161,13 +161,7 @@ struct RunCommand: ParsableCommand {
             environment: MachineEnvironment.current(toolVersion: MemHarness.version, interval: interval.duration),
             scenarios: runs, sweeps: sweeps
         )
-        let checks: [CheckResult]
-        do {
-            checks = try Gate.checks(for: report, options: gate, thresholds: !quick)
-        } catch {
-            Terminal.error("\(error)")
-            throw ExitCode(ExitCodes.usage)
-        }
+        let checks = try Gate.evaluate(report, options: gate, thresholds: !quick)
         do {
             try ReportFiles.write(report, to: out, options: ReportBundle.Options(samplesMaxRows: samplesMaxRows, chartScale: chartScale.scale), checks: checks)
         } catch {
@@ -189,8 +183,7 @@ struct RunCommand: ParsableCommand {
                 Terminal.error("\(result.scenario) / \(result.strategy) #\(result.repetition): \(result.status.rawValue): \(result.failure ?? "")")
             }
         }
-        let code = Gate.exitCode(report, checks: checks, failOnMemoryLimit: memory.failOnMemoryLimit)
-        if code != ExitCodes.ok { throw ExitCode(code) }
+        try Gate.finish(report, checks: checks, failOnMemoryLimit: memory.failOnMemoryLimit)
     }
 }
 

@@ -122,7 +122,7 @@ public enum ReportReader {
     }
 
     private static func metric(column: String, value: Double) -> Metric {
-        for (suffix, unit) in [("_bytes", Metric.Unit.bytes), ("_ms", .milliseconds), ("_ratio", .ratio), ("_per_s", .perSecond)] where column.hasSuffix(suffix) {
+        for (unit, suffix) in SummaryCSV.unitSuffixes where column.hasSuffix(suffix) {
             return Metric(name: String(column.dropLast(suffix.count)), value: value, unit: unit)
         }
         return Metric(name: column, value: value, unit: .count)

@@ -25,17 +25,14 @@ public enum SummaryCSV {
         "exact_baseline_bytes", "exact_peak_bytes", "exact_peak_net_bytes", "spike_excess_bytes", "exact_allocation_calls",
     ]
 
+    /// The suffix each metric unit adds to its column name (counts add none).
+    static let unitSuffixes: [(unit: Metric.Unit, suffix: String)] = [
+        (.bytes, "_bytes"), (.milliseconds, "_ms"), (.ratio, "_ratio"), (.perSecond, "_per_s"),
+    ]
+
     /// The CSV column of a metric: its name plus its unit.
     public static func column(for metric: Metric) -> String {
-        let suffix: String
-        switch metric.unit {
-        case .count: suffix = ""
-        case .bytes: suffix = "_bytes"
-        case .milliseconds: suffix = "_ms"
-        case .ratio: suffix = "_ratio"
-        case .perSecond: suffix = "_per_s"
-        }
-        return "metric.\(metric.name)\(suffix)"
+        "metric.\(metric.name)\(unitSuffixes.first { $0.unit == metric.unit }?.suffix ?? "")"
     }
 
     /// The CSV column of a phase's net peak.

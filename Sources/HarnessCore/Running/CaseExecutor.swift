@@ -78,7 +78,7 @@ public struct CaseExecutor: Sendable {
             _ = ExactPeak.takePeak()
             _ = ExactPeak.takePhasePeak()
         }
-        let origin = Self.monotonicNanoseconds()
+        let origin = Pacer.monotonicNanoseconds()
         let cpuOrigin = Self.processCPUNanoseconds()
         sampler?.start(originNanoseconds: origin)
         func enterPhase(_ index: Int) {
@@ -88,7 +88,7 @@ public struct CaseExecutor: Sendable {
                 boundaryPeak[currentPhase] = max(boundaryPeak[currentPhase], allocated)
             }
             if index < phaseNames.count { boundaryPeak[index] = max(boundaryPeak[index], allocated) }
-            let now = Self.monotonicNanoseconds() - origin
+            let now = Pacer.monotonicNanoseconds() - origin
             if currentPhase >= 0 && currentPhase < phaseNames.count {
                 phases.append((currentPhase, PhaseResult(name: phaseNames[currentPhase], startNanoseconds: phaseStart,
                                                          endNanoseconds: now, peakAllocatedBytes: 0, peakResidentBytes: 0,
@@ -108,7 +108,7 @@ public struct CaseExecutor: Sendable {
             func runStep(_ step: StepInvocation) throws {
                 switch step.name {
                 case BuiltInStep.idle.name:
-                    Self.sleep(nanoseconds: step.arguments.duration("duration").nanoseconds)
+                    Pacer.sleep(for: step.arguments.duration("duration"))
                 case BuiltInStep.settle.name:
                     Self.settle(probe, nanoseconds: step.arguments.duration("duration").nanoseconds)
                 case BuiltInStep.repeat.name:
@@ -132,7 +132,7 @@ public struct CaseExecutor: Sendable {
         let exactPeak = exact ? ExactPeak.takePeak() : nil
         let exactCallsAtEnd = exact ? ExactPeak.allocationCalls() : nil
         context.memoryWarnings.end()
-        let endOfCase = Self.monotonicNanoseconds() - origin
+        let endOfCase = Pacer.monotonicNanoseconds() - origin
         let cpuOfCase = Self.processCPUNanoseconds() - cpuOrigin
         // Stop the thread first and read the residue before the series is built: its arrays are the
         // harness's, not the case's.
@@ -191,24 +191,9 @@ public struct CaseExecutor: Sendable {
     static func settle(_ probe: JemallocProbe, nanoseconds: Int64) {
         probe.flushThreadCache()
         probe.purgeAllArenas()
-        sleep(nanoseconds: nanoseconds)
+        Pacer.sleep(for: .nanoseconds(nanoseconds))
         probe.flushThreadCache()
         probe.purgeAllArenas()
-    }
-
-    static func sleep(nanoseconds: Int64) {
-        guard nanoseconds > 0 else { return }
-        var request = timespec(tv_sec: Int(nanoseconds / 1_000_000_000), tv_nsec: Int(nanoseconds % 1_000_000_000))
-        var remaining = timespec()
-        while nanosleep(&request, &remaining) == -1 && errno == EINTR {
-            request = remaining
-        }
-    }
-
-    static func monotonicNanoseconds() -> Int64 {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
     }
 
     /// CPU time of the whole process (every thread) so far, nanoseconds.

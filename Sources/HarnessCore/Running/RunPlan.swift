@@ -86,7 +86,7 @@ public func applyOverrides(_ overrides: [String], to scenarios: [ScenarioSpec], 
                     }
                     matched = true
                 case let .failure(failure):
-                    throw .invalidOverride(text, reason: describe(failure, valueText))
+                    throw .invalidOverride(text, reason: failure.message(text: valueText))
                 }
             } else {
                 let (stepKey, argument) = (keyParts[0], keyParts[1])
@@ -104,7 +104,7 @@ public func applyOverrides(_ overrides: [String], to scenarios: [ScenarioSpec], 
                         scenarios[index].steps[stepIndex].arguments[argument] = value
                         matched = true
                     case let .failure(failure):
-                        throw .invalidOverride(text, reason: describe(failure, valueText))
+                        throw .invalidOverride(text, reason: failure.message(text: valueText))
                     }
                 }
                 if !matched && problems.isEmpty {
@@ -119,12 +119,6 @@ public func applyOverrides(_ overrides: [String], to scenarios: [ScenarioSpec], 
     return scenarios
 }
 
-private func describe(_ failure: ParameterParseFailure, _ text: String) -> String {
-    switch failure {
-    case let .malformed(expected): return "bad value '\(text)'; expected \(expected)"
-    case let .outOfRange(allowed): return "value '\(text)' is out of range; allowed: \(allowed)"
-    }
-}
 
 /// A case starting or finishing, for progress display.
 public enum RunProgress: Sendable {

@@ -105,25 +105,14 @@ public final class Sampler: DedicatedThread, @unchecked Sendable {
         phasePeakResident.deallocate()
     }
 
-    private static func monotonicNanoseconds() -> Int64 {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
-    }
-
     /// Starts the sampling thread; the first sample is taken at once. Times are relative to `origin`
     /// (a `CLOCK_MONOTONIC` reading in nanoseconds; default: now).
     public func start(originNanoseconds origin: Int64? = nil) {
-        originNanoseconds = origin ?? Self.monotonicNanoseconds()
+        originNanoseconds = origin ?? Pacer.monotonicNanoseconds()
         running.store(true, ordering: .releasing)
         if !startDedicatedThread() {
             finished.store(true, ordering: .releasing)
         }
-    }
-
-    /// The current time on the sampler's clock, nanoseconds since its origin.
-    public func nowNanoseconds() -> Int64 {
-        Self.monotonicNanoseconds() - originNanoseconds
     }
 
     func threadMain() {
@@ -181,7 +170,7 @@ public final class Sampler: DedicatedThread, @unchecked Sendable {
 
     private func takeSample() {
         let reading = probe.read()
-        let time = Self.monotonicNanoseconds() - originNanoseconds
+        let time = Pacer.monotonicNanoseconds() - originNanoseconds
         let phase = phaseIndex()
         // Before the gauges are read, so the row of a warning already counts it.
         observeFootprint(reading, time: time)

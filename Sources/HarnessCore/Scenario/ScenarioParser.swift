@@ -248,17 +248,10 @@ struct ParseContext {
         let spec = ParameterSpec.duration(key, default: range.lowerBound, range: range, "")
         switch spec.parse(text) {
         case let .success(.duration(nanoseconds)): return .nanoseconds(nanoseconds)
-        case let .failure(failure): report(node, message(for: failure, name: key, text: text))
+        case let .failure(failure): report(node, failure.message(text: text, name: key))
         default: break
         }
         return nil
-    }
-
-    func message(for failure: ParameterParseFailure, name: String, text: String) -> String {
-        switch failure {
-        case let .malformed(expected): return "bad value '\(text)' for '\(name)'; expected \(expected)"
-        case let .outOfRange(allowed): return "value '\(text)' for '\(name)' is out of range; allowed: \(allowed)"
-        }
     }
 
     mutating func readParameters(_ node: Node, specs: [ParameterSpec], into values: inout ParameterValues, what: String) {
@@ -276,7 +269,7 @@ struct ParseContext {
             guard let text = string(valueNode, name) else { continue }
             switch spec.parse(text) {
             case let .success(value): values[name] = value
-            case let .failure(failure): report(valueNode, message(for: failure, name: name, text: text))
+            case let .failure(failure): report(valueNode, failure.message(text: text, name: name))
             }
         }
     }
@@ -349,7 +342,7 @@ struct ParseContext {
                 }
                 switch first.parse(scalar.string) {
                 case let .success(value): arguments[first.name] = value
-                case let .failure(failure): report(argumentsNode, message(for: failure, name: "\(name).\(first.name)", text: scalar.string))
+                case let .failure(failure): report(argumentsNode, failure.message(text: scalar.string, name: "\(name).\(first.name)"))
                 }
             } else if let mapping = argumentsNode.mapping {
                 let allowed = descriptor.arguments.map(\.name) + ["phase"] + (isRepeat ? ["steps"] : [])
@@ -371,7 +364,7 @@ struct ParseContext {
                     guard let text = string(valueNode, argument) else { continue }
                     switch spec.parse(text) {
                     case let .success(value): arguments[argument] = value
-                    case let .failure(failure): report(valueNode, message(for: failure, name: "\(name).\(argument)", text: text))
+                    case let .failure(failure): report(valueNode, failure.message(text: text, name: "\(name).\(argument)"))
                     }
                 }
             } else if case .scalar = argumentsNode {

@@ -128,6 +128,15 @@ public struct ParameterSpec: Sendable, Hashable {
 public enum ParameterParseFailure: Error, Sendable, Hashable {
     case malformed(expected: String)
     case outOfRange(allowed: String)
+
+    /// The refusal in words: the bad value, the parameter when named, and what is allowed.
+    public func message(text: String, name: String? = nil) -> String {
+        let subject = name.map { " for '\($0)'" } ?? ""
+        switch self {
+        case let .malformed(expected): return "bad value '\(text)'\(subject); expected \(expected)"
+        case let .outOfRange(allowed): return "value '\(text)'\(subject) is out of range; allowed: \(allowed)"
+        }
+    }
 }
 
 extension Duration {
