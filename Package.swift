@@ -1,20 +1,24 @@
 // swift-tools-version: 6.2
 import PackageDescription
 
-/// Settings applied to every target: Swift 6 language mode (strict concurrency) everywhere.
+// memharness builds on Linux only: it links jemalloc and reads /proc. Data flows one way:
+// scenario files -> plan -> case processes -> outcomes -> run report -> renderings.
+
+/// Settings applied to every Swift target: Swift 6 language mode (strict concurrency) everywhere.
 let settings: [SwiftSetting] = [
-    .swiftLanguageMode(.v6),
+    .swiftLanguageMode(.v6)
 ]
 
 let package = Package(
     name: "memharness",
-    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "memharness", targets: ["memharness"]),
         // The same command line with every allocation counted (`run --peak exact` launches its cases with it).
         .executable(name: "memharness-exact", targets: ["memharness-exact"]),
-        // Everything a user needs to define and run scenarios of their own in Swift.
-        .library(name: "MemHarness", targets: ["AllocatorProbe", "HarnessModel", "HarnessCore", "Reports", "Workloads"]),
+        // What a package builds its own harness on: `MemHarness.main(workloads:)`, the whole command line.
+        .library(name: "MemHarness", targets: ["MemHarness"]),
+        // What a workload imports: the Workload protocol, CaseContext, parameters, gauges, tracking.
+        .library(name: "WorkloadKit", targets: ["WorkloadKit"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -23,101 +27,171 @@ let package = Package(
     ],
     targets: [
         // MARK: System libraries
-        .systemLibrary(
-            name: "CJemalloc",
-            pkgConfig: "jemalloc",
-            providers: [.apt(["libjemalloc-dev"])]
-        ),
-        .systemLibrary(
-            name: "CSQLite",
-            pkgConfig: "sqlite3",
-            providers: [.apt(["libsqlite3-dev"])]
-        ),
+        .systemLibrary(name: "CJemalloc", pkgConfig: "jemalloc", providers: [.apt(["libjemalloc-dev"])]),
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
 
-        // MARK: Measurement
+        // System calls the Swift Glibc module does not expose (atomic folder exchange, process spawning).
+        .target(name: "CSystem"),
+
+        // MARK: Values: what crosses every boundary (pure, no dependencies)
+        // Case specs and outcomes, run reports, aggregation, leaks, thresholds, baselines, verdicts, units.
+        .target(name: "HarnessModel", swiftSettings: settings),
+
+        // MARK: What a workload imports
+        .target(name: "WorkloadKit", dependencies: ["HarnessModel"], swiftSettings: settings),
+
+        // MARK: Measuring one case in this process
+        // jemalloc's mallctl and the kernel's /proc figures.
         .target(name: "AllocatorProbe", dependencies: ["CJemalloc"], swiftSettings: settings),
         // Exact peaks: a malloc family that counts every allocation, linked only into `memharness-exact`
         // (never into a library or test target: it would replace the allocator of everything it is linked into).
         .target(name: "CExactPeak", dependencies: ["CJemalloc", "CExactPeakHooks"]),
         // Weak references to CExactPeak's counters: "not available" in binaries without it.
         .target(name: "CExactPeakHooks"),
-
-        // MARK: Harness
-        .target(name: "HarnessModel", swiftSettings: settings),
+        // The sampler, exact-peak readings, memory budgets and the case executor.
         .target(
-            name: "HarnessCore",
-            dependencies: ["AllocatorProbe", "HarnessModel", "CExactPeakHooks", .product(name: "Yams", package: "Yams")],
+            name: "Measurement",
+            dependencies: ["WorkloadKit", "AllocatorProbe", "CExactPeakHooks"],
             swiftSettings: settings
         ),
 
-        // MARK: Workloads (the modelled systems), one target each, all under Sources/Workloads
-        .target(name: "CalibrationWorkload", dependencies: ["HarnessCore", "CJemalloc"],
-                path: "Sources/Workloads/Calibration", swiftSettings: settings),
-        .target(name: "DocumentStore", dependencies: [],
-                path: "Sources/Workloads/DocumentStore", swiftSettings: settings),
-        .target(name: "LiveQueryWorkload", dependencies: ["HarnessCore", "DocumentStore"],
-                path: "Sources/Workloads/LiveQuery", swiftSettings: settings),
-        .target(name: "StoreObserverWorkload", dependencies: ["HarnessCore", "DocumentStore"],
-                path: "Sources/Workloads/StoreObserver", swiftSettings: settings),
-        .target(name: "SubscriptionsWorkload",
-                dependencies: ["HarnessCore", .product(name: "OpenCombine", package: "OpenCombine")],
-                path: "Sources/Workloads/Subscriptions", swiftSettings: settings),
-        .target(name: "ImageFeedWorkload", dependencies: ["HarnessCore"],
-                path: "Sources/Workloads/ImageFeed", swiftSettings: settings),
-        .target(name: "VersionPinningWorkload", dependencies: ["HarnessCore", "CSQLite"],
-                path: "Sources/Workloads/VersionPinning", swiftSettings: settings),
+        // MARK: Scenario files -> validated ScenarioSpec (every error before any work)
         .target(
-            name: "Workloads",
-            dependencies: [
-                "HarnessCore", "CalibrationWorkload", "LiveQueryWorkload", "StoreObserverWorkload",
-                "SubscriptionsWorkload", "ImageFeedWorkload", "VersionPinningWorkload",
-            ],
-            path: "Sources/Workloads/Catalog", swiftSettings: settings
+            name: "Scenarios",
+            dependencies: ["WorkloadKit", .product(name: "Yams", package: "Yams")],
+            swiftSettings: settings
         ),
 
-        // MARK: Reports (depend on the result model only)
-        .target(name: "Reports", dependencies: ["HarnessModel"], swiftSettings: settings),
-
-        // MARK: Command line (a library, so the executables are one line and packages can build their own)
+        // MARK: Running: request -> plan -> case results -> run report
         .target(
-            name: "MemHarnessCLI",
+            name: "Runner",
+            dependencies: ["Scenarios", "Measurement", "Reports", "WorkloadKit", "AllocatorProbe", "HarnessModel"],
+            swiftSettings: settings
+        ),
+
+        // MARK: Reports: run.json (the record) and its renderings (depend on the values only)
+        .target(name: "Reports", dependencies: ["HarnessModel", "CSystem"], swiftSettings: settings),
+
+        // MARK: The command line over a catalog of workloads: `MemHarness.main(workloads:)`
+        .target(
+            name: "MemHarness",
             dependencies: [
-                "AllocatorProbe", "HarnessCore", "Reports", "Workloads",
+                "Runner", "Reports", "Scenarios", "Measurement", "WorkloadKit", "HarnessModel",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: settings
         ),
 
+        // MARK: Shipped workloads (the modelled systems), one target each, all under Sources/Workloads
+        .target(
+            name: "CalibrationWorkload", dependencies: ["WorkloadKit", "CJemalloc"],
+            path: "Sources/Workloads/Calibration", swiftSettings: settings
+        ),
+        .target(name: "DocumentStore", path: "Sources/Workloads/DocumentStore", swiftSettings: settings),
+        .target(
+            name: "LiveQueryWorkload", dependencies: ["WorkloadKit", "DocumentStore"],
+            path: "Sources/Workloads/LiveQuery", swiftSettings: settings
+        ),
+        .target(
+            name: "StoreObserverWorkload", dependencies: ["WorkloadKit", "DocumentStore", "AllocatorProbe"],
+            path: "Sources/Workloads/StoreObserver", swiftSettings: settings
+        ),
+        .target(
+            name: "SubscriptionsWorkload",
+            dependencies: ["WorkloadKit", .product(name: "OpenCombine", package: "OpenCombine")],
+            path: "Sources/Workloads/Subscriptions", swiftSettings: settings
+        ),
+        .target(
+            name: "ImageFeedWorkload", dependencies: ["WorkloadKit"],
+            path: "Sources/Workloads/ImageFeed", swiftSettings: settings
+        ),
+        .target(
+            name: "VersionPinningWorkload", dependencies: ["WorkloadKit", "CSQLite"],
+            path: "Sources/Workloads/VersionPinning", swiftSettings: settings
+        ),
+        // The list of shipped workloads the `memharness` executable passes to `MemHarness.main`.
+        .target(
+            name: "BuiltInWorkloads",
+            dependencies: [
+                "WorkloadKit", "CalibrationWorkload", "LiveQueryWorkload", "StoreObserverWorkload",
+                "SubscriptionsWorkload", "ImageFeedWorkload", "VersionPinningWorkload",
+            ],
+            path: "Sources/Workloads/BuiltIn", swiftSettings: settings
+        ),
+
         // MARK: Executables
-        .executableTarget(name: "memharness", dependencies: ["MemHarnessCLI"], swiftSettings: settings),
-        .executableTarget(name: "memharness-exact", dependencies: ["MemHarnessCLI", "CExactPeak"], swiftSettings: settings),
+        .executableTarget(
+            name: "memharness", dependencies: ["MemHarness", "BuiltInWorkloads"], swiftSettings: settings
+        ),
+        .executableTarget(
+            name: "memharness-exact", dependencies: ["MemHarness", "BuiltInWorkloads", "CExactPeak"],
+            swiftSettings: settings
+        ),
         .executableTarget(
             name: "memharness-bench",
-            dependencies: ["HarnessCore", "Workloads", "AllocatorProbe", "StoreObserverWorkload", "Reports"],
+            dependencies: ["Runner", "Reports", "BuiltInWorkloads", "StoreObserverWorkload", "AllocatorProbe"],
             path: "Sources/Benchmarks", swiftSettings: settings
         ),
 
         // MARK: Tests (mirror the source targets)
-        .testTarget(name: "AllocatorProbeTests", dependencies: ["AllocatorProbe"], swiftSettings: settings),
-        .testTarget(name: "HarnessModelTests", dependencies: ["HarnessModel"], swiftSettings: settings),
-        .testTarget(name: "HarnessCoreTests", dependencies: ["HarnessCore", "AllocatorProbe"],
-                    swiftSettings: settings),
-        .testTarget(name: "CalibrationWorkloadTests", dependencies: ["CalibrationWorkload", "HarnessCore", "CJemalloc"],
-                    path: "Tests/Workloads/CalibrationTests", swiftSettings: settings),
-        .testTarget(name: "LiveQueryWorkloadTests", dependencies: ["LiveQueryWorkload", "DocumentStore", "HarnessCore"],
-                    path: "Tests/Workloads/LiveQueryTests", swiftSettings: settings),
-        .testTarget(name: "StoreObserverWorkloadTests", dependencies: ["StoreObserverWorkload", "DocumentStore", "HarnessCore"],
-                    path: "Tests/Workloads/StoreObserverTests", swiftSettings: settings),
-        .testTarget(name: "SubscriptionsWorkloadTests", dependencies: ["SubscriptionsWorkload", "HarnessCore"],
-                    path: "Tests/Workloads/SubscriptionsTests", swiftSettings: settings),
-        .testTarget(name: "ImageFeedWorkloadTests", dependencies: ["ImageFeedWorkload", "HarnessCore"],
-                    path: "Tests/Workloads/ImageFeedTests", swiftSettings: settings),
-        .testTarget(name: "VersionPinningWorkloadTests", dependencies: ["VersionPinningWorkload", "HarnessCore", "CSQLite"],
-                    path: "Tests/Workloads/VersionPinningTests", swiftSettings: settings),
+        // Builders of made-up results and a way to run a case in the test process, for every test target.
+        .target(
+            name: "TestSupport", dependencies: ["HarnessModel", "Measurement"], path: "Tests/TestSupport",
+            swiftSettings: settings
+        ),
+        .testTarget(name: "HarnessModelTests", dependencies: ["TestSupport", "HarnessModel"], swiftSettings: settings),
+        .testTarget(name: "WorkloadKitTests", dependencies: ["TestSupport", "WorkloadKit"], swiftSettings: settings),
+        .testTarget(name: "AllocatorProbeTests", dependencies: ["TestSupport", "AllocatorProbe"], swiftSettings: settings),
+        .testTarget(
+            name: "MeasurementTests",
+            dependencies: ["TestSupport", "Measurement", "Scenarios", "Runner", "WorkloadKit", "AllocatorProbe"],
+            swiftSettings: settings
+        ),
+        .testTarget(
+            name: "ScenariosTests", dependencies: ["TestSupport", "Scenarios", "Runner", "WorkloadKit"],
+            swiftSettings: settings
+        ),
+        .testTarget(
+            name: "RunnerTests", dependencies: ["TestSupport", "Runner", "Scenarios", "Measurement", "Reports", "WorkloadKit"],
+            swiftSettings: settings
+        ),
         // Golden files and fixtures are read through #filePath, so they need no resource bundle.
-        .testTarget(name: "ReportsTests", dependencies: ["Reports", "HarnessModel"],
-                    exclude: ["Golden"], swiftSettings: settings),
-        .testTarget(name: "memharnessTests", dependencies: ["memharness", "HarnessModel", "Reports", "AllocatorProbe"],
-                    exclude: ["Fixtures"], swiftSettings: settings),
+        .testTarget(
+            name: "ReportsTests", dependencies: ["TestSupport", "Reports", "HarnessModel"], exclude: ["Golden"],
+            swiftSettings: settings
+        ),
+        .testTarget(
+            name: "MemHarnessTests",
+            dependencies: ["TestSupport", "memharness", "MemHarness", "Runner", "HarnessModel", "Reports", "AllocatorProbe"],
+            exclude: ["Fixtures"], swiftSettings: settings
+        ),
+        .testTarget(
+            name: "CalibrationWorkloadTests", dependencies: ["TestSupport", "CalibrationWorkload", "Measurement", "CJemalloc"],
+            path: "Tests/Workloads/CalibrationTests", swiftSettings: settings
+        ),
+        .testTarget(
+            name: "LiveQueryWorkloadTests",
+            dependencies: ["TestSupport", "LiveQueryWorkload", "DocumentStore", "Measurement", "Scenarios"],
+            path: "Tests/Workloads/LiveQueryTests", swiftSettings: settings
+        ),
+        .testTarget(
+            name: "StoreObserverWorkloadTests",
+            dependencies: ["TestSupport", "StoreObserverWorkload", "DocumentStore", "Measurement", "Scenarios"],
+            path: "Tests/Workloads/StoreObserverTests", swiftSettings: settings
+        ),
+        .testTarget(
+            name: "SubscriptionsWorkloadTests",
+            dependencies: ["TestSupport", "SubscriptionsWorkload", "Measurement", "Scenarios", "Runner", "AllocatorProbe"],
+            path: "Tests/Workloads/SubscriptionsTests", swiftSettings: settings
+        ),
+        .testTarget(
+            name: "ImageFeedWorkloadTests", dependencies: ["TestSupport", "ImageFeedWorkload", "Measurement"],
+            path: "Tests/Workloads/ImageFeedTests", swiftSettings: settings
+        ),
+        .testTarget(
+            name: "VersionPinningWorkloadTests",
+            dependencies: ["TestSupport", "VersionPinningWorkload", "Measurement", "Runner", "Scenarios", "CSQLite"],
+            path: "Tests/Workloads/VersionPinningTests", swiftSettings: settings
+        ),
     ]
 )

@@ -27,7 +27,7 @@ public final class JemallocProbe: MemoryProbe, @unchecked Sendable {
     private let rss: ResidentSetReader
 
     /// Resolves every MIB; throws when this jemalloc lacks statistics.
-    public init() throws {
+    public init() throws(AllocatorProbeError) {
         mibs = .allocate(capacity: slotCount * Self.mibCapacity)
         mibs.initialize(repeating: 0, count: slotCount * Self.mibCapacity)
         mibLengths = .allocate(capacity: slotCount)
@@ -109,7 +109,7 @@ public final class JemallocProbe: MemoryProbe, @unchecked Sendable {
     }
 
     /// Checks that jemalloc serves this process's mallocs: a 1 MiB allocation must move `stats.allocated`.
-    public func verifyIsProcessAllocator() throws {
+    public func verifyIsProcessAllocator() throws(AllocatorProbeError) {
         let size = 1 << 20
         let before = allocatedBytes()
         guard let block = malloc(size) else {

@@ -13,7 +13,7 @@ public enum KernelMemory {
     }
 
     /// Reads `VmRSS` and `VmHWM` from `/proc/self/status`.
-    public static func status() throws -> Status {
+    public static func status() throws(AllocatorProbeError) -> Status {
         let path = "/proc/self/status"
         guard let text = readSmallFile(path) else {
             throw AllocatorProbeError.kernelFile(path: path, reason: "cannot read")
@@ -28,7 +28,7 @@ public enum KernelMemory {
     }
 
     /// Resets the RSS high-water mark (`VmHWM`) to the current RSS by writing `5` to `/proc/self/clear_refs`.
-    public static func resetPeakRSS() throws {
+    public static func resetPeakRSS() throws(AllocatorProbeError) {
         let path = "/proc/self/clear_refs"
         let fd = open(path, O_WRONLY)
         guard fd >= 0 else {

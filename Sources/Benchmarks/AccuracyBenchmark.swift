@@ -1,6 +1,9 @@
 import AllocatorProbe
 import Foundation
-import HarnessCore
+import Measurement
+import Runner
+import Scenarios
+import WorkloadKit
 import HarnessModel
 
 /// Peaks of workloads with a known truth, as the sampler, exact mode, massif and heaptrack see them.
@@ -106,8 +109,8 @@ enum AccuracyBenchmark {
     static func caught(_ results: [CaseResult], _ truth: TruthCase, exact: Bool) -> [Int] {
         results.map { result in
             truth.spikePhases.filter { name in
-                guard let phase = result.phases.first(where: { $0.name == name }) else { return false }
-                let net = exact ? result.exactPeakNetBytes(of: phase) ?? 0 : phase.peakAllocatedBytes - result.baselineAllocatedBytes
+                guard let m = result.completed, let phase = m.phases.first(where: { $0.name == name }) else { return false }
+                let net = exact ? m.exactPeakNetBytes(of: phase) ?? 0 : phase.peakAllocatedBytes - m.baselineAllocatedBytes
                 return Double(net) >= 0.995 * Double(truth.sizeClassBytes)
             }.count
         }
@@ -127,8 +130,8 @@ enum AccuracyBenchmark {
         out.append("|---|---:|---:|---:|---:|---:|---:|")
         for outcome in outcomes {
             let truth = outcome.truth
-            let sampled = Statistics.median(outcome.sampled.map { Double($0.peakAllocatedNetBytes) })
-            let exact = Statistics.median(outcome.exact.compactMap(\.exactPeakNetBytes).map(Double.init))
+            let sampled = Statistics.median(outcome.sampled.compactMap { $0.completed.map { Double($0.peakAllocatedNetBytes) } })
+            let exact = Statistics.median(outcome.exact.compactMap { $0.completed?.exactPeakNetBytes }.map(Double.init))
             out.append("| \(truth.name) | \(Units.formatBytes(truth.requestedBytes)) | \(Units.formatBytes(truth.sizeClassBytes)) | "
                 + "\(cell(sampled, truth: truth.sizeClassBytes)) | \(cell(exact, truth: truth.sizeClassBytes)) | "
                 + "\(cell(outcome.massif.map { Double($0.markedBytes) }, truth: truth.requestedBytes)) | "

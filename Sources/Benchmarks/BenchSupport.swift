@@ -1,7 +1,10 @@
 import Foundation
-import HarnessCore
+import Measurement
+import Runner
+import Scenarios
+import WorkloadKit
 import HarnessModel
-import Workloads
+import BuiltInWorkloads
 
 /// The ways a case is run side by side in the overhead and accuracy benchmarks.
 enum Mode: String, CaseIterable {
@@ -59,7 +62,7 @@ struct BenchEnvironment {
         try process.run()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
-            throw HarnessError.io(path: massifBinary, reason: "objcopy --strip-debug failed (status \(process.terminationStatus)); install binutils")
+            throw BenchError(path: massifBinary, reason: "objcopy --strip-debug failed (status \(process.terminationStatus)); install binutils")
         }
     }
 
@@ -89,8 +92,8 @@ struct BenchEnvironment {
     }
 
     /// The launcher of `mode`; tools write their output to `output` (massif: that file; heaptrack: that stem plus `.zst`).
-    func launcher(_ mode: Mode, output: String = "") -> CaseLauncher {
-        var launcher = CaseLauncher(executable: plainBinary, exactExecutable: exactBinary)
+    func launcher(_ mode: Mode, output: String = "") -> ProcessCaseLauncher {
+        var launcher = ProcessCaseLauncher(executable: plainBinary, exactExecutable: exactBinary)
         switch mode {
         case .uninstrumented, .sampled, .exact:
             break
@@ -127,18 +130,18 @@ struct TimedRun {
     var processCPUNanoseconds: Int64
 
     /// The case's own wall time (setup to teardown), seconds.
-    var caseWallSeconds: Double { Double(result.durationNanoseconds) / 1e9 }
+    var caseWallSeconds: Double { Double(result.measurements?.durationNanoseconds ?? 0) / 1e9 }
     /// The case's own CPU time (every thread of the child), seconds.
-    var caseCPUSeconds: Double { Double(result.cpuNanoseconds ?? 0) / 1e9 }
+    var caseCPUSeconds: Double { Double(result.measurements?.cpuNanoseconds ?? 0) / 1e9 }
 }
 
 enum Bench {
     /// Runs `spec` with `launcher` and times the whole child, tool included.
-    static func timed(_ launcher: CaseLauncher, _ spec: CaseSpec) -> TimedRun {
+    static func timed(_ launcher: ProcessCaseLauncher, _ spec: CaseSpec) -> TimedRun {
         let cpuBefore = childrenCPUNanoseconds()
-        let start = ContinuousClock.now
+        let start = MonotonicClock.nanoseconds()
         let result = launcher.run(spec)
-        let wall = (ContinuousClock.now - start).nanoseconds
+        let wall = MonotonicClock.nanoseconds() - start
         return TimedRun(result: result, processWallNanoseconds: wall, processCPUNanoseconds: childrenCPUNanoseconds() - cpuBefore)
     }
 
@@ -153,7 +156,7 @@ enum Bench {
     /// A calibration case with the workload's defaults and `parameters` over them.
     static func calibration(_ strategy: String, _ parameters: [String: ParameterValue], steps: [StepInvocation],
                             scenario: String) -> CaseSpec {
-        let descriptor = WorkloadCatalog.builtIn.workload(named: "calibration")?.descriptor.parameters ?? []
+        let descriptor = BuiltInWorkloads.catalog.workload(named: "calibration")?.descriptor.parameters ?? []
         var values = ParameterValues(Dictionary(uniqueKeysWithValues: descriptor.map { ($0.name, $0.defaultValue) }))
         for (name, value) in parameters { values[name] = value }
         return CaseSpec(scenario: scenario, workload: "calibration", strategy: strategy, repetition: 1, parameters: values,
@@ -182,4 +185,20 @@ enum Bench {
         print(text)
         try text.write(toFile: "\(directory)/\(name)", atomically: true, encoding: .utf8)
     }
+}
+
+extension ProcessCaseLauncher {
+    /// Runs `spec` and names its outcome.
+    func run(_ spec: CaseSpec) -> CaseResult {
+        CaseResult(
+            scenario: spec.scenario, workload: spec.workload, strategy: spec.strategy, repetition: spec.repetition,
+            outcome: launch(spec))
+    }
+}
+
+/// A benchmark could not prepare what it needs.
+struct BenchError: Error, CustomStringConvertible {
+    var path: String
+    var reason: String
+    var description: String { "\(path): \(reason)" }
 }

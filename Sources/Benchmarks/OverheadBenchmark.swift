@@ -1,7 +1,10 @@
 import Foundation
-import HarnessCore
+import Measurement
+import Runner
+import Scenarios
+import WorkloadKit
 import HarnessModel
-import Workloads
+import BuiltInWorkloads
 
 /// What each way of measuring costs, side by side in one run: the allocation-heavy calibration
 /// `churn` and the live-query workload, uninstrumented, sampled at 1 ms, exact, under massif and
@@ -69,10 +72,11 @@ enum OverheadBenchmark {
     static func liveQuerySpec(_ directory: String) throws -> CaseSpec {
         let file = "\(directory)/live-query.yaml"
         let text = try String(contentsOfFile: file, encoding: .utf8)
-        let scenario = try ScenarioParser(catalog: .builtIn).parse(text, file: file)
-        let shortened = try applyOverrides(["burst.duration=1s"], to: [scenario], catalog: .builtIn)
-        guard let spec = planCases(shortened, options: RunOptions(repetitions: 1)).first(where: { $0.strategy == "unbounded-dispatch" }) else {
-            throw HarnessError.caseProtocol("\(file) has no unbounded-dispatch strategy")
+        let scenario = try ScenarioParser(catalog: BuiltInWorkloads.catalog).parse(text, file: file)
+        let shortened = try applyOverrides(["burst.duration=1s"], to: [scenario], catalog: BuiltInWorkloads.catalog)
+        guard let spec = shortened.flatMap({ RunPlanner.cases(of: $0, options: RunOptions(repetitions: 1)) })
+            .first(where: { $0.strategy == "unbounded-dispatch" }) else {
+            throw BenchError(path: file, reason: "no unbounded-dispatch strategy")
         }
         var renamed = spec
         renamed.scenario = "overhead-live-query"

@@ -1,13 +1,16 @@
 import Foundation
-import HarnessCore
+import Measurement
+import Runner
+import Scenarios
+import WorkloadKit
 import HarnessModel
-import Workloads
+import BuiltInWorkloads
 
 /// Sampler overhead on an allocation-heavy workload: the `churn` strategy timed with the sampler
 /// off and at 1 ms, alternating case by case so machine drift hits both alike.
 enum SamplingOverheadBenchmark {
     static func spec(interval: Duration, operations: Int) -> CaseSpec {
-        let descriptor = WorkloadCatalog.builtIn.workload(named: "calibration")?.descriptor.parameters ?? []
+        let descriptor = BuiltInWorkloads.catalog.workload(named: "calibration")?.descriptor.parameters ?? []
         var parameters = ParameterValues(Dictionary(uniqueKeysWithValues: descriptor.map { ($0.name, $0.defaultValue) }))
         parameters["churnOperations"] = .count(operations)
         return CaseSpec(
@@ -19,7 +22,7 @@ enum SamplingOverheadBenchmark {
     }
 
     /// Runs `rounds` pairs and returns a Markdown table with the medians and their ratio.
-    static func run(launcher: CaseLauncher, rounds: Int) -> String {
+    static func run(launcher: ProcessCaseLauncher, rounds: Int) -> String {
         let operations = 20_000_000
         var off: [Double] = []
         var on: [Double] = []
@@ -34,7 +37,7 @@ enum SamplingOverheadBenchmark {
             let order: [Duration] = round % 2 == 0 ? [.zero, .milliseconds(1)] : [.milliseconds(1), .zero]
             for interval in order {
                 let result = launcher.run(spec(interval: interval, operations: operations))
-                guard result.status == .ok, let phase = result.phases.first(where: { $0.name == "allocate" }) else {
+                guard let m = result.completed, let phase = m.phases.first(where: { $0.name == "allocate" }) else {
                     return "sampling benchmark failed: \(result.status.rawValue) \(result.failure ?? "")"
                 }
                 let seconds = Double(phase.endNanoseconds - phase.startNanoseconds) / 1e9
@@ -42,9 +45,9 @@ enum SamplingOverheadBenchmark {
                     off.append(seconds)
                 } else {
                     on.append(seconds)
-                    samples.append(Double(result.sampleCount))
-                    achieved.append(Double(result.achievedIntervalNanoseconds))
-                    samplerBytes = max(samplerBytes, result.samplerAllocatedBytes)
+                    samples.append(Double(m.sampling.sampleCount))
+                    achieved.append(Double(m.sampling.achievedIntervalNanoseconds))
+                    samplerBytes = max(samplerBytes, m.sampling.samplerAllocatedBytes)
                 }
             }
         }

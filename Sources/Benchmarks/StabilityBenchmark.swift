@@ -36,7 +36,7 @@ enum StabilityBenchmark {
         func column(_ name: String) -> Int? { header.firstIndex(of: name) }
         guard let scenario = column("scenario"), let strategy = column("strategy"), let status = column("status"),
               let net = column("peak_allocated_net_bytes") else { return [] }
-        let killedAt = column("metric.killedAt_ms")
+        let killedAt = column("killed_at_ms")
         let exact = column("exact_peak_net_bytes")
         var rows: [Row] = []
         func add(_ scenario: String, _ strategy: String, _ figure: String, _ unit: String, _ value: Double?) {

@@ -1,8 +1,11 @@
 import Foundation
-import HarnessCore
+import Measurement
+import Runner
+import Scenarios
+import WorkloadKit
 import HarnessModel
 import StoreObserverWorkload
-import Workloads
+import BuiltInWorkloads
 
 // memharness-bench: benchmarks that print ratios measured side by side in one run.
 //

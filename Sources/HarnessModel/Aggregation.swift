@@ -25,13 +25,21 @@ public enum Statistics {
     }
 }
 
-/// The repetitions of one strategy in one scenario, reduced to medians.
+/// The repetitions of one strategy in one scenario, reduced to medians (of completed cases only).
 public struct StrategySummary: Sendable, Hashable {
     public var strategy: String
-    /// Repetitions that ended `ok`; only these enter the medians.
+    /// Repetitions that completed; only these enter the medians.
     public var okCount: Int
-    /// Repetitions that did not end `ok`.
+    /// Repetitions that did not complete.
     public var failedCount: Int
+    /// Median of the scenario's ranking figure (peak allocated unless the scenario says otherwise); nil
+    /// when no completed repetition has it.
+    public var rankingMedian: Double?
+    /// Smallest and largest ranking figure over the completed repetitions.
+    public var rankingMin: Double?
+    public var rankingMax: Double?
+    /// (max - min) / median of the ranking figure, percent; nil with one repetition.
+    public var rankingSpreadPercent: Double?
     /// Median of peak allocated above baseline, bytes.
     public var medianPeakAllocatedNetBytes: Double
     public var minPeakAllocatedNetBytes: Double
@@ -46,7 +54,7 @@ public struct StrategySummary: Sendable, Hashable {
     public var medianResidueBytes: Double
     public var medianDurationNanoseconds: Double
     /// Median net allocated peak per phase (peak minus baseline), bytes, in phase order.
-    public var phasePeakNetBytes: [(name: String, bytes: Double)]
+    public var phasePeakNetBytes: [PhaseFigure]
     /// Median of each metric, in the order the first case lists them.
     public var metrics: [Metric]
     /// Median exact net peak (`--peak exact`), bytes; nil when no repetition has one.
@@ -54,103 +62,135 @@ public struct StrategySummary: Sendable, Hashable {
     /// Median spike excess (exact net peak minus sampled net peak), bytes; nil when no repetition has one.
     public var medianSpikeExcessBytes: Double?
     /// Median exact net peak per phase, bytes, in phase order; empty when no repetition has exact peaks.
-    public var phaseExactPeakNetBytes: [(name: String, bytes: Double)] = []
+    public var phaseExactPeakNetBytes: [PhaseFigure] = []
 
-    public static func == (lhs: StrategySummary, rhs: StrategySummary) -> Bool {
-        lhs.strategy == rhs.strategy && lhs.okCount == rhs.okCount && lhs.failedCount == rhs.failedCount
-            && lhs.medianPeakAllocatedNetBytes == rhs.medianPeakAllocatedNetBytes
-            && lhs.metrics == rhs.metrics
-            && lhs.phasePeakNetBytes.map(\.name) == rhs.phasePeakNetBytes.map(\.name)
-            && lhs.phasePeakNetBytes.map(\.bytes) == rhs.phasePeakNetBytes.map(\.bytes)
-    }
-
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(strategy)
-        hasher.combine(medianPeakAllocatedNetBytes)
+    /// Reduces the completed repetitions `ok` (at least one) of a strategy that ran `caseCount` cases.
+    init(strategy: String, ok: [CaseMeasurements], caseCount: Int, ranking: Figure) {
+        func med(_ values: [Double]) -> Double { Statistics.median(values) ?? 0 }
+        let net = ok.map { Double($0.peakAllocatedNetBytes) }
+        let ranked = ok.compactMap { ranking.value(in: $0) }
+        let phases = ok.first?.phases.map(\.name) ?? []
+        self.strategy = strategy
+        okCount = ok.count
+        failedCount = caseCount - ok.count
+        rankingMedian = Statistics.median(ranked)
+        rankingMin = ranked.min()
+        rankingMax = ranked.max()
+        rankingSpreadPercent = Statistics.spreadPercent(ranked)
+        medianPeakAllocatedNetBytes = med(net)
+        minPeakAllocatedNetBytes = net.min() ?? 0
+        maxPeakAllocatedNetBytes = net.max() ?? 0
+        spreadPercent = Statistics.spreadPercent(net)
+        medianPeakResidentBytes = med(ok.map { Double($0.peak.residentBytes) })
+        medianPeakRSSBytes = med(ok.map { Double($0.peakRSSBytes) })
+        medianResidueBytes = med(ok.compactMap { $0.residueBytes.map(Double.init) })
+        medianDurationNanoseconds = med(ok.map { Double($0.durationNanoseconds) })
+        phasePeakNetBytes = phases.map { phase in
+            PhaseFigure(name: phase, bytes: med(ok.compactMap { Figure.phasePeakAllocated(phase).value(in: $0) }))
+        }
+        metrics = (ok.first?.metrics ?? []).map { first in
+            Metric(name: first.name, value: med(ok.compactMap { $0.metric(first.name)?.value }), unit: first.unit)
+        }
+        medianExactPeakNetBytes = Statistics.median(ok.compactMap(\.exactPeakNetBytes).map(Double.init))
+        medianSpikeExcessBytes = Statistics.median(ok.compactMap(\.spikeExcessBytes).map(Double.init))
+        phaseExactPeakNetBytes = phases.compactMap { phase in
+            let values = ok.compactMap { measurements in
+                measurements.phases.first { $0.name == phase }.flatMap { measurements.exactPeakNetBytes(of: $0) }
+            }
+            return values.isEmpty ? nil : PhaseFigure(name: phase, bytes: med(values.map(Double.init)))
+        }
     }
 }
 
-/// A scenario's strategies ranked by median net peak allocated, lowest first.
+/// A figure of one phase: its name and a value in bytes.
+public struct PhaseFigure: Sendable, Hashable {
+    public var name: String
+    public var bytes: Double
+    public init(name: String, bytes: Double) {
+        self.name = name
+        self.bytes = bytes
+    }
+}
+
+/// A scenario's strategies ranked by the median of its ranking figure, lowest first.
 public struct ScenarioSummary: Sendable, Hashable {
-    /// Strategies with at least one `ok` case, best (lowest median peak) first.
+    /// The figure the strategies are ranked by.
+    public var ranking: Figure
+    /// Strategies with at least one completed case, best (lowest median ranking figure) first.
     public var ranked: [StrategySummary]
     /// Strategies whose every case failed, in file order.
     public var failedStrategies: [String]
 
     /// Summarizes `run`'s cases per strategy.
     public init(_ run: ScenarioRun) {
+        ranking = run.ranking
         var summaries: [StrategySummary] = []
         var failed: [String] = []
         for strategy in run.strategies {
             let cases = run.cases.filter { $0.strategy == strategy }
-            let ok = cases.filter { $0.status == .ok }
-            guard !ok.isEmpty else {
+            let ok = cases.compactMap(\.completed)
+            if ok.isEmpty {
                 failed.append(strategy)
-                continue
+            } else {
+                summaries.append(StrategySummary(strategy: strategy, ok: ok, caseCount: cases.count, ranking: run.ranking))
             }
-            let net = ok.map { Double($0.peakAllocatedNetBytes) }
-            func med(_ values: [Double]) -> Double { Statistics.median(values) ?? 0 }
-            var phasePeaks: [(String, Double)] = []
-            for phase in ok[0].phases.map(\.name) {
-                let values = ok.compactMap { result in
-                    result.phases.first { $0.name == phase }.map { Double($0.peakAllocatedBytes - result.baselineAllocatedBytes) }
-                }
-                phasePeaks.append((phase, med(values)))
-            }
-            let metrics = ok[0].metrics.map { first in
-                Metric(name: first.name, value: med(ok.compactMap { $0.metric(first.name)?.value }), unit: first.unit)
-            }
-            let exactNet = ok.compactMap(\.exactPeakNetBytes).map(Double.init)
-            let excess = ok.compactMap(\.spikeExcessBytes).map(Double.init)
-            var phaseExact: [(String, Double)] = []
-            for phase in ok[0].phases.map(\.name) {
-                let values = ok.compactMap { result in
-                    result.phases.first { $0.name == phase }.flatMap { result.exactPeakNetBytes(of: $0) }.map(Double.init)
-                }
-                if !values.isEmpty { phaseExact.append((phase, med(values))) }
-            }
-            summaries.append(StrategySummary(
-                strategy: strategy, okCount: ok.count, failedCount: cases.count - ok.count,
-                medianPeakAllocatedNetBytes: med(net), minPeakAllocatedNetBytes: net.min() ?? 0,
-                maxPeakAllocatedNetBytes: net.max() ?? 0, spreadPercent: Statistics.spreadPercent(net),
-                medianPeakResidentBytes: med(ok.map { Double($0.peak.residentBytes) }),
-                medianPeakRSSBytes: med(ok.map { Double($0.peakRSSBytes) }),
-                medianResidueBytes: med(ok.map { Double($0.residueBytes) }),
-                medianDurationNanoseconds: med(ok.map { Double($0.durationNanoseconds) }),
-                phasePeakNetBytes: phasePeaks, metrics: metrics,
-                medianExactPeakNetBytes: Statistics.median(exactNet), medianSpikeExcessBytes: Statistics.median(excess),
-                phaseExactPeakNetBytes: phaseExact
-            ))
         }
-        // Stable order: by median peak, then by the file's order for ties.
+        // Stable order: by the median ranking figure (strategies without one last), then the file's order.
         let order = Dictionary(uniqueKeysWithValues: run.strategies.enumerated().map { ($1, $0) })
         ranked = summaries.sorted {
-            ($0.medianPeakAllocatedNetBytes, order[$0.strategy] ?? 0) < ($1.medianPeakAllocatedNetBytes, order[$1.strategy] ?? 0)
+            ($0.rankingMedian ?? .infinity, order[$0.strategy] ?? 0) < ($1.rankingMedian ?? .infinity, order[$1.strategy] ?? 0)
         }
         failedStrategies = failed
     }
 
-    /// Median net peak of a strategy divided by the best strategy's; nil when the best is not positive.
+    /// A strategy's median ranking figure divided by the best strategy's; nil when the best is not positive.
     public func ratioToBest(_ summary: StrategySummary) -> Double? {
-        guard let best = ranked.first, best.medianPeakAllocatedNetBytes > 0 else { return nil }
-        return summary.medianPeakAllocatedNetBytes / best.medianPeakAllocatedNetBytes
+        guard let best = ranked.first?.rankingMedian, best > 0, let value = summary.rankingMedian else { return nil }
+        return value / best
     }
 
-    /// One plain-language sentence comparing the worst and best strategies.
+    /// The ranking figure's unit, for formatting: a metric's own unit when the figure is a metric.
+    public var rankingUnit: Metric.Unit? {
+        guard case let .metric(name) = ranking else { return nil }
+        return ranked.lazy.compactMap { $0.metrics.first { $0.name == name }?.unit }.first
+    }
+
+    /// A value of the ranking figure in words: `144.06 MiB`.
+    public func formatRanking(_ value: Double) -> String { ranking.format(value, unit: rankingUnit) }
+
+    /// The ranking figure as the report's tables and readings name it.
+    public var rankingLabel: String { ranking.label }
+
+    /// One plain-language sentence comparing the worst and best strategies by the ranking figure.
     public var reading: String {
         guard let best = ranked.first, let worst = ranked.last else {
             return "No strategy completed, so there is nothing to compare."
         }
+        guard let bestValue = best.rankingMedian else { return "No completed case has a value for \(ranking.label)." }
+        let worstValue = worst.rankingMedian ?? bestValue
+        let peak = ranking.isPeak
+        // Net figures read "above baseline"; absolute ones (resident, RSS) and metrics stand alone.
+        let net = ranking == .peakAllocated || ranking == .exactPeak ? " above baseline" : ""
         if ranked.count == 1 {
-            return "`\(best.strategy)` peaks at \(Units.formatBytes(best.medianPeakAllocatedNetBytes)) above baseline."
+            return peak
+                ? "`\(best.strategy)` peaks at \(formatRanking(bestValue))\(net)."
+                : "`\(best.strategy)`: \(ranking.label) \(formatRanking(bestValue))."
         }
         guard let ratio = ratioToBest(worst) else {
-            return "`\(best.strategy)` allocated nothing above baseline; `\(worst.strategy)` peaks at \(Units.formatBytes(worst.medianPeakAllocatedNetBytes))."
+            return peak && bestValue == 0
+                ? "`\(best.strategy)` allocated nothing\(net); `\(worst.strategy)` peaks at \(formatRanking(worstValue))."
+                : "`\(best.strategy)` has \(ranking.label) \(formatRanking(bestValue)); `\(worst.strategy)` \(formatRanking(worstValue))."
         }
         if ratio < 1.05 {
-            return "All strategies peak within 5% of each other (\(Units.formatBytes(best.medianPeakAllocatedNetBytes)) above baseline)."
+            return peak
+                ? "All strategies peak within 5% of each other (\(formatRanking(bestValue))\(net))."
+                : "All strategies are within 5% of each other on \(ranking.label) (\(formatRanking(bestValue)))."
         }
-        return "`\(worst.strategy)` peaks \(Units.fixed(ratio, decimals: 1))x higher than `\(best.strategy)` "
-            + "(\(Units.formatBytes(worst.medianPeakAllocatedNetBytes)) vs \(Units.formatBytes(best.medianPeakAllocatedNetBytes)) above baseline)."
+        let times = Units.fixed(ratio, decimals: 1)
+        return peak
+            ? "`\(worst.strategy)` peaks \(times)x higher than `\(best.strategy)` "
+                + "(\(formatRanking(worstValue)) vs \(formatRanking(bestValue))\(net))."
+            : "`\(worst.strategy)` has \(times)x the \(ranking.label) of `\(best.strategy)` "
+                + "(\(formatRanking(worstValue)) vs \(formatRanking(bestValue)))."
     }
 }

@@ -23,7 +23,7 @@ public struct Baseline: Sendable, Hashable, Codable {
     /// `--peak exact` keeps the exact peak instead: its sampled peak depends on whether a sample
     /// happens to land on a spike. Gate the noisier figures with thresholds and a wide margin instead.
     public static func figures(of run: ScenarioRun) -> [Figure] {
-        let exact = run.cases.contains { $0.status == .ok && $0.exact != nil }
+        let exact = run.cases.contains { $0.completed?.exact != nil }
         return exact ? [.exactPeak] : [.peakAllocated]
     }
 

@@ -61,19 +61,19 @@ public struct StrategyLeakSummary: Sendable, Hashable, Codable {
 
     /// Reduces one strategy's cases (any order; only `ok` cases count) under `criteria`.
     public init(strategy: String, cases: [CaseResult], criteria: LeakCriteria = .standard) {
-        let ok = cases.filter { $0.status == .ok && $0.strategy == strategy }
-        let assessments = ok.map { LeakAnalysis.assess($0.leaks, expectation: $0.expectation, criteria: criteria) }
+        let ok = cases.filter { $0.strategy == strategy }.compactMap { result in result.completed.map { (result, $0) } }
+        let assessments = ok.map { LeakAnalysis.assess($0.1.leaks, expectation: $0.0.expectation, criteria: criteria) }
         let assessed = assessments.filter { $0.verdict != .notAssessed }
         let leaking = assessed.filter { $0.verdict == .leaks }
         self.strategy = strategy
-        expectation = ok.compactMap(\.expectation).first ?? cases.compactMap(\.expectation).first
+        expectation = ok.compactMap(\.0.expectation).first ?? cases.compactMap(\.expectation).first
         assessedRepetitions = assessed.count
         leakingRepetitions = leaking.count
         verdict = assessed.isEmpty ? .notAssessed : (leaking.isEmpty ? .leakFree : .leaks)
         outcome = LeakAnalysis.outcome(verdict: verdict, expectation: expectation)
         reasons = leaking.first?.reasons ?? []
 
-        let measurements = ok.compactMap(\.leaks)
+        let measurements = ok.compactMap(\.1.leaks)
         func ranges(_ counts: (LeakMeasurements) -> [TypeCount]) -> [TypeCountRange] {
             let names = Set(measurements.flatMap { counts($0).map(\.typeName) }).sorted()
             return names.map { name in
@@ -83,7 +83,7 @@ public struct StrategyLeakSummary: Sendable, Hashable, Codable {
         }
         tracked = ranges(\.tracked)
         survivors = ranges(\.survivors).filter { $0.maximum > 0 }
-        medianResidueBytes = Statistics.median(ok.map { Double($0.residueBytes) }) ?? 0
+        medianResidueBytes = Statistics.median(ok.compactMap { $0.1.residueBytes.map(Double.init) }) ?? 0
         residueUncertaintyBytes = measurements.map(\.residueUncertaintyBytes).max() ?? 0
         let phases = measurements.first?.growth.map(\.phase) ?? []
         growth = phases.compactMap { phase in

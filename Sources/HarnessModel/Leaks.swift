@@ -307,8 +307,8 @@ public enum LeakAnalysis {
 }
 
 extension CaseResult {
-    /// This case's leak verdict under the standard criteria.
+    /// This case's leak verdict under the standard criteria (not assessed unless the case completed).
     public var leakAssessment: LeakAssessment {
-        LeakAnalysis.assess(leaks, expectation: expectation)
+        LeakAnalysis.assess(completed?.leaks, expectation: expectation)
     }
 }

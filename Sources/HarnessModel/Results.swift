@@ -1,17 +1,3 @@
-/// How a case ended.
-public enum CaseStatus: String, Sendable, Hashable, Codable, CaseIterable {
-    /// The case ran every step and reported its figures.
-    case ok
-    /// The child process crashed (killed by a signal it did not ask for).
-    case crashed
-    /// The child process exited with a failure or reported an error.
-    case failed
-    /// The parent stopped the child at the per-case timeout.
-    case timedOut = "timed-out"
-    /// The child was stopped because its footprint crossed the memory limit.
-    case killedByMemoryLimit = "killed-by-memory-limit"
-}
-
 /// A scenario-specific figure of a case (callbacks delivered, staleness p99, images loaded).
 public struct Metric: Sendable, Hashable, Codable {
     /// The unit a metric value is expressed in.
@@ -117,78 +103,6 @@ public struct SampleSeries: Sendable, Hashable, Codable {
     public var count: Int { timeNanoseconds.count }
 }
 
-/// Everything measured for one case: one scenario x one strategy x one repetition.
-public struct CaseResult: Sendable, Hashable, Codable {
-    public var scenario: String
-    public var workload: String
-    public var strategy: String
-    /// Repetition number, starting at 1.
-    public var repetition: Int
-    public var status: CaseStatus
-    /// Why a case did not end `ok`, in plain words (signal, exit code, error message).
-    public var failure: String?
-    /// `stats.allocated` after the pre-setup settle, bytes: what the harness itself holds.
-    public var baselineAllocatedBytes: Int = 0
-    /// Peak of each jemalloc figure over the case's samples, absolute bytes.
-    public var peak = AllocatorStatsValues()
-    /// The kernel's RSS high-water mark (`VmHWM`) over the case, bytes.
-    public var peakRSSBytes: Int = 0
-    /// `stats.allocated` after teardown and settle minus the baseline, bytes (what the case left behind;
-    /// the sampler's own series are taken off). `leaks` says how far thread caches may move it.
-    public var residueBytes: Int = 0
-    /// Wall time from the start of setup to the end of teardown, nanoseconds.
-    public var durationNanoseconds: Int64 = 0
-    /// Samples taken (before any merging).
-    public var sampleCount: Int = 0
-    /// The sampling interval asked for, nanoseconds (0 when sampling was off).
-    public var requestedIntervalNanoseconds: Int64 = 0
-    /// The mean interval between samples actually achieved, nanoseconds.
-    public var achievedIntervalNanoseconds: Int64 = 0
-    /// Bytes the sampler thread allocated while sampling (should be 0).
-    public var samplerAllocatedBytes: Int = 0
-    public var phases: [PhaseResult] = []
-    public var metrics: [Metric] = []
-    public var samples: SampleSeries?
-    /// The leak expectation the scenario file states for this strategy, if any.
-    public var expectation: LeakExpectation?
-    /// Surviving tracked objects, growth per `repeat` iteration and residue uncertainty (nil when not measured).
-    public var leaks: LeakMeasurements?
-    /// Exact peaks (`--peak exact`); nil when the case was sampled only.
-    public var exact: ExactPeakValues?
-    /// CPU time of the child process (every thread) from the start of setup to the end of teardown,
-    /// nanoseconds; nil when not measured. Kept in run.json, not in summary.csv.
-    public var cpuNanoseconds: Int64?
-
-    public init(scenario: String, workload: String, strategy: String, repetition: Int, status: CaseStatus, failure: String? = nil) {
-        self.scenario = scenario
-        self.workload = workload
-        self.strategy = strategy
-        self.repetition = repetition
-        self.status = status
-        self.failure = failure
-    }
-
-    /// Peak `stats.allocated` above the baseline, bytes: what the scenario itself added at its worst.
-    public var peakAllocatedNetBytes: Int { peak.allocatedBytes - baselineAllocatedBytes }
-
-    /// The exact peak above its baseline, bytes; nil when the case was sampled only.
-    public var exactPeakNetBytes: Int? { exact?.peakNetBytes }
-
-    /// Exact net peak minus sampled net peak, bytes: what the sampler missed between its samples
-    /// (spikes shorter than the interval). A few KiB either way is thread-cache noise: the sampled
-    /// figure counts free blocks held in thread caches, the exact one does not. Nil when sampled only.
-    public var spikeExcessBytes: Int? { exactPeakNetBytes.map { $0 - peakAllocatedNetBytes } }
-
-    /// A phase's exact peak above the case's exact baseline, bytes; nil when the case was sampled only.
-    public func exactPeakNetBytes(of phase: PhaseResult) -> Int? {
-        guard let exact, let live = phase.exactPeakLiveBytes else { return nil }
-        return live - exact.baselineLiveBytes
-    }
-
-    /// A metric by name.
-    public func metric(_ name: String) -> Metric? { metrics.first { $0.name == name } }
-}
-
 /// The jemalloc figures as plain values (mirrors the probe's `AllocatorStats`, which reports do not import).
 public struct AllocatorStatsValues: Sendable, Hashable, Codable {
     public var allocatedBytes: Int = 0
@@ -239,6 +153,8 @@ public struct ScenarioRun: Sendable, Hashable, Codable {
     public var cases: [CaseResult]
     /// The scenario file's thresholds, evaluated on the medians of `cases`.
     public var thresholds: [Threshold] = []
+    /// The figure that ranks the strategies (`rank:`; peak allocated unless the file says otherwise).
+    public var ranking: Figure = .peakAllocated
 
     public init(name: String, file: String, workload: String, summary: String, parameters: [NamedValue],
                 strategies: [String], steps: [String], repetitions: Int, cases: [CaseResult]) {
@@ -330,5 +246,80 @@ extension RunReport {
         }
         let latest = reports.map(\.generatedAt).max() ?? first.generatedAt
         return RunReport(generatedAt: latest, environment: first.environment, scenarios: scenarios, sweeps: first.sweeps)
+    }
+}
+
+extension SampleSeries {
+    private enum CodingKeys: String, CodingKey {
+        case phaseNames, gaugeNames, mergedSamplesPerRow, timeNanoseconds, allocatedBytes, activeBytes, residentBytes
+        case mappedBytes, retainedBytes, metadataBytes, rssBytes, phaseIndex, gauges
+    }
+
+    /// Each column is one string of space-separated integers: a run's record stays a readable JSON
+    /// file of a few MB instead of millions of lines.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(phaseNames, forKey: .phaseNames)
+        try container.encode(gaugeNames, forKey: .gaugeNames)
+        try container.encode(mergedSamplesPerRow, forKey: .mergedSamplesPerRow)
+        func column<T: BinaryInteger>(_ values: [T]) -> String { values.map { String($0) }.joined(separator: " ") }
+        try container.encode(column(timeNanoseconds), forKey: .timeNanoseconds)
+        try container.encode(column(allocatedBytes), forKey: .allocatedBytes)
+        try container.encode(column(activeBytes), forKey: .activeBytes)
+        try container.encode(column(residentBytes), forKey: .residentBytes)
+        try container.encode(column(mappedBytes), forKey: .mappedBytes)
+        try container.encode(column(retainedBytes), forKey: .retainedBytes)
+        try container.encode(column(metadataBytes), forKey: .metadataBytes)
+        try container.encode(column(rssBytes), forKey: .rssBytes)
+        try container.encode(column(phaseIndex), forKey: .phaseIndex)
+        try container.encode(gauges.map { column($0) }, forKey: .gauges)
+    }
+
+    /// Refuses columns of different lengths, numbers that do not parse or overflow, phase indices
+    /// outside the phase names and a gauge count that does not match the names.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        phaseNames = try container.decode([String].self, forKey: .phaseNames)
+        gaugeNames = try container.decode([String].self, forKey: .gaugeNames)
+        mergedSamplesPerRow = try container.decode(Int.self, forKey: .mergedSamplesPerRow)
+        func column<T: FixedWidthInteger>(_ key: CodingKeys, as _: T.Type = T.self) throws -> [T] {
+            try Self.parseColumn(try container.decode(String.self, forKey: key), key: key, in: container)
+        }
+        timeNanoseconds = try column(.timeNanoseconds)
+        allocatedBytes = try column(.allocatedBytes)
+        activeBytes = try column(.activeBytes)
+        residentBytes = try column(.residentBytes)
+        mappedBytes = try column(.mappedBytes)
+        retainedBytes = try column(.retainedBytes)
+        metadataBytes = try column(.metadataBytes)
+        rssBytes = try column(.rssBytes)
+        phaseIndex = try column(.phaseIndex)
+        gauges = try container.decode([String].self, forKey: .gauges).map {
+            try Self.parseColumn($0, key: .gauges, in: container)
+        }
+        let lengths = [
+            allocatedBytes.count, activeBytes.count, residentBytes.count, mappedBytes.count, retainedBytes.count,
+            metadataBytes.count, rssBytes.count, phaseIndex.count,
+        ] + gauges.map(\.count)
+        guard lengths.allSatisfy({ $0 == timeNanoseconds.count }), gauges.count == gaugeNames.count,
+            mergedSamplesPerRow >= 1, phaseIndex.allSatisfy({ $0 >= -1 && $0 <= phaseNames.count })
+        else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .timeNanoseconds, in: container,
+                debugDescription: "the sample columns disagree (lengths, gauge names or phase indices)")
+        }
+    }
+
+    private static func parseColumn<T: FixedWidthInteger>(
+        _ text: String, key: CodingKeys, in container: KeyedDecodingContainer<CodingKeys>
+    ) throws -> [T] {
+        guard !text.isEmpty else { return [] }
+        return try text.split(separator: " ", omittingEmptySubsequences: false).map { field in
+            guard let value = T(field) else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: key, in: container, debugDescription: "'\(field.prefix(24))' is not a whole number in range")
+            }
+            return value
+        }
     }
 }

@@ -55,28 +55,65 @@ public enum Figure: Sendable, Hashable, Codable, CustomStringConvertible {
         }
     }
 
-    /// The figure's value in one case (bytes, milliseconds or the metric's unit); nil when the case lacks it.
-    public func value(in result: CaseResult) -> Double? {
+    /// The figure's value in one case's measurements (bytes, milliseconds or the metric's unit); nil when they lack it.
+    public func value(in measurements: CaseMeasurements) -> Double? {
+        let m = measurements
         switch self {
-        case .peakAllocated: return Double(result.peakAllocatedNetBytes)
-        case .peakActive: return Double(result.peak.activeBytes)
-        case .peakResident: return Double(result.peak.residentBytes)
-        case .peakMapped: return Double(result.peak.mappedBytes)
-        case .peakRetained: return Double(result.peak.retainedBytes)
-        case .peakMetadata: return Double(result.peak.metadataBytes)
-        case .peakRSS: return Double(result.peakRSSBytes)
-        case .residue: return Double(result.residueBytes)
-        case .duration: return Double(result.durationNanoseconds) / 1e6
+        case .peakAllocated: return Double(m.peakAllocatedNetBytes)
+        case .peakActive: return Double(m.peak.activeBytes)
+        case .peakResident: return Double(m.peak.residentBytes)
+        case .peakMapped: return Double(m.peak.mappedBytes)
+        case .peakRetained: return Double(m.peak.retainedBytes)
+        case .peakMetadata: return Double(m.peak.metadataBytes)
+        case .peakRSS: return Double(m.peakRSSBytes)
+        case .residue: return m.residueBytes.map(Double.init)
+        case .duration: return Double(m.durationNanoseconds) / 1e6
         case let .phasePeakAllocated(phase):
-            return result.phases.first { $0.name == phase }.map { Double($0.peakAllocatedBytes - result.baselineAllocatedBytes) }
+            return m.phases.first { $0.name == phase }.map { Double($0.peakAllocatedBytes - m.baselineAllocatedBytes) }
         case let .metric(name):
-            return result.metric(name)?.value
+            return m.metric(name)?.value
         case .leakedObjects:
-            return result.leaks.map { Double($0.survivorCount) }
+            return m.leaks.map { Double($0.survivorCount) }
         case .growthPerIteration:
-            return result.leaks?.growth.compactMap(\.fit).map(\.slopeBytesPerIteration).max()
+            return m.leaks?.growth.compactMap(\.fit).map(\.slopeBytesPerIteration).max()
         case .exactPeak:
-            return result.exactPeakNetBytes.map(Double.init)
+            return m.exactPeakNetBytes.map(Double.init)
+        }
+    }
+
+    /// The figure's value in a completed case; nil when the case did not complete or lacks it.
+    public func value(in result: CaseResult) -> Double? {
+        result.completed.flatMap(value(in:))
+    }
+
+    /// True for the high-water marks (peak allocated, exact, resident, RSS...): a reading says "peaks".
+    public var isPeak: Bool {
+        switch self {
+        case .peakAllocated, .peakActive, .peakResident, .peakMapped, .peakRetained, .peakMetadata, .peakRSS, .exactPeak,
+            .phasePeakAllocated:
+            return true
+        case .residue, .duration, .metric, .leakedObjects, .growthPerIteration:
+            return false
+        }
+    }
+
+    /// The figure in words, for the report's readings and tables: `peak allocated`, `final database size`.
+    public var label: String {
+        switch self {
+        case .peakAllocated: return "peak allocated"
+        case .peakActive: return "peak active"
+        case .peakResident: return "peak resident"
+        case .peakMapped: return "peak mapped"
+        case .peakRetained: return "peak retained"
+        case .peakMetadata: return "peak metadata"
+        case .peakRSS: return "peak RSS"
+        case .residue: return "residue"
+        case .duration: return "duration"
+        case let .phasePeakAllocated(phase): return "peak allocated in `\(phase)`"
+        case let .metric(name): return "`\(name)`"
+        case .leakedObjects: return "leaked objects"
+        case .growthPerIteration: return "growth per iteration"
+        case .exactPeak: return "exact peak"
         }
     }
 
@@ -199,7 +236,7 @@ public struct CheckResult: Sendable, Hashable, Codable {
 public enum ThresholdEvaluator {
     /// Median and spread of a figure over a strategy's `ok` cases; nil when none has it.
     public static func median(_ reference: FigureReference, in run: ScenarioRun) -> (median: Double, spread: Double?)? {
-        let values = run.cases.filter { $0.strategy == reference.strategy && $0.status == .ok }.compactMap { reference.figure.value(in: $0) }
+        let values = run.cases.filter { $0.strategy == reference.strategy }.compactMap { reference.figure.value(in: $0) }
         guard let median = Statistics.median(values) else { return nil }
         return (median, Statistics.spreadPercent(values))
     }

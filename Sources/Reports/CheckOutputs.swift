@@ -2,27 +2,36 @@ import HarnessModel
 
 /// Renders checks (thresholds, baseline comparisons, leak expectations) for people and for CI.
 public enum CheckOutputs {
-    /// A fixed-width table for the terminal: status, check, actual, limit, margin.
-    public static func terminalTable(_ checks: [CheckResult]) -> String {
+    /// The checks for the terminal, at most `width` columns wide: a table (status, check, actual,
+    /// limit, margin) when it fits, else each check on a line of its own with its figures on the next
+    /// (cut with `…` only if a single item is wider still); then one line per failure with its full message.
+    public static func terminalTable(_ checks: [CheckResult], width: Int = 100) -> String {
         guard !checks.isEmpty else { return "No checks: the scenarios state no thresholds and no baseline was given.\n" }
         let rows = checks.map { [$0.passed ? "PASS" : "FAIL", "\($0.scenario) · \($0.name)", $0.actual, $0.limit, $0.margin] }
         let header = ["", "check", "actual", "limit", "margin"]
-        var widths = header.map(\.count)
-        for row in rows {
-            for (index, cell) in row.enumerated() { widths[index] = max(widths[index], cell.count) }
+        let widths = header.indices.map { column in (rows.map { $0[column].count } + [header[column].count]).max() ?? 0 }
+        var out: [String]
+        if widths.reduce(0, +) + 2 * (widths.count - 1) <= width {
+            out = ([header] + rows).map { cells in
+                cells.enumerated().map { index, cell in
+                    cell + String(repeating: " ", count: widths[index] - cell.count)
+                }.joined(separator: "  ").trimmingTrailingSpaces()
+            }
+        } else {
+            out = rows.flatMap { row in
+                [shorten("\(row[0])  \(row[1])", to: width), shorten("      \(row[2]) · limit \(row[3]) · margin \(row[4])", to: width)]
+            }
         }
-        func line(_ cells: [String]) -> String {
-            cells.enumerated().map { index, cell in
-                cell + String(repeating: " ", count: widths[index] - cell.count)
-            }.joined(separator: "  ").trimmingTrailingSpaces()
-        }
-        var out = [line(header)]
-        out += rows.map(line)
         let failed = checks.filter { !$0.passed }
         out.append("")
         out.append("\(checks.count - failed.count) passed, \(failed.count) failed")
         for check in failed { out.append("FAIL: \(check.message)") }
         return out.joined(separator: "\n") + "\n"
+    }
+
+    /// `text` cut to `width` characters, its end replaced by `…` when cut.
+    static func shorten(_ text: String, to width: Int) -> String {
+        text.count <= width ? text : String(text.prefix(max(0, width - 1))) + "…"
     }
 
     /// JUnit XML: one test suite per scenario, one test case per check; failures carry the message.

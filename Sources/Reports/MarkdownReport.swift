@@ -133,7 +133,7 @@ public enum MarkdownReport {
 
     /// A table of one figure per phase and strategy (phases of the first strategy that has any); nothing when none has.
     static func phaseTable(_ title: String, _ ranked: [StrategySummary],
-                           _ figure: KeyPath<StrategySummary, [(name: String, bytes: Double)]>) -> [String] {
+                           _ figure: KeyPath<StrategySummary, [PhaseFigure]>) -> [String] {
         guard let phases = ranked.first(where: { !$0[keyPath: figure].isEmpty })?[keyPath: figure].map(\.name) else { return [] }
         var out = ["### \(title)", ""]
         out.append("| Strategy | " + phases.map { "`\(cell($0))`" }.joined(separator: " | ") + " |")
@@ -183,14 +183,15 @@ public enum MarkdownReport {
         out.append("| Kernel | \(cell(environment.kernel)) |")
         out.append("| CPU | \(cell(environment.cpuModel)) × \(environment.cpuCount) |")
         out.append("| Memory | \(Units.formatBytes(environment.memoryBytes)) |")
-        let achieved = cases.filter { $0.sampleCount > 1 }.map { Double($0.achievedIntervalNanoseconds) }
+        let sampling = cases.compactMap { $0.measurements?.sampling }
+        let achieved = sampling.filter { $0.sampleCount > 1 }.map { Double($0.achievedIntervalNanoseconds) }
         let requested = environment.requestedIntervalNanoseconds
         var interval = requested > 0 ? "requested \(Units.formatDuration(nanoseconds: requested))" : "off"
         if let median = Statistics.median(achieved), let worst = achieved.max() {
             interval += ", achieved \(Units.formatDuration(nanoseconds: Int64(median))) median, \(Units.formatDuration(nanoseconds: Int64(worst))) slowest case"
         }
         out.append("| Sampling interval | \(interval) |")
-        let samplerBytes = cases.map(\.samplerAllocatedBytes).max() ?? 0
+        let samplerBytes = sampling.map(\.samplerAllocatedBytes).max() ?? 0
         out.append("| Sampler's own allocations | \(Units.formatBytes(samplerBytes)) (largest over cases) |")
         return out
     }

@@ -19,13 +19,13 @@ public enum SamplesCSV {
         var gaugeNames: [String] = []
         for scenario in report.scenarios {
             for result in scenario.cases {
-                for name in result.samples?.gaugeNames ?? [] where !gaugeNames.contains(name) { gaugeNames.append(name) }
+                for name in result.measurements?.samples?.gaugeNames ?? [] where !gaugeNames.contains(name) { gaugeNames.append(name) }
             }
         }
         var table = CSVTable(columns: fixedColumns + gaugeNames.map { "gauge.\($0)" })
         for scenario in report.scenarios {
             for result in scenario.cases {
-                guard let original = result.samples else { continue }
+                guard let original = result.measurements?.samples else { continue }
                 let series = maxRowsPerCase > 0 ? SeriesThinning.thin(original, maxRows: maxRowsPerCase) : original
                 for row in 0..<series.count {
                     let phaseIndex = series.phaseIndex[row]

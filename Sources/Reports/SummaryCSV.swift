@@ -15,7 +15,8 @@ public enum SummaryCSV {
         "peak_metadata_bytes", "peak_rss_bytes", "residue_bytes", "duration_ms", "sample_count",
         "interval_requested_us", "interval_achieved_us", "sampler_allocated_bytes",
         "expectation", "leak_verdict", "leaked_objects", "growth_bytes_per_iteration", "growth_bound_bytes_per_iteration",
-        "residue_uncertainty_bytes",
+        "residue_uncertainty_bytes", "memory_warnings", "killed_at_ms", "footprint_at_kill_bytes", "limit_overshoot_bytes",
+        "limit_overshoot_at_stop_bytes",
     ]
 
     /// The columns of exact peaks, present only when some case has them: the exact count at the
@@ -51,74 +52,82 @@ public enum SummaryCSV {
         var exactPhaseColumns: [String] = []
         var metricColumns: [String] = []
         var anyExact = false
-        for scenario in report.scenarios {
-            for result in scenario.cases {
-                anyExact = anyExact || result.exact != nil
-                for phase in result.phases where !phaseColumns.contains(column(forPhase: phase.name)) {
-                    phaseColumns.append(column(forPhase: phase.name))
-                }
-                for phase in result.phases where phase.exactPeakLiveBytes != nil && !exactPhaseColumns.contains(exactColumn(forPhase: phase.name)) {
+        for result in report.scenarios.flatMap(\.cases) {
+            guard let measurements = result.measurements else { continue }
+            anyExact = anyExact || measurements.exact != nil
+            for phase in measurements.phases where !phaseColumns.contains(column(forPhase: phase.name)) {
+                phaseColumns.append(column(forPhase: phase.name))
+            }
+            for phase in measurements.phases where phase.exactPeakLiveBytes != nil {
+                if !exactPhaseColumns.contains(exactColumn(forPhase: phase.name)) {
                     exactPhaseColumns.append(exactColumn(forPhase: phase.name))
                 }
-                for metric in result.metrics where !metricColumns.contains(column(for: metric)) {
-                    metricColumns.append(column(for: metric))
-                }
+            }
+            for metric in measurements.metrics where !metricColumns.contains(column(for: metric)) {
+                metricColumns.append(column(for: metric))
             }
         }
-        var table = CSVTable(columns: fixedColumns + (anyExact ? exactColumns : []) + phaseColumns + exactPhaseColumns + metricColumns.sorted())
-        for scenario in report.scenarios {
-            for result in scenario.cases {
-                var cells: [String: String] = [
-                    "scenario": result.scenario, "workload": result.workload, "strategy": result.strategy,
-                    "repetition": String(result.repetition), "status": result.status.rawValue,
-                    "failure": result.failure ?? "",
-                ]
-                if result.status == .ok || result.sampleCount > 0 {
-                    cells["baseline_allocated_bytes"] = String(result.baselineAllocatedBytes)
-                    cells["peak_allocated_bytes"] = String(result.peak.allocatedBytes)
-                    cells["peak_allocated_net_bytes"] = String(result.peakAllocatedNetBytes)
-                    cells["peak_active_bytes"] = String(result.peak.activeBytes)
-                    cells["peak_resident_bytes"] = String(result.peak.residentBytes)
-                    cells["peak_mapped_bytes"] = String(result.peak.mappedBytes)
-                    cells["peak_retained_bytes"] = String(result.peak.retainedBytes)
-                    cells["peak_metadata_bytes"] = String(result.peak.metadataBytes)
-                    cells["peak_rss_bytes"] = String(result.peakRSSBytes)
-                    cells["residue_bytes"] = String(result.residueBytes)
-                    cells["duration_ms"] = Units.fixed(Double(result.durationNanoseconds) / 1e6, decimals: 3)
-                    cells["sample_count"] = String(result.sampleCount)
-                    cells["interval_requested_us"] = Units.fixed(Double(result.requestedIntervalNanoseconds) / 1e3, decimals: 1)
-                    cells["interval_achieved_us"] = Units.fixed(Double(result.achievedIntervalNanoseconds) / 1e3, decimals: 1)
-                    cells["sampler_allocated_bytes"] = String(result.samplerAllocatedBytes)
-                    cells["expectation"] = result.expectation?.rawValue ?? ""
-                    if let leaks = result.leaks {
-                        let assessment = result.leakAssessment
-                        cells["leak_verdict"] = assessment.verdict.rawValue
-                        cells["leaked_objects"] = leaks.trackedCount > 0 || !leaks.survivors.isEmpty ? String(leaks.survivorCount) : ""
-                        if let fit = leaks.growth.compactMap(\.fit).max(by: { $0.slopeBytesPerIteration < $1.slopeBytesPerIteration }) {
-                            cells["growth_bytes_per_iteration"] = Units.fixed(fit.slopeBytesPerIteration, decimals: 1)
-                            cells["growth_bound_bytes_per_iteration"] = Units.fixed(fit.boundBytesPerIteration, decimals: 1)
-                        }
-                        cells["residue_uncertainty_bytes"] = String(leaks.residueUncertaintyBytes)
-                    }
-                    for phase in result.phases {
-                        cells[column(forPhase: phase.name)] = String(phase.peakAllocatedBytes - result.baselineAllocatedBytes)
-                        if let net = result.exactPeakNetBytes(of: phase) { cells[exactColumn(forPhase: phase.name)] = String(net) }
-                    }
-                    if let exact = result.exact {
-                        cells["exact_baseline_bytes"] = String(exact.baselineLiveBytes)
-                        cells["exact_peak_bytes"] = String(exact.peakLiveBytes)
-                        cells["exact_peak_net_bytes"] = String(exact.peakNetBytes)
-                        cells["spike_excess_bytes"] = result.spikeExcessBytes.map(String.init) ?? ""
-                        cells["exact_allocation_calls"] = String(exact.allocationCalls)
-                    }
-                    for metric in result.metrics {
-                        cells[column(for: metric)] = format(metric)
-                    }
-                }
-                table.append(cells)
+        var table = CSVTable(
+            columns: fixedColumns + (anyExact ? exactColumns : []) + phaseColumns + exactPhaseColumns
+                + metricColumns.sorted())
+        for result in report.scenarios.flatMap(\.cases) {
+            var cells: [String: String] = [
+                "scenario": result.scenario, "workload": result.workload, "strategy": result.strategy,
+                "repetition": String(result.repetition), "status": result.status.rawValue,
+                "failure": result.failure ?? "", "expectation": result.expectation?.rawValue ?? "",
+            ]
+            if let measurements = result.measurements { cells.merge(self.cells(measurements, result)) { $1 } }
+            if case let .killedByMemoryLimit(hit, _) = result.outcome {
+                cells["killed_at_ms"] = Units.fixed(Double(hit.timeNanoseconds) / 1e6, decimals: 3)
+                cells["footprint_at_kill_bytes"] = String(hit.footprintBytes)
+                cells["limit_overshoot_bytes"] = String(hit.overshootBytes)
+                cells["limit_overshoot_at_stop_bytes"] = hit.overshootAtStopBytes.map(String.init) ?? ""
             }
+            table.append(cells)
         }
         return table.text
+    }
+
+    /// The cells of a case's measurements.
+    static func cells(_ m: CaseMeasurements, _ result: CaseResult) -> [String: String] {
+        var cells: [String: String] = [
+            "baseline_allocated_bytes": String(m.baselineAllocatedBytes),
+            "peak_allocated_bytes": String(m.peak.allocatedBytes),
+            "peak_allocated_net_bytes": String(m.peakAllocatedNetBytes),
+            "peak_active_bytes": String(m.peak.activeBytes), "peak_resident_bytes": String(m.peak.residentBytes),
+            "peak_mapped_bytes": String(m.peak.mappedBytes), "peak_retained_bytes": String(m.peak.retainedBytes),
+            "peak_metadata_bytes": String(m.peak.metadataBytes), "peak_rss_bytes": String(m.peakRSSBytes),
+            "residue_bytes": m.residueBytes.map(String.init) ?? "",
+            "duration_ms": Units.fixed(Double(m.durationNanoseconds) / 1e6, decimals: 3),
+            "sample_count": String(m.sampling.sampleCount),
+            "interval_requested_us": Units.fixed(Double(m.sampling.requestedIntervalNanoseconds) / 1e3, decimals: 1),
+            "interval_achieved_us": Units.fixed(Double(m.sampling.achievedIntervalNanoseconds) / 1e3, decimals: 1),
+            "sampler_allocated_bytes": String(m.sampling.samplerAllocatedBytes),
+            "memory_warnings": m.memoryWarnings.map(String.init) ?? "",
+        ]
+        if let leaks = m.leaks {
+            cells["leak_verdict"] = result.leakAssessment.verdict.rawValue
+            cells["leaked_objects"] =
+                leaks.trackedCount > 0 || !leaks.survivors.isEmpty ? String(leaks.survivorCount) : ""
+            if let fit = leaks.growth.compactMap(\.fit).max(by: { $0.slopeBytesPerIteration < $1.slopeBytesPerIteration }) {
+                cells["growth_bytes_per_iteration"] = Units.fixed(fit.slopeBytesPerIteration, decimals: 1)
+                cells["growth_bound_bytes_per_iteration"] = Units.fixed(fit.boundBytesPerIteration, decimals: 1)
+            }
+            cells["residue_uncertainty_bytes"] = String(leaks.residueUncertaintyBytes)
+        }
+        for phase in m.phases {
+            cells[column(forPhase: phase.name)] = String(phase.peakAllocatedBytes - m.baselineAllocatedBytes)
+            if let net = m.exactPeakNetBytes(of: phase) { cells[exactColumn(forPhase: phase.name)] = String(net) }
+        }
+        if let exact = m.exact {
+            cells["exact_baseline_bytes"] = String(exact.baselineLiveBytes)
+            cells["exact_peak_bytes"] = String(exact.peakLiveBytes)
+            cells["exact_peak_net_bytes"] = String(exact.peakNetBytes)
+            cells["spike_excess_bytes"] = m.spikeExcessBytes.map(String.init) ?? ""
+            cells["exact_allocation_calls"] = String(exact.allocationCalls)
+        }
+        for metric in m.metrics { cells[column(for: metric)] = format(metric) }
+        return cells
     }
 
     /// A metric value in a CSV cell: integers without decimals, others with three.

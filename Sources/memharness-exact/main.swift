@@ -1,3 +1,5 @@
-import MemHarnessCLI
+// memharness with every allocation counted: `run --peak exact` launches its cases here.
+import BuiltInWorkloads
+import MemHarness
 
-MemHarness.main()
+MemHarness.main(workloads: BuiltInWorkloads.all)

@@ -1,3 +1,4 @@
-import MemHarnessCLI
+import BuiltInWorkloads
+import MemHarness
 
-MemHarness.main()
+MemHarness.main(workloads: BuiltInWorkloads.all)

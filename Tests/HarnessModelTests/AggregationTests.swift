@@ -1,4 +1,5 @@
 import HarnessModel
+import TestSupport
 import Testing
 
 struct AggregationTests {
@@ -16,12 +17,16 @@ struct AggregationTests {
     }
 
     static func result(_ strategy: String, _ repetition: Int, net: Int, status: CaseStatus = .ok) -> CaseResult {
-        var result = CaseResult(scenario: "s", workload: "w", strategy: strategy, repetition: repetition, status: status)
-        result.baselineAllocatedBytes = 1_000_000
-        result.peak.allocatedBytes = 1_000_000 + net
-        result.phases = [PhaseResult(name: "burst", startNanoseconds: 0, endNanoseconds: 1, peakAllocatedBytes: 1_000_000 + net, peakResidentBytes: 0)]
-        result.metrics = [Metric(name: "callbacks", value: Double(repetition), unit: .count)]
-        return result
+        CaseResult.draft(strategy: strategy, repetition: repetition, status: status) { result in
+            result.baselineAllocatedBytes = 1_000_000
+            result.peak.allocatedBytes = 1_000_000 + net
+            result.phases = [
+                PhaseResult(
+                    name: "burst", startNanoseconds: 0, endNanoseconds: 1, peakAllocatedBytes: 1_000_000 + net,
+                    peakResidentBytes: 0)
+            ]
+            result.metrics = [Metric(name: "callbacks", value: Double(repetition), unit: .count)]
+        }
     }
 
     static func run(_ cases: [CaseResult], strategies: [String]) -> ScenarioRun {

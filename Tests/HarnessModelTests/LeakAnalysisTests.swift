@@ -1,4 +1,5 @@
 import HarnessModel
+import TestSupport
 import Testing
 
 @Suite struct SlopeFitTests {
@@ -109,14 +110,13 @@ import Testing
 @Suite struct StrategyLeakSummaryTests {
     static func result(_ strategy: String, repetition: Int, survivors: Int, growth: GrowthSeries,
                        expectation: LeakExpectation?, status: CaseStatus = .ok) -> CaseResult {
-        var result = CaseResult(scenario: "s", workload: "w", strategy: strategy, repetition: repetition, status: status)
-        result.residueBytes = 1000 * repetition
-        result.expectation = expectation
-        result.leaks = LeakMeasurements(
-            tracked: [TypeCount(typeName: "Screen", count: 4)],
-            survivors: survivors > 0 ? [TypeCount(typeName: "Screen", count: survivors)] : [],
-            growth: [growth], threadCacheBytesAtBaseline: 100 * repetition, threadCacheBytesAtEnd: 50)
-        return result
+        CaseResult.draft(strategy: strategy, repetition: repetition, status: status, expectation: expectation) { result in
+            result.residueBytes = 1000 * repetition
+            result.leaks = LeakMeasurements(
+                tracked: [TypeCount(typeName: "Screen", count: 4)],
+                survivors: survivors > 0 ? [TypeCount(typeName: "Screen", count: survivors)] : [],
+                growth: [growth], threadCacheBytesAtBaseline: 100 * repetition, threadCacheBytesAtEnd: 50)
+        }
     }
 
     @Test func aLeakInOneRepetitionMakesTheStrategyLeak() {

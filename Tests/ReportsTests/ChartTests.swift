@@ -1,6 +1,7 @@
 import Foundation
 import HarnessModel
 @testable import Reports
+import TestSupport
 import Testing
 
 #if canImport(FoundationXML)
@@ -63,13 +64,14 @@ struct ChartTests {
         var wide = run
         wide.cases = wide.cases.map { result in
             guard result.strategy == "signal-next" else { return result }
-            var copy = result
-            copy.peak.allocatedBytes = result.baselineAllocatedBytes + 100_000
-            if var samples = copy.samples {
-                samples.allocatedBytes = samples.allocatedBytes.map { min($0, result.baselineAllocatedBytes + 100_000) }
-                copy.samples = samples
+            return result.changingMeasurements { m in
+                let cap = m.baselineAllocatedBytes + 100_000
+                m.peak.allocatedBytes = cap
+                if var samples = m.samples {
+                    samples.allocatedBytes = samples.allocatedBytes.map { min($0, cap) }
+                    m.samples = samples
+                }
             }
-            return copy
         }
         #expect(try #require(TimelineChart.render(wide)).contains("log scale"))
     }
@@ -96,26 +98,36 @@ struct ChartTests {
     }
 }
 
-struct ReportReaderTests {
-    @Test func csvFilesRebuildTheSameReport() throws {
-        let report = ReportFixture.report
-        var metadata = report
-        for index in metadata.scenarios[0].cases.indices { metadata.scenarios[0].cases[index].samples = nil }
-        let rebuilt = try ReportReader.read(summary: SummaryCSV.render(report), samples: SamplesCSV.render(report, maxRowsPerCase: 0), metadata: metadata)
-        #expect(MarkdownReport.render(rebuilt) == MarkdownReport.render(report))
-        #expect(SummaryCSV.render(rebuilt) == SummaryCSV.render(report))
-        #expect(rebuilt.scenarios[0].cases[0].samples?.allocatedBytes == report.scenarios[0].cases[0].samples?.allocatedBytes)
+struct RecordCodecTests {
+    @Test func theRecordRebuildsEveryRenderingByteForByte() throws {
+        let record = ReportBundle.record(ReportFixture.report, checks: [], rendering: RenderingOptions(samplesMaxRows: 4))
+        let data = try RecordCodec.encode(record)
+        let decoded = try RecordCodec.decode(data, file: "run.json")
+        #expect(decoded == record)
+        let original = ReportBundle.renderings(record)
+        let again = ReportBundle.renderings(decoded)
+        #expect(original.map(\.path) == again.map(\.path))
+        for (first, second) in zip(original, again) { #expect(first.data == second.data, "\(first.path) differs") }
+        // The record holds the series thinned to the rendering's rows, the same the CSV shows.
+        #expect(decoded.report.scenarios[0].cases[0].measurements?.samples?.count == 3)
     }
 
-    @Test func aForeignFileIsRejectedWithItsPlace() {
-        #expect(throws: ReportReader.ReadError.self) { try ReportReader.read(summary: "a,b\r\n1,2\r\n", samples: nil, metadata: nil) }
-        var summary = SummaryCSV.render(ReportFixture.report)
-        summary = summary.replacingOccurrences(of: ",ok,", with: ",fine,")
-        do {
-            _ = try ReportReader.read(summary: summary, samples: nil, metadata: nil)
-            Issue.record("expected an error")
-        } catch {
-            #expect(error.description.hasPrefix("summary.csv:2: unknown status 'fine'"))
+    @Test func aForeignOrDamagedRecordIsRejectedWithItsPlace() throws {
+        #expect(throws: ReportError.self) { try RecordCodec.decode(Data("a,b\r\n1,2\r\n".utf8), file: "run.json") }
+        let record = ReportBundle.record(ReportFixture.report, checks: [], rendering: RenderingOptions())
+        let text = String(decoding: try RecordCodec.encode(record), as: UTF8.self)
+        for (damage, expected) in [
+            (text.replacingOccurrences(of: RunRecord.currentSchema, with: "memharness-run/1"), "written by another version"),
+            (text.replacingOccurrences(of: "\"phaseIndex\" : \"0 1", with: "\"phaseIndex\" : \"x 1"), "is not a whole number"),
+        ] {
+            #expect(damage != text, "the damage applies to the fixture")
+            do {
+                _ = try RecordCodec.decode(Data(damage.utf8), file: "out/run.json")
+                Issue.record("expected an error for \(expected)")
+            } catch {
+                #expect(error.description.hasPrefix("out/run.json"), "\(error)")
+                #expect(error.description.contains(expected), "\(error)")
+            }
         }
     }
 }

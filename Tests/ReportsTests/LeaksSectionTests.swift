@@ -1,22 +1,27 @@
 import HarnessModel
 import Reports
+import TestSupport
+import TestSupport
 import Testing
 
 @Suite struct LeaksSectionTests {
     static func result(_ strategy: String, repetition: Int, expectation: LeakExpectation?, survivors: Int,
                        slopePerIteration: Int, residue: Int, oneOffJumpAt: Int? = nil) -> CaseResult {
-        var result = CaseResult(scenario: "subscriptions", workload: "subscriptions", strategy: strategy,
-                                repetition: repetition, status: .ok)
-        result.expectation = expectation
-        result.residueBytes = residue
-        // A thread starting at `oneOffJumpAt` adds its 28 KiB allocator cache once.
-        let live = (0..<8).map { 40_000_000 + $0 * slopePerIteration + ($0 % 2) * 64 + ($0 >= (oneOffJumpAt ?? 8) ? 28_672 : 0) }
-        result.leaks = LeakMeasurements(
-            tracked: [TypeCount(typeName: "ProfileScreen", count: 8)],
-            survivors: survivors > 0 ? [TypeCount(typeName: "ProfileScreen", count: survivors)] : [],
-            growth: [GrowthSeries(phase: "screens", warmupIterations: 2, liveBytesAfterIteration: live)],
-            threadCacheBytesAtBaseline: 2048 * repetition, threadCacheBytesAtEnd: 1024)
-        return result
+        CaseResult.draft(
+            scenario: "subscriptions", workload: "subscriptions", strategy: strategy, repetition: repetition,
+            expectation: expectation
+        ) { result in
+            result.residueBytes = residue
+            // A thread starting at `oneOffJumpAt` adds its 28 KiB allocator cache once.
+            let live = (0..<8).map {
+                40_000_000 + $0 * slopePerIteration + ($0 % 2) * 64 + ($0 >= (oneOffJumpAt ?? 8) ? 28_672 : 0)
+            }
+            result.leaks = LeakMeasurements(
+                tracked: [TypeCount(typeName: "ProfileScreen", count: 8)],
+                survivors: survivors > 0 ? [TypeCount(typeName: "ProfileScreen", count: survivors)] : [],
+                growth: [GrowthSeries(phase: "screens", warmupIterations: 2, liveBytesAfterIteration: live)],
+                threadCacheBytesAtBaseline: 2048 * repetition, threadCacheBytesAtEnd: 1024)
+        }
     }
 
     static let run = ScenarioRun(
@@ -45,7 +50,7 @@ import Testing
 
     @Test func aScenarioWithoutLeakEvidenceHasNoSection() {
         var run = Self.run
-        for index in run.cases.indices { run.cases[index].leaks = LeakMeasurements() }
+        run.cases = run.cases.map { $0.changingMeasurements { $0.leaks = LeakMeasurements() } }
         #expect(LeaksSection.lines(for: run).isEmpty)
         #expect(LeaksSection.markdown(for: run) == nil)
     }

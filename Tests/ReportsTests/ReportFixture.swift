@@ -1,4 +1,5 @@
 import HarnessModel
+import TestSupport
 
 /// A small deterministic run: two strategies x two repetitions, one failed case, gauges and metrics.
 enum ReportFixture {
@@ -21,27 +22,38 @@ enum ReportFixture {
     }
 
     static func result(_ strategy: String, _ repetition: Int, peak: Int) -> CaseResult {
-        var result = CaseResult(scenario: "live-query", workload: "live-query", strategy: strategy, repetition: repetition, status: .ok)
+        CaseResult.draft(scenario: "live-query", workload: "live-query", strategy: strategy, repetition: repetition) {
+            result in
+            draftFigures(&result, repetition: repetition, peak: peak)
+        }
+    }
+
+    static func draftFigures(_ result: inout MeasurementsDraft, repetition: Int, peak: Int) {
         result.baselineAllocatedBytes = 1_000_000
-        result.peak = AllocatorStatsValues(allocatedBytes: 1_000_000 + peak, activeBytes: 1_004_096 + peak, residentBytes: 2_000_000 + peak,
-                                           mappedBytes: 3_000_000 + peak, retainedBytes: 500_000, metadataBytes: 200_000)
+        result.peak = AllocatorStatsValues(
+            allocatedBytes: 1_000_000 + peak, activeBytes: 1_004_096 + peak, residentBytes: 2_000_000 + peak,
+            mappedBytes: 3_000_000 + peak, retainedBytes: 500_000, metadataBytes: 200_000)
         result.peakRSSBytes = 21_000_000 + peak
         result.residueBytes = 12_288 * repetition
         result.durationNanoseconds = 2_500_000_000 + Int64(repetition) * 1_000_000
-        result.sampleCount = 6
-        result.requestedIntervalNanoseconds = 1_000_000
-        result.achievedIntervalNanoseconds = 1_004_000
+        result.sampling = SamplingFigures(
+            sampleCount: 6, requestedIntervalNanoseconds: 1_000_000, achievedIntervalNanoseconds: 1_004_000)
         result.phases = [
-            PhaseResult(name: "setup", startNanoseconds: 0, endNanoseconds: 1_000_000, peakAllocatedBytes: 1_000_000, peakResidentBytes: 2_000_000),
-            PhaseResult(name: "burst", startNanoseconds: 1_000_000, endNanoseconds: 4_000_000, peakAllocatedBytes: 1_000_000 + peak, peakResidentBytes: 2_000_000 + peak),
-            PhaseResult(name: "teardown", startNanoseconds: 4_000_000, endNanoseconds: 6_000_000, peakAllocatedBytes: 1_000_000 + peak / 2, peakResidentBytes: 2_000_000),
+            PhaseResult(
+                name: "setup", startNanoseconds: 0, endNanoseconds: 1_000_000, peakAllocatedBytes: 1_000_000,
+                peakResidentBytes: 2_000_000),
+            PhaseResult(
+                name: "burst", startNanoseconds: 1_000_000, endNanoseconds: 4_000_000, peakAllocatedBytes: 1_000_000 + peak,
+                peakResidentBytes: 2_000_000 + peak),
+            PhaseResult(
+                name: "teardown", startNanoseconds: 4_000_000, endNanoseconds: 6_000_000,
+                peakAllocatedBytes: 1_000_000 + peak / 2, peakResidentBytes: 2_000_000),
         ]
         result.metrics = [
             Metric(name: "callbacksDelivered", value: Double(100 + repetition), unit: .count),
             Metric(name: "stalenessP99", value: 12.5 * Double(repetition), unit: .milliseconds),
         ]
         result.samples = series(peak: peak)
-        return result
     }
 
     /// The same run measured with `--peak exact`: every ok case also has exact peaks, the burst's
@@ -49,25 +61,33 @@ enum ReportFixture {
     static func exactReport(spike: Int = 3_000_000) -> RunReport {
         var report = report
         for scenario in report.scenarios.indices {
-            for index in report.scenarios[scenario].cases.indices where report.scenarios[scenario].cases[index].status == .ok {
-                var result = report.scenarios[scenario].cases[index]
-                let baseline = 900_000
-                result.exact = ExactPeakValues(baselineLiveBytes: baseline, peakLiveBytes: baseline + result.peakAllocatedNetBytes + spike,
-                                               allocationCalls: 40_000 + result.repetition)
-                for phase in result.phases.indices {
-                    let sampledNet = result.phases[phase].peakAllocatedBytes - result.baselineAllocatedBytes
-                    result.phases[phase].exactPeakLiveBytes = baseline + sampledNet + (result.phases[phase].name == "burst" ? spike : 1_024)
+            for index in report.scenarios[scenario].cases.indices {
+                let old = report.scenarios[scenario].cases[index]
+                guard old.status == .ok else { continue }
+                let peak = Int(old.completed?.peakAllocatedNetBytes ?? 0)
+                report.scenarios[scenario].cases[index] = CaseResult.draft(
+                    scenario: old.scenario, workload: old.workload, strategy: old.strategy, repetition: old.repetition
+                ) { result in
+                    draftFigures(&result, repetition: old.repetition, peak: peak)
+                    let baseline = 900_000
+                    result.exact = ExactPeakValues(
+                        baselineLiveBytes: baseline, peakLiveBytes: baseline + peak + spike,
+                        allocationCalls: 40_000 + old.repetition)
+                    for phase in result.phases.indices {
+                        let sampledNet = result.phases[phase].peakAllocatedBytes - result.baselineAllocatedBytes
+                        result.phases[phase].exactPeakLiveBytes =
+                            baseline + sampledNet + (result.phases[phase].name == "burst" ? spike : 1_024)
+                    }
                 }
-                report.scenarios[scenario].cases[index] = result
             }
         }
         return report
     }
 
     static var report: RunReport {
-        var crashed = CaseResult(scenario: "live-query", workload: "live-query", strategy: "deliver-on", repetition: 1, status: .crashed,
-                                 failure: "killed by signal 6 (SIGABRT): Fatal error, \"quoted\" | piped")
-        crashed.requestedIntervalNanoseconds = 1_000_000
+        let crashed = CaseResult.draft(
+            scenario: "live-query", workload: "live-query", strategy: "deliver-on", repetition: 1, status: .crashed,
+            failure: "Fatal error, \"quoted\" | piped")
         let scenario = ScenarioRun(
             name: "live-query", file: "Scenarios/live-query.yaml", workload: "live-query",
             summary: "Unbounded dispatch vs signal-next.",

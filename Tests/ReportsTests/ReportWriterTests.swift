@@ -38,12 +38,14 @@ struct ReportWriterTests {
         #expect(!MarkdownReport.render(ReportFixture.report).contains("Exact peak"))
     }
 
-    @Test func exactPeaksReadBackFromSummaryCSV() throws {
+    @Test func exactPeaksReadBackFromTheRecord() throws {
         let report = ReportFixture.exactReport()
-        let read = try ReportReader.read(summary: SummaryCSV.render(report), samples: nil, metadata: nil)
-        let written = report.scenarios.flatMap(\.cases)
-        let back = read.scenarios.flatMap(\.cases)
+        let record = ReportBundle.record(report, checks: [], rendering: RenderingOptions())
+        let read = try RecordCodec.decode(try RecordCodec.encode(record), file: "run.json").report
+        let written = report.scenarios.flatMap(\.cases).compactMap(\.completed)
+        let back = read.scenarios.flatMap(\.cases).compactMap(\.completed)
         #expect(back.count == written.count)
+        #expect(!written.isEmpty)
         for (original, copy) in zip(written, back) {
             #expect(copy.exact == original.exact)
             #expect(copy.spikeExcessBytes == original.spikeExcessBytes)

@@ -1,13 +1,29 @@
 import HarnessModel
 
-/// The case that stands for a strategy in charts: the `ok` repetition whose peak is the median one;
-/// for a strategy with no `ok` case, the median one of those killed by the memory limit (their
-/// samples run up to the kill).
-func representativeCase(_ run: ScenarioRun, strategy: String) -> CaseResult? {
-    let sampled = run.cases.filter { $0.strategy == strategy && $0.samples != nil }
+/// The case that stands for a strategy in charts, with its samples.
+struct RepresentativeCase {
+    let strategy: String
+    /// True when it was stopped by the memory limit (its samples run up to the kill).
+    let killed: Bool
+    let measurements: CaseMeasurements
+    let samples: SampleSeries
+}
+
+/// The completed repetition of `strategy` whose peak is the median one; for a strategy with none
+/// completed, the median one of those killed by the memory limit.
+func representativeCase(_ run: ScenarioRun, strategy: String) -> RepresentativeCase? {
+    let sampled = run.cases.filter { $0.strategy == strategy && $0.measurements?.samples != nil }
     let ok = sampled.filter { $0.status == .ok }
     let pool = (ok.isEmpty ? sampled.filter { $0.status == .killedByMemoryLimit } : ok)
-        .sorted { $0.peakAllocatedNetBytes < $1.peakAllocatedNetBytes }
+        .compactMap { result in
+            result.measurements.flatMap { m in
+                m.samples.map {
+                    RepresentativeCase(
+                        strategy: strategy, killed: result.status == .killedByMemoryLimit, measurements: m, samples: $0)
+                }
+            }
+        }
+        .sorted { $0.measurements.peakAllocatedNetBytes < $1.measurements.peakAllocatedNetBytes }
     guard !pool.isEmpty else { return nil }
     return pool[(pool.count - 1) / 2]
 }

@@ -4,13 +4,13 @@ import HarnessModel
 public enum GaugeChart {
     public static func render(_ run: ScenarioRun, width: Double = 900) -> String? {
         let strategies = run.strategies.compactMap { strategy in representativeCase(run, strategy: strategy).map { (strategy, $0) } }
-        let gaugeNames = strategies.flatMap { $0.1.samples?.gaugeNames ?? [] }.uniqued()
+        let gaugeNames = strategies.flatMap { $0.1.samples.gaugeNames }.uniqued()
         guard !gaugeNames.isEmpty else { return nil }
         let panelHeight = 150.0, gap = 34.0, top = 58.0
         let left = 78.0, right = 24.0
         let height = top + Double(gaugeNames.count) * (panelHeight + gap) + 12
         let plotWidth = width - left - right
-        let maxTime = strategies.compactMap { $0.1.samples?.timeNanoseconds.last }.map { Double($0) / 1e9 }.max() ?? 1
+        let maxTime = strategies.compactMap { $0.1.samples.timeNanoseconds.last }.map { Double($0) / 1e9 }.max() ?? 1
 
         var svg = SVGDocument(width: width, height: height)
         svg.text("\(run.name): gauges over time", x: left, y: 22, size: 15, weight: "bold")
@@ -26,7 +26,8 @@ public enum GaugeChart {
             var maxValue = 1.0
             var lines: [(String, [(Double, Double)])] = []
             for (strategy, result) in strategies {
-                guard let series = result.samples, let index = series.gaugeNames.firstIndex(of: gauge) else { continue }
+                let series = result.samples
+                guard let index = series.gaugeNames.firstIndex(of: gauge) else { continue }
                 let times = series.timeNanoseconds.map { Double($0) / 1e9 }
                 let values = series.gauges[index].map(Double.init)
                 maxValue = max(maxValue, values.max() ?? 0)

@@ -13,14 +13,15 @@ public enum TimelineChart {
         var maxValue = 1.0
         var minPositive = Double.greatestFiniteMagnitude
         for (index, (strategy, result)) in strategies.enumerated() {
-            guard let series = result.samples, series.count > 0 else { continue }
+            let series = result.samples
+            guard series.count > 0 else { continue }
             let times = series.timeNanoseconds.map { Double($0) / 1e9 }
-            let values = series.allocatedBytes.map { Double($0 - result.baselineAllocatedBytes) }
+            let values = series.allocatedBytes.map { Double($0 - result.measurements.baselineAllocatedBytes) }
             let points = minMaxDownsample(times: times, values: values, buckets: 450)
             guard let peakIndex = values.indices.max(by: { values[$0] < values[$1] }) else { continue }
             lines.append(Line(name: strategy, colour: Palette.colour(run.strategies.firstIndex(of: strategy) ?? index),
                               points: points, peak: (times[peakIndex], values[peakIndex]),
-                              killed: result.status == .killedByMemoryLimit))
+                              killed: result.killed))
             maxTime = max(maxTime, times.last ?? 0)
             maxValue = max(maxValue, values[peakIndex])
             if values[peakIndex] > 0 { minPositive = min(minPositive, values[peakIndex]) }
@@ -55,13 +56,13 @@ public enum TimelineChart {
 
         var svg = SVGDocument(width: width, height: height)
         svg.text("\(run.name): allocated above baseline over time", x: left, y: 22, size: 15, weight: "bold")
-        let reference = strategies.map(\.1).max(by: { $0.durationNanoseconds < $1.durationNanoseconds })
+        let reference = strategies.map(\.1).max(by: { $0.measurements.durationNanoseconds < $1.measurements.durationNanoseconds })
         svg.text("median-peak repetition of each strategy · phases of \(reference?.strategy ?? "–") · \(scale == .log ? "log scale" : "linear scale")",
                  x: left, y: 40, size: 11, fill: "#555555")
 
         // Phase bands of the longest-running representative case (the script is the same for all).
         if let reference {
-            for (index, phase) in reference.phases.enumerated() {
+            for (index, phase) in reference.measurements.phases.enumerated() {
                 // Phases may end after the last sample; keep the bands inside the plot.
                 let start = min(x(Double(phase.startNanoseconds) / 1e9), left + plotWidth)
                 let end = min(x(Double(phase.endNanoseconds) / 1e9), left + plotWidth)
@@ -128,7 +129,3 @@ public enum TimelineChart {
     }
 }
 
-/// The scale of a chart's value axis.
-public enum ValueScale: String, Sendable, CaseIterable {
-    case linear, log
-}

@@ -1,6 +1,6 @@
 import CJemalloc
 import Dispatch
-import HarnessCore
+import WorkloadKit
 import HarnessModel
 
 #if canImport(Glibc)

@@ -1,4 +1,4 @@
-import HarnessCore
+import WorkloadKit
 import HarnessModel
 import Synchronization
 

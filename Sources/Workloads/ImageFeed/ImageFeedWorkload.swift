@@ -1,4 +1,4 @@
-import HarnessCore
+import WorkloadKit
 import HarnessModel
 
 /// A timeline of posts with images, scrolled through a few reusable cells (seed 001).

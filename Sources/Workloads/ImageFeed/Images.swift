@@ -1,4 +1,4 @@
-import HarnessCore
+import WorkloadKit
 import Synchronization
 
 #if canImport(Glibc)

@@ -1,6 +1,6 @@
 import Dispatch
 import DocumentStore
-import HarnessCore
+import WorkloadKit
 import Synchronization
 
 /// The app under study: how it observes the live query, its queues, and its one consumer.

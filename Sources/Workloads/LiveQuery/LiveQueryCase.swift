@@ -1,5 +1,5 @@
 import DocumentStore
-import HarnessCore
+import WorkloadKit
 import HarnessModel
 
 /// One case of the live-query workload: the store, the app, and the script's steps.

@@ -1,5 +1,5 @@
 import DocumentStore
-import HarnessCore
+import WorkloadKit
 import HarnessModel
 
 /// A live query whose result is written to faster than the app processes it, observed four ways.

@@ -1,7 +1,7 @@
 import AllocatorProbe
 import Dispatch
 import DocumentStore
-import HarnessCore
+import WorkloadKit
 import HarnessModel
 import Synchronization
 

@@ -1,5 +1,5 @@
 import DocumentStore
-import HarnessCore
+import WorkloadKit
 import Synchronization
 
 /// The app under study: how it observes the query and what it keeps between callbacks.

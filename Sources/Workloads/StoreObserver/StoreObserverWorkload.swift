@@ -1,5 +1,5 @@
 import DocumentStore
-import HarnessCore
+import WorkloadKit
 import HarnessModel
 
 /// Query results held between callbacks vs extracted and dematerialized, with the `Differ` (seed 002).

@@ -1,4 +1,4 @@
-import HarnessCore
+import WorkloadKit
 import OpenCombine
 
 /// A screen-like owner: it subscribes to the store when presented and is dismissed later.

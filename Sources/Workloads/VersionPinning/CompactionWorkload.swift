@@ -1,5 +1,5 @@
 import CSQLite
-import HarnessCore
+import WorkloadKit
 import HarnessModel
 
 #if canImport(Glibc)

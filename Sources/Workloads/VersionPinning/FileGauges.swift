@@ -1,4 +1,4 @@
-import HarnessCore
+import WorkloadKit
 import HarnessModel
 
 /// The database-file gauges both SQLite workloads declare, so the report shows disk beside memory.

@@ -1,5 +1,5 @@
 import Dispatch
-import HarnessCore
+import WorkloadKit
 
 /// What the writer thread does during a burst; plain values so they cross to its thread.
 struct WriterPlan: Sendable {

@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import HarnessCore
+import WorkloadKit
 import Synchronization
 
 #if canImport(Glibc)

@@ -1,5 +1,5 @@
 import Dispatch
-import HarnessCore
+import WorkloadKit
 import HarnessModel
 
 /// A reader that keeps a read transaction open pins old versions, and the file grows: SQLite in WAL mode.

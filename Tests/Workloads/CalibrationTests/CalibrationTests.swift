@@ -1,8 +1,9 @@
 import AllocatorProbe
 import CalibrationWorkload
 import Foundation
-import HarnessCore
-import HarnessModel
+import Measurement
+import WorkloadKit
+import TestSupport
 import Testing
 
 /// Runs calibration cases in this process and checks the measured figures against the truth,
@@ -25,60 +26,58 @@ struct CalibrationTests {
 
     @Test func largeHoldPeakIsWithinTwoPercentOfItsSizeClassBytes() throws {
         let size = 64 << 20
-        let result = try executor.run(spec("hold-large", ["holdSize": .bytes(size)]), scratchDirectory: "/tmp")
+        let result = try executor.measure(spec("hold-large", ["holdSize": .bytes(size)]))
         let truth = JemallocProbe.sizeClassBytes(for: size)
-        #expect(result.status == .ok)
         #expect(result.metric("heldBytes")?.value == Double(truth), "the workload holds exactly the size-class bytes")
         let error = Double(result.peakAllocatedNetBytes - truth) / Double(truth)
         #expect(abs(error) < 0.02, "peak \(result.peakAllocatedNetBytes) vs truth \(truth): \(error * 100)%")
         let allocatePhase = try #require(result.phases.first { $0.name == "idle" })
         #expect(abs(Double(allocatePhase.peakAllocatedBytes - result.baselineAllocatedBytes - truth)) < Double(truth) * 0.02)
-        #expect(result.sampleCount > 50)
-        #expect(result.samplerAllocatedBytes == 0)
+        #expect(result.sampling.sampleCount > 50)
+        #expect(result.sampling.samplerAllocatedBytes == 0)
     }
 
     @Test func smallObjectsPeakIsWithinTwoPercentOfTheirSizeClassBytes() throws {
         let count = 16_384
         let size = 1000
-        let result = try executor.run(spec("hold-small-objects", ["objectCount": .count(count), "objectSize": .bytes(size)]),
+        let result = try executor.measure(spec("hold-small-objects", ["objectCount": .count(count), "objectSize": .bytes(size)]),
                                       scratchDirectory: "/tmp")
         let truth = count * JemallocProbe.sizeClassBytes(for: size)
-        #expect(result.status == .ok)
         let error = Double(result.peakAllocatedNetBytes - truth) / Double(truth)
         #expect(abs(error) < 0.02, "peak \(result.peakAllocatedNetBytes) vs truth \(truth): \(error * 100)%")
     }
 
     /// The probe side of this check is `residueShowsMemoryThatOutlivesTheCase`.
     @Test func churnLeavesLessThan256KiBBehind() throws {
-        let result = try executor.run(spec("churn", ["churnOperations": .count(500_000)]), scratchDirectory: "/tmp")
-        #expect(result.status == .ok)
+        let result = try executor.measure(spec("churn", ["churnOperations": .count(500_000)]))
         #expect(result.metric("operations")?.value == 500_000)
-        #expect(result.residueBytes < 256 << 10, "residue \(result.residueBytes) bytes")
+        let residue = try #require(result.residueBytes)
+        #expect(residue < 256 << 10, "residue \(residue) bytes")
         #expect(result.peakAllocatedNetBytes < 1 << 20, "at most 64 blocks of 4 KiB alive, plus the harness's own")
     }
 
     @Test func spikesReportOneSpikeAsTheirTopAndLeaveNothing() throws {
         let size = 3 << 20
-        let result = try executor.run(spec("spikes", ["spikeCount": .count(20), "spikeSize": .bytes(size), "spikeGap": .duration(nanoseconds: 100_000)]),
+        let result = try executor.measure(spec("spikes", ["spikeCount": .count(20), "spikeSize": .bytes(size), "spikeGap": .duration(nanoseconds: 100_000)]),
                                       scratchDirectory: "/tmp")
-        #expect(result.status == .ok)
         #expect(result.metric("heldBytes")?.value == Double(JemallocProbe.sizeClassBytes(for: size)))
         #expect(result.metric("operations")?.value == 20)
-        #expect(result.residueBytes < 256 << 10, "residue \(result.residueBytes) bytes")
+        let residue = try #require(result.residueBytes)
+        #expect(residue < 256 << 10, "residue \(residue) bytes")
     }
 
     @Test func crossThreadHoldsItsFullQueueAtTheTopAndFreesEverything() throws {
         let depth = 1000
         let size = 3000
-        let result = try executor.run(spec("cross-thread", ["crossThreadDepth": .count(depth), "crossThreadItems": .count(20_000),
-                                                            "objectSize": .bytes(size)]), scratchDirectory: "/tmp")
-        #expect(result.status == .ok)
+        let result = try executor.measure(spec("cross-thread", ["crossThreadDepth": .count(depth), "crossThreadItems": .count(20_000),
+                                                            "objectSize": .bytes(size)]))
         let truth = depth * JemallocProbe.sizeClassBytes(for: size) + JemallocProbe.sizeClassBytes(for: depth * 8)
         #expect(result.metric("heldBytes")?.value == Double(truth))
         #expect(result.metric("operations")?.value == 20_000)
         // The top lasts until the consumer starts; the sampler may or may not see all of it, never more.
         #expect(result.peakAllocatedNetBytes < truth + truth / 10, "peak \(result.peakAllocatedNetBytes) vs truth \(truth)")
-        #expect(result.residueBytes < 256 << 10, "residue \(result.residueBytes) bytes")
+        let residue = try #require(result.residueBytes)
+        #expect(residue < 256 << 10, "residue \(residue) bytes")
     }
 
     @Test func residueShowsMemoryThatOutlivesTheCase() throws {
@@ -93,10 +92,11 @@ struct CalibrationTests {
             keeper.block = malloc(size)
         }
         thread.start()
-        let result = try executor.run(spec, scratchDirectory: "/tmp")
+        let result = try executor.measure(spec)
         kept = keeper.block
         defer { free(kept) }
         #expect(kept != nil)
-        #expect(result.residueBytes >= JemallocProbe.sizeClassBytes(for: size) / 2, "residue \(result.residueBytes)")
+        let residue = try #require(result.residueBytes)
+        #expect(residue >= JemallocProbe.sizeClassBytes(for: size) / 2, "residue \(residue)")
     }
 }

@@ -1,6 +1,7 @@
 import AllocatorProbe
 import Foundation
-import HarnessCore
+import Measurement
+import WorkloadKit
 import HarnessModel
 import Testing
 @testable import ImageFeedWorkload

@@ -2,9 +2,12 @@ import AllocatorProbe
 import Dispatch
 import DocumentStore
 import Foundation
-import HarnessCore
+import Measurement
+import Scenarios
+import WorkloadKit
 import HarnessModel
 @testable import LiveQueryWorkload
+import TestSupport
 import Testing
 
 @Suite(.serialized) struct LiveQueryWorkloadTests {
@@ -126,7 +129,7 @@ import Testing
                                                          "consumerWork": .duration(nanoseconds: 2_000_000)]),
                             steps: Self.steps(burst: .milliseconds(100)), samplingIntervalNanoseconds: 1_000_000,
                             settleNanoseconds: 10_000_000)
-        let result = try CaseExecutor(catalog: WorkloadCatalog([LiveQueryWorkload()])).run(spec, scratchDirectory: "/tmp")
+        let result = try CaseExecutor(catalog: WorkloadCatalog([LiveQueryWorkload()])).result(spec, scratchDirectory: "/tmp")
         #expect(result.status == .ok, "\(result.failure ?? "")")
         func metric(_ name: String) -> Double { result.metric(name)?.value ?? -1 }
         #expect(metric("writesApplied") == 40)
@@ -144,7 +147,7 @@ import Testing
         let spec = CaseSpec(scenario: "test", workload: "live-query", strategy: "signal-next", repetition: 1,
                             parameters: Self.parameters(["documents": .count(10), "matchingShare": .fraction(0.01)]),
                             steps: Self.steps(burst: .zero), samplingIntervalNanoseconds: 0, settleNanoseconds: 0)
-        let result = try CaseExecutor(catalog: WorkloadCatalog([LiveQueryWorkload()])).run(spec, scratchDirectory: "/tmp")
+        let result = try CaseExecutor(catalog: WorkloadCatalog([LiveQueryWorkload()])).result(spec, scratchDirectory: "/tmp")
         #expect(result.status == .failed)
         #expect(result.failure?.contains("raise matchingShare or documents") == true)
     }

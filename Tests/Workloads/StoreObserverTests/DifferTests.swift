@@ -2,7 +2,8 @@ import Dispatch
 import DocumentStore
 @testable import StoreObserverWorkload
 import Synchronization
-import HarnessCore
+import Measurement
+import WorkloadKit
 import Testing
 
 /// Rebuilds the new list from the old one and a change set, the way a list view applies a batch:

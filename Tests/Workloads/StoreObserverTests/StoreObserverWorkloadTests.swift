@@ -1,7 +1,10 @@
 import Foundation
-import HarnessCore
+import Measurement
+import Scenarios
+import WorkloadKit
 import HarnessModel
 @testable import StoreObserverWorkload
+import TestSupport
 import Testing
 
 @Suite(.serialized) struct StoreObserverWorkloadTests {
@@ -23,7 +26,7 @@ import Testing
         let spec = CaseSpec(scenario: "test", workload: "store-observer", strategy: strategy.rawValue, repetition: 1,
                             parameters: parameters(overrides), steps: steps, samplingIntervalNanoseconds: 1_000_000,
                             settleNanoseconds: 10_000_000)
-        return try CaseExecutor(catalog: WorkloadCatalog([StoreObserverWorkload()])).run(spec, scratchDirectory: "/tmp")
+        return try CaseExecutor(catalog: WorkloadCatalog([StoreObserverWorkload()])).result(spec, scratchDirectory: "/tmp")
     }
 
     @Test func declaresTheFourStrategiesOfTheIssue() {

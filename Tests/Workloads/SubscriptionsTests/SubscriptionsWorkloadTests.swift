@@ -1,8 +1,12 @@
 import AllocatorProbe
 import Foundation
-import HarnessCore
+import Measurement
+import Runner
+import Scenarios
+import WorkloadKit
 import HarnessModel
 import SubscriptionsWorkload
+import TestSupport
 import Testing
 
 /// Runs the subscriptions workload in-process through the harness, the way a child process would.
@@ -22,8 +26,8 @@ enum Harness {
         settle: 20ms
         """
         let scenario = try ScenarioParser(catalog: catalog).parse(yaml, file: "subscriptions-test.yaml")
-        let spec = try #require(planCases([scenario], options: RunOptions(repetitions: 1)).first)
-        let result = try CaseExecutor(catalog: catalog).run(spec, scratchDirectory: "/tmp")
+        let spec = try #require(RunPlanner.cases(of: scenario, options: RunOptions(repetitions: 1)).first)
+        let result = try CaseExecutor(catalog: catalog).result(spec, scratchDirectory: "/tmp")
         #expect(result.status == .ok, "\(result.failure ?? "")")
         return result
     }
@@ -80,7 +84,7 @@ enum Harness {
         #expect(truth > 64 * 1024, "a screen holds at least its payload")
 
         let result = try Harness.run(strategy, expect: .leaks, iterations: iterations)
-        let leaks = try #require(result.leaks)
+        let leaks = try #require(result.completed?.leaks)
         #expect(leaks.survivors == [TypeCount(typeName: SubscriptionsWorkload.trackedScreenType, count: iterations)])
         let fit = try #require(leaks.growth.first?.fit)
         #expect(abs(fit.slopeBytesPerIteration - truth) <= 0.10 * truth,
@@ -99,7 +103,7 @@ enum Harness {
     func cleanStrategiesLeaveNoScreenAndNoGrowth(strategy: String) throws {
         try Harness.proveProbesSeeALiveObject()
         let result = try Harness.run(strategy, expect: .leakFree, iterations: 20)
-        let leaks = try #require(result.leaks)
+        let leaks = try #require(result.completed?.leaks)
         #expect(leaks.tracked == [TypeCount(typeName: SubscriptionsWorkload.trackedScreenType, count: 20)], "the tracker saw every screen")
         #expect(leaks.survivors.isEmpty)
         let fit = try #require(leaks.growth.first?.fit)
@@ -114,7 +118,7 @@ enum Harness {
         try Harness.proveProbesSeeALiveObject()
         for run in 1...3 {
             let result = try Harness.run("finite-publisher", expect: .leakFree, iterations: 20)
-            let leaks = try #require(result.leaks)
+            let leaks = try #require(result.completed?.leaks)
             #expect(leaks.survivors.isEmpty, "run \(run)")
             let series = try #require(leaks.growth.first)
             let fit = try #require(series.fit)

@@ -1,5 +1,6 @@
 import Foundation
-import HarnessCore
+import Measurement
+import WorkloadKit
 import HarnessModel
 import Testing
 @testable import VersionPinningWorkload

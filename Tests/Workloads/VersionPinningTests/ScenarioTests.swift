@@ -1,7 +1,10 @@
 import Foundation
-import HarnessCore
-import HarnessModel
+import Measurement
+import Runner
+import Scenarios
+import TestSupport
 import Testing
+import WorkloadKit
 import VersionPinningWorkload
 
 extension SQLiteWorkloadTests {
@@ -31,11 +34,10 @@ extension SQLiteWorkloadTests {
             spec.strategies = spec.strategies.filter { $0.name == "pinned-reader" }
             var options = RunOptions(interval: .milliseconds(5), repetitions: 1)
             options.quick = true
-            let caseSpec = try #require(planCases([spec], options: options).first)
+            let caseSpec = try #require(RunPlanner.cases(of: spec, options: options).first)
             let scratch = try ScratchDirectory()
-            let result = try CaseExecutor(catalog: Self.catalog).run(caseSpec, scratchDirectory: scratch.path)
+            let result = try CaseExecutor(catalog: Self.catalog).measure(caseSpec, scratchDirectory: scratch.path)
 
-            #expect(result.status == .ok, "\(result.failure ?? "")")
             let samples = try #require(result.samples)
             let walColumn = try #require(samples.gaugeNames.firstIndex(of: "walBytes"))
             let sampledPeak = try #require(samples.gauges[walColumn].max())

@@ -1,0 +1,9 @@
+// System calls the Swift Glibc module does not expose (they need _GNU_SOURCE or are raw syscalls).
+#ifndef MEMHARNESS_SYSTEM_H
+#define MEMHARNESS_SYSTEM_H
+
+/// Atomically exchanges the directory entries `a` and `b` (renameat2 with RENAME_EXCHANGE): both must
+/// exist; afterwards each name refers to what the other did. Returns 0, or -1 with errno set.
+int memharness_rename_exchange(const char *a, const char *b);
+
+#endif

@@ -1,0 +1,86 @@
+/// Which figure counts as a case's memory footprint for its limit and warnings.
+public enum FootprintMeasure: String, Sendable, Hashable, Codable, CaseIterable {
+    /// jemalloc's `stats.allocated`, absolute bytes: everything the process holds through malloc
+    /// (the harness's own few MiB included), size-class rounded. Exact at every sample and
+    /// unaffected by jemalloc's decay, so the same run kills at the same point. The default.
+    case allocated
+    /// The kernel's resident set size (`VmRSS`), bytes: what an operating system counts, including
+    /// the runtime's code pages (~20 MiB), thread stacks and pages jemalloc has not returned yet
+    /// (freed memory stays resident until it decays, ~10 s).
+    case resident
+}
+
+/// A memory level: absolute bytes, or a share of the memory limit (`80%`).
+public enum MemoryLevel: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// A size in bytes.
+    case bytes(Int)
+    /// A share of the limit, in 0...1.
+    case fractionOfLimit(Double)
+
+    /// Reads `80%` (a share of the limit, 1%...100%) or a size such as `240MiB`; nil when malformed.
+    public static func parse(_ text: String) -> MemoryLevel? {
+        if text.hasSuffix("%") {
+            guard let fraction = Units.parseFraction(text), fraction > 0, fraction <= 1 else { return nil }
+            return .fractionOfLimit(fraction)
+        }
+        guard let bytes = Units.parseBytes(text), bytes > 0 else { return nil }
+        return .bytes(bytes)
+    }
+
+    /// The level in bytes; nil for a share when there is no limit.
+    public func bytes(limit: Int?) -> Int? {
+        switch self {
+        case let .bytes(value): return value
+        case let .fractionOfLimit(fraction): return limit.map { Int((Double($0) * fraction).rounded()) }
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case let .bytes(value): return Units.formatBytes(value)
+        case let .fractionOfLimit(fraction): return "\(Units.fixed(fraction * 100, decimals: 0))% of the limit"
+        }
+    }
+}
+
+/// The memory budget of a case: a limit that stops it and a level that warns it, in footprint bytes.
+///
+/// Both are compared with the *absolute* footprint of the child process (the harness's baseline
+/// included), as a phone compares an app's whole footprint with its budget.
+public struct MemoryBudget: Sendable, Hashable, Codable {
+    /// The figure compared with the levels.
+    public var footprint: FootprintMeasure
+    /// The case is stopped at the first sample whose footprint exceeds this, bytes; nil: no limit.
+    public var limitBytes: Int?
+    /// A memory warning is delivered when the footprint reaches this, bytes; nil: no warnings.
+    public var warningBytes: Int?
+
+    /// Warnings re-arm once the footprint has fallen to this share of the warning level.
+    ///
+    /// 90%: far enough below the level that a footprint hovering around it (one image loaded,
+    /// one freed) is one crossing, not a warning per sample; close enough that a cache that
+    /// empties on a warning and refills is warned again.
+    public static let rearmFraction = 0.9
+
+    public init(footprint: FootprintMeasure = .allocated, limitBytes: Int? = nil, warningBytes: Int? = nil) {
+        self.footprint = footprint
+        self.limitBytes = limitBytes
+        self.warningBytes = warningBytes
+    }
+
+    /// The level at or below which warnings re-arm, bytes; nil without warnings.
+    public var rearmBytes: Int? {
+        warningBytes.map { Int((Double($0) * Self.rearmFraction).rounded(.down)) }
+    }
+
+    /// True when there is nothing to watch.
+    public var isEmpty: Bool { limitBytes == nil && warningBytes == nil }
+
+    /// One line for reports: `limit 256.00 MiB, warning at 204.80 MiB (allocated)`.
+    public var summary: String {
+        var parts: [String] = []
+        if let limitBytes { parts.append("limit \(Units.formatBytes(limitBytes))") }
+        if let warningBytes { parts.append("warning at \(Units.formatBytes(warningBytes))") }
+        return parts.joined(separator: ", ") + " (\(footprint.rawValue))"
+    }
+}

@@ -1,0 +1,256 @@
+import AllocatorProbe
+import WorkloadKit
+
+#if os(Linux)
+import Glibc
+#else
+#error("memharness runs on Linux only: it links jemalloc and reads /proc")
+#endif
+
+/// Where a case run in this process keeps its files, and how it ends early.
+public struct CaseEnvironment: Sendable {
+    /// A fresh directory for the workload's files.
+    public var scratchDirectory: String
+    /// A file for the sampler's rows, so they survive the process (see `SampleBuffer`); nil: memory only.
+    public var sampleFile: String?
+    /// False skips the start-up check that jemalloc is the process allocator: for a case run under a
+    /// tool that replaces malloc (valgrind), whose jemalloc figures are then meaningless.
+    public var checkAllocator: Bool
+    /// Called on the sampler thread with the `killedByMemoryLimit` outcome while the workload still
+    /// runs (a case process writes it and exits, as a phone kills an app); nil: the case runs on and
+    /// `run` returns that outcome when it ends.
+    public var onMemoryLimit: (@Sendable (CaseOutcome) -> Void)?
+
+    public init(
+        scratchDirectory: String, sampleFile: String? = nil, checkAllocator: Bool = true,
+        onMemoryLimit: (@Sendable (CaseOutcome) -> Void)? = nil
+    ) {
+        self.scratchDirectory = scratchDirectory
+        self.sampleFile = sampleFile
+        self.checkAllocator = checkAllocator
+        self.onMemoryLimit = onMemoryLimit
+    }
+}
+
+/// Runs one case inside the current process: baseline, sampler, steps, teardown, settle, residue.
+///
+/// The runner runs this in a fresh process per case, so cases cannot disturb each other's heap.
+public struct CaseExecutor: Sendable {
+    public let catalog: WorkloadCatalog
+
+    public init(catalog: WorkloadCatalog) {
+        self.catalog = catalog
+    }
+
+    /// Runs `spec` and returns its outcome. Throws only when measuring is impossible; a workload that
+    /// throws gives a `failed` outcome, a footprint over the memory limit `killedByMemoryLimit`.
+    /// An exact case (`spec.peakMode`) throws unless this process counts every allocation (`ExactPeak`).
+    public func run(_ spec: CaseSpec, in environment: CaseEnvironment) throws(MeasurementError) -> CaseOutcome {
+        if spec.peakMode == .exact && !ExactPeak.isAvailable {
+            throw .exactPeakUnavailable(detail: "this process does not count allocations (\(ExactPeak.missingHint))")
+        }
+        guard let workload = catalog.workload(named: spec.workload) else {
+            throw .unknownWorkload(spec.workload, known: catalog.names)
+        }
+        let probe: JemallocProbe
+        do {
+            probe = try JemallocProbe()
+            if environment.checkAllocator { try probe.verifyIsProcessAllocator() }
+        } catch {
+            throw .probe(error)
+        }
+        let run = try CaseRun(spec: spec, workload: workload, probe: probe, environment: environment)
+        try run.start()
+        let script = run.runScript()
+        return run.finish(script)
+    }
+
+    /// Flushes this thread's cache, purges every arena, waits, and purges again.
+    static func settle(_ probe: JemallocProbe, nanoseconds: Int64) {
+        probe.flushThreadCache()
+        probe.purgeAllArenas()
+        MonotonicClock.sleep(for: .nanoseconds(nanoseconds))
+        probe.flushThreadCache()
+        probe.purgeAllArenas()
+    }
+
+    /// CPU time of the whole process (every thread) so far, nanoseconds.
+    static func processCPUNanoseconds() -> Int64 {
+        var now = timespec()
+        // CLOCK_PROCESS_CPUTIME_ID cannot fail on Linux with a valid pointer.
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now)
+        return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
+    }
+}
+
+/// What running a case's script gave, before teardown figures are read.
+struct ScriptResult {
+    /// The workload's error, when it threw.
+    var failure: String?
+    /// The workload's metrics, read after teardown.
+    var metrics: [Metric]
+    /// One series per `repeat` step that ran.
+    var growth: [GrowthSeries]
+}
+
+/// One case in this process, from its baseline to its outcome.
+final class CaseRun {
+    let spec: CaseSpec
+    let probe: JemallocProbe
+    let context: CaseContext
+    let workload: any Workload
+    let sampler: Sampler?
+    let limit = MemoryLimitOutcome()
+    var phases: PhaseRecorder
+    var baseline = Baseline()
+
+    /// What the case starts from, read after the settle that precedes setup.
+    struct Baseline {
+        var allocatedBytes = 0
+        var threadCacheBytes = 0
+        var exactLiveBytes: Int?
+        var exactCalls: Int?
+        var originNanoseconds: Int64 = 0
+        var cpuNanoseconds: Int64 = 0
+        /// False when the kernel refused to reset `VmHWM`: the sampled RSS peak stands in for it.
+        var peakRSSReset = true
+    }
+
+    init(spec: CaseSpec, workload: any Workload, probe: JemallocProbe, environment: CaseEnvironment) throws(MeasurementError) {
+        self.spec = spec
+        self.probe = probe
+        self.workload = workload
+        context = CaseContext(
+            strategy: spec.strategy, repetition: spec.repetition,
+            gaugeNames: workload.descriptor.gauges.map(\.name), scratchDirectory: environment.scratchDirectory)
+        phases = PhaseRecorder(names: spec.phaseNames, exact: spec.peakMode == .exact)
+        let context = context
+        sampler =
+            spec.samplingIntervalNanoseconds > 0
+            ? try Sampler(
+                probe: probe, interval: .nanoseconds(spec.samplingIntervalNanoseconds), capacity: spec.sampleCapacity,
+                gauges: context.gauges + CaseExecutor.budgetGauges(spec, context), phaseNames: spec.phaseNames,
+                phaseIndex: { context.phaseIndex.load(ordering: .relaxed) },
+                watch: CaseExecutor.footprintWatch(
+                    spec, context: context, probe: probe, outcome: limit, onMemoryLimit: environment.onMemoryLimit),
+                sampleFile: environment.sampleFile)
+            : nil
+    }
+
+    /// Settles, takes the baseline, restarts the peak marks and starts the sampler.
+    func start() throws(MeasurementError) {
+        // Baseline: what the harness itself holds once everything it needs exists.
+        CaseExecutor.settle(probe, nanoseconds: spec.settleNanoseconds)
+        baseline.allocatedBytes = probe.allocatedBytes()
+        baseline.threadCacheBytes = probe.threadCacheBytes()
+        limit.baselineAllocatedBytes.store(baseline.allocatedBytes, ordering: .releasing)
+        sampler?.setBaseline(allocatedBytes: baseline.allocatedBytes)
+        do {
+            try KernelMemory.resetPeakRSS()
+        } catch {
+            // Some containers mount /proc read-only: VmHWM then covers the whole process, so the
+            // sampled RSS peak is reported instead (see `finish`).
+            baseline.peakRSSReset = false
+        }
+        if spec.peakMode == .exact {
+            baseline.exactLiveBytes = ExactPeak.liveBytes()
+            baseline.exactCalls = ExactPeak.allocationCalls()
+            // The exact marks restart here; the overall one is read after teardown, each phase's when it ends.
+            _ = ExactPeak.takePeak()
+            _ = ExactPeak.takePhasePeak()
+        }
+        baseline.originNanoseconds = MonotonicClock.nanoseconds()
+        baseline.cpuNanoseconds = CaseExecutor.processCPUNanoseconds()
+        try sampler?.start(originNanoseconds: baseline.originNanoseconds)
+    }
+
+    /// Enters phase `index` (the phase count ends the last one).
+    func enterPhase(_ index: Int) {
+        phases.enter(
+            index, allocatedBytes: probe.allocatedBytes(),
+            atNanoseconds: MonotonicClock.nanoseconds() - baseline.originNanoseconds)
+        context.phaseIndex.store(index, ordering: .relaxed)
+    }
+
+    /// Sets up, runs every step and tears down; a workload error ends the script early.
+    func runScript() -> ScriptResult {
+        var result = ScriptResult(failure: nil, metrics: [], growth: [])
+        enterPhase(0)
+        do {
+            var workloadCase: (any WorkloadCase)? = try workload.makeCase(
+                strategy: spec.strategy, parameters: spec.parameters, context: context)
+            try workloadCase?.setUp(context: context)
+            for (index, step) in spec.steps.enumerated() {
+                enterPhase(index + 1)
+                try run(step, in: workloadCase, growth: &result.growth)
+            }
+            enterPhase(spec.phaseNames.count - 1)
+            try workloadCase?.tearDown(context: context)
+            result.metrics = workloadCase?.metrics() ?? []
+            workloadCase = nil
+        } catch {
+            result.failure = "\(error)"
+        }
+        enterPhase(spec.phaseNames.count)
+        return result
+    }
+
+    /// Runs one step: a built-in one here, any other in the workload's case.
+    private func run(_ step: StepInvocation, in workloadCase: (any WorkloadCase)?, growth: inout [GrowthSeries]) throws {
+        switch step.name {
+        case BuiltInStep.idle.name:
+            MonotonicClock.sleep(for: step.arguments.duration("duration"))
+        case BuiltInStep.settle.name:
+            CaseExecutor.settle(probe, nanoseconds: step.arguments.duration("duration").nanoseconds)
+        case BuiltInStep.repeat.name:
+            growth.append(
+                try CaseExecutor.runRepeat(step, probe: probe) { try self.run($0, in: workloadCase, growth: &growth) })
+        default:
+            try workloadCase?.run(step, context: context)
+        }
+    }
+
+    /// Stops the sampler, reads the residue and survivors, and builds the outcome.
+    func finish(_ script: ScriptResult) -> CaseOutcome {
+        let exactPeak = spec.peakMode == .exact ? ExactPeak.takePeak() : nil
+        let exactCalls = spec.peakMode == .exact ? ExactPeak.allocationCalls() : nil
+        context.memoryWarnings.end()
+        let duration = MonotonicClock.nanoseconds() - baseline.originNanoseconds
+        let cpu = CaseExecutor.processCPUNanoseconds() - baseline.cpuNanoseconds
+        // Stop the thread first and read the residue before the series is built: its arrays are the
+        // harness's, not the case's.
+        sampler?.finish()
+        CaseExecutor.settle(probe, nanoseconds: spec.settleNanoseconds)
+        // Survivors are read after the settle (workloads may release on other threads); the
+        // tracker's references go before the residue is read, so its side tables are not residue.
+        let tracked = context.lifetimes.tracked()
+        let survivors = context.lifetimes.survivors()
+        context.lifetimes.removeAll()
+        probe.flushThreadCache()
+        let residue = probe.allocatedBytes() - baseline.allocatedBytes
+        let leaks = LeakMeasurements(
+            tracked: tracked, survivors: survivors, growth: script.growth,
+            threadCacheBytesAtBaseline: baseline.threadCacheBytes, threadCacheBytesAtEnd: probe.threadCacheBytes())
+        if let killed = limit.outcome.withLock({ $0 }) { return killed }
+        var exact: ExactPeakValues?
+        if let live = baseline.exactLiveBytes, let peak = exactPeak, let calls = exactCalls, let start = baseline.exactCalls {
+            exact = ExactPeakValues(baselineLiveBytes: live, peakLiveBytes: peak, allocationCalls: calls - start)
+        }
+        let output = sampler?.collect()
+        let measurements = CaseMeasurements(
+            baselineAllocatedBytes: baseline.allocatedBytes, peak: phases.peak(with: output),
+            peakRSSBytes: peakRSS(sampled: output?.peakRSSBytes ?? 0), residueBytes: residue,
+            durationNanoseconds: duration, cpuNanoseconds: cpu,
+            sampling: output?.figures ?? SamplingFigures(), phases: phases.results(with: output),
+            metrics: script.metrics, samples: output?.series, leaks: leaks, exact: exact,
+            memoryWarnings: spec.memoryBudget?.warningBytes == nil ? nil : context.memoryWarnings.postedCount)
+        if let failure = script.failure { return .failed(reason: failure, measurements: measurements) }
+        return .completed(measurements: measurements)
+    }
+
+    /// The kernel's RSS high-water mark since the baseline; the sampled peak when it could not be reset or read.
+    func peakRSS(sampled: Int) -> Int {
+        guard baseline.peakRSSReset, let status = try? KernelMemory.status() else { return sampled }
+        return status.peakRSSBytes
+    }
+}

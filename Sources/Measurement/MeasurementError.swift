@@ -1,0 +1,30 @@
+import AllocatorProbe
+
+#if os(Linux)
+import Glibc
+#endif
+
+/// Why a case could not be measured. Findings (a leak, a peak over a threshold) are results, never errors.
+public enum MeasurementError: Error, CustomStringConvertible, Sendable {
+    /// The allocator probe failed: jemalloc missing, without statistics, or not the process allocator.
+    case probe(AllocatorProbeError)
+    /// The case names a workload this binary does not have.
+    case unknownWorkload(String, known: [String])
+    /// An exact-peak case, but this process does not count allocations (`detail` says what is missing).
+    case exactPeakUnavailable(detail: String)
+    /// A system call the measurement needs failed.
+    case system(call: String, errno: Int32)
+
+    public var description: String {
+        switch self {
+        case let .probe(error):
+            return error.description
+        case let .unknownWorkload(name, known):
+            return "unknown workload '\(name)'; this binary knows: \(known.joined(separator: ", "))"
+        case let .exactPeakUnavailable(detail):
+            return "exact peaks (--peak exact, peak: exact) need every allocation counted, but \(detail)"
+        case let .system(call, errno):
+            return "\(call) failed: \(String(cString: strerror(errno))) (errno \(errno))"
+        }
+    }
+}

@@ -1,0 +1,34 @@
+import WorkloadKit
+import AllocatorProbe
+import HarnessModel
+
+extension CaseExecutor {
+    /// Runs a `repeat` step: its body `times` times, each iteration followed by a settle and a
+    /// reading of the live heap (`stats.allocated` minus the thread caches, one snapshot).
+    ///
+    /// The readings go into storage reserved before the first iteration, so recording them
+    /// allocates nothing the next reading could see.
+    static func runRepeat(_ step: StepInvocation, probe: JemallocProbe,
+                          runStep: (StepInvocation) throws -> Void) throws -> GrowthSeries {
+        let times = step.arguments.count("times")
+        let settleNanoseconds = step.arguments.duration("settle").nanoseconds
+        let body = step.body ?? []
+        var liveBytes: [Int] = []
+        liveBytes.reserveCapacity(times)
+        for _ in 0..<times {
+            for bodyStep in body {
+                try runStep(bodyStep)
+            }
+            settle(probe, nanoseconds: settleNanoseconds)
+            liveBytes.append(liveHeapBytes(probe))
+        }
+        return GrowthSeries(phase: step.phase, warmupIterations: step.arguments.count("warmup"),
+                            liveBytesAfterIteration: liveBytes)
+    }
+
+    /// `stats.allocated` minus the freed regions held in thread caches, from one snapshot, bytes.
+    static func liveHeapBytes(_ probe: JemallocProbe) -> Int {
+        let allocated = probe.allocatedBytes()
+        return allocated - probe.threadCacheBytes()
+    }
+}

@@ -1,0 +1,95 @@
+import ArgumentParser
+import Foundation
+import HarnessModel
+import Reports
+import Runner
+
+/// What a command prints and writes besides the report folder: the readings and the check table on
+/// stdout, JUnit/JSON files when asked, and GitHub's annotations and step summary when running there.
+enum Publishing {
+    static func publish(_ record: RunRecord, folder: String, gate: GateOptions) throws {
+        var lines = record.report.scenarios.map { "\($0.name): \(plain(ScenarioSummary($0).reading))" }
+        lines.append("Report: \(folder)/report.md")
+        Terminal.result(lines.joined(separator: "\n"))
+        if !record.checks.isEmpty { Terminal.result(CheckOutputs.terminalTable(record.checks, width: 100)) }
+        do {
+            if let junit = gate.junit {
+                try ReportFolder.replaceFile(Data(CheckOutputs.junit(record.checks).utf8), at: junit)
+            }
+            if let json = gate.json {
+                try ReportFolder.replaceFile(Data(CheckOutputs.benchmarkJSON(record.report).utf8), at: json)
+            }
+        } catch {
+            throw Terminal.fail(error.description, status: error.exitStatus)
+        }
+        let environment = ProcessInfo.processInfo.environment
+        if environment["GITHUB_ACTIONS"] == "true" {
+            Terminal.result(CheckOutputs.githubAnnotations(record.checks))
+        }
+        if let path = environment["GITHUB_STEP_SUMMARY"], !path.isEmpty {
+            let readings = record.report.scenarios.map { "- **\($0.name)**: \(ScenarioSummary($0).reading)" }
+            let text = CheckOutputs.markdown(record.checks) + "\n" + readings.joined(separator: "\n") + "\n"
+            // GitHub reads the summary after the step; a summary that cannot be appended is worth a warning only.
+            if !appendToFile(text, at: path) { Terminal.note("warning: could not append to GITHUB_STEP_SUMMARY \(path)") }
+        }
+    }
+
+    /// One stderr line per case that did not complete (kills by the memory limit are notes).
+    static func reportCasesThatDidNotComplete(_ report: RunReport) {
+        for result in report.scenarios.flatMap(\.cases) where result.status != .ok {
+            if result.status == .killedByMemoryLimit {
+                Terminal.note("memory limit: \(result.label): \(result.failure ?? "")")
+            } else {
+                Terminal.error("\(result.label): \(result.status.rawValue): \(result.failure ?? "")")
+            }
+        }
+    }
+
+    /// A reading without Markdown's backticks, for the terminal.
+    static func plain(_ text: String) -> String { text.replacingOccurrences(of: "`", with: "") }
+
+    private static func appendToFile(_ text: String, at path: String) -> Bool {
+        guard let handle = FileHandle(forWritingAtPath: path) ?? createFile(path) else { return false }
+        defer { try? handle.close() }  // the write below already succeeded or failed
+        do {
+            try handle.seekToEnd()
+            try handle.write(contentsOf: Data(text.utf8))
+            return true
+        } catch {
+            return false
+        }
+    }
+
+    private static func createFile(_ path: String) -> FileHandle? {
+        FileManager.default.createFile(atPath: path, contents: nil) ? FileHandle(forWritingAtPath: path) : nil
+    }
+}
+
+/// Progress on stderr while cases run: the running case with its elapsed time, then one line per
+/// finished case. Redrawn in place on an interactive terminal; with `--verbose` plain lines anywhere.
+final class ProgressDisplay: Sendable {
+    private let interactive: Bool
+    private let verbose: Bool
+
+    init(quiet: Bool, verbose: Bool) {
+        interactive = !quiet && Terminal.stderrIsInteractive
+        self.verbose = verbose
+    }
+
+    func show(_ event: RunEvent) {
+        switch event {
+        case let .started(index, total, spec):
+            if interactive { Terminal.progress("[\(index)/\(total)] \(spec.label) …") }
+        case let .finished(index, total, result, elapsed):
+            guard interactive || verbose else { return }
+            let seconds = Units.fixed(Double(elapsed) / 1e9, decimals: 1)
+            let outcome =
+                result.completed.map { "peak \(Units.formatBytes($0.peakAllocatedNetBytes))" }
+                ?? "\(result.status.rawValue): \(result.failure ?? "")"
+            Terminal.note("[\(index)/\(total)] \(result.label) \(seconds) s, \(outcome)")
+        }
+    }
+
+    /// Clears the progress line.
+    func end() { Terminal.clearProgress() }
+}

@@ -1,0 +1,160 @@
+import ArgumentParser
+import Foundation
+import HarnessModel
+import Reports
+
+struct ReportCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "report",
+        abstract: "Render a report folder's files again from its run.json.",
+        discussion: "run.json is the record of the run: summary.csv, samples.csv, report.md and the charts are "
+            + "renderings of it and come back byte for byte."
+    )
+
+    @Argument(help: ArgumentHelp("A report folder written by `memharness run`.", valueName: "dir"))
+    var directory: String
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Render the charts with this value scale instead of the run's: auto, linear or log.", valueName: "scale"))
+    var chartScale: ChartScaleArgument?
+
+    func run() throws {
+        var record = try ReportFolderCommands.read(directory)
+        if let chartScale { record.rendering.chartScale = chartScale.scale }
+        try ReportFolderCommands.write(record, to: directory)
+        Terminal.result("Report: \(directory)/report.md")
+    }
+}
+
+struct CompareCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "compare",
+        abstract: "Check a report folder against a baseline (and its scenarios' thresholds) without running anything.",
+        discussion: "Fails (exit 2) only on regressions beyond both --tolerance and --floor; improvements are reported "
+            + "and fail only with --fail-on-improvement."
+    )
+
+    @Argument(help: ArgumentHelp("The report folder to check.", valueName: "dir"))
+    var directory = "Reports/latest"
+
+    @OptionGroup(title: "Gating")
+    var gate: GateOptions
+
+    func validate() throws {
+        if gate.baseline == nil { throw ValidationError("compare needs --baseline FILE") }
+    }
+
+    func run() throws {
+        let baseline = try gate.loadBaseline()
+        let report = try ReportFolderCommands.read(directory).report
+        let checks = Gate.checks(for: report, baseline: baseline, policy: gate.policy())
+        try Publishing.publish(RunRecord(report: report, checks: checks), folder: directory, gate: gate)
+        let status = Gate.status(of: report, checks: checks, policy: gate.policy())
+        if status != .ok { throw ExitCode(status.code) }
+    }
+}
+
+struct MergeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "merge",
+        abstract: "Combine the report folders of shards (`run --shard I/N`) into one report, and check it."
+    )
+
+    @Argument(help: ArgumentHelp("Report folders of the shards.", valueName: "dir"))
+    var directories: [String]
+
+    @Option(name: .long, help: ArgumentHelp("Folder the combined report is written to.", valueName: "dir"))
+    var out = "Reports/merged"
+
+    @OptionGroup(title: "Gating")
+    var gate: GateOptions
+
+    func validate() throws {
+        if directories.isEmpty { throw ValidationError("merge needs at least one report folder") }
+    }
+
+    func run() throws {
+        let baseline = try gate.loadBaseline()
+        let records = try directories.map(ReportFolderCommands.read)
+        guard let report = RunReport.merged(records.map(\.report)) else { throw ExitCode(ExitStatus.usage.code) }
+        let checks = Gate.checks(for: report, baseline: baseline, policy: gate.policy())
+        let record = RunRecord(report: report, checks: checks, rendering: records[0].rendering)
+        try ReportFolderCommands.write(record, to: out)
+        Terminal.result("Merged \(directories.count) folders, \(report.scenarios.flatMap(\.cases).count) cases.")
+        try Publishing.publish(record, folder: out, gate: gate)
+        let status = Gate.status(of: report, checks: checks, policy: gate.policy())
+        if status != .ok { throw ExitCode(status.code) }
+    }
+}
+
+struct BaselineCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "baseline",
+        abstract: "Manage baseline files (medians of a run, meant to be committed).",
+        subcommands: [BaselineSaveCommand.self]
+    )
+}
+
+struct BaselineSaveCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "save",
+        abstract: "Store the medians of a report folder as a baseline file.",
+        discussion: "The file holds bytes per figure per scenario/strategy, sorted, with no times, hosts or paths, so "
+            + "it diffs well and is the same on any machine of a kind."
+    )
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("The baseline's name; the default file is Scenarios/baselines/NAME.json.", valueName: "name"))
+    var name = "default"
+
+    @Option(name: .long, help: ArgumentHelp("The report folder to take the medians from.", valueName: "dir"))
+    var from = "Reports/latest"
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Where to write the baseline (default: Scenarios/baselines/NAME.json).", valueName: "file"))
+    var output: String?
+
+    func validate() throws {
+        guard !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {
+            throw ValidationError("--name '\(name)': use letters, digits, '-' and '_'")
+        }
+    }
+
+    func run() throws {
+        let report = try ReportFolderCommands.read(from).report
+        let baseline = Baseline(name: name, report: report)
+        let path = output ?? "Scenarios/baselines/\(name).json"
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        do {
+            try ReportFolder.replaceFile(try encoder.encode(baseline) + Data("\n".utf8), at: path)
+        } catch let error as ReportError {
+            throw Terminal.fail(error.description, status: error.exitStatus)
+        }
+        Terminal.result("Baseline '\(name)': \(baseline.cases.count) cases from \(from) written to \(path)")
+    }
+}
+
+/// Reading and writing report folders for the commands that work on existing ones.
+enum ReportFolderCommands {
+    static func read(_ directory: String) throws -> RunRecord {
+        do {
+            return try ReportFolder.read(directory)
+        } catch {
+            throw Terminal.fail(error.description, status: error.exitStatus)
+        }
+    }
+
+    static func write(_ record: RunRecord, to directory: String) throws {
+        do {
+            let lock = try ReportFolderLock(directory)
+            try ReportFolder.write(try ReportBundle.files(record), to: directory)
+            withExtendedLifetime(lock) {}
+        } catch {
+            throw Terminal.fail(error.description, status: error.exitStatus)
+        }
+    }
+}

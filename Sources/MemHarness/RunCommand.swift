@@ -1,0 +1,152 @@
+import ArgumentParser
+import HarnessModel
+import Runner
+
+struct RunCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Run scenarios and write the report folder (report.md, summary.csv, samples.csv, run.json, charts).",
+        discussion: """
+            Each case (scenario x strategy x repetition) runs in its own child process. Every input is \
+            checked before any case runs. With no SCENARIO, every Scenarios/*.yaml is run.
+            """
+    )
+
+    @Argument(
+        help: ArgumentHelp(
+            "Scenario files (.yaml) or scenario names; default: every file in --scenarios-dir.", valueName: "scenario"))
+    var scenarios: [String] = []
+
+    @Option(name: .long, help: ArgumentHelp("Folder the report is written to.", valueName: "dir"))
+    var out: String = "Reports/latest"
+
+    @OptionGroup(title: "Running")
+    var running: RunningOptions
+
+    @OptionGroup(title: "Gating")
+    var gate: GateOptions
+
+    @OptionGroup(title: "Memory budget")
+    var memory: MemoryBudgetArguments
+
+    func run() throws {
+        let request = try running.request(scenarios: scenarios, memory: memory.options())
+        let output = RunOutput(
+            directory: out, rendering: running.rendering,
+            gate: gate.policy(checkThresholds: !running.quick, failOnMemoryLimit: memory.failOnMemoryLimit),
+            baseline: try gate.loadBaseline())
+        let progress = ProgressDisplay(quiet: running.quiet, verbose: running.verbose)
+        let outcome: RunOutcome
+        do {
+            outcome = try RunSession.run(
+                request, catalog: CommandContext.catalog, launcher: ProcessCaseLauncher.forCurrentBinary(),
+                output: output, toolVersion: MemHarness.version, events: progress.show)
+        } catch {
+            progress.end()
+            throw Terminal.fail(error.description, status: error.exitStatus)
+        }
+        progress.end()
+        try Publishing.publish(outcome.record, folder: out, gate: gate)
+        if running.quick && outcome.record.report.scenarios.contains(where: { !$0.thresholds.isEmpty }) {
+            Terminal.note("note: --quick shortens the steps the thresholds were written for, so they were not checked")
+        }
+        Publishing.reportCasesThatDidNotComplete(outcome.record.report)
+        if outcome.status != .ok { throw ExitCode(outcome.status.code) }
+    }
+}
+
+/// The options of `run` that shape the cases.
+struct RunningOptions: ParsableArguments {
+    @Option(
+        name: .long, help: ArgumentHelp("Sampling interval, e.g. 1ms, 500us; 0ms turns sampling off.", valueName: "duration"))
+    var interval = DurationArgument(.milliseconds(1))
+
+    @Option(
+        name: .customLong("repeat"),
+        help: ArgumentHelp("Repetitions per strategy (overrides the scenario files).", valueName: "n"))
+    var repetitions: Int?
+
+    @Flag(name: .long, help: "Smoke test: one repetition and every step duration divided by 4; thresholds are not checked.")
+    var quick = false
+
+    @Option(
+        name: .customLong("set"),
+        help: ArgumentHelp(
+            "Override a parameter (name=value) or step argument (step.argument=value); repeatable. One --set may list "
+                + "several values (burst.duration=1s,2s,4s): a sweep, reported as peak per value with the growth slope.",
+            valueName: "name=value"))
+    var overrides: [String] = []
+
+    @Option(
+        name: .long, help: ArgumentHelp("Folder searched for scenario names and for the default set.", valueName: "dir"))
+    var scenariosDir = "Scenarios"
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Rows per case kept in run.json and samples.csv (neighbours merged keeping maxima); 0 keeps all.", valueName: "n"))
+    var samplesMaxRows = 2000
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Value scale of the charts: auto (log when peaks differ by more than 30x), linear or log.", valueName: "scale"))
+    var chartScale: ChartScaleArgument = .auto
+
+    @Option(
+        name: .long, help: ArgumentHelp("Time limit per case (overrides the scenario files), e.g. 30s.", valueName: "duration"))
+    var timeout: DurationArgument?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "sampled (default), or exact: also count every allocation for exact peaks per phase and overall, beside "
+                + "the sampled ones; overrides the files' `peak:`.",
+            valueName: "mode"))
+    var peak: PeakMode?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Run only shard I of N (a deterministic, round-robin subset of the cases), e.g. 2/4; combine shards with "
+                + "`merge`.",
+            valueName: "i/n"))
+    var shard: Shard?
+
+    @Flag(name: .long, help: "No progress on stderr (it is also off when stderr is not a terminal).")
+    var quiet = false
+
+    @Flag(name: .long, help: "A line on stderr for every finished case, even when stderr is not a terminal.")
+    var verbose = false
+
+    func validate() throws {
+        if let repetitions, !(1...100).contains(repetitions) {
+            throw ValidationError("--repeat \(repetitions) is out of range; allowed: 1...100")
+        }
+        let nanoseconds = interval.duration.nanoseconds
+        if nanoseconds != 0 && !(50_000...10_000_000_000).contains(nanoseconds) {
+            throw ValidationError(
+                "--interval \(Units.formatDuration(nanoseconds: nanoseconds)) is out of range; allowed: 0ms (off) or 50us...10s")
+        }
+        if let timeout, !(100_000_000...3_600_000_000_000).contains(timeout.duration.nanoseconds) {
+            throw ValidationError("--timeout must be between 100ms and 3600s")
+        }
+        if samplesMaxRows < 0 {
+            throw ValidationError("--samples-max-rows must be 0 (keep all) or more, got \(samplesMaxRows)")
+        }
+        if quiet && verbose { throw ValidationError("--quiet and --verbose contradict each other; give one") }
+    }
+
+    /// The run these options ask for.
+    func request(scenarios: [String], memory: MemoryOptions) -> RunRequest {
+        var request = RunRequest(scenarios: scenarios, scenariosDirectory: scenariosDir, overrides: overrides)
+        request.options = RunOptions(interval: interval.duration, repetitions: repetitions, quick: quick)
+        request.options.memory = memory
+        request.options.peakMode = peak
+        request.options.timeout = timeout?.duration
+        request.shard = shard
+        return request
+    }
+
+    var rendering: RenderingOptions { RenderingOptions(samplesMaxRows: samplesMaxRows, chartScale: chartScale.scale) }
+}

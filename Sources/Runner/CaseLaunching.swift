@@ -1,0 +1,53 @@
+import Foundation
+import Measurement
+import WorkloadKit
+
+/// Runs one case to its outcome: in a child process (`ProcessCaseLauncher`), or in this process (`InProcessCaseLauncher`, for tests).
+public protocol CaseLaunching: Sendable {
+    /// Runs `spec`; never throws: a case that cannot run is a `notMeasured` outcome, and the run goes on.
+    func launch(_ spec: CaseSpec) -> CaseOutcome
+
+    /// Why exact-peak cases cannot run with this launcher; nil when they can.
+    var exactPeakProblem: String? { get }
+}
+
+/// Runs cases in this process, one after another: no isolation between cases (their heaps mix), so
+/// only for tests and tools that run one case; a memory-limit stop waits for the case to end.
+public struct InProcessCaseLauncher: CaseLaunching {
+    public let catalog: WorkloadCatalog
+    /// The folder cases get scratch folders in (each removed after its case).
+    public let scratchRoot: String
+
+    public init(catalog: WorkloadCatalog, scratchRoot: String = FileManager.default.temporaryDirectory.path) {
+        self.catalog = catalog
+        self.scratchRoot = scratchRoot
+    }
+
+    public var exactPeakProblem: String? {
+        ExactPeak.isAvailable ? nil : "this process does not count allocations (\(ExactPeak.missingHint))"
+    }
+
+    public func launch(_ spec: CaseSpec) -> CaseOutcome {
+        let scratch = "\(scratchRoot)/memharness-scratch-\(UUID().uuidString)"
+        do {
+            try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
+        } catch {
+            return .notMeasured(reason: "could not make a scratch folder \(scratch): \(error.localizedDescription)")
+        }
+        defer { ScratchFolder.remove(scratch) }
+        do {
+            return try CaseExecutor(catalog: catalog).run(spec, in: CaseEnvironment(scratchDirectory: scratch))
+        } catch {
+            return .notMeasured(reason: error.description)
+        }
+    }
+}
+
+/// Removing what a case left behind.
+enum ScratchFolder {
+    /// Removes `path` and everything in it. A folder that cannot be removed is left for the system's
+    /// temporary-file cleaner: the run's figures are already taken, and failing the run would lose them.
+    static func remove(_ path: String) {
+        try? FileManager.default.removeItem(atPath: path)
+    }
+}

@@ -1,0 +1,193 @@
+import Measurement
+import Scenarios
+import WorkloadKit
+
+/// Options of a run that apply to every scenario.
+public struct RunOptions: Sendable {
+    /// Sampling interval unless a scenario sets its own; zero turns sampling off.
+    public var interval: Duration = .milliseconds(1)
+    /// Overrides every scenario's repetitions when set.
+    public var repetitions: Int?
+    /// Smoke-test mode: one repetition and every duration argument of every step divided by 4.
+    public var quick = false
+    /// Rows the sampler reserves per case before merging neighbours.
+    public var sampleCapacity = 16_384
+    /// Memory limit and warnings, over the scenario files' own.
+    public var memory = MemoryOptions()
+    /// `--peak`: overrides every scenario's `peak:`; nil lets the files decide (sampled when they do not say).
+    public var peakMode: PeakMode?
+    /// `--timeout`: the per-case limit, over the files'.
+    public var timeout: Duration?
+
+    public init(interval: Duration = .milliseconds(1), repetitions: Int? = nil, quick: Bool = false) {
+        self.interval = interval
+        self.repetitions = repetitions
+        self.quick = quick
+    }
+}
+
+/// `--shard I/N`: the I-th of N deterministic, round-robin subsets of a run's cases.
+public struct Shard: Sendable, Hashable {
+    /// From 1.
+    public var index: Int
+    public var count: Int
+
+    /// Nil unless `1 <= index <= count`.
+    public init?(index: Int, count: Int) {
+        guard count >= 1, (1...count).contains(index) else { return nil }
+        self.index = index
+        self.count = count
+    }
+
+    /// Reads `I/N`.
+    public init?(parsing text: String) {
+        let parts = text.split(separator: "/", omittingEmptySubsequences: false).map { Int($0) }
+        guard parts.count == 2, let index = parts[0], let count = parts[1] else { return nil }
+        self.init(index: index, count: count)
+    }
+
+    /// True when the case at `position` (from 0, in run order) belongs to this shard.
+    public func contains(position: Int) -> Bool { position % count == index - 1 }
+}
+
+/// What the user asked to run: everything the command line says, before any file is read.
+public struct RunRequest: Sendable {
+    /// Scenario files or names; empty: every file of `scenariosDirectory`.
+    public var scenarios: [String] = []
+    public var scenariosDirectory = "Scenarios"
+    /// `--set NAME=VALUE` overrides; one of them may list several values (a sweep).
+    public var overrides: [String] = []
+    public var options = RunOptions()
+    public var shard: Shard?
+
+    public init(scenarios: [String] = [], scenariosDirectory: String = "Scenarios", overrides: [String] = []) {
+        self.scenarios = scenarios
+        self.scenariosDirectory = scenariosDirectory
+        self.overrides = overrides
+    }
+}
+
+/// One scenario as it will run: its spec (named for its sweep point in a sweep) and its cases.
+public struct PlannedScenario: Sendable {
+    /// The spec, with overrides applied; in a sweep its name is `scenario @ key=value`.
+    public var spec: ScenarioSpec
+    /// The scenario's own name, without the sweep point.
+    public var baseName: String
+    /// The value swept at this point, as written and as a value; nil without a sweep.
+    public var sweepPoint: (label: String, value: ParameterValue)?
+    /// Every case of this scenario (all repetitions and strategies), before sharding.
+    public var cases: [CaseSpec]
+}
+
+/// A run, fully validated: every scenario of every sweep point and the cases this process runs.
+public struct RunPlan: Sendable {
+    public var scenarios: [PlannedScenario]
+    /// The swept key; nil without a sweep.
+    public var sweepKey: String?
+    public var options: RunOptions
+    /// The cases to run, in run order (this shard's only).
+    public var cases: [CaseSpec]
+
+    /// True when some case needs every allocation counted.
+    public var needsExactPeaks: Bool { cases.contains { $0.peakMode == .exact } }
+}
+
+/// Turns a request into a plan: reads and validates every scenario file, applies overrides, expands
+/// a sweep, applies the run's options and picks the shard. Everything wrong is found here, before work.
+public enum RunPlanner {
+    public static func plan(_ request: RunRequest, catalog: WorkloadCatalog) throws(RunError) -> RunPlan {
+        let points: [(label: String, specs: [ScenarioSpec])]
+        var sweepKey: String?
+        do throws(ScenarioError) {
+            let specs = try ScenarioFiles.load(request.scenarios, directory: request.scenariosDirectory, catalog: catalog)
+            let sweeps = request.overrides.filter(SweepSpec.isSweep)
+            if sweeps.count > 1 {
+                throw ScenarioError.invalidOverride(
+                    sweeps[1], reason: "only one --set may list several values; this run already sweeps \(sweeps[0])")
+            }
+            let fixed = try applyOverrides(request.overrides.filter { !SweepSpec.isSweep($0) }, to: specs, catalog: catalog)
+            if let text = sweeps.first {
+                let sweep = try SweepSpec(parsing: text)
+                sweepKey = sweep.key
+                points = try zip(sweep.values, sweep.overrides).map { value, override throws(ScenarioError) in
+                    ("\(sweep.key)=\(value)", try applyOverrides([override], to: fixed, catalog: catalog))
+                }
+            } else {
+                points = [("", fixed)]
+            }
+        } catch {
+            throw .scenario(error)
+        }
+        let options = request.options
+        let problems = problems(of: points.flatMap(\.specs), options: options)
+        guard problems.isEmpty else { throw .options(problems) }
+        let scenarios = points.flatMap { point in
+            point.specs.map { spec in planned(spec, sweepKey: sweepKey, pointLabel: point.label, options: options) }
+        }
+        var cases = scenarios.flatMap(\.cases)
+        if let shard = request.shard {
+            cases = cases.enumerated().filter { shard.contains(position: $0.offset) }.map(\.element)
+        }
+        return RunPlan(scenarios: scenarios, sweepKey: sweepKey, options: options, cases: cases)
+    }
+
+    /// What in the options does not fit the scenarios, one message each.
+    static func problems(of specs: [ScenarioSpec], options: RunOptions) -> [String] {
+        var problems = options.memory.problems(for: specs)
+        for spec in specs where (spec.interval ?? options.interval) == .zero && options.memory.budget(for: spec) != nil {
+            problems.append("\(spec.file): a memory limit or warning needs the sampler; use an --interval above 0")
+        }
+        return problems.uniqued()
+    }
+
+    /// One scenario at one sweep point (`pointLabel` empty without a sweep) with its cases.
+    static func planned(_ spec: ScenarioSpec, sweepKey: String?, pointLabel: String, options: RunOptions) -> PlannedScenario {
+        var spec = spec
+        let baseName = spec.name
+        var point: (String, ParameterValue)?
+        if let sweepKey, let value = sweptValue(sweepKey, in: spec) {
+            point = (pointLabel, value)
+        }
+        if !pointLabel.isEmpty { spec.name = "\(baseName) @ \(pointLabel)" }
+        if let timeout = options.timeout { spec.timeout = timeout }
+        return PlannedScenario(spec: spec, baseName: baseName, sweepPoint: point, cases: cases(of: spec, options: options))
+    }
+
+    /// The cases of one scenario, repetition by repetition, strategy by strategy: strategies
+    /// alternate within a repetition so slow drifts of the machine spread over all of them.
+    public static func cases(of scenario: ScenarioSpec, options: RunOptions) -> [CaseSpec] {
+        let repetitions = options.quick ? 1 : (options.repetitions ?? scenario.repetitions)
+        let steps = options.quick ? scenario.steps.map(quartered) : scenario.steps
+        let interval = scenario.interval ?? options.interval
+        return (1...repetitions).flatMap { repetition in
+            scenario.strategies.map { strategy in
+                CaseSpec(
+                    scenario: scenario.name, workload: scenario.workload, strategy: strategy.name,
+                    repetition: repetition, parameters: strategy.parameters, steps: steps,
+                    samplingIntervalNanoseconds: interval.nanoseconds, sampleCapacity: options.sampleCapacity,
+                    settleNanoseconds: scenario.settle.nanoseconds, timeoutNanoseconds: scenario.timeout.nanoseconds,
+                    memoryBudget: options.memory.budget(for: scenario),
+                    expectation: strategy.expect.flatMap(LeakExpectation.init(rawValue:)),
+                    peakMode: options.peakMode ?? scenario.peakMode ?? .sampled, gaugeNames: scenario.gaugeNames)
+            }
+        }
+    }
+
+    /// `--quick`: every duration argument divided by 4, inside `repeat` bodies too.
+    static func quartered(_ step: StepInvocation) -> StepInvocation {
+        var step = step
+        for (name, value) in step.arguments.values {
+            if case let .duration(nanoseconds) = value { step.arguments[name] = .duration(nanoseconds: nanoseconds / 4) }
+        }
+        step.body = step.body?.map(quartered)
+        return step
+    }
+}
+
+extension Array where Element: Hashable {
+    /// The elements in order, each once.
+    func uniqued() -> [Element] {
+        var seen = Set<Element>()
+        return filter { seen.insert($0).inserted }
+    }
+}

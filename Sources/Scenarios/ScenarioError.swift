@@ -1,0 +1,28 @@
+import WorkloadKit
+
+/// Why scenario files (or `--set` overrides of them) cannot be run. Every case is a usage error:
+/// the fix is in what the user wrote, and the message says where and how.
+public enum ScenarioError: Error, CustomStringConvertible, Sendable {
+    /// Problems found in scenario files; every problem of every file, each with file:line:column.
+    case invalid([ScenarioDiagnostic])
+    /// A scenario name or path on the command line that matches nothing.
+    case unknownScenario(String, available: [String])
+    /// A scenario file that cannot be read (missing, a directory, not UTF-8, too large).
+    case unreadable(path: String, reason: String)
+    /// A `--set` override that does not fit the scenarios.
+    case invalidOverride(String, reason: String)
+
+    public var description: String {
+        switch self {
+        case let .invalid(diagnostics):
+            return diagnostics.map(\.description).joined(separator: "\n")
+        case let .unknownScenario(name, available):
+            return "no scenario file or name '\(name)'; expected a path to a .yaml file or one of: "
+                + available.joined(separator: ", ") + suggestion(name, available)
+        case let .unreadable(path, reason):
+            return "\(path): \(reason)"
+        case let .invalidOverride(text, reason):
+            return "--set '\(text)': \(reason)"
+        }
+    }
+}

@@ -1,0 +1,66 @@
+import Foundation
+import WorkloadKit
+
+/// Finds and parses the scenario files named on the command line, all of them before any work.
+public enum ScenarioFiles {
+    /// The largest scenario file read, bytes: a scenario is a page of YAML; anything bigger is a mistake.
+    public static let maximumFileBytes = 1 << 20
+
+    /// Resolves `arguments` (paths, or names of files in `directory`; every file of `directory` when
+    /// empty) and parses them all; every problem of every file is reported at once.
+    public static func load(
+        _ arguments: [String], directory: String, catalog: WorkloadCatalog
+    ) throws(ScenarioError) -> [ScenarioSpec] {
+        let files = try resolve(arguments, directory: directory)
+        let parser = ScenarioParser(catalog: catalog)
+        var specs: [ScenarioSpec] = []
+        var diagnostics: [ScenarioDiagnostic] = []
+        for file in files {
+            do {
+                specs.append(try parser.parse(try read(file), file: file))
+            } catch let .invalid(found) {
+                diagnostics += found
+            }
+        }
+        var seen: [String: String] = [:]
+        for spec in specs {
+            if let other = seen[spec.name] {
+                diagnostics.append(
+                    ScenarioDiagnostic(
+                        SourceLocation(file: spec.file, line: 1, column: 1),
+                        "scenario name '\(spec.name)' is also used by \(other); names must be unique"))
+            }
+            seen[spec.name] = spec.file
+        }
+        if !diagnostics.isEmpty { throw .invalid(diagnostics) }
+        return specs
+    }
+
+    /// The files `arguments` name, in order.
+    static func resolve(_ arguments: [String], directory: String) throws(ScenarioError) -> [String] {
+        let available = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [])
+            .filter { $0.hasSuffix(".yaml") || $0.hasSuffix(".yml") }.sorted()
+        if arguments.isEmpty {
+            guard !available.isEmpty else {
+                throw .unknownScenario(directory, available: ["a folder with .yaml scenario files (see --scenarios-dir)"])
+            }
+            return available.map { "\(directory)/\($0)" }
+        }
+        return try arguments.map { argument throws(ScenarioError) in
+            if FileManager.default.fileExists(atPath: argument) { return argument }
+            if let match = available.first(where: { $0 == "\(argument).yaml" || $0 == "\(argument).yml" }) {
+                return "\(directory)/\(match)"
+            }
+            throw .unknownScenario(argument, available: available.map { String($0.split(separator: ".").first ?? "") })
+        }
+    }
+
+    /// The text of a scenario file: a regular file, at most `maximumFileBytes`, UTF-8.
+    public static func read(_ path: String) throws(ScenarioError) -> String {
+        do {
+            return try InputFile.readText(path, maximumBytes: maximumFileBytes, what: "scenario file")
+        } catch {
+            throw .unreadable(path: path, reason: error.reason)
+        }
+    }
+}

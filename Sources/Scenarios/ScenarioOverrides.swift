@@ -1,0 +1,116 @@
+import WorkloadKit
+
+/// Applies `--set name=value` overrides: `name` is a parameter, `step.argument` a step's argument
+/// (by phase name or step name). Every override must match something.
+public func applyOverrides(_ overrides: [String], to scenarios: [ScenarioSpec], catalog: WorkloadCatalog) throws(ScenarioError) -> [ScenarioSpec] {
+    var scenarios = scenarios
+    for text in overrides {
+        let parts = text.split(separator: "=", maxSplits: 1).map(String.init)
+        guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else {
+            throw .invalidOverride(text, reason: "expected NAME=VALUE, e.g. payloadSize=8KiB or burst.duration=2s")
+        }
+        let (key, valueText) = (parts[0], parts[1])
+        var matched = false
+        var problems: [String] = []
+        for index in scenarios.indices {
+            guard let workload = catalog.workload(named: scenarios[index].workload) else { continue }
+            let descriptor = workload.descriptor
+            let keyParts = key.split(separator: ".", maxSplits: 1).map(String.init)
+            if keyParts.count == 1 {
+                guard let spec = descriptor.parameters.first(where: { $0.name == key }) else {
+                    problems.append("\(scenarios[index].name): no parameter '\(key)'; parameters: \(descriptor.parameters.map(\.name).joined(separator: ", "))")
+                    continue
+                }
+                switch spec.parse(valueText) {
+                case let .success(value):
+                    scenarios[index].parameters[key] = value
+                    for strategy in scenarios[index].strategies.indices {
+                        scenarios[index].strategies[strategy].parameters[key] = value
+                    }
+                    matched = true
+                case let .failure(failure):
+                    throw .invalidOverride(text, reason: failure.message(text: valueText))
+                }
+            } else {
+                let (stepKey, argument) = (keyParts[0], keyParts[1])
+                let stepDescriptors = descriptor.steps + BuiltInStep.all
+                for stepIndex in scenarios[index].steps.indices {
+                    let step = scenarios[index].steps[stepIndex]
+                    guard step.phase == stepKey || step.name == stepKey,
+                          let stepDescriptor = stepDescriptors.first(where: { $0.name == step.name }) else { continue }
+                    guard let spec = stepDescriptor.arguments.first(where: { $0.name == argument }) else {
+                        problems.append("step '\(step.name)' has no argument '\(argument)'; arguments: \(stepDescriptor.arguments.map(\.name).joined(separator: ", "))")
+                        continue
+                    }
+                    switch spec.parse(valueText) {
+                    case let .success(value):
+                        scenarios[index].steps[stepIndex].arguments[argument] = value
+                        matched = true
+                    case let .failure(failure):
+                        throw .invalidOverride(text, reason: failure.message(text: valueText))
+                    }
+                }
+                if !matched && problems.isEmpty {
+                    problems.append("\(scenarios[index].name): no step '\(stepKey)'; steps: \(scenarios[index].steps.map(\.phase).joined(separator: ", "))")
+                }
+            }
+        }
+        if !matched {
+            throw .invalidOverride(text, reason: problems.isEmpty ? "no scenario to apply it to" : problems.joined(separator: "; "))
+        }
+    }
+    return scenarios
+}
+
+/// One parameter or step argument run at several values: `--set burst.duration=1s,2s,4s`.
+///
+/// A sweep runs the whole scenario once per value (each point an ordinary run with that `--set`
+/// override) and fits each strategy's median peak against the value, so a peak that grows with
+/// the burst shows as a slope in bytes per second and a bounded one as a slope near zero.
+public struct SweepSpec: Sendable, Hashable {
+    /// What is swept, as `--set` spells it: `payloadSize` or `burst.duration`.
+    public var key: String
+    /// The values in the order given, as written.
+    public var values: [String]
+
+    /// Reads `NAME=V1,V2,...` (at least two values, none empty or repeated).
+    public init(parsing text: String) throws(ScenarioError) {
+        let parts = text.split(separator: "=", maxSplits: 1).map(String.init)
+        guard parts.count == 2, !parts[0].isEmpty else {
+            throw .invalidOverride(text, reason: "expected NAME=V1,V2,..., e.g. burst.duration=1s,2s,4s")
+        }
+        let values = parts[1].split(separator: ",", omittingEmptySubsequences: false).map {
+            String($0.drop(while: { $0 == " " }).reversed().drop(while: { $0 == " " }).reversed())
+        }
+        guard values.count >= 2 else {
+            throw .invalidOverride(text, reason: "a sweep needs at least two values separated by commas, e.g. \(parts[0])=1s,2s,4s")
+        }
+        if let empty = values.firstIndex(where: \.isEmpty) {
+            throw .invalidOverride(text, reason: "value \(empty + 1) of the sweep is empty; remove the extra comma")
+        }
+        if let repeated = values.enumerated().first(where: { values[..<$0.offset].contains($0.element) })?.element {
+            throw .invalidOverride(text, reason: "'\(repeated)' is listed twice; every point of a sweep needs its own value")
+        }
+        key = parts[0]
+        self.values = values
+    }
+
+    /// True when `--set` text lists several values (`name=a,b`) and so asks for a sweep.
+    public static func isSweep(_ text: String) -> Bool {
+        text.split(separator: "=", maxSplits: 1).dropFirst().first?.contains(",") ?? false
+    }
+
+    /// The `--set` override of each point, in order: `burst.duration=1s`, `burst.duration=2s`, ...
+    public var overrides: [String] { values.map { "\(key)=\($0)" } }
+}
+
+/// The value a scenario runs `key` at: a parameter (`payloadSize`) or a step argument
+/// (`burst.duration`, by phase or step name, first match); nil when there is none.
+///
+/// Read after `applyOverrides`, it gives each sweep point its x in base units (`baseUnitValue`).
+public func sweptValue(_ key: String, in scenario: ScenarioSpec) -> ParameterValue? {
+    let parts = key.split(separator: ".", maxSplits: 1).map(String.init)
+    guard parts.count == 2 else { return scenario.parameters[key] }
+    return scenario.steps.first { $0.phase == parts[0] || $0.name == parts[0] }?.arguments[parts[1]]
+}
+

@@ -1,0 +1,359 @@
+import WorkloadKit
+import HarnessModel
+import Yams
+
+/// Reads scenario files (YAML) into `ScenarioSpec`s, checking everything against the workload's
+/// descriptor before any work: every problem is reported with file, line and column.
+public struct ScenarioParser: Sendable {
+    /// Top-level keys a scenario file may use.
+    public static let topLevelKeys = [
+        "scenario", "description", "workload", "parameters", "strategies", "steps",
+        "repetitions", "interval", "timeout", "settle", "thresholds", "memoryLimit", "memoryWarning", "peak",
+    ]
+
+    public let catalog: WorkloadCatalog
+
+    public init(catalog: WorkloadCatalog) {
+        self.catalog = catalog
+    }
+
+    /// Parses one file's text. Throws `ScenarioError.invalid` with every problem found.
+    public func parse(_ text: String, file: String) throws(ScenarioError) -> ScenarioSpec {
+        var context = ParseContext(file: file)
+        let spec = parse(text, context: &context)
+        if let spec, context.diagnostics.isEmpty { return spec }
+        throw .invalid(context.diagnostics)
+    }
+
+    private func parse(_ text: String, context: inout ParseContext) -> ScenarioSpec? {
+        let root: Node?
+        do {
+            root = try Yams.compose(yaml: text)
+        } catch let error as YamlError {
+            context.diagnostics.append(Self.diagnostic(for: error, file: context.file))
+            return nil
+        } catch {
+            context.report(nil, "cannot read YAML: \(error)")
+            return nil
+        }
+        guard let root, let mapping = root.mapping else {
+            context.report(root, "a scenario file is a mapping with keys: \(Self.topLevelKeys.joined(separator: ", "))")
+            return nil
+        }
+        context.checkKeys(mapping, allowed: Self.topLevelKeys, what: "key")
+
+        let name = context.requiredString(mapping, "scenario")
+        var summary = mapping["description"].flatMap { context.string($0, "description") } ?? ""
+        // Folded YAML scalars end with a line break; the report adds its own spacing.
+        while summary.last?.isNewline == true || summary.last == " " { summary.removeLast() }
+        guard let workloadName = context.requiredString(mapping, "workload") else { return nil }
+        guard let workload = catalog.workload(named: workloadName) else {
+            context.report(mapping["workload"], "unknown workload '\(workloadName)'; expected one of: \(catalog.names.joined(separator: ", "))"
+                + suggestion(workloadName, catalog.names))
+            return nil
+        }
+        let descriptor = workload.descriptor
+
+        // Parameters: defaults, then the file's values.
+        var parameters = ParameterValues(Dictionary(uniqueKeysWithValues: descriptor.parameters.map { ($0.name, $0.defaultValue) }))
+        if let node = mapping["parameters"] {
+            context.readParameters(node, specs: descriptor.parameters, into: &parameters, what: "of workload '\(descriptor.name)'")
+        }
+
+        // Strategies: a list of names, or of mappings `{name: x, expect: leaks, parameters: {...}}`.
+        var strategies: [StrategyPlan] = []
+        let validStrategies = descriptor.strategies.map(\.name)
+        if let node = mapping["strategies"] {
+            if let sequence = node.sequence {
+                for item in sequence {
+                    if let plan = context.readStrategy(item, descriptor: descriptor, base: parameters) {
+                        if strategies.contains(where: { $0.name == plan.name }) {
+                            context.report(item, "strategy '\(plan.name)' is listed twice")
+                        } else {
+                            strategies.append(plan)
+                        }
+                    }
+                }
+            } else {
+                context.report(node, "'strategies' is a list, e.g. [\(validStrategies.prefix(2).joined(separator: ", "))]")
+            }
+        } else {
+            strategies = descriptor.strategies.map {
+                StrategyPlan(name: $0.name, parameters: parameters, expect: nil, location: context.location(root))
+            }
+        }
+        if strategies.isEmpty && mapping["strategies"] != nil && context.diagnostics.isEmpty {
+            context.report(mapping["strategies"], "no strategies listed; expected some of: \(validStrategies.joined(separator: ", "))")
+        }
+
+        // Steps.
+        var steps: [StepInvocation] = []
+        let stepDescriptors = descriptor.steps + BuiltInStep.all
+        if let node = mapping["steps"] {
+            if let sequence = node.sequence {
+                for item in sequence {
+                    if let step = context.readStep(item, descriptors: stepDescriptors) { steps.append(step) }
+                }
+            } else {
+                context.report(node, "'steps' is a list, e.g. [\(descriptor.defaultSteps.joined(separator: ", "))]")
+            }
+        } else {
+            for stepName in descriptor.defaultSteps {
+                if let step = stepDescriptors.first(where: { $0.name == stepName }) {
+                    steps.append(StepInvocation(name: step.name, phase: step.name, arguments: defaults(of: step)))
+                }
+            }
+        }
+        steps = uniquePhases(steps)
+        let thresholds = mapping["thresholds"].map {
+            context.readThresholds($0, strategies: strategies.map(\.name), phases: ["setup"] + steps.map(\.phase) + ["teardown"])
+        } ?? []
+
+        let repetitions = context.readNumber(mapping, "repetitions", default: 3, range: 1...100)
+        let interval = context.readDuration(mapping, "interval", range: .microseconds(50) ... .seconds(10))
+        let timeout = context.readDuration(mapping, "timeout", range: .milliseconds(100) ... .seconds(3600)) ?? .seconds(120)
+        let settle = context.readDuration(mapping, "settle", range: .zero ... .seconds(60)) ?? .milliseconds(100)
+        let memory = context.readMemoryBudget(mapping)
+        var peakMode: PeakMode?
+        if let node = mapping["peak"], let text = context.string(node, "peak") {
+            peakMode = PeakMode(rawValue: text)
+            if peakMode == nil {
+                context.report(node, "bad value '\(text)' for 'peak'; expected one of: \(PeakMode.allCases.map(\.rawValue).joined(separator: ", "))"
+                    + suggestion(text, PeakMode.allCases.map(\.rawValue)))
+            }
+        }
+
+        guard let name, context.diagnostics.isEmpty else { return nil }
+        return ScenarioSpec(
+            name: name, file: context.file, summary: summary, workload: descriptor.name,
+            parameters: parameters, parameterOrder: descriptor.parameters.map(\.name),
+            strategies: strategies, steps: steps, repetitions: repetitions,
+            interval: interval, timeout: timeout, settle: settle, thresholds: thresholds,
+            memoryLimitBytes: memory.limitBytes, memoryWarning: memory.warning, peakMode: peakMode,
+            gaugeNames: descriptor.gauges.map(\.name)
+        )
+    }
+
+    private func defaults(of step: StepDescriptor) -> ParameterValues {
+        ParameterValues(Dictionary(uniqueKeysWithValues: step.arguments.map { ($0.name, $0.defaultValue) }))
+    }
+
+    /// Gives repeated phase names a `#2`, `#3` suffix so per-phase peaks stay apart.
+    private func uniquePhases(_ steps: [StepInvocation]) -> [StepInvocation] {
+        var seen: [String: Int] = [:]
+        return steps.map { step in
+            var step = step
+            let count = (seen[step.phase] ?? 0) + 1
+            seen[step.phase] = count
+            if count > 1 { step.phase += "#\(count)" }
+            return step
+        }
+    }
+
+    static func diagnostic(for error: YamlError, file: String) -> ScenarioDiagnostic {
+        switch error {
+        case let .scanner(context, problem, mark, _), let .parser(context, problem, mark, _):
+            let what = [context?.text, problem].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: " ")
+            return ScenarioDiagnostic(SourceLocation(file: file, line: mark.line, column: mark.column), "invalid YAML: \(what)")
+        default:
+            return ScenarioDiagnostic(SourceLocation(file: file, line: 1, column: 1), "invalid YAML: \(error)")
+        }
+    }
+}
+
+/// The state of one file's parse: its name and the problems found so far.
+struct ParseContext {
+    let file: String
+    var diagnostics: [ScenarioDiagnostic] = []
+
+    func location(_ node: Node?) -> SourceLocation {
+        SourceLocation(file: file, line: node?.mark?.line ?? 1, column: node?.mark?.column ?? 1)
+    }
+
+    mutating func report(_ node: Node?, _ message: String) {
+        diagnostics.append(ScenarioDiagnostic(location(node), message))
+    }
+
+    mutating func checkKeys(_ mapping: Node.Mapping, allowed: [String], what: String) {
+        for key in mapping.keys {
+            guard let name = key.string else {
+                report(key, "\(what)s are words; expected one of: \(allowed.joined(separator: ", "))")
+                continue
+            }
+            if !allowed.contains(name) {
+                report(key, "unknown \(what) '\(name)'; expected one of: \(allowed.joined(separator: ", "))" + suggestion(name, allowed))
+            }
+        }
+    }
+
+    mutating func string(_ node: Node, _ key: String) -> String? {
+        guard case let .scalar(scalar) = node else {
+            report(node, "'\(key)' takes a single value, not a list or mapping")
+            return nil
+        }
+        return scalar.string
+    }
+
+    mutating func requiredString(_ mapping: Node.Mapping, _ key: String) -> String? {
+        guard let node = mapping[key] else {
+            diagnostics.append(ScenarioDiagnostic(location(Node.mapping(mapping)), "missing required key '\(key)'"))
+            return nil
+        }
+        guard let value = string(node, key), !value.isEmpty else {
+            if case .scalar = node { report(node, "'\(key)' must not be empty") }
+            return nil
+        }
+        return value
+    }
+
+    mutating func readNumber(_ mapping: Node.Mapping, _ key: String, default value: Int, range: ClosedRange<Int>) -> Int {
+        guard let node = mapping[key] else { return value }
+        guard let text = string(node, key) else { return value }
+        guard let number = Int(text) else {
+            report(node, "'\(key)' is a whole number in \(range.lowerBound)...\(range.upperBound), got '\(text)'")
+            return value
+        }
+        guard range.contains(number) else {
+            report(node, "'\(key)' \(number) is out of range; allowed: \(range.lowerBound)...\(range.upperBound)")
+            return value
+        }
+        return number
+    }
+
+    mutating func readDuration(_ mapping: Node.Mapping, _ key: String, range: ClosedRange<Duration>) -> Duration? {
+        guard let node = mapping[key], let text = string(node, key) else { return nil }
+        let spec = ParameterSpec.duration(key, default: range.lowerBound, range: range, "")
+        switch spec.parse(text) {
+        case let .success(.duration(nanoseconds)): return .nanoseconds(nanoseconds)
+        case let .failure(failure): report(node, failure.message(text: text, name: key))
+        default: break
+        }
+        return nil
+    }
+
+    mutating func readParameters(_ node: Node, specs: [ParameterSpec], into values: inout ParameterValues, what: String) {
+        guard let mapping = node.mapping else {
+            report(node, "parameters are a mapping of name: value; valid names: \(specs.map(\.name).joined(separator: ", "))")
+            return
+        }
+        for (key, valueNode) in mapping {
+            guard let name = key.string, let spec = specs.first(where: { $0.name == name }) else {
+                let names = specs.map(\.name)
+                report(key, "unknown parameter '\(key.string ?? "?")' \(what); expected one of: \(names.joined(separator: ", "))"
+                    + suggestion(key.string ?? "", names))
+                continue
+            }
+            guard let text = string(valueNode, name) else { continue }
+            switch spec.parse(text) {
+            case let .success(value): values[name] = value
+            case let .failure(failure): report(valueNode, failure.message(text: text, name: name))
+            }
+        }
+    }
+
+    mutating func readStrategy(_ node: Node, descriptor: WorkloadDescriptor, base: ParameterValues) -> StrategyPlan? {
+        let valid = descriptor.strategies.map(\.name)
+        func check(_ name: String, _ at: Node) -> Bool {
+            guard valid.contains(name) else {
+                report(at, "unknown strategy '\(name)'; expected one of: \(valid.joined(separator: ", "))" + suggestion(name, valid))
+                return false
+            }
+            return true
+        }
+        if case let .scalar(scalar) = node {
+            guard check(scalar.string, node) else { return nil }
+            return StrategyPlan(name: scalar.string, parameters: base, expect: nil, location: location(node))
+        }
+        guard let mapping = node.mapping else {
+            report(node, "a strategy is a name or a mapping with 'name', 'expect', 'parameters'")
+            return nil
+        }
+        checkKeys(mapping, allowed: ["name", "expect", "parameters"], what: "strategy key")
+        guard let name = requiredString(mapping, "name"), let nameNode = mapping["name"], check(name, nameNode) else { return nil }
+        var parameters = base
+        if let overrides = mapping["parameters"] {
+            readParameters(overrides, specs: descriptor.parameters, into: &parameters, what: "of workload '\(descriptor.name)'")
+        }
+        var expect: String?
+        if let expectNode = mapping["expect"], let text = string(expectNode, "expect") {
+            let choices = ["leak-free", "leaks"]
+            if choices.contains(text) {
+                expect = text
+            } else {
+                report(expectNode, "unknown expectation '\(text)'; expected one of: \(choices.joined(separator: ", "))" + suggestion(text, choices))
+            }
+        }
+        return StrategyPlan(name: name, parameters: parameters, expect: expect, location: location(nameNode))
+    }
+
+    /// A step is `name`, `name: value` (sets the first argument) or `name: {argument: value, phase: label}`.
+    mutating func readStep(_ node: Node, descriptors: [StepDescriptor]) -> StepInvocation? {
+        let valid = descriptors.map(\.name)
+        let name: String
+        let nameNode: Node
+        var argumentsNode: Node?
+        if case let .scalar(scalar) = node {
+            name = scalar.string
+            nameNode = node
+        } else if let mapping = node.mapping, mapping.count == 1, let first = mapping.first, let key = first.key.string {
+            name = key
+            nameNode = first.key
+            argumentsNode = first.value
+        } else {
+            report(node, "a step is a name, 'name: value' or 'name: {argument: value}'; steps: \(valid.joined(separator: ", "))")
+            return nil
+        }
+        guard let descriptor = descriptors.first(where: { $0.name == name }) else {
+            report(nameNode, "unknown step '\(name)'; expected one of: \(valid.joined(separator: ", "))" + suggestion(name, valid))
+            return nil
+        }
+        var arguments = ParameterValues(Dictionary(uniqueKeysWithValues: descriptor.arguments.map { ($0.name, $0.defaultValue) }))
+        var phase = name
+        let isRepeat = name == BuiltInStep.repeat.name
+        var bodyNode: Node?
+        if let argumentsNode {
+            if case let .scalar(scalar) = argumentsNode, !scalar.string.isEmpty {
+                guard let first = descriptor.arguments.first else {
+                    report(argumentsNode, "step '\(name)' takes no arguments")
+                    return nil
+                }
+                switch first.parse(scalar.string) {
+                case let .success(value): arguments[first.name] = value
+                case let .failure(failure): report(argumentsNode, failure.message(text: scalar.string, name: "\(name).\(first.name)"))
+                }
+            } else if let mapping = argumentsNode.mapping {
+                let allowed = descriptor.arguments.map(\.name) + ["phase"] + (isRepeat ? ["steps"] : [])
+                for (key, valueNode) in mapping {
+                    guard let argument = key.string else { continue }
+                    if argument == "phase" {
+                        if let text = string(valueNode, "phase") { phase = text }
+                        continue
+                    }
+                    if isRepeat && argument == "steps" {
+                        bodyNode = valueNode
+                        continue
+                    }
+                    guard let spec = descriptor.arguments.first(where: { $0.name == argument }) else {
+                        report(key, "unknown argument '\(argument)' of step '\(name)'; expected one of: \(allowed.joined(separator: ", "))"
+                            + suggestion(argument, allowed))
+                        continue
+                    }
+                    guard let text = string(valueNode, argument) else { continue }
+                    switch spec.parse(text) {
+                    case let .success(value): arguments[argument] = value
+                    case let .failure(failure): report(valueNode, failure.message(text: text, name: "\(name).\(argument)"))
+                    }
+                }
+            } else if case .scalar = argumentsNode {
+                // `name:` with nothing after it: the step with its defaults.
+            } else {
+                report(argumentsNode, "arguments of step '\(name)' are a value or a mapping")
+            }
+        }
+        if isRepeat {
+            guard let body = readRepeatBody(bodyNode, stepNode: node, arguments: arguments, descriptors: descriptors) else { return nil }
+            return StepInvocation(name: name, phase: phase, arguments: arguments, body: body)
+        }
+        return StepInvocation(name: name, phase: phase, arguments: arguments)
+    }
+}

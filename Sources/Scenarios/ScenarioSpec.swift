@@ -1,0 +1,83 @@
+import WorkloadKit
+import HarnessModel
+
+/// A scenario file after parsing and validation: everything needed to plan its cases.
+public struct ScenarioSpec: Sendable {
+    /// The scenario's name (`scenario:`).
+    public var name: String
+    /// The file it was read from, as given.
+    public var file: String
+    /// `description:`, one paragraph for the report.
+    public var summary: String
+    /// The workload's name (`workload:`).
+    public var workload: String
+    /// Parameters after defaults and the file's values (and `--set` overrides).
+    public var parameters: ParameterValues
+    /// Parameter names in the workload's declaration order.
+    public var parameterOrder: [String]
+    /// Strategies in file order.
+    public var strategies: [StrategyPlan]
+    /// Steps in order, with arguments after defaults.
+    public var steps: [StepInvocation]
+    /// Repetitions of each strategy.
+    public var repetitions: Int
+    /// Sampling interval for this scenario; nil means the run's.
+    public var interval: Duration?
+    /// Per-case time limit.
+    public var timeout: Duration
+    /// Wait after teardown before the residue is read.
+    public var settle: Duration
+    /// Limits checked on the medians after the run (`thresholds:`).
+    public var thresholds: [Threshold] = []
+    /// `memoryLimit:`: the footprint at which cases are stopped, bytes; nil: none.
+    public var memoryLimitBytes: Int? = nil
+    /// `memoryWarning:`: where cases get a memory warning; nil: no warnings.
+    public var memoryWarning: MemoryLevel? = nil
+    /// `peak: exact` or `peak: sampled`; nil when the file does not say (the run's `--peak`, else sampled).
+    public var peakMode: PeakMode? = nil
+    /// The workload's gauges, in its declaration order.
+    public var gaugeNames: [String] = []
+    /// `rank:`: the figure that ranks the strategies (peak allocated unless the file says otherwise).
+    public var ranking: Figure = .peakAllocated
+}
+
+/// A strategy as a scenario file names it, with its own parameter overrides.
+public struct StrategyPlan: Sendable, Hashable {
+    public var name: String
+    /// Parameters for this strategy (the scenario's, then the strategy's own overrides).
+    public var parameters: ParameterValues
+    /// The leak expectation (`leak-free` or `leaks`), when the file states one.
+    public var expect: String?
+    /// Where the strategy is named in the file.
+    public var location: SourceLocation
+}
+
+/// A place in a scenario file.
+public struct SourceLocation: Sendable, Hashable, Codable, CustomStringConvertible {
+    public var file: String
+    /// Line, from 1.
+    public var line: Int
+    /// Column, from 1.
+    public var column: Int
+
+    public init(file: String, line: Int, column: Int) {
+        self.file = file
+        self.line = line
+        self.column = column
+    }
+
+    public var description: String { "\(file):\(line):\(column)" }
+}
+
+/// A problem found in a scenario file, with where it is and how to fix it.
+public struct ScenarioDiagnostic: Sendable, Hashable, CustomStringConvertible {
+    public var location: SourceLocation
+    public var message: String
+
+    public init(_ location: SourceLocation, _ message: String) {
+        self.location = location
+        self.message = message
+    }
+
+    public var description: String { "\(location): \(message)" }
+}

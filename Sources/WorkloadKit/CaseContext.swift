@@ -1,0 +1,77 @@
+import HarnessModel
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A scenario-specific number the sampler records beside memory (queue depth, items retained).
+///
+/// Setting it is one relaxed atomic store: cheap enough for a workload's hot path.
+public final class Gauge: Sendable {
+    /// The gauge's name, as declared by the workload.
+    public let name: String
+    private let storage = Atomic<Int64>(0)
+
+    init(name: String) {
+        self.name = name
+    }
+
+    /// The current value.
+    public var value: Int64 { storage.load(ordering: .relaxed) }
+
+    /// Sets the value.
+    public func set(_ value: Int64) { storage.store(value, ordering: .relaxed) }
+
+    /// Adds `delta` (may be negative).
+    public func add(_ delta: Int64) { storage.add(delta, ordering: .relaxed) }
+
+    /// Adds one.
+    public func increment() { add(1) }
+
+    /// Subtracts one.
+    public func decrement() { add(-1) }
+}
+
+/// What the harness hands a running case: gauges, the case clock, a scratch directory.
+public final class CaseContext: Sendable {
+    /// The strategy being run.
+    public let strategy: String
+    /// Repetition number, from 1.
+    public let repetition: Int
+    /// A fresh directory for files the case creates (removed after the case).
+    public let scratchDirectory: String
+    /// Gauges in the workload's declaration order; the sampler reads them.
+    public let gauges: [Gauge]
+    /// Memory warnings of this case (see `onMemoryWarning`).
+    public let memoryWarnings = MemoryWarnings()
+    /// When the context was made, `MonotonicClock` nanoseconds.
+    private let startNanoseconds: Int64
+    /// Index of the phase running now; the sampler tags every sample with it.
+    package let phaseIndex = Atomic<Int>(0)
+    /// Objects the workload expects to die by the end of the case (see `track(_:as:)`).
+    public let lifetimes = LifetimeTracker()
+
+    /// Makes a context; the harness does this, and tests of workloads may too.
+    public init(strategy: String, repetition: Int = 1, gaugeNames: [String], scratchDirectory: String = "/tmp") {
+        self.strategy = strategy
+        self.repetition = repetition
+        self.scratchDirectory = scratchDirectory
+        gauges = gaugeNames.map(Gauge.init(name:))
+        startNanoseconds = MonotonicClock.nanoseconds()
+    }
+
+    /// A declared gauge by name. Asking for an undeclared gauge is a programming error of the workload.
+    public func gauge(_ name: String) -> Gauge {
+        guard let gauge = gauges.first(where: { $0.name == name }) else {
+            preconditionFailure("gauge '\(name)' is not declared by the workload; declared: \(gauges.map(\.name))")
+        }
+        return gauge
+    }
+
+    /// Time since the case's context was made.
+    public var elapsed: Duration { .nanoseconds(elapsedNanoseconds) }
+
+    /// Time since the case's context was made, nanoseconds.
+    public var elapsedNanoseconds: Int64 { MonotonicClock.nanoseconds() - startNanoseconds }
+}

@@ -1,0 +1,42 @@
+import Measurement
+import Runner
+import Scenarios
+import WorkloadKit
+import HarnessModel
+import TestSupport
+import Testing
+
+@Suite(.serialized) struct ResidueTests {
+    /// Runs `release` blocks, then idles for `idle`, sampling every millisecond.
+    func run(idle: String) throws -> CaseMeasurements {
+        let catalog = WorkloadCatalog([BlockWorkload()])
+        let yaml = """
+        scenario: s
+        workload: blocks
+        strategies: [release]
+        steps: [allocate, {idle: \(idle)}]
+        interval: 1ms
+        settle: 10ms
+        """
+        let spec = try ScenarioParser(catalog: catalog).parse(yaml, file: "s.yaml")
+        let caseSpec = try #require(RunPlanner.cases(of: spec, options: RunOptions(repetitions: 1)).first)
+        return try CaseExecutor(catalog: catalog).measure(caseSpec)
+    }
+
+    /// The residue without the freed blocks other threads' caches held at either reading.
+    func liveResidue(_ result: CaseMeasurements) throws -> Int {
+        let leaks = try #require(result.leaks)
+        return try #require(result.residueBytes) - leaks.threadCacheBytesAtEnd + leaks.threadCacheBytesAtBaseline
+    }
+
+    @Test func theSamplersSeriesIsNotResidue() throws {
+        _ = try run(idle: "1ms")
+        let short = try run(idle: "10ms")
+        let long = try run(idle: "300ms")
+        // The probe must see what could leak in: the long case holds hundreds more rows (~200 B each).
+        let extraRows = try #require(long.samples?.count) - (try #require(short.samples?.count))
+        #expect(extraRows > 200)
+        #expect(try abs(liveResidue(long) - liveResidue(short)) < 4096,
+                "residue \(long.residueBytes ?? -1) B after 300 ms vs \(short.residueBytes ?? -1) B after 10 ms")
+    }
+}
