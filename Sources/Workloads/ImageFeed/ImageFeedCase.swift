@@ -31,11 +31,17 @@ final class WarningCounter: Sendable {
     private let received = Atomic<Int>(0)
     private let freed = Atomic<Int64>(0)
 
-    /// Records one warning whose handling released `freedBytes` of images.
-    func record(freedBytes: Int64) {
+    private let handlingNanoseconds = Atomic<Int64>(0)
+
+    /// Records one warning whose handling released `freedBytes` of images in `nanoseconds`.
+    func record(freedBytes: Int64, nanoseconds: Int64) {
         freed.add(freedBytes, ordering: .relaxed)
+        handlingNanoseconds.add(nanoseconds, ordering: .relaxed)
         received.add(1, ordering: .relaxed)
     }
+
+    /// Time the handler held the main thread over every warning, nanoseconds.
+    var handlingTimeNanoseconds: Int64 { handlingNanoseconds.load(ordering: .relaxed) }
 
     /// Warnings handled so far.
     var value: Int { received.load(ordering: .relaxed) }
@@ -118,9 +124,10 @@ final class ImageFeedCase: WorkloadCase {
         // shows stay alive through their post, so only the others are freed.
         context.onMemoryWarning {
             mainThread.run {
+                let start = Pacer.monotonicNanoseconds()
                 let before = ledger.bytes.value
                 cache?.removeAll()
-                warnings.record(freedBytes: before - ledger.bytes.value)
+                warnings.record(freedBytes: before - ledger.bytes.value, nanoseconds: Pacer.monotonicNanoseconds() - start)
             }
         }
         try mainThread.run { () throws(ImageFeedError) in
@@ -175,6 +182,10 @@ final class ImageFeedCase: WorkloadCase {
             Metric(name: "warningsReceived", value: Double(warnings.value), unit: .count),
             Metric(name: "bytesFreedPerWarning", value: warnings.value == 0 ? 0 : Double(warnings.freedBytes) / Double(warnings.value),
                    unit: .bytes),
+            // What emptying costs the main thread: the cells wait meanwhile.
+            Metric(name: "warningHandlingTime",
+                   value: warnings.value == 0 ? 0 : Double(warnings.handlingTimeNanoseconds) / 1e6 / Double(warnings.value),
+                   unit: .milliseconds),
         ]
     }
 

@@ -121,6 +121,7 @@ struct ImageFeedCaseTests {
         #expect(running.gauge("imageBytes") == Int64(Self.cells * Self.decodedSize))
         #expect(running.metric("warningsReceived") == 1)
         #expect(running.metric("bytesFreedPerWarning") == Double((Self.posts - Self.cells) * Self.decodedSize))
+        #expect(try #require(running.metric("warningHandlingTime")) > 0, "emptying took the main thread's turn")
 
         // It fills again from where it is: scrolling back reads from disk and caches anew.
         let loadsBefore = try #require(running.metric("diskLoads"))
