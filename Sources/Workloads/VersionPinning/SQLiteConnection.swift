@@ -61,6 +61,10 @@ public struct DatabaseFigures: Sendable, Hashable {
     /// Size of the `-wal` file on disk, bytes (0 when it does not exist).
     public var walBytes: Int
 
+    /// The database and its WAL on disk together, bytes: what the seed calls the file (a Realm
+    /// file holds its versions in itself; SQLite keeps the newer ones in the WAL).
+    public var fileBytes: Int { databaseBytes + walBytes }
+
     /// Bytes of pages that hold data: `(pageCount - freePages) * pageSize`.
     public var usedBytes: Int { (pageCount - freePages) * pageSize }
     /// Bytes of all pages: `pageCount * pageSize` (data plus free space).
@@ -88,9 +92,6 @@ struct ConnectionOptions: Sendable, Hashable {
     /// Set it only when creating the file: on an existing one it cannot change the mode, but
     /// asking rewrites the file's header (a WAL frame).
     var incrementalAutoVacuum = false
-    /// `PRAGMA mmap_size`: bytes of the database file SQLite reads through a memory mapping
-    /// instead of `read()` into its page cache; 0 maps nothing.
-    var mmapBytes = 0
 }
 
 /// One SQLite connection, used by one thread at a time.
@@ -106,7 +107,7 @@ final class SQLiteConnection {
     ///
     /// - Parameters:
     ///   - busyTimeout: how long SQLite retries a lock before answering `SQLITE_BUSY`.
-    ///   - options: file-system flushes, the auto-vacuum mode of a new file, memory mapping.
+    ///   - options: file-system flushes, the auto-vacuum mode of a new file.
     init(path: String, busyTimeout: Duration = .seconds(2), options: ConnectionOptions = ConnectionOptions()) throws(VersionPinningError) {
         self.path = path
         var handle: OpaquePointer?
@@ -123,7 +124,6 @@ final class SQLiteConnection {
         // WAL: readers see a snapshot while one writer appends; the subject of these workloads.
         try execute("PRAGMA journal_mode=WAL")
         try execute("PRAGMA synchronous=" + (options.flushes ? "NORMAL" : "OFF"))
-        if options.mmapBytes > 0 { try execute("PRAGMA mmap_size=\(options.mmapBytes)") }
     }
 
     deinit {
