@@ -66,7 +66,8 @@ public struct CompactionWorkload: Workload {
                 .duration("autoCompactInterval", default: .milliseconds(10), range: .microseconds(100) ... .seconds(10),
                           "auto-compact: how often the background compactor looks at the file."),
                 .count("autoCompactPages", default: 1024, range: 1...10_000_000,
-                       "auto-compact: pages moved per incremental_vacuum step (one transaction; a reader or writer arriving waits at most one step)."),
+                       "auto-compact: pages moved per incremental_vacuum step (one write transaction: a write arriving waits for one step at most, "
+                       + "a reader arriving stops the compaction after it)."),
             ],
             steps: [
                 StepDescriptor("fill", "Insert rows of payloadSize until this much payload was added.",
