@@ -181,7 +181,10 @@ let package = Package(
         ),
         .testTarget(
             name: "SubscriptionsWorkloadTests",
-            dependencies: ["TestSupport", "SubscriptionsWorkload", "Measurement", "Scenarios", "Runner", "AllocatorProbe"],
+            dependencies: [
+                "TestSupport", "SubscriptionsWorkload", "Measurement", "Scenarios", "Runner", "AllocatorProbe",
+                .product(name: "OpenCombine", package: "OpenCombine"),
+            ],
             path: "Tests/Workloads/SubscriptionsTests", swiftSettings: settings
         ),
         .testTarget(

@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 
-/// A cost-limited in-memory image cache that a cell consults before going to disk.
+/// An in-memory image cache that a cell consults before going to disk.
 public protocol ImageCache: Sendable {
     /// The cached image of `post`, if any.
     func image(for post: Int) -> LoadedImage?
@@ -11,12 +11,13 @@ public protocol ImageCache: Sendable {
     func removeAll()
 }
 
-/// Foundation's `NSCache` with a total cost limit, as the modelled app uses it.
+/// Foundation's `NSCache`, with a total cost limit or none (the seed's), as the modelled app uses it.
 ///
-/// On Linux (swift-corelibs-foundation) `NSCache` enforces the limit inside `setObject` by evicting
+/// On Linux (swift-corelibs-foundation) `NSCache` enforces a limit inside `setObject` by evicting
 /// the *cheapest* entry first, and among equal costs the one inserted last, and it never reacts to
 /// memory pressure. With images of one size that means: once full, each new image evicts itself,
-/// and the cache keeps the first images it was given.
+/// and the cache keeps the first images it was given. Without a limit it keeps everything until
+/// `removeAll()` (the app's memory-warning handler).
 public final class FoundationImageCache: ImageCache, @unchecked Sendable {
     // Safety: `cache` is never reassigned and NSCache takes its own lock in every method.
     private let cache = NSCache<NSNumber, LoadedImage>()

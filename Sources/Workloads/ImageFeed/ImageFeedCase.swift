@@ -25,11 +25,39 @@ final class Cell {
     var post: Post?
 }
 
-/// Memory warnings the case's handler received (incremented on the warning thread).
+/// Memory warnings the case's handler received and the image bytes each gave back (written on the
+/// warning thread, read on the case's main thread).
 final class WarningCounter: Sendable {
     private let received = Atomic<Int>(0)
-    func increment() { received.add(1, ordering: .relaxed) }
+    private let freed = Atomic<Int64>(0)
+
+    private let handlingNanoseconds = Atomic<Int64>(0)
+
+    /// Records one warning whose handling released `freedBytes` of images in `nanoseconds`.
+    func record(freedBytes: Int64, nanoseconds: Int64) {
+        freed.add(freedBytes, ordering: .relaxed)
+        handlingNanoseconds.add(nanoseconds, ordering: .relaxed)
+        received.add(1, ordering: .relaxed)
+    }
+
+    /// Time the handler held the main thread over every warning, nanoseconds.
+    var handlingTimeNanoseconds: Int64 { handlingNanoseconds.load(ordering: .relaxed) }
+
+    /// Warnings handled so far.
     var value: Int { received.load(ordering: .relaxed) }
+
+    /// Image bytes released by the handler over every warning, bytes.
+    var freedBytes: Int64 { freed.load(ordering: .relaxed) }
+}
+
+/// The app's main thread as a turn to take: cells are bound, and memory warnings handled, one at a time.
+final class MainThreadTurn: Sendable {
+    private let mutex = Mutex<Void>(())
+
+    /// Runs `body` on the main thread's turn.
+    func run<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
+        try mutex.withLock { _ throws(Failure) -> Result in try body() }
+    }
 }
 
 /// One case of the image feed: a timeline, a viewport of cells, maybe a cache.
@@ -45,6 +73,9 @@ final class ImageFeedCase: WorkloadCase {
     /// The cache in front of the disk (cache strategies only).
     let cache: (any ImageCache)?
     private let warnings = WarningCounter()
+    /// Held for each cell and by the warning handler: the app handles a memory warning between two
+    /// cells, as its main thread would, so the bytes a warning frees are exact.
+    private let mainThread = MainThreadTurn()
 
     private var posts: [Post] = []
     private var cells: [Cell] = []
@@ -68,6 +99,7 @@ final class ImageFeedCase: WorkloadCase {
         bindingsGauge = context.gauge("bindings")
         topGauge = context.gauge("viewportTop")
         switch strategy {
+        case .nscacheUnbounded: cache = FoundationImageCache(costLimit: 0)
         case .unbindNSCache: cache = FoundationImageCache(costLimit: parameters.bytes("cacheCostLimit"))
         case .unbindLRUCache:
             // The LRU treats 0 as "nothing fits"; the parameter means "no limit", as NSCache reads it.
@@ -84,14 +116,24 @@ final class ImageFeedCase: WorkloadCase {
         cells = (0..<visibleCells).map { _ in Cell() }
         let cache = self.cache
         let warnings = self.warnings
-        // The app's memory-warning handler: the cache strategies empty their cache; the others
-        // have nothing to give back (what cells show stays, as it would on screen).
+        let ledger = self.ledger
+        let mainThread = self.mainThread
+        // The app's memory-warning handler: the cache strategies empty their cache (NSCache on Linux
+        // does not react to memory pressure by itself, the seed's NSCacheSwift does); the others have
+        // nothing to give back (what cells show stays, as it would on screen). Images a cell still
+        // shows stay alive through their post, so only the others are freed.
         context.onMemoryWarning {
-            cache?.removeAll()
-            warnings.increment()
+            mainThread.run {
+                let start = Pacer.monotonicNanoseconds()
+                let before = ledger.bytes.value
+                cache?.removeAll()
+                warnings.record(freedBytes: before - ledger.bytes.value, nanoseconds: Pacer.monotonicNanoseconds() - start)
+            }
         }
-        for index in 0..<visibleCells {
-            _ = try bind(cells[index], to: posts[index])
+        try mainThread.run { () throws(ImageFeedError) in
+            for index in 0..<visibleCells {
+                _ = try bind(cells[index], to: posts[index])
+            }
         }
     }
 
@@ -105,7 +147,7 @@ final class ImageFeedCase: WorkloadCase {
         for (move, position) in positions.enumerated() {
             Self.sleep(until: start + Int64(move) * scrollIntervalNanoseconds)
             let before = Self.now()
-            let servedFromMemory = try scroll(to: position)
+            let servedFromMemory = try mainThread.run { () throws(ImageFeedError) in try scroll(to: position) }
             cellNanoseconds.append(Self.now() - before)
             cellsScrolled += 1
             if servedFromMemory { memoryHits += 1 } else { diskLoads += 1 }
@@ -138,15 +180,24 @@ final class ImageFeedCase: WorkloadCase {
             Metric(name: "cellTimeP99", value: Statistics.percentile(times, 99) ?? 0, unit: .milliseconds),
             Metric(name: "peakImageBytes", value: Double(ledger.peakBytes), unit: .bytes),
             Metric(name: "warningsReceived", value: Double(warnings.value), unit: .count),
+            Metric(name: "bytesFreedPerWarning", value: warnings.value == 0 ? 0 : Double(warnings.freedBytes) / Double(warnings.value),
+                   unit: .bytes),
+            // What emptying costs the main thread: the cells wait meanwhile.
+            Metric(name: "warningHandlingTime",
+                   value: warnings.value == 0 ? 0 : Double(warnings.handlingTimeNanoseconds) / 1e6 / Double(warnings.value),
+                   unit: .milliseconds),
         ]
     }
 
     /// Memory warnings the case's handler has received so far.
     var warningsReceived: Int { warnings.value }
 
+    /// Image bytes the warning handler released so far, bytes.
+    var bytesFreedByWarnings: Int64 { warnings.freedBytes }
+
     /// Moves the viewport by one post to `position`: the cell that leaves is reused for the post
     /// that enters. Returns whether the entering image came from memory (attached or cached).
-    private func scroll(to position: Int) throws -> Bool {
+    private func scroll(to position: Int) throws(ImageFeedError) -> Bool {
         // Post p is shown by cell p % visibleCells: the visible posts are consecutive, so no two share a cell.
         let entering = position > top ? position + visibleCells - 1 : position
         top = position
@@ -157,7 +208,7 @@ final class ImageFeedCase: WorkloadCase {
     /// The seed's `PostTableViewCell.post` `didSet`: unbind the old post (releasing its image when
     /// nothing binds it any more), bind the new one, and load its image if it has none.
     /// Returns whether the image came from memory.
-    private func bind(_ cell: Cell, to post: Post) throws -> Bool {
+    private func bind(_ cell: Cell, to post: Post) throws(ImageFeedError) -> Bool {
         if let old = cell.post, old !== post, strategy.unbinds {
             unbind(old)
         }

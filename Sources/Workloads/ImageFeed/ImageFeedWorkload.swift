@@ -9,6 +9,13 @@ import HarnessModel
 /// whose image is not in memory loads it: the file is read and, with a `decodedSize`, expanded
 /// into a bitmap of that size (what the app keeps). The strategies differ in what happens to an
 /// image when no cell shows its post any more, and in whether a cache sits in front of the disk.
+///
+/// The seed's cache (`NSCacheSwift`) has no count or cost limit: it grows until a memory warning
+/// empties it, and the warning level and the memory limit decide what happens (`nscache-unbounded`).
+/// The cost-limited caches are our addition, there to show what a limit buys (and that Linux's
+/// NSCache evicts cheapest-first, not least recently used). NSCache on Linux ignores memory
+/// pressure, so every cache strategy's warning handler empties its cache itself, as the seed's
+/// cache empties on iOS; the handler runs between two cells, as on the app's main thread.
 public struct ImageFeedWorkload: Workload {
     public init() {}
 
@@ -16,6 +23,7 @@ public struct ImageFeedWorkload: Workload {
     public enum Strategy: String, Sendable, CaseIterable {
         case retainAll = "retain-all"
         case unbindOffscreen = "unbind-offscreen"
+        case nscacheUnbounded = "nscache-unbounded"
         case unbindNSCache = "unbind-nscache"
         case unbindLRUCache = "unbind-lru-cache"
 
@@ -32,10 +40,12 @@ public struct ImageFeedWorkload: Workload {
                                    "An image stays attached to its post once loaded, and cells never unbind (the seed's memory problem)."),
                 StrategyDescriptor(Strategy.unbindOffscreen.rawValue,
                                    "A reused cell unbinds its old post; an image no cell binds is released and read from disk again next time."),
+                StrategyDescriptor(Strategy.nscacheUnbounded.rawValue,
+                                   "The seed's fix: as unbind-offscreen, plus Foundation's NSCache with no count or cost limit, emptied on a memory warning."),
                 StrategyDescriptor(Strategy.unbindNSCache.rawValue,
-                                   "As unbind-offscreen, plus Foundation's NSCache with a cost limit, emptied on a memory warning."),
+                                   "As nscache-unbounded, but with a cost limit (cacheCostLimit; our addition, not the seed's)."),
                 StrategyDescriptor(Strategy.unbindLRUCache.rawValue,
-                                   "As unbind-offscreen, plus a least-recently-used cache with a cost limit, emptied on a memory warning."),
+                                   "As unbind-offscreen, plus a least-recently-used cache with a cost limit (our addition), emptied on a memory warning."),
             ],
             parameters: [
                 .count("posts", default: 400, range: 1...100_000, "Posts in the timeline, one image file each."),
@@ -45,7 +55,7 @@ public struct ImageFeedWorkload: Workload {
                 .count("visibleCells", default: 5, range: 1...1_000, "Cells on screen at once (reused as the viewport moves)."),
                 .rate("scrollSpeed", default: 500, range: 1...1_000_000, "Cells scrolled per second (a slow load makes the scroll fall behind)."),
                 .bytes("cacheCostLimit", default: 32 << 20, range: 0...(16 << 30),
-                       "Total bytes of images the cache strategies keep (NSCache totalCostLimit; the LRU's limit); 0 means no limit."),
+                       "Total bytes of images unbind-nscache and unbind-lru-cache keep (NSCache totalCostLimit; the LRU's limit); 0 means no limit. nscache-unbounded ignores it."),
             ],
             steps: [
                 StepDescriptor("scroll", "Scroll the viewport: `stride` posts on, `backtrack` back, until it moved `distance` posts or hit an end.",

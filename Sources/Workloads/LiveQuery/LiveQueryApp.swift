@@ -60,6 +60,15 @@ final class LiveQueryApp: Sendable {
                 received(documents, event)
                 process(documents)
             }
+        case .deliverOnDispatch:
+            // THE TRAP: observeLocal(deliverOn:) calls signalNext() itself as soon as the callback
+            // returns, which the seed says is only safe when all work happens inside it. Dispatching
+            // the documents onward returns at once: every callback's copy waits in the queue, as
+            // with unbounded-dispatch, although delivery is on a queue of the app's.
+            return query.observeLocal(deliverOn: liveQueryQueue) { [self] documents, event in
+                received(documents, event)
+                processingQueue.async { self.process(documents) }
+            }
         case .signalNextDeliverOn:
             // VERSATILE: delivered on a queue of the app's, processed asynchronously, signalled when done.
             return query.observeLocalWithNextSignal(deliverOn: liveQueryQueue) { [self] documents, event, signalNext in

@@ -2,12 +2,16 @@ import DocumentStore
 import WorkloadKit
 import HarnessModel
 
-/// A live query whose result is written to faster than the app processes it, observed four ways.
+/// A live query whose result is written to faster than the app processes it, observed the seed's
+/// four ways and one misuse.
 ///
 /// Models seed 000: a collection of documents with a payload each, a live query on
 /// `store_id == 'abc123'` matching `matchingShare` of them, and bursts of updates to matching
 /// documents at `writeRate`. Every callback receives its own deep copy of the matching documents;
 /// the strategies differ in how many callbacks (copies) can wait for the consumer at once.
+/// `deliver-on-dispatch` is the trap the seed warns about: the CONVENIENT variant
+/// (`observeLocal(deliverOn:)`, which signals next when the callback returns) with the work
+/// dispatched onward anyway, which makes it as unbounded as the BAD example.
 public struct LiveQueryWorkload: Workload {
     /// The strategies, as scenario files name them.
     public enum Strategy: String, CaseIterable, Sendable {
@@ -19,6 +23,9 @@ public struct LiveQueryWorkload: Workload {
         case deliverOn = "deliver-on"
         /// `observeLocalWithNextSignal(deliverOn: liveQueryQueue)` + async processing that calls `signalNext()` (VERSATILE).
         case signalNextDeliverOn = "signal-next-deliver-on"
+        /// `observeLocal(deliverOn: liveQueryQueue)` + `processingQueue.async { process(documents) }`: the
+        /// seed's "IMPORTANT: all work needs to be performed within this block" broken; as unbounded as BAD.
+        case deliverOnDispatch = "deliver-on-dispatch"
     }
 
     /// The consumer's work per callback, as scenario files name it.
@@ -37,7 +44,7 @@ public struct LiveQueryWorkload: Workload {
     public var descriptor: WorkloadDescriptor {
         WorkloadDescriptor(
             name: "live-query",
-            summary: "A live query updated faster than the app processes it: unbounded dispatch vs signal-next back-pressure.",
+            summary: "A live query updated faster than the app processes it: unbounded dispatch (and deliverOn: then dispatch) vs signal-next back-pressure.",
             strategies: [
                 StrategyDescriptor(Strategy.unboundedDispatch.rawValue,
                                    "observeLocal, then processingQueue.async { process(documents) }: every callback's copy waits in the queue."),
@@ -47,13 +54,16 @@ public struct LiveQueryWorkload: Workload {
                                    "observeLocal(deliverOn: processingQueue), all work inside the callback (signalNext is implicit)."),
                 StrategyDescriptor(Strategy.signalNextDeliverOn.rawValue,
                                    "observeLocalWithNextSignal(deliverOn: liveQueryQueue), async processing that calls signalNext()."),
+                StrategyDescriptor(Strategy.deliverOnDispatch.rawValue,
+                                   "The trap: observeLocal(deliverOn: liveQueryQueue), then processingQueue.async { process(documents) }: "
+                                   + "next is signalled when the callback returns, so every copy waits in the queue."),
             ],
             parameters: [
                 .count("documents", default: 1000, range: 1...1_000_000, "Documents in the collection."),
                 .fraction("matchingShare", default: 0.25,
                           "Share of the documents the live query (store_id == 'abc123') matches; each callback copies them all."),
-                .bytes("payloadSize", default: 2048, range: 0...(16 << 20), "Payload bytes of every document."),
-                .rate("writeRate", default: 200, range: 0.1...100_000,
+                .bytes("payloadSize", default: 8192, range: 0...(16 << 20), "Payload bytes of every document."),
+                .rate("writeRate", default: 250, range: 0.1...100_000,
                       "Updates per second during a burst, each to one matching document (round robin)."),
                 .duration("consumerWork", default: .milliseconds(10), range: .zero ... .seconds(10),
                           "Time the consumer spends per callback; one consumer, so it processes at most 1/consumerWork callbacks a second."),

@@ -1,54 +1,131 @@
 import WorkloadKit
 import OpenCombine
 
-/// A screen-like owner: it subscribes to the store when presented and is dismissed later.
+/// A screen-like owner: it subscribes when presented and is dismissed later.
 ///
 /// It holds `payloadBytes` of view state (decoded images, layout caches) so a leaked screen is
 /// visible in bytes, not only as a count.
 final class ProfileScreen {
     /// View state, touched so it is real memory.
     let payload: [UInt8]
+    /// Whether the screen was dismissed; its subscribers share it to count deliveries nobody sees.
+    let presence = ScreenPresence()
     /// What the screen shows (a placeholder until the first update); `assign(to:on:)` writes it directly.
     var profile = Profile(revision: 0, displayName: "") {
-        didSet { renders.increment() }
+        didSet {
+            renders.increment()
+            // Assign has no block of ours to count in: count its deliveries where they land.
+            if countsRendersAsDeliveries { deliveries.record(presence) }
+        }
     }
-    /// The subscription: the cancellable `sink`/`assign` returned.
-    private var subscription: AnyCancellable?
+    /// The screen's own observable property (RAC's `RACObserve(self, username)`): it sends the
+    /// current value on subscription and every change, and completes when the screen deallocates.
+    let username = CurrentValueSubject<String, Never>("")
+    /// Combine's handle: the cancellable `sink`/`assign` returned (cancels when released).
+    private var cancellable: AnyCancellable?
+    /// RAC's handle, kept only by `disposed`.
+    private var disposable: Disposable?
+    private var countsRendersAsDeliveries = false
     private let liveScreens: Gauge
     private let renders: Gauge
+    private let deliveries: Deliveries
 
-    init(payloadBytes: Int, liveScreens: Gauge, renders: Gauge) {
+    init(payloadBytes: Int, liveScreens: Gauge, renders: Gauge, deliveries: Deliveries) {
         payload = [UInt8](repeating: 0xA5, count: payloadBytes)
         self.liveScreens = liveScreens
         self.renders = renders
+        self.deliveries = deliveries
         liveScreens.increment()
     }
 
     deinit {
+        // RACObserve's signal completes when its object deallocates, ending what observes it.
+        username.send(completion: .finished)
         liveScreens.decrement()
     }
 
-    /// Subscribes the way `strategy` does. The screen stores the cancellable in every strategy
-    /// (without it OpenCombine would cancel at once); what differs is what the subscriber holds.
-    func subscribe(to store: ProfileStore, strategy: SubscriptionStrategy) {
+    /// Checks the username (the block a self-derived subscription runs): a render of the screen.
+    func validate(_ username: String) {
+        renders.increment()
+    }
+
+    /// Subscribes the way `strategy` does; `onSubscribe` gets the subscriber object (for tracking).
+    func subscribe(to store: ProfileStore, strategy: SubscriptionStrategy, onSubscribe: (AnyObject) -> Void) {
+        let presence = presence
+        let deliveries = deliveries
         switch strategy {
-        case .strongSelfCapture, .cancelOnTeardown:
+        // ReactiveCocoa's rule: the subscriber is retained by the upstream, not by the screen.
+        case .implicitFinite:
+            // Not stored; the load completes at the next publish and the subscription ends by itself.
+            store.load().subscribeNext(presence: presence, deliveries: deliveries, onSubscribe: onSubscribe) { profile in
+                self.profile = profile
+            }
+        case .implicitInfinite:
+            // Not stored, and the store's updates never complete: the subscriber and the screen it
+            // captures live on, and keep receiving, after the screen is dismissed.
+            store.updates.subscribeNext(presence: presence, deliveries: deliveries, onSubscribe: onSubscribe) { profile in
+                self.profile = profile
+            }
+        case .disposed:
+            // The same strong capture on the infinite updates, but the screen keeps the disposable
+            // and disposes it when dismissed (`dismissed()`).
+            disposable = store.updates.subscribeNext(presence: presence, deliveries: deliveries, onSubscribe: onSubscribe) { profile in
+                self.profile = profile
+            }
+        case .selfDerivedStrong:
+            // screen -> username -> subscriber -> block -> screen: the signal would complete when the
+            // screen deallocates, which the cycle prevents. No completion breaks it.
+            username.subscribeNext(presence: presence, deliveries: deliveries, onSubscribe: onSubscribe) { name in
+                self.validate(name)
+            }
+        case .selfDerivedWeak:
+            username.subscribeNext(presence: presence, deliveries: deliveries, onSubscribe: onSubscribe) { [weak self] name in
+                self?.validate(name)
+            }
+
+        // Combine's default: the screen stores an AnyCancellable, which cancels when released.
+        case .strongSelfCapture:
             // screen -> AnyCancellable -> Sink -> closure -> screen: a cycle until cancelled.
-            subscription = store.updates.sink { profile in self.profile = profile }
+            let sink = Subscribers.Sink<Profile, Never>(receiveCompletion: { _ in }) { profile in
+                deliveries.record(presence)
+                self.profile = profile
+            }
+            onSubscribe(sink)
+            store.updates.subscribe(sink)
+            cancellable = AnyCancellable(sink)
         case .weakSelf:
-            subscription = store.updates.sink { [weak self] profile in self?.profile = profile }
+            let sink = Subscribers.Sink<Profile, Never>(receiveCompletion: { _ in }) { [weak self] profile in
+                deliveries.record(presence)
+                self?.profile = profile
+            }
+            onSubscribe(sink)
+            store.updates.subscribe(sink)
+            cancellable = AnyCancellable(sink)
         case .finitePublisher:
-            // The same strong capture, but the Future completes and the Sink then drops its closure.
-            subscription = store.load().sink { profile in self.profile = profile }
+            // The seed's finite example: the handle is stored and the block captures the screen, but
+            // the Future completes and the Sink then drops its closure, breaking the cycle.
+            let sink = Subscribers.Sink<Profile, Never>(receiveCompletion: { _ in }) { profile in
+                deliveries.record(presence)
+                self.profile = profile
+            }
+            onSubscribe(sink)
+            store.load().subscribe(sink)
+            cancellable = AnyCancellable(sink)
         case .assignToSelf:
             // Subscribers.Assign holds its object strongly until completion or cancel.
-            subscription = store.updates.assign(to: \.profile, on: self)
+            countsRendersAsDeliveries = true
+            let assign = Subscribers.Assign<ProfileScreen, Profile>(object: self, keyPath: \.profile)
+            onSubscribe(assign)
+            store.updates.subscribe(assign)
+            cancellable = AnyCancellable(assign)
         }
     }
 
-    /// Explicit disposal: cancelling makes the Sink drop its closures and the subject its conduit.
-    func cancelSubscription() {
-        subscription?.cancel()
-        subscription = nil
+    /// The screen left the navigation stack: `disposed` disposes its subscription; every strategy
+    /// marks the screen dismissed, so later deliveries to it count as wasted.
+    func dismissed() {
+        presence.isDismissed = true
+        disposable?.dispose()
+        disposable = nil
     }
 }

@@ -24,8 +24,10 @@ final class ProfileStore {
         Future { promise in self.pendingLoads.append(promise) }
     }
 
-    /// Sends one update to every subscriber of `updates` and answers every pending load with it.
-    func publish() {
+    /// Sends one update to every subscriber of `updates` and answers every pending load with it;
+    /// returns the update.
+    @discardableResult
+    func publish() -> Profile {
         revision += 1
         let profile = Profile(revision: revision, displayName: "Ada Lovelace")
         updates.send(profile)
@@ -34,5 +36,6 @@ final class ProfileStore {
         for promise in loads {
             promise(.success(profile))
         }
+        return profile
     }
 }

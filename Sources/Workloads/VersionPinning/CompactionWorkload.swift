@@ -10,14 +10,17 @@ import Glibc
 ///
 /// The modelled system is the seed's compaction advice for a Realm file, on SQLite, where deleted
 /// rows become free pages (`PRAGMA freelist_count`) that new writes reuse but that never leave the
-/// file by themselves (with the default `auto_vacuum=NONE`). The strategies are the seed's
-/// compaction policies, each with the SQLite operation that does the same work:
+/// file by themselves. The strategies are the seed's compaction policies, each with the SQLite
+/// operation that does the same work:
 /// - `never-compact`: nothing; the file stays at its high-water mark.
-/// - `auto-compact`: after each commit, compact in place (`VACUUM`, then a TRUNCATE checkpoint) when
-///   the unused space exceeds twice the used data, the seed's automatic-compaction rule.
-/// - `compact-on-launch`: at `relaunch`, reopen and compact in place when the file is over
-///   `launchCompactAbove` and less than `launchUsedBelow` of it is used (the seed's example:
-///   100 MB and 50%).
+/// - `auto-compact`: automatic compaction in the background (`AutoCompactor`): when the unused
+///   space exceeds twice the used data and nobody accesses the file (no read transaction open, no
+///   write session under way), a thread of its own compacts in place with `incremental_vacuum`
+///   steps (the file is created with `auto_vacuum=INCREMENTAL`), then truncates. A reader that
+///   pins a version (`pin`) blocks it until `unpin`.
+/// - `compact-on-launch`: at `relaunch`, reopen and compact in place (`VACUUM`, then a TRUNCATE
+///   checkpoint) when the file is over `launchCompactAbove` and less than `launchUsedBelow` of it is
+///   used (the seed's example: 100 MB and 50%); the launch waits for it.
 /// - `compacted-copy`: at `relaunch`, once reopened, always write a compacted copy (`VACUUM INTO`,
 ///   a fresh file like `writeCopy(toFile:)`, whose destination must not exist), close, and move the
 ///   copy over the original before opening it again (the seed's manual compaction: read
@@ -25,7 +28,9 @@ import Glibc
 ///
 /// In WAL mode `VACUUM` writes the rebuilt database through the WAL (after building it in a
 /// temporary database SQLite deletes on close, outside the scratch directory and not counted here),
-/// so the in-place strategies write the data twice; `VACUUM INTO` writes it once.
+/// so compact-on-launch writes the data twice; `VACUUM INTO` writes it once. Connections run with
+/// `synchronous=OFF` (see `ConnectionOptions.flushes`): compaction times are SQLite's work and the
+/// page cache's, not this machine's disk flushes.
 public struct CompactionWorkload: Workload {
     public init() {}
 
@@ -44,7 +49,8 @@ public struct CompactionWorkload: Workload {
             strategies: [
                 StrategyDescriptor(Strategy.neverCompact.rawValue, "Never compact: the file keeps its largest size."),
                 StrategyDescriptor(Strategy.autoCompact.rawValue,
-                                   "After each commit, VACUUM in place when unused space exceeds twice the used data."),
+                                   "In the background, when unused space exceeds twice the used data and no one reads or writes the file: "
+                                   + "incremental_vacuum steps, then a truncating checkpoint."),
                 StrategyDescriptor(Strategy.compactOnLaunch.rawValue,
                                    "At relaunch, VACUUM in place when the file is over launchCompactAbove and less than launchUsedBelow of it is used."),
                 StrategyDescriptor(Strategy.compactedCopy.rawValue,
@@ -57,17 +63,29 @@ public struct CompactionWorkload: Workload {
                        "compact-on-launch: file size above which it compacts, bytes (the seed's example: 100 MB, i.e. 100 * 1024 * 1024)."),
                 .fraction("launchUsedBelow", default: 0.5,
                           "compact-on-launch: used share of the file below which it compacts (the seed's example uses 50%)."),
+                .duration("autoCompactInterval", default: .milliseconds(10), range: .microseconds(100) ... .seconds(10),
+                          "auto-compact: how often the background compactor looks at the file."),
+                .count("autoCompactPages", default: 1024, range: 1...10_000_000,
+                       "auto-compact: pages moved per incremental_vacuum step (one write transaction: a write arriving waits for one step at most, "
+                       + "a reader arriving stops the compaction after it)."),
             ],
             steps: [
                 StepDescriptor("fill", "Insert rows of payloadSize until this much payload was added.",
                                arguments: [.bytes("size", default: 80 << 20, range: 1...(1 << 40), "Payload to insert, bytes.")]),
                 StepDescriptor("delete", "Delete this share of the rows, oldest first (a purge of old records).",
                                arguments: [.fraction("fraction", default: 0.8, "Share of the current rows to delete.")]),
+                StepDescriptor("pin", "A reader opens a read transaction and keeps it (a version pinned, e.g. by a screen still showing old results)."),
+                StepDescriptor("unpin", "The reader ends its read transaction."),
+                StepDescriptor("await-compaction", "Stay idle (no reads, no writes) until no automatic compaction is due or under way; at once for the other policies.",
+                               arguments: [.duration("limit", default: .seconds(10), range: .zero ... .seconds(600),
+                                                     "Give up waiting after this long (what is left shows in finalFreePages).")]),
                 StepDescriptor("relaunch", "Close the database and open it again, as an app does at launch (compact-on-launch and compacted-copy act here)."),
             ],
             gauges: FileGauges.descriptors + [
                 GaugeDescriptor("diskBytes", "Database, WAL and compacted copy together on disk, bytes."),
-                GaugeDescriptor("compactions", "Compactions so far, compactions."),
+                GaugeDescriptor("compactions", "Compactions finished so far, compactions."),
+                GaugeDescriptor("readTransactions", "Read transactions the app holds open (pinned versions), transactions."),
+                GaugeDescriptor("compactionBlocked", "1 while automatic compaction is due but the file is being read or written."),
             ],
             defaultSteps: ["fill", "delete", "relaunch"]
         )
@@ -83,15 +101,24 @@ final class CompactionCase: WorkloadCase {
     let strategy: CompactionWorkload.Strategy
     let path: String
     private let parameters: ParameterValues
-    private let files: FileGauges
+    private let options: ConnectionOptions
+    private let gauges: CompactionGauges
     private let diskBytes: Gauge
-    private let compactionCount: Gauge
+    private let fileAccess: FileAccess
     private var connection: SQLiteConnection?
+    /// The reader holding a read transaction between `pin` and `unpin`.
+    private var pinnedReader: SQLiteConnection?
+    /// The background compactor while the database is open (auto-compact only).
+    private var compactor: AutoCompactor?
 
     private var peaks = FilePeaks()
     private var peakDiskBytes = 0
-    private var compactions = 0
-    private var compactionNanoseconds: Int64 = 0
+    /// Compactions at relaunch (compact-on-launch, compacted-copy) and their time.
+    private var launchCompactions = 0
+    private var launchCompactionNanoseconds: Int64 = 0
+    private var launchNanoseconds: Int64 = 0
+    /// What the background compactor did over its runs.
+    private var automatic = AutoCompactionFigures()
     private var final: DatabaseFigures?
     private var finalRows = 0
 
@@ -102,23 +129,33 @@ final class CompactionCase: WorkloadCase {
         self.strategy = strategy
         self.parameters = parameters
         path = context.scratchDirectory + "/compaction.sqlite"
-        files = FileGauges(context)
+        options = ConnectionOptions(flushes: false)
+        gauges = CompactionGauges(files: FileGauges(context), compactions: context.gauge("compactions"),
+                                  compactionBlocked: context.gauge("compactionBlocked"))
         diskBytes = context.gauge("diskBytes")
-        compactionCount = context.gauge("compactions")
+        fileAccess = FileAccess(readGauge: context.gauge("readTransactions"))
     }
 
     func setUp(context: CaseContext) throws {
-        let connection = try SQLiteConnection(path: path)
+        // Automatic compaction needs a file made for incremental vacuum; the others keep SQLite's default.
+        // (Only when creating it: asking again on an existing file writes its header anew.)
+        var creating = options
+        creating.incrementalAutoVacuum = strategy == .autoCompact
+        let connection = try SQLiteConnection(path: path, options: creating)
         self.connection = connection
         try connection.execute("CREATE TABLE items(id INTEGER PRIMARY KEY, payload BLOB NOT NULL)")
         try observe(connection)
+        startCompactor()
     }
 
     func run(_ step: StepInvocation, context: CaseContext) throws {
         guard let connection else { return }
         switch step.name {
-        case "fill": try fill(connection, payloadBytes: step.arguments.bytes("size"))
-        case "delete": try delete(connection, fraction: step.arguments.fraction("fraction"))
+        case "fill": try writing { () throws(VersionPinningError) in try fill(connection, payloadBytes: step.arguments.bytes("size")) }
+        case "delete": try writing { () throws(VersionPinningError) in try delete(connection, fraction: step.arguments.fraction("fraction")) }
+        case "pin": try pin()
+        case "unpin": try unpin()
+        case "await-compaction": awaitCompaction(limit: step.arguments.duration("limit"))
         case "relaunch": try relaunch(connection)
         default:
             // The parser accepts only declared steps; an unknown one is a caller's mistake.
@@ -127,12 +164,21 @@ final class CompactionCase: WorkloadCase {
     }
 
     func tearDown(context: CaseContext) throws {
+        try stopCompactor()
+        try unpin()
         if let connection {
             final = try observe(connection)
             finalRows = try connection.integer("SELECT count(*) FROM items")
         }
         connection?.close()
         connection = nil
+    }
+
+    /// Runs `body` as a write session: the file counts as accessed until it returns.
+    private func writing(_ body: () throws(VersionPinningError) -> Void) throws(VersionPinningError) {
+        fileAccess.beginWrites()
+        defer { fileAccess.endWrites() }
+        try body()
     }
 
     private func fill(_ connection: SQLiteConnection, payloadBytes: Int) throws(VersionPinningError) {
@@ -148,7 +194,7 @@ final class CompactionCase: WorkloadCase {
             }
             try connection.execute("COMMIT")
             remaining -= batch
-            try afterCommit(connection)
+            try observe(connection)
         }
     }
 
@@ -161,21 +207,51 @@ final class CompactionCase: WorkloadCase {
             delete.bind(batch)
             try delete.run()
             remaining -= batch
-            try afterCommit(connection)
+            try observe(connection)
         }
     }
 
-    /// Observes the files and, under `auto-compact`, applies the seed's automatic rule.
-    private func afterCommit(_ connection: SQLiteConnection) throws(VersionPinningError) {
-        let figures = try observe(connection)
-        // Page figures, not file sizes: until a checkpoint the file lags what the WAL already holds.
-        if strategy == .autoCompact,
-           CompactionRules.autoCompactionDue(totalBytes: figures.totalPageBytes, usedBytes: figures.usedBytes) {
-            try compactInPlace(connection)
+    /// Waits (polling every millisecond) until the background compactor has nothing left to do, or `limit` has passed.
+    private func awaitCompaction(limit: Duration) {
+        guard let compactor else { return }
+        let deadline = ContinuousClock.now + limit
+        while !compactor.isSettled && ContinuousClock.now < deadline {
+            Pacer.sleep(for: .milliseconds(1))
         }
     }
 
+    /// Opens a read transaction on a connection of its own and reads from it, so it holds a snapshot.
+    private func pin() throws(VersionPinningError) {
+        guard pinnedReader == nil else { return }
+        let reader = try SQLiteConnection(path: path, options: options)
+        fileAccess.beginRead()
+        do {
+            try reader.execute("BEGIN")
+            // BEGIN is deferred: the snapshot is taken by the first read (one row is enough).
+            _ = try reader.integer("SELECT count(*) FROM (SELECT id FROM items LIMIT 1)")
+        } catch {
+            fileAccess.endRead()
+            throw error
+        }
+        pinnedReader = reader
+    }
+
+    private func unpin() throws(VersionPinningError) {
+        guard let reader = pinnedReader else { return }
+        pinnedReader = nil
+        defer {
+            reader.close()
+            fileAccess.endRead()
+        }
+        try reader.execute("COMMIT")
+    }
+
+    /// Closes everything and opens the database again; the on-launch policies compact here, and
+    /// the launch waits for them (`launchTime`).
     private func relaunch(_ connection: SQLiteConnection) throws(VersionPinningError) {
+        let start = monotonicNanoseconds()
+        try stopCompactor()
+        try unpin()
         // Closing the last connection checkpoints the WAL into the file and deletes it.
         connection.close()
         let reopened = try reopen()
@@ -192,12 +268,34 @@ final class CompactionCase: WorkloadCase {
         case .neverCompact, .autoCompact:
             break
         }
+        launchNanoseconds += monotonicNanoseconds() - start
+        startCompactor()
     }
 
     private func reopen() throws(VersionPinningError) -> SQLiteConnection {
-        let connection = try SQLiteConnection(path: path)
+        let connection = try SQLiteConnection(path: path, options: options)
         self.connection = connection
         return connection
+    }
+
+    private func startCompactor() {
+        guard strategy == .autoCompact, compactor == nil else { return }
+        compactor = AutoCompactor.start(path: path, options: options, interval: parameters.duration("autoCompactInterval"),
+                                        pagesPerStep: parameters.count("autoCompactPages"), access: fileAccess, gauges: gauges)
+    }
+
+    /// Stops the background compactor (after its step under way) and adds up what it did.
+    private func stopCompactor() throws(VersionPinningError) {
+        guard let compactor else { return }
+        self.compactor = nil
+        guard let figures = compactor.finish() else { throw .workerVanished("auto-compactor") }
+        if let failure = figures.failure { throw failure }
+        automatic.compactions += figures.compactions
+        automatic.compactingNanoseconds += figures.compactingNanoseconds
+        automatic.blockedNanoseconds += figures.blockedNanoseconds
+        automatic.steps += figures.steps
+        peaks.note(figures.peaks)
+        peakDiskBytes = max(peakDiskBytes, figures.peaks.fileBytes)
     }
 
     /// `VACUUM` (rebuilds the database through the WAL), then a TRUNCATE checkpoint (which copies it
@@ -211,7 +309,7 @@ final class CompactionCase: WorkloadCase {
             throw .sqlite(code: SQLITE_BUSY, message: "checkpoint after VACUUM left \(result.logFrames - result.checkpointedFrames) frames",
                           operation: "checkpoint (truncate)", path: path)
         }
-        finishCompaction(startedAt: start)
+        finishLaunchCompaction(startedAt: start)
         try observe(connection)
     }
 
@@ -227,21 +325,21 @@ final class CompactionCase: WorkloadCase {
         connection.close()
         guard rename(copy, path) == 0 else { throw .fileSystem(operation: "rename to \(path)", path: copy, errno: errno) }
         let reopened = try reopen()
-        finishCompaction(startedAt: start)
+        finishLaunchCompaction(startedAt: start)
         try observe(reopened)
     }
 
-    private func finishCompaction(startedAt start: Int64) {
-        compactionNanoseconds += monotonicNanoseconds() - start
-        compactions += 1
-        compactionCount.set(Int64(compactions))
+    private func finishLaunchCompaction(startedAt start: Int64) {
+        launchCompactionNanoseconds += monotonicNanoseconds() - start
+        launchCompactions += 1
+        gauges.compactions.increment()
     }
 
     @discardableResult
     private func observe(_ connection: SQLiteConnection) throws(VersionPinningError) -> DatabaseFigures {
         let figures = try connection.figures()
         peaks.note(figures)
-        files.publish(figures)
+        gauges.files.publish(figures)
         let disk = figures.databaseBytes + figures.walBytes + fileBytes(copyPath)
         peakDiskBytes = max(peakDiskBytes, disk)
         diskBytes.set(Int64(disk))
@@ -253,8 +351,13 @@ final class CompactionCase: WorkloadCase {
             .bytes("peakDatabaseBytes", peaks.databaseBytes),
             .bytes("peakWalBytes", peaks.walBytes),
             .bytes("peakDiskBytes", peakDiskBytes),
-            .count("compactions", compactions),
-            .milliseconds("compactionTime", nanoseconds: compactionNanoseconds),
+            .count("compactions", launchCompactions + automatic.compactions),
+            // Every policy's time spent compacting, wherever it ran (the launch, or the background thread).
+            .milliseconds("compactionTime", nanoseconds: launchCompactionNanoseconds + automatic.compactingNanoseconds),
+            // What the user waits for at relaunch: close, reopen, and an on-launch compaction.
+            .milliseconds("launchTime", nanoseconds: launchNanoseconds),
+            // Automatic compaction was due but the file was read or written (a pinned version, a write session).
+            .milliseconds("compactionBlockedTime", nanoseconds: automatic.blockedNanoseconds),
         ]
         if let final {
             metrics += [

@@ -36,15 +36,19 @@ struct FilePeaks: Sendable, Hashable {
     var databaseBytes = 0
     /// Largest WAL file, bytes.
     var walBytes = 0
+    /// Largest database and WAL files together, as seen at one time, bytes.
+    var fileBytes = 0
 
     mutating func note(_ figures: DatabaseFigures) {
         databaseBytes = max(databaseBytes, figures.databaseBytes)
         walBytes = max(walBytes, figures.walBytes)
+        fileBytes = max(fileBytes, figures.fileBytes)
     }
 
     mutating func note(_ other: FilePeaks) {
         databaseBytes = max(databaseBytes, other.databaseBytes)
         walBytes = max(walBytes, other.walBytes)
+        fileBytes = max(fileBytes, other.fileBytes)
     }
 }
 

@@ -35,18 +35,27 @@ struct WriterGauges: Sendable {
         GaugeDescriptor("walFrames", "Frames in the WAL after the last commit (the WAL hook's count), frames."),
         GaugeDescriptor("checkpointedFrames", "Frames the last checkpoint had copied back into the database file, frames."),
         GaugeDescriptor("pinningReaders", "Readers holding a read transaction across reads or while blocked, readers."),
+        GaugeDescriptor("fileBytes", "Database and WAL files together on disk, bytes: the file that grows while a version is pinned."),
     ]
 
     let files: FileGauges
     let walFrames: Gauge
     let checkpointedFrames: Gauge
     let pinningReaders: Gauge
+    let fileBytes: Gauge
 
     init(_ context: CaseContext) {
         files = FileGauges(context)
         walFrames = context.gauge("walFrames")
         checkpointedFrames = context.gauge("checkpointedFrames")
         pinningReaders = context.gauge("pinningReaders")
+        fileBytes = context.gauge("fileBytes")
+    }
+
+    /// Sets the file gauges, the database and WAL together included.
+    func publish(_ figures: DatabaseFigures) {
+        files.publish(figures)
+        fileBytes.set(Int64(figures.fileBytes))
     }
 
     func publish(_ result: CheckpointResult) {
@@ -91,7 +100,7 @@ func runWriter(_ plan: WriterPlan, gauges: WriterGauges, stop: StopSignal) -> Wr
             }
             let now = try figures.read()
             report.peaks.note(now)
-            gauges.files.publish(now)
+            gauges.publish(now)
         }
     } catch {
         report.failure = error

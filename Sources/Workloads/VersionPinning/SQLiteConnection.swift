@@ -61,6 +61,10 @@ public struct DatabaseFigures: Sendable, Hashable {
     /// Size of the `-wal` file on disk, bytes (0 when it does not exist).
     public var walBytes: Int
 
+    /// The database and its WAL on disk together, bytes: what the seed calls the file (a Realm
+    /// file holds its versions in itself; SQLite keeps the newer ones in the WAL).
+    public var fileBytes: Int { databaseBytes + walBytes }
+
     /// Bytes of pages that hold data: `(pageCount - freePages) * pageSize`.
     public var usedBytes: Int { (pageCount - freePages) * pageSize }
     /// Bytes of all pages: `pageCount * pageSize` (data plus free space).
@@ -78,6 +82,18 @@ func fileBytes(_ path: String) -> Int {
     return stat(path, &info) == 0 ? Int(info.st_size) : 0
 }
 
+/// How a connection opens its database.
+struct ConnectionOptions: Sendable, Hashable {
+    /// true: `synchronous=NORMAL`, which in WAL mode flushes to disk at checkpoints only, as most apps
+    /// run it. false: `synchronous=OFF`, no flushes: writes stay in the page cache, so timings measure
+    /// SQLite's work rather than this machine's disk latency (which varies from run to run).
+    var flushes = true
+    /// Create a new file with `auto_vacuum=INCREMENTAL` (what `PRAGMA incremental_vacuum` needs).
+    /// Set it only when creating the file: on an existing one it cannot change the mode, but
+    /// asking rewrites the file's header (a WAL frame).
+    var incrementalAutoVacuum = false
+}
+
 /// One SQLite connection, used by one thread at a time.
 ///
 /// Not `Sendable`: each thread of a workload opens its own connection, as SQLite recommends for WAL
@@ -87,11 +103,12 @@ final class SQLiteConnection {
     let path: String
     private var handle: OpaquePointer?
 
-    /// Opens (creating if needed) the database at `path` in WAL mode with `synchronous=NORMAL`.
+    /// Opens (creating if needed) the database at `path` in WAL mode.
     ///
     /// - Parameters:
     ///   - busyTimeout: how long SQLite retries a lock before answering `SQLITE_BUSY`.
-    init(path: String, busyTimeout: Duration = .seconds(2)) throws(VersionPinningError) {
+    ///   - options: file-system flushes, the auto-vacuum mode of a new file.
+    init(path: String, busyTimeout: Duration = .seconds(2), options: ConnectionOptions = ConnectionOptions()) throws(VersionPinningError) {
         self.path = path
         var handle: OpaquePointer?
         let status = sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil)
@@ -102,10 +119,11 @@ final class SQLiteConnection {
         }
         self.handle = handle
         sqlite3_busy_timeout(handle, Int32(clamping: busyTimeout.nanoseconds / 1_000_000))
+        // Before anything creates the file's first page: a new file takes its auto-vacuum mode from here.
+        if options.incrementalAutoVacuum { try execute("PRAGMA auto_vacuum=INCREMENTAL") }
         // WAL: readers see a snapshot while one writer appends; the subject of these workloads.
         try execute("PRAGMA journal_mode=WAL")
-        // NORMAL syncs only at checkpoints in WAL mode, as most apps run it; commits stay cheap.
-        try execute("PRAGMA synchronous=NORMAL")
+        try execute("PRAGMA synchronous=" + (options.flushes ? "NORMAL" : "OFF"))
     }
 
     deinit {

@@ -14,7 +14,10 @@ import HarnessModel
 ///
 /// During a `burst` a writer thread commits small transactions (random rows rewritten) at
 /// `writeRate`, checkpointing like SQLite's automatic checkpoint, and one reader thread reads by the
-/// strategy. Gauges follow the files after every commit.
+/// strategy. Gauges follow the files after every commit. The file the seed talks about is the
+/// database and its WAL together (`fileBytes`): `fileGrowth` is how much it grew beyond its size
+/// before the first burst, at its largest, and `finalFileBytes` what it is at the end of the
+/// script; a `checkpoint: truncate` step shrinks the WAL back, which the growth figure still shows.
 public struct VersionPinningWorkload: Workload {
     public init() {}
 
@@ -88,8 +91,10 @@ final class VersionPinningCase: WorkloadCase {
     private var readTransactions = 0
     private var longestReadTransactionNanoseconds: Int64 = 0
     private var walBytesAfterBurst = 0
+    /// Database and WAL together when the first burst began, bytes: what growth is measured from.
+    private var fileBytesBeforeBursts: Int?
     private var stepCheckpoint: CheckpointResult?
-    private var finalWalBytes: Int?
+    private var finalFigures: DatabaseFigures?
 
     init(strategy: VersionPinningWorkload.Strategy, parameters: ParameterValues, context: CaseContext) {
         self.strategy = strategy
@@ -119,6 +124,8 @@ final class VersionPinningCase: WorkloadCase {
         guard let connection else { return }
         switch step.name {
         case "burst":
+            let before = try observe(connection)
+            if fileBytesBeforeBursts == nil { fileBytesBeforeBursts = before.fileBytes }
             try burst(step.arguments.duration("duration"))
             walBytesAfterBurst = try observe(connection).walBytes
         case "checkpoint":
@@ -134,7 +141,7 @@ final class VersionPinningCase: WorkloadCase {
     }
 
     func tearDown(context: CaseContext) throws {
-        if let connection { finalWalBytes = try observe(connection).walBytes }
+        if let connection { finalFigures = try observe(connection) }
         // Closing the last connection checkpoints and deletes the WAL; the figures above come first.
         connection?.close()
         connection = nil
@@ -144,7 +151,7 @@ final class VersionPinningCase: WorkloadCase {
     private func observe(_ connection: SQLiteConnection) throws(VersionPinningError) -> DatabaseFigures {
         let figures = try connection.figures()
         peaks.note(figures)
-        gauges.files.publish(figures)
+        gauges.publish(figures)
         return figures
     }
 
@@ -198,7 +205,18 @@ final class VersionPinningCase: WorkloadCase {
     }
 
     func metrics() -> [Metric] {
-        var metrics: [Metric] = [
+        // How much bigger the file got than before the bursts, at its largest. Not reset by a
+        // checkpoint: a TRUNCATE one shrinks the WAL back, but the growth happened.
+        let growth = fileBytesBeforeBursts.map { max(peaks.fileBytes - $0, 0) }
+        var metrics: [Metric] = []
+        if let growth {
+            metrics += [
+                .bytes("fileGrowth", growth),
+                // Per commit, so the figure does not depend on how long the burst was.
+                .bytes("fileGrowthPerCommit", commits > 0 ? growth / commits : 0),
+            ]
+        }
+        metrics += [
             .count("commits", commits),
             Metric(name: "commitRate", value: burstNanoseconds > 0 ? Double(commits) / (Double(burstNanoseconds) / 1e9) : 0,
                    unit: .perSecond),
@@ -209,6 +227,7 @@ final class VersionPinningCase: WorkloadCase {
             .count("peakWalFrames", peakWALFrames),
             .bytes("walBytesAfterBurst", walBytesAfterBurst),
             .bytes("peakDatabaseBytes", peaks.databaseBytes),
+            .bytes("peakFileBytes", peaks.fileBytes),
             .count("checkpoints", checkpoints),
             .count("incompleteCheckpoints", incompleteCheckpoints),
         ]
@@ -216,8 +235,12 @@ final class VersionPinningCase: WorkloadCase {
             // Whether the `checkpoint` step had to give up on a reader (FULL, RESTART, TRUNCATE only).
             metrics.append(.count("stepCheckpointBusy", stepCheckpoint.busy ? 1 : 0))
         }
-        if let finalWalBytes {
-            metrics.append(.bytes("finalWalBytes", finalWalBytes))
+        if let finalFigures {
+            metrics += [
+                // At the end of the script, before teardown closes the database (the last close checkpoints and deletes the WAL).
+                .bytes("finalFileBytes", finalFigures.fileBytes),
+                .bytes("finalWalBytes", finalFigures.walBytes),
+            ]
         }
         return metrics
     }

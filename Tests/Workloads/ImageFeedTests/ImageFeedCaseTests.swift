@@ -3,6 +3,7 @@ import Foundation
 import Measurement
 import WorkloadKit
 import HarnessModel
+import TestSupport
 import Testing
 @testable import ImageFeedWorkload
 
@@ -103,7 +104,36 @@ struct ImageFeedCaseTests {
         try nsCache.finish()
     }
 
-    @Test(arguments: [ImageFeedWorkload.Strategy.unbindNSCache, .unbindLRUCache])
+    /// The seed's cache: NSCache with no limit keeps every image it was given (Linux's NSCache
+    /// never evicts by itself), until the app's warning handler empties it.
+    @Test func theUnboundedNSCacheKeepsEveryImageUntilAWarningEmptiesIt() throws {
+        let running = try start(.nscacheUnbounded)
+        try running.scroll()
+        // Every post was on screen once; its image is still cached although no cell binds it.
+        #expect(running.gauge("imagesInMemory") == Int64(Self.posts))
+        #expect(running.gauge("bindings") == Int64(Self.cells), "cells unbind as they are reused")
+        #expect(running.metric("diskLoads") == Double(Self.posts - Self.cells), "each image read once, every glance back a hit")
+        #expect(try #require(running.metric("hitRate")) > 0.5)
+        #expect(running.metric("bytesFreedPerWarning") == 0, "no warning yet")
+
+        running.context.memoryWarnings.post()
+        while running.context.memoryWarnings.deliveredCount < 1 { usleep(500) }
+        // The warning emptied it: only what the cells show is left, and the rest was freed.
+        #expect(running.gauge("imagesInMemory") == Int64(Self.cells))
+        #expect(running.gauge("imageBytes") == Int64(Self.cells * Self.decodedSize))
+        #expect(running.metric("warningsReceived") == 1)
+        #expect(running.metric("bytesFreedPerWarning") == Double((Self.posts - Self.cells) * Self.decodedSize))
+        #expect(try #require(running.metric("warningHandlingTime")) > 0, "emptying took the main thread's turn")
+
+        // It fills again from where it is: scrolling back reads from disk and caches anew.
+        let loadsBefore = try #require(running.metric("diskLoads"))
+        try running.scroll(distance: 10, stride: 10, backtrack: 0, direction: "up")
+        #expect(running.metric("diskLoads") == loadsBefore + 10)
+        #expect(running.gauge("imagesInMemory") == 10, "the ten reloaded images, the screen among them")
+        try running.finish()
+    }
+
+    @Test(arguments: [ImageFeedWorkload.Strategy.nscacheUnbounded, .unbindNSCache, .unbindLRUCache])
     func theCacheStrategiesDropTheirCacheOnAMemoryWarning(strategy: ImageFeedWorkload.Strategy) throws {
         let running = try start(strategy)
         try running.scroll()
@@ -130,6 +160,7 @@ struct ImageFeedCaseTests {
         while running.context.memoryWarnings.deliveredCount < 1 { usleep(500) }
         #expect(running.gauge("imagesInMemory") == before)
         #expect(running.metric("warningsReceived") == 1)
+        #expect(running.metric("bytesFreedPerWarning") == 0)
         try running.finish()
     }
 
@@ -155,5 +186,48 @@ struct ImageFeedCaseTests {
         try running.finish()
         probe.flushThreadCache()
         #expect(probe.allocatedBytes() - before < 2 * size, "after teardown less than two bitmaps' worth is left")
+    }
+
+    /// Through the harness under a memory budget (limit and warning level above this process's
+    /// current footprint): the sampler's warnings empty the unbounded cache, which survives, while
+    /// `retain-all` has nothing to give back and crosses the limit.
+    @Test func underAMemoryBudgetTheUnboundedCacheSurvivesOnWarningsWhereRetainAllIsKilled() throws {
+        let probe = try JemallocProbe()
+        probe.flushThreadCache()
+        let decodedSize = 256 << 10
+        let budget = MemoryBudget(footprint: .allocated, limitBytes: probe.allocatedBytes() + (32 << 20),
+                                  warningBytes: probe.allocatedBytes() + (16 << 20))
+        func run(_ strategy: ImageFeedWorkload.Strategy) throws -> CaseResult {
+            let workload = ImageFeedWorkload()
+            var parameters = ParameterValues(Dictionary(uniqueKeysWithValues: workload.descriptor.parameters.map { ($0.name, $0.defaultValue) }))
+            parameters["posts"] = .count(200)
+            parameters["imageSize"] = .bytes(4 << 10)
+            parameters["decodedSize"] = .bytes(decodedSize)
+            parameters["scrollSpeed"] = .rate(perSecond: 2000)
+            let scroll = StepInvocation(name: "scroll", phase: "scroll", arguments: ParameterValues([
+                "distance": .count(200), "stride": .count(8), "backtrack": .count(4), "direction": .choice("down"),
+            ]))
+            let spec = CaseSpec(scenario: "test", workload: "image-feed", strategy: strategy.rawValue, repetition: 1,
+                                parameters: parameters, steps: [scroll], samplingIntervalNanoseconds: 1_000_000,
+                                settleNanoseconds: 10_000_000, memoryBudget: budget)
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("image-feed-\(UUID().uuidString)").path
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            return try CaseExecutor(catalog: WorkloadCatalog([workload])).result(spec, scratchDirectory: directory)
+        }
+
+        // The probe: 200 images of 256 KiB kept are 50 MiB, over the 32 MiB limit.
+        let retainAll = try run(.retainAll)
+        #expect(retainAll.status == .killedByMemoryLimit, "\(retainAll.failure ?? "")")
+
+        let unbounded = try run(.nscacheUnbounded)
+        #expect(unbounded.status == .ok, "\(unbounded.failure ?? "")")
+        let warnings = try #require(unbounded.metric("warningsReceived")?.value)
+        #expect(warnings >= 2, "it fills to the warning level, empties, and fills again")
+        #expect(unbounded.completed?.memoryWarnings.map(Double.init) == warnings, "every warning posted reached the handler")
+        let freed = try #require(unbounded.metric("bytesFreedPerWarning")?.value)
+        // A warning comes at 16 MiB over the baseline: the cache holds at least most of that by then.
+        #expect(freed >= Double(8 << 20) && freed <= Double(32 << 20), "\(freed) bytes freed per warning")
+        #expect(try #require(unbounded.metric("hitRate")?.value) > 0.3)
     }
 }

@@ -21,15 +21,16 @@ import Testing
         CaseContext(strategy: "test", gaugeNames: LiveQueryWorkload().descriptor.gauges.map(\.name))
     }
 
-    @Test func declaresTheFourStrategiesOfTheSeed() {
+    @Test func declaresTheFourStrategiesOfTheSeedAndTheDeliverOnTrap() {
         let descriptor = LiveQueryWorkload().descriptor
         #expect(descriptor.name == "live-query")
-        #expect(descriptor.strategies.map(\.name) == ["unbounded-dispatch", "signal-next", "deliver-on", "signal-next-deliver-on"])
+        #expect(descriptor.strategies.map(\.name)
+            == ["unbounded-dispatch", "signal-next", "deliver-on", "signal-next-deliver-on", "deliver-on-dispatch"])
         #expect(descriptor.gauges.map(\.name) == ["pendingCallbacks", "callbacksDelivered", "writesCoalesced", "documentsCopied"])
         #expect(descriptor.defaultSteps == ["subscribe", "burst", "drain", "cancel", "settle"])
     }
 
-    @Test func theShippedScenarioRunsTheFourStrategiesWithTheDefaultSteps() throws {
+    @Test func theShippedScenarioRunsEveryStrategyWithTheDefaultSteps() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().deletingLastPathComponent()
         let text = try String(contentsOf: root.appendingPathComponent("Scenarios/live-query.yaml"), encoding: .utf8)
@@ -85,11 +86,15 @@ import Testing
         let copyBytes = 20 * JemallocProbe.sizeClassBytes(for: 64 << 10)
         let writes = 20
 
-        // The probe sees the copies the queued work items hold...
-        let unbounded = try heldWhileConsumerIsBlocked(.unboundedDispatch, writes: writes, probe: probe)
-        #expect(unbounded.pending == writes + 1)
-        #expect(unbounded.heldBytes >= writes * copyBytes)
-        #expect(unbounded.releasedBytes < copyBytes, "queued copies are released once the work items are dropped")
+        // The probe sees the copies the queued work items hold, whether the callback came on the
+        // store's queue or on one of the app's (deliverOn: signals next when the callback returns,
+        // not when the dispatched work is done)...
+        for strategy in [LiveQueryWorkload.Strategy.unboundedDispatch, .deliverOnDispatch] {
+            let unbounded = try heldWhileConsumerIsBlocked(strategy, writes: writes, probe: probe)
+            #expect(unbounded.pending == writes + 1, "\(strategy)")
+            #expect(unbounded.heldBytes >= writes * copyBytes, "\(strategy)")
+            #expect(unbounded.releasedBytes < copyBytes, "\(strategy): queued copies are released once the work items are dropped")
+        }
 
         // ...so when it sees about one copy under back-pressure, the others were never made.
         for strategy in [LiveQueryWorkload.Strategy.signalNext, .signalNextDeliverOn] {
@@ -137,10 +142,36 @@ import Testing
         #expect(metric("callbacksDelivered") >= 1)
         #expect(metric("documentsCopied") >= metric("callbacksDelivered") * 50)
         #expect(metric("writesCoalesced") == metric("writesApplied") - (metric("callbacksDelivered") - 1))
-        if strategy != LiveQueryWorkload.Strategy.unboundedDispatch.rawValue {
+        if ![LiveQueryWorkload.Strategy.unboundedDispatch.rawValue, LiveQueryWorkload.Strategy.deliverOnDispatch.rawValue].contains(strategy) {
             #expect(metric("maxPendingCallbacks") == 1)
         }
         #expect(metric("stalenessP99") >= metric("stalenessP50"))
+    }
+
+    /// Under a memory limit 24 MiB above this process's footprint, the strategies that queue a
+    /// copy per write (~1 MiB each, 100 writes) cross it; back-pressure stays far below it.
+    @Test(arguments: LiveQueryWorkload.Strategy.allCases)
+    func underAMemoryLimitOnlyTheStrategiesThatQueueEveryCopyAreKilled(_ strategy: LiveQueryWorkload.Strategy) throws {
+        let probe = try JemallocProbe()
+        probe.flushThreadCache()
+        let budget = MemoryBudget(footprint: .allocated, limitBytes: probe.allocatedBytes() + (24 << 20))
+        let spec = CaseSpec(scenario: "test", workload: "live-query", strategy: strategy.rawValue, repetition: 1,
+                            parameters: Self.parameters(["documents": .count(100), "matchingShare": .fraction(0.5),
+                                                         "payloadSize": .bytes(16 << 10), "writeRate": .rate(perSecond: 400),
+                                                         "consumerWork": .duration(nanoseconds: 10_000_000)]),
+                            steps: Self.steps(burst: .milliseconds(250)), samplingIntervalNanoseconds: 1_000_000,
+                            settleNanoseconds: 10_000_000, memoryBudget: budget)
+        let result = try CaseExecutor(catalog: WorkloadCatalog([LiveQueryWorkload()])).result(spec, scratchDirectory: "/tmp")
+        switch strategy {
+        case .unboundedDispatch, .deliverOnDispatch:
+            guard case let .killedByMemoryLimit(hit, _) = result.outcome else {
+                Issue.record("not killed: \(result.status) \(result.failure ?? "")")
+                return
+            }
+            #expect(hit.timeNanoseconds > 0, "the report says when")
+        case .signalNext, .deliverOn, .signalNextDeliverOn:
+            #expect(result.status == .ok, "\(result.failure ?? "")")
+        }
     }
 
     @Test func aShareThatMatchesNothingFailsTheCaseWithAFix() throws {

@@ -5,7 +5,8 @@ import Runner
 import Scenarios
 import WorkloadKit
 import HarnessModel
-import SubscriptionsWorkload
+import OpenCombine
+@testable import SubscriptionsWorkload
 import TestSupport
 import Testing
 
@@ -77,7 +78,13 @@ enum Harness {
 }
 
 @Suite(.serialized) struct SubscriptionLeakDetectionTests {
-    @Test(arguments: ["strong-self-capture", "assign-to-self"], [6, 20, 50])
+    /// `count` screens and `count` subscribers, as the tracker reports them.
+    static func screenAndSubscriber(_ count: Int) -> [TypeCount] {
+        [TypeCount(typeName: SubscriptionsWorkload.trackedScreenType, count: count),
+         TypeCount(typeName: SubscriptionsWorkload.trackedSubscriberType, count: count)]
+    }
+
+    @Test(arguments: ["strong-self-capture", "assign-to-self", "implicit-infinite", "self-derived-strong"], [6, 20, 50])
     func everyScreenOfACycleLeaksInCountAndBytes(strategy: String, iterations: Int) throws {
         try Harness.proveProbesSeeALiveObject()
         let truth = try Harness.bytesRetainedByOneScreen(strategy)
@@ -85,7 +92,7 @@ enum Harness {
 
         let result = try Harness.run(strategy, expect: .leaks, iterations: iterations)
         let leaks = try #require(result.completed?.leaks)
-        #expect(leaks.survivors == [TypeCount(typeName: SubscriptionsWorkload.trackedScreenType, count: iterations)])
+        #expect(leaks.survivors == Self.screenAndSubscriber(iterations), "every screen and its subscriber")
         let fit = try #require(leaks.growth.first?.fit)
         #expect(abs(fit.slopeBytesPerIteration - truth) <= 0.10 * truth,
                 "slope \(fit.slopeBytesPerIteration) B per iteration vs \(truth) B retained by one screen")
@@ -94,24 +101,37 @@ enum Harness {
         #expect(assessment.verdict == .leaks)
         #expect(assessment.outcome == .asExpected)
         #expect(!assessment.isFinding)
-        // Leaked screens keep receiving updates: screen i sees publishes i...N.
-        #expect(result.metric("updatesRendered")?.value == Double(iterations * (iterations + 1) / 2))
         #expect(result.metric("screensAliveAfterTeardown")?.value == Double(iterations))
+        #expect(result.metric("subscribersAliveAfterTeardown")?.value == Double(iterations))
+        if strategy == "self-derived-strong" {
+            // Its publisher is the screen's own property: nobody sets it once the screen is gone.
+            // Each screen checked its name on subscription and at its one publish.
+            #expect(result.metric("updatesRendered")?.value == Double(2 * iterations))
+            #expect(result.metric("deliveriesAfterDismiss")?.value == 0)
+        } else {
+            // Leaked screens keep receiving the store's updates: screen i sees publishes i...N,
+            // N - i of them after its dismissal.
+            #expect(result.metric("updatesRendered")?.value == Double(iterations * (iterations + 1) / 2))
+            #expect(result.metric("deliveriesAfterDismiss")?.value == Double(iterations * (iterations - 1) / 2))
+        }
     }
 
-    @Test(arguments: ["weak-self", "cancel-on-teardown", "finite-publisher"])
+    @Test(arguments: ["weak-self", "finite-publisher", "implicit-finite", "disposed", "self-derived-weak"])
     func cleanStrategiesLeaveNoScreenAndNoGrowth(strategy: String) throws {
         try Harness.proveProbesSeeALiveObject()
         let result = try Harness.run(strategy, expect: .leakFree, iterations: 20)
         let leaks = try #require(result.completed?.leaks)
-        #expect(leaks.tracked == [TypeCount(typeName: SubscriptionsWorkload.trackedScreenType, count: 20)], "the tracker saw every screen")
+        #expect(leaks.tracked == Self.screenAndSubscriber(20), "the tracker saw every screen and subscriber")
         #expect(leaks.survivors.isEmpty)
         let fit = try #require(leaks.growth.first?.fit)
         #expect(!LeakAnalysis.isGrowing(fit), "slope \(fit.slopeBytesPerIteration) ± \(fit.boundBytesPerIteration) B per iteration")
         #expect(result.leakAssessment.verdict == .leakFree)
         #expect(result.leakAssessment.outcome == .asExpected)
-        #expect(result.metric("updatesRendered")?.value == 20, "each screen rendered its one update, then went")
+        // Each screen rendered its one update (and a self-derived one its name on subscription too), then went.
+        #expect(result.metric("updatesRendered")?.value == (strategy == "self-derived-weak" ? 40 : 20))
+        #expect(result.metric("deliveriesAfterDismiss")?.value == 0)
         #expect(result.metric("screensAliveAfterTeardown")?.value == 0)
+        #expect(result.metric("subscribersAliveAfterTeardown")?.value == 0)
     }
 
     @Test func warmUpAllocationsAreNoLeakOverThreeRepeatedRuns() throws {
@@ -143,8 +163,9 @@ enum Harness {
         let scenario = try ScenarioParser(catalog: Harness.catalog).parse(text, file: file)
         #expect(scenario.strategies.map(\.name) == SubscriptionStrategy.allCases.map(\.rawValue))
         let expected: [String: String] = [
-            "strong-self-capture": "leaks", "weak-self": "leak-free", "cancel-on-teardown": "leak-free",
-            "finite-publisher": "leak-free", "assign-to-self": "leaks",
+            "implicit-finite": "leak-free", "implicit-infinite": "leaks", "disposed": "leak-free",
+            "self-derived-strong": "leaks", "self-derived-weak": "leak-free",
+            "strong-self-capture": "leaks", "weak-self": "leak-free", "finite-publisher": "leak-free", "assign-to-self": "leaks",
         ]
         for strategy in scenario.strategies {
             #expect(strategy.expect == expected[strategy.name], "\(strategy.name)")
@@ -158,8 +179,118 @@ enum Harness {
         #expect {
             _ = try SubscriptionsWorkload().makeCase(strategy: "strong", parameters: ParameterValues(), context: context)
         } throws: { error in
-            "\(error)" == "subscriptions: unknown strategy 'strong'; expected one of: strong-self-capture, weak-self, "
-                + "cancel-on-teardown, finite-publisher, assign-to-self"
+            "\(error)" == "subscriptions: unknown strategy 'strong'; expected one of: implicit-finite, implicit-infinite, "
+                + "disposed, self-derived-strong, self-derived-weak, strong-self-capture, weak-self, finite-publisher, assign-to-self"
         }
+    }
+}
+
+/// The lifetimes of seed 003, step by step on one case: what lives after dismissal, and what it still receives.
+@Suite(.serialized) struct SubscriptionLifetimeTests {
+    /// A set-up case driven step by step.
+    struct Screens {
+        let context: CaseContext
+        let workloadCase: any WorkloadCase
+
+        init(_ strategy: SubscriptionStrategy) throws {
+            let workload = SubscriptionsWorkload()
+            context = CaseContext(strategy: strategy.rawValue, gaugeNames: workload.descriptor.gauges.map(\.name))
+            workloadCase = try workload.makeCase(strategy: strategy.rawValue, parameters: ParameterValues(["payloadSize": .bytes(1024)]),
+                                                 context: context)
+            try workloadCase.setUp(context: context)
+        }
+
+        func run(_ steps: String...) throws {
+            for step in steps {
+                let arguments = step == "publish" ? ParameterValues(["count": .count(1)]) : ParameterValues()
+                try workloadCase.run(StepInvocation(name: step, phase: step, arguments: arguments), context: context)
+            }
+        }
+
+        func gauge(_ name: String) -> Int64 { context.gauge(name).value }
+
+        func metric(_ name: String) -> Double? { workloadCase.metrics().first { $0.name == name }?.value }
+    }
+
+    @Test func implicitInfiniteStillReceivesAfterDismissal() throws {
+        let screens = try Screens(.implicitInfinite)
+        try screens.run("present", "publish", "dismiss")
+        // Nothing stores the subscription, yet it is alive: the store's updates retain the subscriber,
+        // and the subscriber the screen its block captured.
+        #expect(screens.gauge("liveScreens") == 1)
+        #expect(screens.gauge("liveSubscribers") == 1)
+        #expect(screens.gauge("deliveriesAfterDismiss") == 0)
+        try screens.run("publish", "publish", "publish")
+        #expect(screens.gauge("deliveriesAfterDismiss") == 3, "the dismissed screen still renders every update")
+        #expect(screens.gauge("renders") == 4)
+        try screens.workloadCase.tearDown(context: screens.context)
+        #expect(screens.metric("screensAliveAfterTeardown") == 1)
+        #expect(screens.metric("subscribersAliveAfterTeardown") == 1)
+        #expect(screens.metric("deliveriesAfterDismiss") == 3)
+    }
+
+    @Test func implicitFiniteOutlivesAnEarlyDismissalUntilTheLoadAnswersThenGoes() throws {
+        let screens = try Screens(.implicitFinite)
+        try screens.run("present", "dismiss")
+        // Dismissed before the load answered: the pending load keeps subscriber and screen alive.
+        #expect(screens.gauge("liveScreens") == 1)
+        #expect(screens.gauge("liveSubscribers") == 1)
+        try screens.run("publish")
+        // The answer reaches the dismissed screen once; completion then tears everything down.
+        #expect(screens.gauge("deliveriesAfterDismiss") == 1)
+        #expect(screens.gauge("liveScreens") == 0)
+        #expect(screens.gauge("liveSubscribers") == 0)
+        try screens.run("publish")
+        #expect(screens.gauge("deliveriesAfterDismiss") == 1, "completed: nothing more is delivered")
+        try screens.workloadCase.tearDown(context: screens.context)
+    }
+
+    @Test func disposingEndsTheDeliveriesAndFreesTheSubscriber() throws {
+        let screens = try Screens(.disposed)
+        try screens.run("present", "publish")
+        #expect(screens.gauge("liveSubscribers") == 1)
+        try screens.run("dismiss", "publish", "publish")
+        #expect(screens.gauge("deliveriesAfterDismiss") == 0)
+        #expect(screens.gauge("liveScreens") == 0)
+        #expect(screens.gauge("liveSubscribers") == 0)
+        #expect(screens.gauge("renders") == 1)
+        try screens.workloadCase.tearDown(context: screens.context)
+    }
+
+    /// A publisher derived from the screen completes only when the screen deallocates: a strong
+    /// capture prevents exactly that. The store going away does not help; a weak capture does.
+    @Test(arguments: [(SubscriptionStrategy.selfDerivedStrong, Int64(1)), (SubscriptionStrategy.selfDerivedWeak, Int64(0))])
+    func aSelfDerivedSubscriptionLivesExactlyAsLongAsItsScreen(strategy: SubscriptionStrategy, survivors: Int64) throws {
+        let screens = try Screens(strategy)
+        try screens.run("present", "publish")
+        #expect(screens.gauge("renders") == 2, "the name on subscription and the published one")
+        try screens.run("dismiss")
+        try screens.workloadCase.tearDown(context: screens.context)
+        #expect(screens.gauge("liveScreens") == survivors)
+        #expect(screens.gauge("liveSubscribers") == survivors)
+        #expect(screens.gauge("deliveriesAfterDismiss") == 0, "nothing sets a dismissed screen's own name")
+    }
+
+    /// The opposite defaults side by side, on a bare OpenCombine subject: a sink whose
+    /// AnyCancellable nobody keeps is cancelled at once; a RAC-style subscriber nobody keeps lives on.
+    @Test func anUnstoredCombineSinkEndsAtOnceWhereAnUnstoredSubscriberLivesOn() {
+        let subject = PassthroughSubject<Int, Never>()
+        let deliveries = Deliveries(afterDismissGauge: CaseContext(strategy: "test", gaugeNames: ["g"]).gauge("g"))
+        var sinkReceived = 0
+        var signalReceived = 0
+        _ = subject.sink { _ in sinkReceived += 1 }
+        weak var subscriber: AnyObject?
+        subject.subscribeNext(presence: ScreenPresence(), deliveries: deliveries, onSubscribe: { subscriber = $0 }) { _ in
+            signalReceived += 1
+        }
+        subject.send(1)
+        subject.send(2)
+        #expect(sinkReceived == 0, "Combine: the discarded AnyCancellable cancelled the sink")
+        #expect(signalReceived == 2, "RAC: the subscription lives without being stored")
+        #expect(subscriber != nil)
+        subject.send(completion: .finished)
+        #expect(subscriber == nil, "completion tore the subscription down")
+        subject.send(3)
+        #expect(signalReceived == 2)
     }
 }

@@ -2,8 +2,13 @@ import Foundation
 import Measurement
 import WorkloadKit
 import HarnessModel
+import Synchronization
 import Testing
 @testable import VersionPinningWorkload
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 extension SQLiteWorkloadTests {
     /// 2 MiB of 1 KiB rows, then deletes: small enough for a test, large enough for hundreds of pages.
@@ -66,6 +71,7 @@ extension SQLiteWorkloadTests {
             #expect(try metrics.int("finalDatabaseBytes") == final.databaseBytes)
             #expect(try metrics.int("peakDatabaseBytes") > final.databaseBytes)
             #expect(try #require(metrics["compactionTime"]) > 0)
+            #expect(try #require(metrics["launchTime"]) >= (try #require(metrics["compactionTime"])), "the launch waited for it")
             #expect(fileBytes(scratch.path + "/compaction.sqlite.compacted") == 0)
             let observer = try SQLiteConnection(path: scratch.path + "/compaction.sqlite")
             #expect(try observer.integer("SELECT integrity_check = 'ok' FROM pragma_integrity_check") == 1)
@@ -93,26 +99,105 @@ extension SQLiteWorkloadTests {
             _ = try run.tearDown()
         }
 
-        @Test(arguments: [(fraction: 0.5, compacts: false), (fraction: 0.8, compacts: true)])
-        func autoCompactFollowsTheTwiceTheDataRule(fraction: Double, compacts: Bool) throws {
-            let scratch = try ScratchDirectory()
-            let (run, afterDelete, rows) = try Self.filledAndDeleted("auto-compact", fraction: fraction, in: scratch)
-            let metrics = try run.tearDown()
-            let compactions = try metrics.int("compactions")
-
-            // Whatever happened, the rule no longer holds once the deletes are done.
-            #expect(!CompactionRules.autoCompactionDue(totalBytes: afterDelete.totalPageBytes, usedBytes: afterDelete.usedBytes))
-            #expect(try metrics.int("finalRows") == rows)
-            if compacts {
-                #expect(compactions == 1)
-                #expect(try metrics.int("peakDatabaseBytes") > afterDelete.totalPageBytes)
-                // It compacted mid-delete (at about two thirds deleted): the rows deleted after that left free pages.
-                #expect(afterDelete.freePages > 0)
-            } else {
-                // Half deleted: unused space about equals the data, under the rule's "twice".
-                #expect(compactions == 0)
-                #expect(afterDelete.freePages * 3 > afterDelete.pageCount)
+        /// Waits (polling every millisecond, at most 20 s) until `condition` holds; whether it did.
+        static func eventually(_ condition: () -> Bool) -> Bool {
+            let deadline = ContinuousClock.now + .seconds(20)
+            while !condition() {
+                guard ContinuousClock.now < deadline else { return false }
+                usleep(1000)
             }
+            return true
+        }
+
+        /// The seed: automatic compaction "only takes place when the file is not being accessed".
+        /// A reader holding a read transaction from before the deletes keeps it from running at all:
+        /// SQLite's own figures do not move; once the reader lets go, the file is compacted in the
+        /// background, with no step of the app's.
+        @Test func autoCompactionNeverRunsWhileAReaderIsOpen() throws {
+            let scratch = try ScratchDirectory()
+            let run = try CaseUnderTest(CompactionWorkload(), strategy: "auto-compact", Self.parameters, in: scratch)
+            try run.run("fill", Self.fill)
+            try run.run("pin")
+            try run.run("delete", .fraction(0.8))
+            let (afterDelete, rows) = try Self.figures(scratch)
+            try #require(CompactionRules.autoCompactionDue(totalBytes: afterDelete.totalPageBytes, usedBytes: afterDelete.usedBytes),
+                         "the rule must hold for this test to mean anything")
+            #expect(run.gauge("readTransactions") == 1)
+            // Many times the compactor's interval: it looked, found the reader, and waited.
+            #expect(Self.eventually { run.gauge("compactionBlocked") == 1 })
+            usleep(200_000)
+            let (whilePinned, _) = try Self.figures(scratch)
+            #expect(whilePinned.pageCount == afterDelete.pageCount && whilePinned.freePages == afterDelete.freePages,
+                    "not a page moved while the reader was open")
+            #expect(run.gauge("compactions") == 0)
+
+            try run.run("unpin")
+            try run.run("await-compaction")
+            #expect(run.gauge("compactions") == 1, "compacted in the background once idle")
+            let (compacted, compactedRows) = try Self.figures(scratch)
+            #expect(compacted.freePages == 0)
+            #expect(compacted.databaseBytes == compacted.pageCount * compacted.pageSize, "the file itself shrank")
+            #expect(compacted.pageCount < afterDelete.pageCount - afterDelete.freePages + afterDelete.pageCount / 100 + 2,
+                    "no more pages than the data (and its pointer maps) needs")
+            #expect(compactedRows == rows)
+            #expect(run.gauge("compactionBlocked") == 0)
+            let metrics = try run.tearDown()
+            #expect(try metrics.int("compactions") == 1)
+            #expect(try #require(metrics["compactionBlockedTime"]) >= 100, "blocked for the 200 ms the reader held on, give or take")
+            #expect(try #require(metrics["compactionTime"]) > 0)
+            #expect(metrics["launchTime"] == 0, "no launch waited for it")
+            #expect(try metrics.int("finalFreePages") == 0)
+            let observer = try SQLiteConnection(path: scratch.path + "/compaction.sqlite")
+            #expect(try observer.integer("SELECT integrity_check = 'ok' FROM pragma_integrity_check") == 1)
+            observer.close()
+        }
+
+        /// The deletes themselves are access: the rule holds from about two thirds deleted, but not
+        /// a page is moved until the delete step is over. Watched from another connection while the
+        /// deletes run: the free pages only ever grow, though the compactor already finds the rule due.
+        @Test func autoCompactionWaitsForTheAppsWritesToEnd() throws {
+            let scratch = try ScratchDirectory()
+            // Single-row commits, so the delete lasts many compactor intervals after the rule starts to hold.
+            let run = try CaseUnderTest(CompactionWorkload(), strategy: "auto-compact",
+                                        Self.parameters.merging(["rowsPerTransaction": .count(1)]) { $1 }, in: scratch)
+            try run.run("fill", Self.fill)
+            let deleting = UncheckedBox(run)
+            let done = DispatchSemaphore(value: 0)
+            let failure = Mutex<(any Error)?>(nil)
+            let thread = Thread {
+                do { try deleting.value.run("delete", .fraction(0.8)) } catch { failure.withLock { $0 = error } }
+                done.signal()
+            }
+            thread.start()
+            let observer = try SQLiteConnection(path: scratch.path + "/compaction.sqlite")
+            var freePages: [Int] = []
+            var sawBlocked = false
+            while done.wait(timeout: .now()) == .timedOut {
+                freePages.append(try observer.figures().freePages)
+                if run.gauge("compactionBlocked") == 1 { sawBlocked = true }
+                usleep(500)
+            }
+            observer.close()
+            try #require(failure.withLock { $0 } == nil)
+            #expect(sawBlocked, "the rule held while the app was still deleting")
+            #expect(zip(freePages, freePages.dropFirst()).allSatisfy { $0 <= $1 }, "no compaction step during the deletes")
+            try run.run("await-compaction")
+            #expect(run.gauge("compactions") == 1, "compacted once the deletes were over")
+            let metrics = try run.tearDown()
+            #expect(try #require(metrics["compactionBlockedTime"]) > 0)
+            #expect(try metrics.int("finalFreePages") == 0)
+        }
+
+        @Test func autoCompactionLeavesAFileUnderTheRuleAlone() throws {
+            let scratch = try ScratchDirectory()
+            let (run, afterDelete, _) = try Self.filledAndDeleted("auto-compact", fraction: 0.5, in: scratch)
+            // Half deleted: unused space about equals the data, under the rule's "twice".
+            #expect(!CompactionRules.autoCompactionDue(totalBytes: afterDelete.totalPageBytes, usedBytes: afterDelete.usedBytes))
+            try run.run("await-compaction")
+            let metrics = try run.tearDown()
+            #expect(try metrics.int("compactions") == 0)
+            #expect(try metrics.int("finalFreePages") == afterDelete.freePages)
+            #expect(metrics["compactionBlockedTime"] == 0)
         }
 
         @Test func autoCompactionRuleIsMoreThanTwiceTheData() {
@@ -139,4 +224,11 @@ extension SQLiteWorkloadTests {
             #expect(sqlStringLiteral("plain") == "'plain'")
         }
     }
+}
+
+/// Hands a value to another thread in a test that makes sure only one thread uses it at a time.
+final class UncheckedBox<Value>: @unchecked Sendable {
+    // Safety: the tests using it touch `value` from one thread at a time (the other only reads gauges).
+    let value: Value
+    init(_ value: Value) { self.value = value }
 }

@@ -59,6 +59,42 @@ extension SQLiteWorkloadTests {
             #expect(try metrics.int("readTransactions") == 1)
         }
 
+        /// The file is the database and its WAL: a pin that holds for the whole burst grows it by
+        /// every commit's frames, and a truncating checkpoint afterwards does not hide that it grew.
+        @Test func pinnedReaderGrowsTheFileByEveryCommitAndTheGrowthOutlivesATruncatingCheckpoint() throws {
+            let scratch = try ScratchDirectory()
+            let run = try CaseUnderTest(VersionPinningWorkload(), strategy: "pinned-reader", Self.parameters, in: scratch)
+            let databaseBytes = fileBytes(scratch.path + "/version-pinning.sqlite")
+            #expect(fileBytes(scratch.path + "/version-pinning.sqlite-wal") == 0, "every strategy starts from an empty WAL")
+            try run.run("burst", Self.burst)
+            let walAfterBurst = fileBytes(scratch.path + "/version-pinning.sqlite-wal")
+            #expect(run.gauge("fileBytes") == databaseBytes + walAfterBurst)
+            try run.run("checkpoint", .choice("truncate"))
+            let metrics = try run.tearDown()
+
+            let commits = try metrics.int("commits")
+            // The database file keeps its size while pinned; all the growth is the WAL's.
+            #expect(try metrics.int("fileGrowth") == walAfterBurst)
+            #expect(try metrics.int("peakFileBytes") == databaseBytes + walAfterBurst)
+            // Each single-row commit appends its page (one frame) to the WAL, and none is recycled.
+            let pageSize = 4096
+            #expect(try metrics.int("fileGrowthPerCommit") >= pageSize)
+            #expect(try metrics.int("fileGrowth") >= walFileBytes(frames: commits, pageSize: pageSize))
+            // The checkpoint gave the space back: the final file is the database alone, yet the growth stays reported.
+            #expect(try metrics.int("finalWalBytes") == 0)
+            #expect(try metrics.int("finalFileBytes") == fileBytes(scratch.path + "/version-pinning.sqlite"))
+        }
+
+        @Test func withoutAPinTheFileGrowsByTheCheckpointThresholdAtMost() throws {
+            let noReader = try Self.burst("no-reader")
+            let refreshing = try Self.burst("refreshing-reader")
+            let bound = walFileBytes(frames: Self.unpinnedFrameBound, pageSize: noReader.pageSize)
+            #expect(try noReader.metrics.int("fileGrowth") <= bound)
+            #expect(try noReader.metrics.int("finalFileBytes") <= noReader.metrics.int("peakDatabaseBytes") + bound)
+            #expect(try refreshing.metrics.int("readTransactions") > 1)
+            #expect(try refreshing.metrics.int("fileGrowth") * 4 < Self.burst("pinned-reader").metrics.int("fileGrowth"))
+        }
+
         @Test func withoutAPinTheWALStaysAtTheCheckpointThreshold() throws {
             let pinned = try Self.burst("pinned-reader").metrics
             let refreshing = try Self.burst("refreshing-reader").metrics
@@ -87,6 +123,7 @@ extension SQLiteWorkloadTests {
             #expect(blocked.wal.logFrames * 4 < peakFrames)
             // ...and the file did not shrink by itself.
             #expect(try blocked.walBytes == metrics.int("peakWalBytes"))
+            #expect(try metrics.int("fileGrowth") == metrics.int("peakWalBytes"))
         }
 
         @Test func truncateCheckpointGivesTheSpaceBack() throws {
