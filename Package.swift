@@ -33,6 +33,12 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        // gzip for pprof's profile.pb.gz.
+        .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
 
         // MARK: Measurement
         .target(name: "AllocatorProbe", dependencies: ["CJemalloc"], swiftSettings: settings),
@@ -75,8 +81,11 @@ let package = Package(
             path: "Sources/Workloads/Catalog", swiftSettings: settings
         ),
 
+        // MARK: Attribution (agent records -> symbolized, folded allocation profiles)
+        .target(name: "Attribution", dependencies: ["HarnessModel"], swiftSettings: settings),
+
         // MARK: Reports (depend on the result model only)
-        .target(name: "Reports", dependencies: ["HarnessModel"], swiftSettings: settings),
+        .target(name: "Reports", dependencies: ["HarnessModel", "CZlib"], swiftSettings: settings),
 
         // MARK: Command line (a library, so the executables are one line and packages can build their own)
         .target(
@@ -115,7 +124,9 @@ let package = Package(
         .testTarget(name: "VersionPinningWorkloadTests", dependencies: ["VersionPinningWorkload", "HarnessCore", "CSQLite"],
                     path: "Tests/Workloads/VersionPinningTests", swiftSettings: settings),
         // Golden files and fixtures are read through #filePath, so they need no resource bundle.
-        .testTarget(name: "ReportsTests", dependencies: ["Reports", "HarnessModel"],
+        .testTarget(name: "ReportsTests", dependencies: ["Reports", "HarnessModel", "CZlib"],
+                    exclude: ["Golden"], swiftSettings: settings),
+        .testTarget(name: "AttributionTests", dependencies: ["Attribution", "HarnessModel"],
                     exclude: ["Golden"], swiftSettings: settings),
         .testTarget(name: "memharnessTests", dependencies: ["memharness", "HarnessModel", "Reports", "AllocatorProbe"],
                     exclude: ["Fixtures"], swiftSettings: settings),
