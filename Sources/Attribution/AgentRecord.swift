@@ -180,9 +180,9 @@ extension AgentRecord {
             currentMark = nil
         }
 
-        for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
+        // "\r\n" is one Character in Swift: both line ends are separators.
+        for line in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }) {
             lineNumber += 1
-            let line = rawLine.hasSuffix("\r") ? rawLine.dropLast() : rawLine
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)
             guard let kind = fields.first else { continue }
             lastContentLine = lineNumber

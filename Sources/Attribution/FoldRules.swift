@@ -30,9 +30,13 @@ public struct FoldRule: Sendable, Hashable, Codable {
         /// Allocation machinery (the agent, jemalloc, malloc, `swift_allocObject`, `operator new`): removed
         /// from the leaf end of a stack, so the stack ends in the code that asked for memory.
         case allocator
-        /// Code above the workload (process and thread entry, the harness's CLI and case executor): the
-        /// innermost matching frame and every frame above it are removed, so stacks start at the workload.
+        /// Process and thread entry (`_start`, `start_thread`): the innermost matching frame and every
+        /// frame above it are removed.
         case entry
+        /// The harness above the workload (its command line, its case executor): like `entry`, and the
+        /// library frames right below the innermost one (a thunk or `forEach` calling the workload for
+        /// the harness) go too, so stacks start at the workload.
+        case harness
         /// Library code (standard library, Foundation, libc): kept in stacks, never named as the
         /// allocation site (the site is the innermost frame that is not library code).
         case library
@@ -110,9 +114,9 @@ public struct StackFolder: Sendable, Hashable, Codable {
     }
 
     /// The rules memharness uses: the agent, jemalloc, the malloc family, the Swift runtime's
-    /// allocation entry points and C++ `operator new` are allocator frames; process and thread entry,
-    /// the harness's command line and its case executor are entry frames; the Swift and C runtime
-    /// libraries are library frames.
+    /// allocation entry points and C++ `operator new` are allocator frames; process and thread entry
+    /// are entry frames; the harness's command line and its case executor are harness frames; the
+    /// Swift, C and C++ runtime libraries and compiler-generated thunks are library frames.
     public static let standardRules: [FoldRule] = {
         var rules: [FoldRule] = [
             FoldRule(.module("libmemharness-agent"), .allocator, reason: "the memharness agent (interposed malloc family, stack recorder)"),
@@ -135,12 +139,15 @@ public struct StackFolder: Sendable, Hashable, Codable {
         rules += [
             FoldRule(.functionPrefix("__libc_start_"), .entry, reason: "process entry (glibc)"),
             FoldRule(.functionPrefix("__clone"), .entry, reason: "thread entry (glibc)"),
-            FoldRule(.swiftModule("MemHarnessCLI"), .entry, reason: "the harness's command line"),
-            FoldRule(.swiftModule("memharness"), .entry, reason: "the harness's main"),
-            FoldRule(.swiftModule("memharness_exact"), .entry, reason: "the exact-peak harness's main"),
-            FoldRule(.swiftModule("ArgumentParser"), .entry, reason: "the command-line parser the harness runs under"),
-            FoldRule(.swiftType(module: "HarnessCore", type: "CaseExecutor"), .entry, reason: "the case executor, which calls the workload"),
+            FoldRule(.swiftModule("MemHarnessCLI"), .harness, reason: "the harness's command line"),
+            FoldRule(.swiftModule("memharness"), .harness, reason: "the harness's main"),
+            FoldRule(.swiftModule("memharness_exact"), .harness, reason: "the exact-peak harness's main"),
+            FoldRule(.swiftModule("ArgumentParser"), .harness, reason: "the command-line parser the harness runs under"),
+            FoldRule(.swiftType(module: "HarnessCore", type: "CaseExecutor"), .harness, reason: "the case executor, which calls the workload"),
             FoldRule(.swiftStandardLibrary, .library, reason: "the Swift standard library, also where specialized into other binaries"),
+            FoldRule(.functionPrefix("thunk for "), .library, reason: "compiler-generated thunks"),
+            FoldRule(.functionPrefix("reabstraction thunk"), .library, reason: "compiler-generated thunks"),
+            FoldRule(.functionPrefix("partial apply for thunk"), .library, reason: "compiler-generated thunks"),
             FoldRule(.swiftModule("Foundation"), .library, reason: "Foundation"),
             FoldRule(.swiftModule("FoundationEssentials"), .library, reason: "Foundation"),
             FoldRule(.swiftModule("Dispatch"), .library, reason: "Dispatch"),
@@ -155,15 +162,21 @@ public struct StackFolder: Sendable, Hashable, Codable {
     /// Folds one stack given **root first**: allocator frames off the leaf end, entry frames off the
     /// root end, library frames marked. Never returns an empty stack for a non-empty one: when only
     /// allocator frames remain, the outermost of them stays (the entry point unknown code called);
-    /// when an entry frame is the innermost frame left, it stays (the harness itself allocated).
+    /// when an entry or harness frame is the innermost frame left, it stays (the harness itself allocated).
+    /// Library frames directly below the innermost harness frame go with it (see `Action.harness`).
     public func fold(_ stack: [SymbolizedFrame]) -> [AllocationFrame] {
         guard !stack.isEmpty else { return [] }
         var end = stack.count
         // Stops at the outermost frame: when everything is allocator machinery, that frame stays so the bytes stay visible.
         while end > 1, matches(stack[end - 1], .allocator) { end -= 1 }
         var start = 0
-        if let innermostEntry = stack[0..<end].lastIndex(where: { matches($0, .entry) }) {
-            start = innermostEntry + 1 < end ? innermostEntry + 1 : innermostEntry
+        if let innermost = stack[0..<end].lastIndex(where: { matches($0, .entry) || matches($0, .harness) }) {
+            start = innermost + 1 < end ? innermost + 1 : innermost
+            if matches(stack[innermost], .harness) {
+                // Library frames right below the harness (a thunk, `forEach`) called the workload on the
+                // harness's behalf: they go too, as long as a frame is left.
+                while start < end - 1, matches(stack[start], .library) { start += 1 }
+            }
         }
         return stack[start..<end].map { frame in
             AllocationFrame(function: frame.function, file: frame.file, line: frame.line, module: frame.module,

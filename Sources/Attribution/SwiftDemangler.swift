@@ -78,8 +78,13 @@ public struct SwiftDemangler: Sendable, Hashable {
         var diagnostics: [AttributionDiagnostic] = []
         func accept(_ name: String, _ readable: String?) {
             // A demangler that hands the input back (or another mangled name) has not demangled it.
-            guard let readable, !readable.isEmpty, readable != name, !Self.isSwiftMangled(readable) else { return }
-            result[name] = readable
+            guard let readable, !readable.isEmpty, readable != name else { return }
+            // A result that is nothing but a mangled name is no demangling; one that starts with an
+            // embedded macro-made name followed by readable text is (see `expandEmbeddedNames`).
+            if Self.isSwiftMangled(readable), Self.embeddedManglings(in: readable).first.map({ $0.upperBound == readable.endIndex }) ?? true {
+                return
+            }
+            result[name] = Self.expandEmbeddedNames(readable)
         }
         for method in methods where !pending.isEmpty {
             switch method {
@@ -111,6 +116,57 @@ public struct SwiftDemangler: Sendable, Hashable {
             pending = pending.filter { result[$0] == nil }
         }
         return (result, diagnostics)
+    }
+
+    /// True when `text` holds a mangled Swift name anywhere (`$s` followed by a letter, digit or `_`).
+    public static func containsSwiftMangling(_ text: String) -> Bool {
+        embeddedManglings(in: text).first != nil
+    }
+
+    /// The ranges of mangled Swift names inside `text`: `$s`, `$S` or `$e`, then letters, digits, `_` and `$`.
+    static func embeddedManglings(in text: String) -> [Range<String.Index>] {
+        var ranges: [Range<String.Index>] = []
+        var index = text.startIndex
+        while let dollar = text[index...].firstIndex(of: "$") {
+            let marker = text.index(after: dollar)
+            guard marker < text.endIndex, "sSe".contains(text[marker]) else {
+                index = marker
+                continue
+            }
+            let body = text.index(after: marker)
+            let end = text[body...].firstIndex { !($0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "$")) } ?? text.endIndex
+            if end > body { ranges.append(dollar..<end) }
+            index = end > body ? end : body
+        }
+        return ranges
+    }
+
+    /// Demangles the mangled names a demangler printed raw inside a readable name.
+    ///
+    /// Names a macro made unique (`$s...fMu_`, in code expanded from `@Test` and other macros) are
+    /// printed as they are by every demangler; demangled on their own they read "unique name #1 of
+    /// __local in peer macro @Test expansion #1 of ...". One that still cannot be read becomes
+    /// `(macro-generated name)`, so no mangled name reaches a report.
+    static func expandEmbeddedNames(_ text: String) -> String {
+        var text = text
+        // Each pass replaces every embedded name; a demangled name may embed another, two levels at most in practice.
+        for _ in 0..<4 {
+            let ranges = embeddedManglings(in: text)
+            guard !ranges.isEmpty else { return text }
+            for range in ranges.reversed() {
+                let token = String(text[range])
+                let readable = backtraceDemangle.function.flatMap { call($0, token) } ?? token.withCString { pointer in
+                    runtimeDemangle(pointer, strlen(pointer), nil, nil, 0).map { buffer in
+                        defer { free(buffer) }
+                        return String(cString: buffer)
+                    }
+                }
+                let replacement = readable.flatMap { $0.isEmpty || $0 == token ? nil : $0 } ?? "(macro-generated name)"
+                text.replaceSubrange(range, with: replacement)
+            }
+        }
+        for range in embeddedManglings(in: text).reversed() { text.replaceSubrange(range, with: "(macro-generated name)") }
+        return text
     }
 
     private static func call(_ function: BacktraceDemangle, _ name: String) -> String? {

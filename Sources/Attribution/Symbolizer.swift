@@ -122,6 +122,7 @@ public struct Symbolizer: Sendable {
                 var function = readable[raw] ?? raw
                 // No demangler understood it: the address names the frame, never the mangled symbol.
                 if SwiftDemangler.isSwiftMangled(function) { function = fallback }
+                if SwiftDemangler.containsSwiftMangling(function) { function = SwiftDemangler.expandEmbeddedNames(function) }
                 let file = location.file.flatMap { $0.isEmpty || $0 == "??" || $0 == "/<compiler-generated>" ? nil : $0 }
                 let line = location.line.flatMap { $0 > 0 ? $0 : nil }
                 list.append(SymbolizedFrame(function: function, linkageName: raw == function ? nil : raw,
