@@ -34,7 +34,7 @@ public protocol SymbolizerTool: Sendable {
     /// The locations of each address, **innermost first** (inlined callee before its caller), one
     /// list per address in the order given. Addresses are the binary's own virtual addresses (load
     /// bias already subtracted). An empty list means the tool knows nothing about that address.
-    func symbolize(modulePath: String, addresses: [UInt64]) throws(ToolFailure) -> [[ToolLocation]]
+    func symbolize(modulePath: String, addresses: [UInt64]) throws(AttributionError) -> [[ToolLocation]]
 }
 
 /// Turns return addresses into readable frames: module lookup, load bias and return-address
@@ -113,7 +113,8 @@ public struct Symbolizer: Sendable {
         let names = located.values.flatMap { $0.locations.compactMap(\.function) }
         let (readable, demangleDiagnostics) = demangler.demangle(names)
         diagnostics += demangleDiagnostics
-        for (address, entry) in located {
+        var unnamed: [String: (unnamed: Int, all: Int)] = [:]
+        for (address, entry) in located.sorted(by: { $0.key < $1.key }) {
             let fallback = (entry.module.split(separator: "/").last.map(String.init) ?? entry.module)
                 + "+0x" + String(entry.relative, radix: 16)
             var list: [SymbolizedFrame] = []
@@ -129,6 +130,12 @@ public struct Symbolizer: Sendable {
                                             file: file, line: file == nil ? nil : line, module: entry.module))
             }
             frames[address] = list.isEmpty ? [SymbolizedFrame(function: fallback, module: entry.module)] : list
+            unnamed[entry.module, default: (0, 0)].all += 1
+            if list.isEmpty { unnamed[entry.module, default: (0, 0)].unnamed += 1 }
+        }
+        for (module, count) in unnamed.sorted(by: { $0.key < $1.key }) where count.unnamed > 0 && !tools.isEmpty {
+            diagnostics.append(AttributionDiagnostic(module: module, message: "\(count.unnamed) of \(count.all) addresses have no symbol "
+                + "and are named module+0xoffset: the binary is stripped or was replaced after the run; keep its symbol table, or build it with -g"))
         }
         return (frames, diagnostics)
     }

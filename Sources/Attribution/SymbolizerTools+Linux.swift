@@ -14,7 +14,7 @@ public struct LLVMSymbolizerTool: SymbolizerTool {
 
     public var name: String { "llvm-symbolizer" }
 
-    public func symbolize(modulePath: String, addresses: [UInt64]) throws(ToolFailure) -> [[ToolLocation]] {
+    public func symbolize(modulePath: String, addresses: [UInt64]) throws(AttributionError) -> [[ToolLocation]] {
         guard !addresses.isEmpty else { return [] }
         let input = addresses.map { "0x" + String($0, radix: 16) }.joined(separator: "\n") + "\n"
         let output = try ToolProcess.run(
@@ -34,7 +34,7 @@ public struct LLVMSymbolizerTool: SymbolizerTool {
         // One JSON document per input line, in input order.
         let lines = output.split(separator: "\n").filter { !$0.allSatisfy(\.isWhitespace) }
         guard lines.count == addresses.count else {
-            throw .unreadableOutput(executable: executable, reason: "\(lines.count) answers for \(addresses.count) addresses")
+            throw .toolOutputUnreadable(executable: executable, reason: "\(lines.count) answers for \(addresses.count) addresses")
         }
         var result: [[ToolLocation]] = []
         result.reserveCapacity(lines.count)
@@ -43,10 +43,10 @@ public struct LLVMSymbolizerTool: SymbolizerTool {
             do {
                 entry = try JSONDecoder().decode(Entry.self, from: Data(line.utf8))
             } catch {
-                throw .unreadableOutput(executable: executable, reason: "\(error)")
+                throw .toolOutputUnreadable(executable: executable, reason: "\(error)")
             }
             if let message = entry.Error?.Message {
-                throw .failed(executable: executable, status: 0, stderr: message)
+                throw .toolFailed(executable: executable, status: 0, stderr: message)
             }
             result.append((entry.Symbol ?? []).map {
                 ToolLocation(function: $0.FunctionName, file: $0.FileName, line: $0.Line)
@@ -69,7 +69,7 @@ public struct Addr2LineTool: SymbolizerTool {
 
     public var name: String { "addr2line" }
 
-    public func symbolize(modulePath: String, addresses: [UInt64]) throws(ToolFailure) -> [[ToolLocation]] {
+    public func symbolize(modulePath: String, addresses: [UInt64]) throws(AttributionError) -> [[ToolLocation]] {
         guard !addresses.isEmpty else { return [] }
         let input = addresses.map { "0x" + String($0, radix: 16) }.joined(separator: "\n") + "\n"
         // -a prints each address before its frames, which is how the answers are told apart;
@@ -95,7 +95,7 @@ public struct Addr2LineTool: SymbolizerTool {
         }
         if let current { result.append(current) }
         guard result.count == addresses.count else {
-            throw .unreadableOutput(executable: executable, reason: "\(result.count) answers for \(addresses.count) addresses")
+            throw .toolOutputUnreadable(executable: executable, reason: "\(result.count) answers for \(addresses.count) addresses")
         }
         return result
     }

@@ -1,34 +1,9 @@
 import Foundation
 
-/// Why an external tool (llvm-symbolizer, addr2line, swift-demangle) gave no answer.
-public enum ToolFailure: Error, CustomStringConvertible, Sendable, Hashable {
-    /// The tool could not be started.
-    case couldNotStart(executable: String, reason: String)
-    /// The tool ran past its bound and was killed.
-    case timedOut(executable: String, after: Duration)
-    /// The tool exited with a failure status or was killed by a signal.
-    case failed(executable: String, status: Int32, stderr: String)
-    /// The tool's output is not what it prints for its input.
-    case unreadableOutput(executable: String, reason: String)
-
-    public var description: String {
-        switch self {
-        case let .couldNotStart(executable, reason):
-            return "could not start \(executable): \(reason)"
-        case let .timedOut(executable, after):
-            return "\(executable) did not finish within \(after) and was stopped"
-        case let .failed(executable, status, stderr):
-            return "\(executable) exited with status \(status)" + (stderr.isEmpty ? "" : ": \(stderr)")
-        case let .unreadableOutput(executable, reason):
-            return "\(executable) printed output that could not be read: \(reason)"
-        }
-    }
-}
-
 /// Runs a tool once with a bounded wait: input from a file, output to a file (no pipe can fill up
 /// and stall either side), killed when the bound is hit.
 enum ToolProcess {
-    static func run(executable: String, arguments: [String], input: String, timeout: Duration) throws(ToolFailure) -> String {
+    static func run(executable: String, arguments: [String], input: String, timeout: Duration) throws(AttributionError) -> String {
         let fileManager = FileManager.default
         let directory = fileManager.temporaryDirectory.appendingPathComponent("memharness-tool-\(UUID().uuidString)")
         defer { try? fileManager.removeItem(at: directory) }
@@ -45,7 +20,7 @@ enum ToolProcess {
             handles = (try FileHandle(forReadingFrom: inputURL), try FileHandle(forWritingTo: outputURL),
                        try FileHandle(forWritingTo: errorURL))
         } catch {
-            throw .couldNotStart(executable: executable, reason: "could not prepare its files: \(error)")
+            throw .toolCouldNotStart(executable: executable, reason: "could not prepare its files: \(error)")
         }
         defer {
             try? handles.input.close()
@@ -60,7 +35,7 @@ enum ToolProcess {
         do {
             try process.run()
         } catch {
-            throw .couldNotStart(executable: executable, reason: "\(error)")
+            throw .toolCouldNotStart(executable: executable, reason: "\(error)")
         }
         let deadline = ContinuousClock.now + timeout
         while process.isRunning {
@@ -68,7 +43,7 @@ enum ToolProcess {
                 // Bound hit: kill the tool (only this child, by its pid) and report; the caller falls back.
                 kill(process.processIdentifier, SIGKILL)
                 process.waitUntilExit()
-                throw .timedOut(executable: executable, after: timeout)
+                throw .toolTimedOut(executable: executable, after: timeout)
             }
             usleep(1_000)
         }
@@ -76,10 +51,10 @@ enum ToolProcess {
         let errorText = ((try? String(contentsOf: errorURL, encoding: .utf8)) ?? "")
             .split(separator: "\n").suffix(3).joined(separator: " | ")
         guard process.terminationReason == .exit, process.terminationStatus == 0 else {
-            throw .failed(executable: executable, status: process.terminationStatus, stderr: errorText)
+            throw .toolFailed(executable: executable, status: process.terminationStatus, stderr: errorText)
         }
         guard let data = try? Data(contentsOf: outputURL) else {
-            throw .unreadableOutput(executable: executable, reason: "its output file could not be read")
+            throw .toolOutputUnreadable(executable: executable, reason: "its output file could not be read")
         }
         return String(decoding: data, as: UTF8.self)
     }

@@ -7,7 +7,7 @@ struct ScriptedTool: SymbolizerTool {
     var answers: [UInt64: [ToolLocation]]
     var name: String { "scripted" }
 
-    func symbolize(modulePath: String, addresses: [UInt64]) throws(ToolFailure) -> [[ToolLocation]] {
+    func symbolize(modulePath: String, addresses: [UInt64]) throws(AttributionError) -> [[ToolLocation]] {
         addresses.map { answers[$0] ?? [] }
     }
 }
@@ -68,7 +68,9 @@ struct DemanglerTests {
                      ToolLocation(function: Self.deliver, file: "/app/c.swift", line: 12)],
             0x3fff: [ToolLocation(function: "??", file: "??", line: 0)],
         ])
-        let (frames, _) = Symbolizer(tools: [tool]).symbolize(returnAddresses: [0x3000, 0x4000, 0x5000], modules: [module])
+        let (frames, diagnostics) = Symbolizer(tools: [tool]).symbolize(returnAddresses: [0x3000, 0x4000, 0x5000], modules: [module])
+        #expect(diagnostics.map(\.description) == ["/app/bin/app: 1 of 3 addresses have no symbol and are named module+0xoffset: "
+            + "the binary is stripped or was replaced after the run; keep its symbol table, or build it with -g"])
         // The tool sees return address - 1 - load bias: 0x3000 -> 0x1fff.
         #expect(frames[0x3000]?.map(\.function) == ["app+0x1fff"])
         #expect(frames[0x3000]?.first?.file == "/app/a.swift")

@@ -45,10 +45,22 @@ func stackThroughQsort() -> [UInt64] {
     return capturedReturnAddresses
 }
 
-/// The executable segments of every loaded file, from /proc/self/maps: what the agent writes from
-/// `dl_iterate_phdr`. The load bias is where the file's offset-0 mapping starts (its first segment
-/// has virtual address 0, as in every shared object and PIE executable).
-func loadedModules() throws -> [AgentRecord.Module] {
+/// The executable segments of the loaded files holding `addresses`, from /proc/self/maps: what the
+/// agent writes from `dl_iterate_phdr`. The load bias is where the file's offset-0 mapping starts
+/// (its first segment has virtual address 0, as in every shared object and PIE executable).
+///
+/// /proc/self/maps is no snapshot: while other tests map memory, a read can skip lines. It is read
+/// again (at most ten times) until every address lies in a module.
+func loadedModules(covering addresses: [UInt64]) throws -> [AgentRecord.Module] {
+    var modules: [AgentRecord.Module] = []
+    for _ in 0..<10 {
+        modules = try readModules()
+        if addresses.allSatisfy({ address in modules.contains { $0.contains(address) } }) { break }
+    }
+    return modules
+}
+
+func readModules() throws -> [AgentRecord.Module] {
     let maps = try String(contentsOfFile: "/proc/self/maps", encoding: .utf8)
     var base: [String: UInt64] = [:]
     var executable: [(start: UInt64, end: UInt64, path: String)] = []
@@ -86,7 +98,7 @@ struct SymbolizationTests {
     func realStack() throws -> (addresses: [UInt64], modules: [AgentRecord.Module]) {
         let addresses = stackThroughQsort()
         try #require(addresses.count >= 4, "backtrace gave \(addresses.count) frames")
-        return (addresses, try loadedModules())
+        return (addresses, try loadedModules(covering: addresses))
     }
 
     /// The symbolized frames of the real stack, innermost first.
