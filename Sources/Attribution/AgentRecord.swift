@@ -29,6 +29,7 @@ public struct AgentRecord: Sendable, Hashable, Codable {
 
     /// One sampled allocation stack (`stack id address...`).
     public struct Stack: Sendable, Hashable, Codable {
+        /// The agent's id of the stack, unique in the record.
         public var id: Int
         /// Return addresses, **innermost first**: the first is the return address in malloc's caller.
         public var returnAddresses: [UInt64]
@@ -44,6 +45,7 @@ public struct AgentRecord: Sendable, Hashable, Codable {
 
     /// Live bytes and blocks of one stack at a mark (`live stackId liveBytes liveCount`).
     public struct Live: Sendable, Hashable, Codable {
+        /// The `Stack.id` of the stack.
         public var stackID: Int
         /// Estimated live bytes: the sum of the weights of the sampled blocks still live, size-class bytes.
         public var liveBytes: Int
@@ -78,8 +80,11 @@ public struct AgentRecord: Sendable, Hashable, Codable {
 
     /// Exact counts (`exact baselineLiveBytes peakLiveBytes allocationCalls`), only in exact mode.
     public struct Exact: Sendable, Hashable, Codable {
+        /// Exact live bytes at the baseline (`restart_peak_snapshot`, or at load), bytes.
         public var baselineLiveBytes: Int
+        /// Exact high-water mark of the live bytes, bytes.
         public var peakLiveBytes: Int
+        /// Allocating calls counted.
         public var allocationCalls: Int
 
         public init(baselineLiveBytes: Int, peakLiveBytes: Int, allocationCalls: Int) {
@@ -91,11 +96,13 @@ public struct AgentRecord: Sendable, Hashable, Codable {
 
     /// The format version of the first line.
     public var version: Int
+    /// The process the record is of.
     public var processID: Int?
     /// Path of the executable.
     public var program: String?
     /// Mean sampling interval of the stacks, bytes; 0 when stack sampling was off.
     public var stackSampleBytes: Int
+    /// Exact counts, nil unless the agent counted every allocation.
     public var exact: Exact?
     /// Executable segments, in record order.
     public var modules: [Module]

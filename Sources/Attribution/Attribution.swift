@@ -2,6 +2,7 @@ import HarnessModel
 
 /// A profile with what the caller should know about how it was made.
 public struct AttributedProfile: Sendable, Hashable, Codable {
+    /// The symbolized, folded live set at the peak.
     public var profile: AllocationProfile
     /// Tools missing or failing, modules without symbols, marks that could not be read; sorted.
     public var diagnostics: [AttributionDiagnostic]
@@ -14,9 +15,11 @@ public struct AttributedProfile: Sendable, Hashable, Codable {
 
 /// Where the memory is: agent record -> symbolized, folded `AllocationProfile`.
 public enum Attribution {
-    /// The mark labels the harness writes.
+    /// The baseline mark's label: what each stack holds at it is subtracted from what it holds at the peak.
     public static let baselineLabel = "baseline"
+    /// The last mark with this label is the peak snapshot.
     public static let peakLabel = "peak"
+    /// `iteration.<phase>.<k>`: the live set after iteration k of a `repeat` step.
     public static let iterationPrefix = "iteration."
 
     /// Reads, symbolizes and folds a record: the one call that turns the agent's output into a profile.

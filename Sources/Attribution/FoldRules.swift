@@ -9,7 +9,9 @@ public struct SymbolizedFrame: Sendable, Hashable, Codable {
     public var function: String
     /// The symbol as the binary spells it (`$s12LiveQueryApp...`), nil when unknown or the same as `function`.
     public var linkageName: String?
+    /// Source file, nil without debug information.
     public var file: String?
+    /// Line in `file`, nil when unknown.
     public var line: Int?
     /// Path of the binary.
     public var module: String
@@ -58,7 +60,9 @@ public struct FoldRule: Sendable, Hashable, Codable {
         case swiftStandardLibrary
     }
 
+    /// Which frames the rule matches.
     public var pattern: Pattern
+    /// What folding does with them.
     public var action: Action
     /// Why the rule exists, for readers of the list.
     public var reason: String
@@ -107,6 +111,7 @@ public struct FoldRule: Sendable, Hashable, Codable {
 
 /// The fold: which frames are not the user's, as a small declarative list, and the function that applies it.
 public struct StackFolder: Sendable, Hashable, Codable {
+    /// The rules, in no particular order: a frame matches an action when any rule of that action matches it.
     public var rules: [FoldRule]
 
     public init(rules: [FoldRule] = StackFolder.standardRules) {

@@ -2,6 +2,7 @@
 public struct AttributionDiagnostic: Sendable, Hashable, Codable, CustomStringConvertible {
     /// The binary concerned, nil when it concerns all.
     public var module: String?
+    /// What happened and what to do about it.
     public var message: String
 
     public init(module: String?, message: String) {
@@ -16,6 +17,7 @@ public struct AttributionDiagnostic: Sendable, Hashable, Codable, CustomStringCo
 public struct ToolLocation: Sendable, Hashable, Codable {
     /// The symbol as the tool printed it (C++ demangled, Swift mangled); nil or `??` when unknown.
     public var function: String?
+    /// Source file; nil, empty or `??` when unknown.
     public var file: String?
     /// Line number; 0 or nil when unknown.
     public var line: Int?
@@ -42,6 +44,7 @@ public protocol SymbolizerTool: Sendable {
 public struct Symbolizer: Sendable {
     /// Tools tried in order for each module; the next is asked when one fails (not found, timed out, crashed).
     public var tools: [any SymbolizerTool]
+    /// How Swift (and C++) names are made readable.
     public var demangler: SwiftDemangler
 
     public init(tools: [any SymbolizerTool], demangler: SwiftDemangler = SwiftDemangler()) {

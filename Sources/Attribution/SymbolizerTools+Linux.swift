@@ -58,6 +58,7 @@ public struct LLVMSymbolizerTool: SymbolizerTool {
 
 /// `addr2line` from binutils: the fallback when there is no llvm-symbolizer.
 public struct Addr2LineTool: SymbolizerTool {
+    /// Path of the executable.
     public var executable: String
     /// Bound on one batch (one module).
     public var timeout: Duration

@@ -191,6 +191,7 @@ public struct AllocationSite: Sendable, Hashable, Codable, Comparable {
 
 /// One row of a site table: what one site holds live at the peak.
 public struct SiteRow: Sendable, Hashable, Codable {
+    /// Where the bytes were allocated.
     public var site: AllocationSite
     /// Estimated live bytes at the peak above the baseline from this site, bytes.
     public var liveBytes: Int
@@ -234,6 +235,7 @@ public struct SiteTable: Sendable, Hashable, Codable {
 
 /// How one site differs between two profiles (two strategies of a scenario).
 public struct SiteDifference: Sendable, Hashable, Codable {
+    /// Where the bytes were allocated.
     public var site: AllocationSite
     /// Live bytes at the peak above the baseline in the profile compared against, bytes.
     public var baseBytes: Int
@@ -273,6 +275,7 @@ public struct ProfileDifference: Sendable, Hashable, Codable {
 
 /// How much one site's live bytes grow per iteration of a `repeat` step.
 public struct SiteGrowth: Sendable, Hashable, Codable {
+    /// Where the bytes were allocated.
     public var site: AllocationSite
     /// The phase of the `repeat` step.
     public var phase: String

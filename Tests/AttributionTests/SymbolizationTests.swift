@@ -45,23 +45,14 @@ func stackThroughQsort() -> [UInt64] {
     return capturedReturnAddresses
 }
 
-/// The executable segments of the loaded files holding `addresses`, from /proc/self/maps: what the
-/// agent writes from `dl_iterate_phdr`. The load bias is where the file's offset-0 mapping starts
-/// (its first segment has virtual address 0, as in every shared object and PIE executable).
-///
-/// /proc/self/maps is no snapshot: while other tests map memory, a read can skip lines. It is read
-/// again (at most ten times) until every address lies in a module.
-func loadedModules(covering addresses: [UInt64]) throws -> [AgentRecord.Module] {
-    var modules: [AgentRecord.Module] = []
-    for _ in 0..<10 {
-        modules = try readModules()
-        if addresses.allSatisfy({ address in modules.contains { $0.contains(address) } }) { break }
-    }
-    return modules
-}
-
-func readModules() throws -> [AgentRecord.Module] {
-    let maps = try String(contentsOfFile: "/proc/self/maps", encoding: .utf8)
+/// The executable segments of every loaded file, from /proc/self/maps: what the agent writes from
+/// `dl_iterate_phdr`. The load bias is where the file's offset-0 mapping starts (its first segment
+/// has virtual address 0, as in every shared object and PIE executable).
+func loadedModules() throws -> [AgentRecord.Module] {
+    // Read to the end: /proc files have size 0, and `String(contentsOfFile:)` stops after the first 4 KiB.
+    guard let handle = FileHandle(forReadingAtPath: "/proc/self/maps") else { return [] }
+    defer { try? handle.close() }
+    let maps = String(decoding: try handle.readToEnd() ?? Data(), as: UTF8.self)
     var base: [String: UInt64] = [:]
     var executable: [(start: UInt64, end: UInt64, path: String)] = []
     for line in maps.split(separator: "\n") {
@@ -98,7 +89,10 @@ struct SymbolizationTests {
     func realStack() throws -> (addresses: [UInt64], modules: [AgentRecord.Module]) {
         let addresses = stackThroughQsort()
         try #require(addresses.count >= 4, "backtrace gave \(addresses.count) frames")
-        return (addresses, try loadedModules(covering: addresses))
+        let modules = try loadedModules()
+        let uncovered = addresses.filter { address in !modules.contains { $0.contains(address) } }
+        #expect(uncovered.isEmpty, "addresses outside every module: \(uncovered.map { String($0, radix: 16) })")
+        return (addresses, modules)
     }
 
     /// The symbolized frames of the real stack, innermost first.
