@@ -5,7 +5,7 @@
 
 SWIFT        ?= swift
 # Debian packages the build and the tests need; installed only when missing.
-DEB_PACKAGES := libjemalloc-dev libsqlite3-dev pkg-config
+DEB_PACKAGES := libjemalloc-dev libsqlite3-dev zlib1g-dev pkg-config
 # The tools `make bench` compares with (valgrind's massif, heaptrack), and objcopy (binutils).
 BENCH_PACKAGES := valgrind heaptrack binutils
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)

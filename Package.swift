@@ -29,6 +29,8 @@ let package = Package(
         // MARK: System libraries
         .systemLibrary(name: "CJemalloc", pkgConfig: "jemalloc", providers: [.apt(["libjemalloc-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        // gzip for pprof's profile.pb.gz.
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
 
         // System calls the Swift Glibc module does not expose (atomic folder exchange, process spawning).
         .target(name: "CSystem"),
@@ -69,8 +71,11 @@ let package = Package(
             swiftSettings: settings
         ),
 
+        // MARK: Attribution: agent records -> symbolized, folded allocation profiles ("where the memory is")
+        .target(name: "Attribution", dependencies: ["HarnessModel"], swiftSettings: settings),
+
         // MARK: Reports: run.json (the record) and its renderings (depend on the values only)
-        .target(name: "Reports", dependencies: ["HarnessModel", "CSystem"], swiftSettings: settings),
+        .target(name: "Reports", dependencies: ["HarnessModel", "CSystem", "CZlib"], swiftSettings: settings),
 
         // MARK: The command line over a catalog of workloads: `MemHarness.main(workloads:)`
         .target(
@@ -157,7 +162,11 @@ let package = Package(
         ),
         // Golden files and fixtures are read through #filePath, so they need no resource bundle.
         .testTarget(
-            name: "ReportsTests", dependencies: ["TestSupport", "Reports", "HarnessModel"], exclude: ["Golden"],
+            name: "ReportsTests", dependencies: ["TestSupport", "Reports", "HarnessModel", "CZlib"], exclude: ["Golden"],
+            swiftSettings: settings
+        ),
+        .testTarget(
+            name: "AttributionTests", dependencies: ["Attribution", "HarnessModel"], exclude: ["Golden"],
             swiftSettings: settings
         ),
         .testTarget(

@@ -1,0 +1,162 @@
+import HarnessModel
+
+/// A profile with what the caller should know about how it was made.
+public struct AttributedProfile: Sendable, Hashable, Codable {
+    /// The symbolized, folded live set at the peak.
+    public var profile: AllocationProfile
+    /// Tools missing or failing, modules without symbols, marks that could not be read; sorted.
+    public var diagnostics: [AttributionDiagnostic]
+
+    public init(profile: AllocationProfile, diagnostics: [AttributionDiagnostic]) {
+        self.profile = profile
+        self.diagnostics = diagnostics
+    }
+}
+
+/// Where the memory is: agent record -> symbolized, folded `AllocationProfile`.
+public enum Attribution {
+    /// The baseline mark's label: what each stack holds at it is subtracted from what it holds at the peak.
+    public static let baselineLabel = "baseline"
+    /// The last mark with this label is the peak snapshot.
+    public static let peakLabel = "peak"
+    /// `iteration.<phase>.<k>`: the live set after iteration k of a `repeat` step.
+    public static let iterationPrefix = "iteration."
+
+    /// Reads, symbolizes and folds a record: the one call that turns the agent's output into a profile.
+    ///
+    /// Only the stacks live at the peak or at an iteration mark are symbolized.
+    public static func profile(recordText: String, source: String, symbolizer: Symbolizer,
+                               folder: StackFolder = StackFolder()) throws(AttributionError) -> AttributedProfile {
+        let record = try AgentRecord.parse(recordText, source: source)
+        return try profile(record, source: source, symbolizer: symbolizer, folder: folder)
+    }
+
+    /// Symbolizes and folds a parsed record into a profile.
+    public static func profile(_ record: AgentRecord, source: String, symbolizer: Symbolizer,
+                               folder: StackFolder = StackFolder()) throws(AttributionError) -> AttributedProfile {
+        let peak = try peakMark(record, source: source)
+        let used = Set(([peak] + iterationMarks(record).map(\.mark)).flatMap { $0.live.map(\.stackID) })
+        let addresses = record.stacks.filter { used.contains($0.id) }.flatMap(\.returnAddresses)
+        let (frames, diagnostics) = symbolizer.symbolize(returnAddresses: addresses, modules: record.modules)
+        let profile = try build(record, source: source, frames: frames, folder: folder)
+        return AttributedProfile(profile: profile, diagnostics: diagnostics.sorted { ($0.module ?? "", $0.message) < ($1.module ?? "", $1.message) })
+    }
+
+    /// Builds the profile from a record and the frames of its return addresses (innermost first per
+    /// address, as `Symbolizer.symbolize` gives them); pure, so tests can feed made-up frames.
+    ///
+    /// Live bytes at the peak are net of the baseline per recorded stack (peak minus baseline,
+    /// negatives dropped: a stack that freed more than it allocated since the baseline holds none
+    /// of the peak), then summed over the recorded stacks that fold to the same frames.
+    public static func build(_ record: AgentRecord, source: String, frames: [UInt64: [SymbolizedFrame]],
+                             folder: StackFolder = StackFolder()) throws(AttributionError) -> AllocationProfile {
+        let peak = try peakMark(record, source: source)
+        let baseline = record.mark(baselineLabel)
+        let iterations = iterationMarks(record)
+
+        func sums(_ mark: AgentRecord.Mark?) -> [Int: (bytes: Int, count: Int)] {
+            var result: [Int: (bytes: Int, count: Int)] = [:]
+            for live in mark?.live ?? [] {
+                let entry = result[live.stackID] ?? (0, 0)
+                result[live.stackID] = (entry.bytes + live.liveBytes, entry.count + live.liveCount)
+            }
+            return result
+        }
+        let peakLive = sums(peak)
+        let baselineLive = sums(baseline)
+        let iterationLive = iterations.map { sums($0.mark) }
+        let used = Set(peakLive.keys).union(iterationLive.flatMap(\.keys))
+
+        // Fold every used stack; stacks that fold to the same frames become one.
+        var foldedIndex: [[AllocationFrame]: Int] = [:]
+        var folded: [(frames: [AllocationFrame], bytes: Int, count: Int)] = []
+        var stackOfID: [Int: Int] = [:]
+        var truncated = 0
+        for stack in record.stacks where used.contains(stack.id) {
+            let innermostFirst = stack.returnAddresses.flatMap { address in
+                frames[address] ?? [SymbolizedFrame(function: "0x" + String(address, radix: 16), module: "[unknown]")]
+            }
+            let rootFirst = folder.fold(Array(innermostFirst.reversed()))
+            let index: Int
+            if let existing = foldedIndex[rootFirst] {
+                index = existing
+            } else {
+                index = folded.count
+                foldedIndex[rootFirst] = index
+                folded.append((rootFirst, 0, 0))
+            }
+            stackOfID[stack.id] = index
+            if stack.isTruncated { truncated += 1 }
+            let atPeak = peakLive[stack.id] ?? (0, 0)
+            let atBaseline = baselineLive[stack.id] ?? (0, 0)
+            let netBytes = atPeak.bytes - atBaseline.bytes
+            // Negative nets are dropped (see above); the count follows its bytes.
+            if netBytes > 0 {
+                folded[index].bytes += netBytes
+                folded[index].count += max(atPeak.count - atBaseline.count, 0)
+            }
+        }
+
+        // Deterministic order: frames sorted; stacks by peak bytes, largest first, then by frames.
+        let sortedFrames = Set(folded.flatMap(\.frames)).sorted()
+        let frameIndex = Dictionary(uniqueKeysWithValues: sortedFrames.enumerated().map { ($0.element, $0.offset) })
+        let order = folded.indices.sorted { left, right in
+            if folded[left].bytes != folded[right].bytes { return folded[left].bytes > folded[right].bytes }
+            return folded[left].frames.lexicographicallyPrecedes(folded[right].frames)
+        }
+        var newIndex: [Int: Int] = [:]
+        for (position, old) in order.enumerated() { newIndex[old] = position }
+        let stacks = order.map { old in
+            AllocationStack(frameIndices: folded[old].frames.compactMap { frameIndex[$0] },
+                            peakLiveBytes: folded[old].bytes, peakLiveCount: folded[old].count)
+        }
+
+        var iterationSets: [IterationLiveSet] = []  // in the order of `iterationMarks`
+        for (position, iteration) in iterations.enumerated() {
+            var live: [Int: (bytes: Int, count: Int)] = [:]
+            for (id, entry) in iterationLive[position] {
+                guard let old = stackOfID[id], let index = newIndex[old] else { continue }
+                let sum = live[index] ?? (0, 0)
+                live[index] = (sum.bytes + entry.bytes, sum.count + entry.count)
+            }
+            let entries = live.filter { $0.value.bytes > 0 }.sorted { $0.key < $1.key }
+                .map { StackLiveBytes(stack: $0.key, liveBytes: $0.value.bytes, liveCount: $0.value.count) }
+            iterationSets.append(IterationLiveSet(phase: iteration.phase, iteration: iteration.number,
+                                                  timeNanoseconds: iteration.mark.timeNanoseconds,
+                                                  levelBytes: iteration.mark.levelBytes, live: entries))
+        }
+
+        return AllocationProfile(frames: sortedFrames, stacks: stacks, peakLevelBytes: peak.levelBytes,
+                                 baselineLevelBytes: baseline?.levelBytes ?? 0, peakTimeNanoseconds: peak.timeNanoseconds,
+                                 sampleMeanBytes: record.stackSampleBytes, iterations: iterationSets, truncatedStacks: truncated)
+    }
+
+    /// The `iteration.<phase>.<k>` marks with their phase and number, last of each label; other labels are left out.
+    static func iterationMarks(_ record: AgentRecord) -> [(phase: String, number: Int, mark: AgentRecord.Mark)] {
+        var latest: [String: AgentRecord.Mark] = [:]
+        for mark in record.marks where mark.label.hasPrefix(iterationPrefix) { latest[mark.label] = mark }
+        let parsed: [(phase: String, number: Int, mark: AgentRecord.Mark)] = latest.compactMap { label, mark in
+            let rest = label.dropFirst(iterationPrefix.count)
+            // The phase may contain dots; the number is after the last one.
+            guard let dot = rest.lastIndex(of: "."), let number = Int(rest[rest.index(after: dot)...]), dot > rest.startIndex else {
+                return nil
+            }
+            return (String(rest[..<dot]), number, mark)
+        }
+        // Phases in the order they ran (their first mark's time), iterations by number.
+        var firstTime: [String: Int64] = [:]
+        for entry in parsed { firstTime[entry.phase] = min(firstTime[entry.phase] ?? .max, entry.mark.timeNanoseconds) }
+        return parsed.sorted {
+            (firstTime[$0.phase] ?? 0, $0.phase, $0.number) < (firstTime[$1.phase] ?? 0, $1.phase, $1.number)
+        }
+    }
+
+    private static func peakMark(_ record: AgentRecord, source: String) throws(AttributionError) -> AgentRecord.Mark {
+        guard let peak = record.mark(peakLabel) else {
+            var labels: [String] = []
+            for mark in record.marks where !labels.contains(mark.label) { labels.append(mark.label) }
+            throw .missingMark(source: source, label: peakLabel, available: labels)
+        }
+        return peak
+    }
+}

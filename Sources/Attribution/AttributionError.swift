@@ -1,0 +1,48 @@
+/// Why attribution could not be done (a record that cannot be read, a profile without a peak).
+///
+/// Symbolization problems do not stop attribution: a tool's error is caught, the next tool is
+/// asked, a frame that no tool can name becomes `module+0xoffset`, and the error's text goes into
+/// the diagnostics of the result.
+public enum AttributionError: Error, CustomStringConvertible, Sendable, Hashable {
+    /// A line of an agent record that does not follow the format (`docs: notes/agent-contract.md`).
+    case malformedRecord(source: String, line: Int, message: String)
+    /// The record's first line names a format this reader does not know.
+    case unsupportedRecordVersion(source: String, version: String)
+    /// The record stops before its `end` line: the process was stopped while writing it.
+    case truncatedRecord(source: String, lines: Int)
+    /// The record has no mark with this label, but the profile needs it.
+    case missingMark(source: String, label: String, available: [String])
+    /// A symbolizing tool (llvm-symbolizer, addr2line, swift-demangle) could not be started.
+    case toolCouldNotStart(executable: String, reason: String)
+    /// A tool ran past its bound and was killed.
+    case toolTimedOut(executable: String, after: Duration)
+    /// A tool exited with a failure status or was killed by a signal.
+    case toolFailed(executable: String, status: Int32, stderr: String)
+    /// A tool printed something that is not its answer to the input.
+    case toolOutputUnreadable(executable: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case let .malformedRecord(source, line, message):
+            return "\(source):\(line): \(message)"
+        case let .unsupportedRecordVersion(source, version):
+            return "\(source):1: not a memharness agent record of a known version (first line '\(version)'); "
+                + "expected 'memharness-agent-record 1': is the file from a newer agent? Update memharness, or pass the record the agent wrote"
+        case let .truncatedRecord(source, lines):
+            return "\(source):\(lines): the record ends without its 'end' line: the process was stopped while writing it "
+                + "(killed, or out of disk space); rerun the case, or raise its memory limit or timeout if it was stopped"
+        case let .toolCouldNotStart(executable, reason):
+            return "could not start \(executable): \(reason); install it, or point MEMHARNESS_LLVM_SYMBOLIZER / MEMHARNESS_ADDR2LINE / MEMHARNESS_SWIFT_DEMANGLE at it"
+        case let .toolTimedOut(executable, after):
+            return "\(executable) did not finish within \(after) and was stopped; the next tool is tried, or frames are named module+0xoffset"
+        case let .toolFailed(executable, status, stderr):
+            return "\(executable) exited with status \(status)" + (stderr.isEmpty ? "" : ": \(stderr)")
+        case let .toolOutputUnreadable(executable, reason):
+            return "\(executable) printed output that could not be read (\(reason)); is it the tool its name says?"
+        case let .missingMark(source, label, available):
+            let marks = available.isEmpty ? "none" : available.joined(separator: ", ")
+            return "\(source): no '\(label)' mark; the record has: \(marks). "
+                + "The peak snapshot is taken only when stack sampling is on (MEMHARNESS_AGENT_STACK_SAMPLE_BYTES) and the peak grows past the snapshot step"
+        }
+    }
+}

@@ -1,0 +1,145 @@
+/// Something the caller should know about how a profile was made (a tool missing, a module without symbols).
+public struct AttributionDiagnostic: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// The binary concerned, nil when it concerns all.
+    public var module: String?
+    /// What happened and what to do about it.
+    public var message: String
+
+    public init(module: String?, message: String) {
+        self.module = module
+        self.message = message
+    }
+
+    public var description: String { module.map { "\($0): \(message)" } ?? message }
+}
+
+/// One source location a tool gave for an address (an address inside inlined code has several).
+public struct ToolLocation: Sendable, Hashable, Codable {
+    /// The symbol as the tool printed it (C++ demangled, Swift mangled); nil or `??` when unknown.
+    public var function: String?
+    /// Source file; nil, empty or `??` when unknown.
+    public var file: String?
+    /// Line number; 0 or nil when unknown.
+    public var line: Int?
+
+    public init(function: String?, file: String? = nil, line: Int? = nil) {
+        self.function = function
+        self.file = file
+        self.line = line
+    }
+}
+
+/// A tool that names addresses of one binary (llvm-symbolizer, addr2line, or a scripted one in tests).
+public protocol SymbolizerTool: Sendable {
+    /// The tool's name for diagnostics.
+    var name: String { get }
+    /// The locations of each address, **innermost first** (inlined callee before its caller), one
+    /// list per address in the order given. Addresses are the binary's own virtual addresses (load
+    /// bias already subtracted). An empty list means the tool knows nothing about that address.
+    func symbolize(modulePath: String, addresses: [UInt64]) throws(AttributionError) -> [[ToolLocation]]
+}
+
+/// Turns return addresses into readable frames: module lookup, load bias and return-address
+/// adjustment, one batch per module to the first tool that answers, demangling.
+public struct Symbolizer: Sendable {
+    /// Tools tried in order for each module; the next is asked when one fails (not found, timed out, crashed).
+    public var tools: [any SymbolizerTool]
+    /// How Swift (and C++) names are made readable.
+    public var demangler: SwiftDemangler
+
+    public init(tools: [any SymbolizerTool], demangler: SwiftDemangler = SwiftDemangler()) {
+        self.tools = tools
+        self.demangler = demangler
+    }
+
+    /// The tools of this machine: `llvm-symbolizer` (from `MEMHARNESS_LLVM_SYMBOLIZER`, `PATH`, or
+    /// beside `swift` in the toolchain), then `addr2line` (`MEMHARNESS_ADDR2LINE` or `PATH`);
+    /// Swift names demangled in process, with `swift-demangle` (`MEMHARNESS_SWIFT_DEMANGLE`, `PATH`,
+    /// beside `swift`) as the second choice. A machine with none of the tools still gets
+    /// `module+0xoffset` frames.
+    public static func system(environment: [String: String], timeout: Duration = .seconds(60)) -> Symbolizer {
+        func locate(_ variable: String, _ name: String, besideSwift: Bool) -> String? {
+            if let override = environment[variable], !override.isEmpty { return override }
+            return ToolProcess.findInPath(name, environment: environment)
+                ?? (besideSwift ? ToolProcess.findBesideSwift(name, environment: environment) : nil)
+        }
+        var tools: [any SymbolizerTool] = []
+        if let path = locate("MEMHARNESS_LLVM_SYMBOLIZER", "llvm-symbolizer", besideSwift: true) {
+            tools.append(LLVMSymbolizerTool(executable: path, timeout: timeout))
+        }
+        if let path = locate("MEMHARNESS_ADDR2LINE", "addr2line", besideSwift: false) {
+            tools.append(Addr2LineTool(executable: path, timeout: timeout))
+        }
+        let demangle = locate("MEMHARNESS_SWIFT_DEMANGLE", "swift-demangle", besideSwift: true)
+        return Symbolizer(tools: tools, demangler: SwiftDemangler(toolPath: demangle, toolTimeout: timeout))
+    }
+
+    /// Frames of each return address, **innermost first**, and what went wrong on the way.
+    ///
+    /// Each address is looked up in the module segments; `address - 1 - loadBias` is what the
+    /// tools see (a return address points after the call; minus one lands inside it). An address
+    /// outside every module is named by itself; one no tool can name becomes `module+0xoffset`.
+    public func symbolize(returnAddresses: some Sequence<UInt64>, modules: [AgentRecord.Module])
+        -> (frames: [UInt64: [SymbolizedFrame]], diagnostics: [AttributionDiagnostic]) {
+        var diagnostics: [AttributionDiagnostic] = []
+        var byModule: [String: [(returnAddress: UInt64, relative: UInt64)]] = [:]
+        var frames: [UInt64: [SymbolizedFrame]] = [:]
+        for address in Set(returnAddresses).sorted() {
+            guard let module = modules.first(where: { $0.contains(address) }) else {
+                frames[address] = [SymbolizedFrame(function: "0x" + String(address, radix: 16), module: "[unknown]")]
+                continue
+            }
+            // A return address at the segment's very start is not a return address; keep it as it is.
+            let adjusted = address > module.start ? address - 1 : address
+            byModule[module.path, default: []].append((address, adjusted &- module.loadBias))
+        }
+        if !byModule.isEmpty && tools.isEmpty {
+            diagnostics.append(AttributionDiagnostic(module: nil, message: "no llvm-symbolizer or addr2line found; "
+                + "frames are named module+0xoffset. Install LLVM or binutils, or set MEMHARNESS_LLVM_SYMBOLIZER"))
+        }
+        var located: [UInt64: (module: String, relative: UInt64, locations: [ToolLocation])] = [:]
+        for (modulePath, entries) in byModule.sorted(by: { $0.key < $1.key }) {
+            var answers: [[ToolLocation]]?
+            for tool in tools {
+                do {
+                    answers = try tool.symbolize(modulePath: modulePath, addresses: entries.map(\.relative))
+                    break
+                } catch {
+                    diagnostics.append(AttributionDiagnostic(module: modulePath, message: "\(tool.name): \(error)"))
+                }
+            }
+            for (index, entry) in entries.enumerated() {
+                let locations = answers.flatMap { index < $0.count ? $0[index] : nil } ?? []
+                located[entry.returnAddress] = (modulePath, entry.relative, locations)
+            }
+        }
+        let names = located.values.flatMap { $0.locations.compactMap(\.function) }
+        let (readable, demangleDiagnostics) = demangler.demangle(names)
+        diagnostics += demangleDiagnostics
+        var unnamed: [String: (unnamed: Int, all: Int)] = [:]
+        for (address, entry) in located.sorted(by: { $0.key < $1.key }) {
+            let fallback = (entry.module.split(separator: "/").last.map(String.init) ?? entry.module)
+                + "+0x" + String(entry.relative, radix: 16)
+            var list: [SymbolizedFrame] = []
+            for location in entry.locations {
+                guard let raw = location.function, !raw.isEmpty, raw != "??" else { continue }
+                var function = readable[raw] ?? raw
+                // No demangler understood it: the address names the frame, never the mangled symbol.
+                if SwiftDemangler.isSwiftMangled(function) { function = fallback }
+                if SwiftDemangler.containsSwiftMangling(function) { function = SwiftDemangler.expandEmbeddedNames(function) }
+                let file = location.file.flatMap { $0.isEmpty || $0 == "??" || $0 == "/<compiler-generated>" ? nil : $0 }
+                let line = location.line.flatMap { $0 > 0 ? $0 : nil }
+                list.append(SymbolizedFrame(function: function, linkageName: raw == function ? nil : raw,
+                                            file: file, line: file == nil ? nil : line, module: entry.module))
+            }
+            frames[address] = list.isEmpty ? [SymbolizedFrame(function: fallback, module: entry.module)] : list
+            unnamed[entry.module, default: (0, 0)].all += 1
+            if list.isEmpty { unnamed[entry.module, default: (0, 0)].unnamed += 1 }
+        }
+        for (module, count) in unnamed.sorted(by: { $0.key < $1.key }) where count.unnamed > 0 && !tools.isEmpty {
+            diagnostics.append(AttributionDiagnostic(module: module, message: "\(count.unnamed) of \(count.all) addresses have no symbol "
+                + "and are named module+0xoffset: the binary is stripped or was replaced after the run; keep its symbol table, or build it with -g"))
+        }
+        return (frames, diagnostics)
+    }
+}

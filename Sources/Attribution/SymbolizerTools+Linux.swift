@@ -1,0 +1,112 @@
+import Foundation
+
+/// `llvm-symbolizer`: DWARF file:line and inlined frames, C++ demangled; Swift names left mangled.
+public struct LLVMSymbolizerTool: SymbolizerTool {
+    /// Path of the executable.
+    public var executable: String
+    /// Bound on one batch (one module).
+    public var timeout: Duration
+
+    public init(executable: String, timeout: Duration = .seconds(60)) {
+        self.executable = executable
+        self.timeout = timeout
+    }
+
+    public var name: String { "llvm-symbolizer" }
+
+    public func symbolize(modulePath: String, addresses: [UInt64]) throws(AttributionError) -> [[ToolLocation]] {
+        guard !addresses.isEmpty else { return [] }
+        let input = addresses.map { "0x" + String($0, radix: 16) }.joined(separator: "\n") + "\n"
+        let output = try ToolProcess.run(
+            executable: executable,
+            arguments: ["--obj=\(modulePath)", "--output-style=JSON", "--inlines", "--demangle", "--functions=linkage"],
+            input: input, timeout: timeout)
+        struct Entry: Decodable {
+            struct Symbol: Decodable {
+                var FunctionName: String?
+                var FileName: String?
+                var Line: Int?
+            }
+            var Symbol: [Symbol]?
+            var Error: ErrorMessage?
+            struct ErrorMessage: Decodable { var Message: String? }
+        }
+        // One JSON document per input line, in input order.
+        let lines = output.split(separator: "\n").filter { !$0.allSatisfy(\.isWhitespace) }
+        guard lines.count == addresses.count else {
+            throw .toolOutputUnreadable(executable: executable, reason: "\(lines.count) answers for \(addresses.count) addresses")
+        }
+        var result: [[ToolLocation]] = []
+        result.reserveCapacity(lines.count)
+        for line in lines {
+            let entry: Entry
+            do {
+                entry = try JSONDecoder().decode(Entry.self, from: Data(line.utf8))
+            } catch {
+                throw .toolOutputUnreadable(executable: executable, reason: "\(error)")
+            }
+            if let message = entry.Error?.Message {
+                throw .toolFailed(executable: executable, status: 0, stderr: message)
+            }
+            result.append((entry.Symbol ?? []).map {
+                ToolLocation(function: $0.FunctionName, file: $0.FileName, line: $0.Line)
+            })
+        }
+        return result
+    }
+}
+
+/// `addr2line` from binutils: the fallback when there is no llvm-symbolizer.
+public struct Addr2LineTool: SymbolizerTool {
+    /// Path of the executable.
+    public var executable: String
+    /// Bound on one batch (one module).
+    public var timeout: Duration
+
+    public init(executable: String, timeout: Duration = .seconds(60)) {
+        self.executable = executable
+        self.timeout = timeout
+    }
+
+    public var name: String { "addr2line" }
+
+    public func symbolize(modulePath: String, addresses: [UInt64]) throws(AttributionError) -> [[ToolLocation]] {
+        guard !addresses.isEmpty else { return [] }
+        let input = addresses.map { "0x" + String($0, radix: 16) }.joined(separator: "\n") + "\n"
+        // -a prints each address before its frames, which is how the answers are told apart;
+        // -f function names, -i inlined frames (innermost first), -C demangled C++.
+        let output = try ToolProcess.run(executable: executable, arguments: ["-a", "-f", "-i", "-C", "-e", modulePath],
+                                         input: input, timeout: timeout)
+        var result: [[ToolLocation]] = []
+        var current: [ToolLocation]?
+        var pendingFunction: String?
+        for line in output.split(separator: "\n", omittingEmptySubsequences: true) {
+            if line.hasPrefix("0x"), pendingFunction == nil {
+                if let current { result.append(current) }
+                current = []
+                continue
+            }
+            if let function = pendingFunction {
+                let (file, number) = Self.splitLocation(line)
+                current?.append(ToolLocation(function: function, file: file, line: number))
+                pendingFunction = nil
+            } else {
+                pendingFunction = String(line)
+            }
+        }
+        if let current { result.append(current) }
+        guard result.count == addresses.count else {
+            throw .toolOutputUnreadable(executable: executable, reason: "\(result.count) answers for \(addresses.count) addresses")
+        }
+        return result
+    }
+
+    /// `/path/file.swift:42 (discriminator 3)` -> (`/path/file.swift`, 42); `??:0` -> (nil, nil).
+    static func splitLocation(_ text: Substring) -> (String?, Int?) {
+        let location = text.split(separator: " ").first ?? text
+        guard let colon = location.lastIndex(of: ":") else { return (nil, nil) }
+        let file = String(location[..<colon])
+        let line = Int(location[location.index(after: colon)...])
+        return (file == "??" ? nil : file, line)
+    }
+}

@@ -1,0 +1,106 @@
+@testable import Attribution
+import HarnessModel
+import Testing
+
+struct FoldTests {
+    let folder = StackFolder()
+
+    func frame(_ function: String, _ module: String = RecordFixture.executable, linkage: String? = nil) -> SymbolizedFrame {
+        SymbolizedFrame(function: function, linkageName: linkage, module: module)
+    }
+
+    /// Frames given root first, as `fold` takes them.
+    func folded(_ frames: [SymbolizedFrame]) -> [String] {
+        folder.fold(frames).map(\.function)
+    }
+
+    @Test(arguments: [
+        ("malloc", RecordFixture.agent),
+        ("memharness_agent_sample_stack", RecordFixture.agent),
+        ("malloc_default", RecordFixture.jemalloc),
+        ("je_malloc", "/app/static-binary"),
+        ("calloc", RecordFixture.libc),
+        ("posix_memalign", RecordFixture.libc),
+        ("realloc", RecordFixture.libc),
+        ("swift_slowAlloc", RecordFixture.swiftCore),
+        ("swift::swift_slowAllocTyped(unsigned long, unsigned long, unsigned long long)", RecordFixture.swiftCore),
+        ("swift_allocObject", RecordFixture.swiftCore),
+        ("_swift_allocObject_(swift::TargetHeapMetadata<swift::InProcess> const*, unsigned long, unsigned long)", RecordFixture.swiftCore),
+        ("swift_allocBox", RecordFixture.swiftCore),
+        ("operator new(unsigned long)", "/usr/lib/x86_64-linux-gnu/libstdc++.so.6"),
+        ("operator new[](unsigned long, std::align_val_t)", "/usr/lib/x86_64-linux-gnu/libstdc++.so.6"),
+    ])
+    func allocatorFramesFoldOffTheLeaf(function: String, module: String) {
+        let user = frame("Cache.store(_:)")
+        #expect(folded([user, frame(function, module)]) == ["Cache.store(_:)"], "\(function) should fold")
+        #expect(folder.matches(frame(function, module), .allocator))
+    }
+
+    @Test func onlyTheLeafEndIsFoldedAndAStackNeverVanishes() {
+        // malloc in the middle (a callback from inside an allocator would be odd, but must stay).
+        #expect(folded([frame("a()"), frame("malloc"), frame("b()"), frame("swift_allocObject")]) == ["a()", "malloc", "b()"])
+        // Nothing but allocator frames: the outermost stays so the bytes remain visible.
+        #expect(folded([frame("swift_allocObject"), frame("swift_slowAlloc"), frame("malloc", RecordFixture.agent)]) == ["swift_allocObject"])
+        #expect(folded([]) == [])
+    }
+
+    @Test func harnessFramesAboveTheWorkloadFoldOffTheRoot() {
+        let stack = [
+            frame("_start"), frame("__libc_start_call_main", RecordFixture.libc), frame("main"),
+            frame("RunCaseCommand.run()", linkage: "$s13MemHarnessCLI14RunCaseCommandV3runyyKF"),
+            frame("ParsableCommand.main()", linkage: "$s14ArgumentParser15ParsableCommandPAAE4mainyyFZ"),
+            frame("CaseExecutor.run(_:)", linkage: "$s11HarnessCore12CaseExecutorV3runyyF"),
+            frame("closure #1 in CaseExecutor.run(_:)", linkage: "$s11HarnessCore12CaseExecutorV3runyyFyyXEfU_"),
+            frame("thunk for @escaping @callee_guaranteed () -> ()", linkage: "$sIeg_IeyB_TR"),
+            frame("LiveQueryCase.run(_:context:)", linkage: "$s17LiveQueryWorkload0aB4CaseC3runyyF"),
+            frame("CaseContext.gauge(_:_:)", linkage: "$s11HarnessCore11CaseContextC5gaugeyySS_SitF"),
+            frame("malloc", RecordFixture.agent),
+        ]
+        // Everything up to the innermost harness frame goes, the thunk below it too;
+        // the harness's CaseContext, called by the workload, stays.
+        #expect(folded(stack) == ["LiveQueryCase.run(_:context:)", "CaseContext.gauge(_:_:)"])
+    }
+
+    @Test func threadAndProcessEntryFoldOffTheRoot() {
+        #expect(folded([frame("clone3", RecordFixture.libc), frame("start_thread", RecordFixture.libc),
+                        frame("_dispatch_worker_thread2", RecordFixture.dispatch), frame("work()"), frame("malloc")])
+                == ["_dispatch_worker_thread2", "work()"])
+        #expect(folded([frame("_start"), frame("__libc_start_main", RecordFixture.libc), frame("main"), frame("malloc")])
+                == ["main"], "a program's own main is the user's code")
+    }
+
+    @Test func aHarnessFrameThatAllocatesItselfStays() {
+        let executor = frame("CaseExecutor.run(_:)", linkage: "$s11HarnessCore12CaseExecutorV3runyyF")
+        #expect(folded([frame("main"), executor, frame("swift_allocObject", RecordFixture.swiftCore)]) == ["CaseExecutor.run(_:)"])
+    }
+
+    @Test func swiftModuleRulesReadTheMangledContextNotTheReadableName() {
+        // A user's own type named CaseExecutor is not the harness's.
+        let impostor = frame("CaseExecutor.run(_:)", linkage: "$s5MyApp12CaseExecutorV3runyyF")
+        #expect(!folder.matches(impostor, .harness))
+        // A module whose name starts like the harness's is not the harness.
+        #expect(!folder.matches(frame("x()", linkage: "$s15memharnessTools1xyyF"), .harness))
+        #expect(folder.matches(frame("x()", linkage: "$s10memharness1xyyF"), .harness))
+        #expect(folder.matches(frame("y()", linkage: "_$s13MemHarnessCLI1yyyF"), .harness))
+    }
+
+    @Test func libraryFramesStayButAreMarked() {
+        let frames = folder.fold([
+            frame("LiveQueryApp.deliver(_:)", linkage: "$s17LiveQueryWorkload0aB3AppC7deliveryySaySiGF"),
+            frame("specialized Array.append(_:)", linkage: "$sSa6appendyyxnFSi_Tg5"),
+            frame("specialized _NativeDictionary.resize(capacity:)", RecordFixture.swiftCore),
+            frame("strdup", RecordFixture.libc),
+            frame("malloc", RecordFixture.agent),
+        ])
+        #expect(frames.map(\.function) == ["LiveQueryApp.deliver(_:)", "specialized Array.append(_:)",
+                                           "specialized _NativeDictionary.resize(capacity:)", "strdup"])
+        #expect(frames.map(\.isLibrary) == [false, true, true, true])
+    }
+
+    @Test func theStandardListNamesAReasonForEveryRule() {
+        #expect(StackFolder.standardRules.allSatisfy { !$0.reason.isEmpty })
+        #expect(Set(StackFolder.standardRules.map(\.action)) == [.allocator, .entry, .harness, .library])
+        #expect(FoldRule.identifier("HarnessCore") == "11HarnessCore")
+        #expect(FoldRule.identifier("é") == "2é", "lengths count UTF-8 bytes")
+    }
+}

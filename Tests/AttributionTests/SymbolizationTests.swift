@@ -1,0 +1,166 @@
+import Attribution
+import Foundation
+import HarnessModel
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// MARK: - A real stack of this test bundle
+
+private typealias BacktraceFunction = @convention(c) (UnsafeMutablePointer<UnsafeMutableRawPointer?>?, Int32) -> Int32
+
+/// The return addresses glibc's `backtrace` sees, innermost first, captured by `capturingComparator`.
+nonisolated(unsafe) private var capturedReturnAddresses: [UInt64] = []
+
+/// A function with C linkage (the name a C caller and the symbol table use), called by libc's qsort.
+@_cdecl("memharness_attribution_test_comparator")
+func capturingComparator(_ left: UnsafeRawPointer?, _ right: UnsafeRawPointer?) -> Int32 {
+    if capturedReturnAddresses.isEmpty {
+        capturedReturnAddresses = captureReturnAddresses()
+    }
+    return 0
+}
+
+/// The line of the `backtrace` call, which the innermost return address points into.
+nonisolated(unsafe) private var captureLine = 0
+
+@inline(never)
+func captureReturnAddresses() -> [UInt64] {
+    guard let handle = dlopen(nil, RTLD_NOW), let symbol = dlsym(handle, "backtrace") else { return [] }
+    let backtrace = unsafeBitCast(symbol, to: BacktraceFunction.self)
+    var buffer = [UnsafeMutableRawPointer?](repeating: nil, count: 64)
+    let count = backtrace(&buffer, 64); captureLine = #line
+    return buffer.prefix(Int(max(count, 0))).map { UInt64(UInt(bitPattern: $0)) }
+}
+
+/// Sorts two numbers with libc's qsort and the capturing comparator: a stack of Swift, C-linkage and libc frames.
+let sortCallLine = #line + 5
+@inline(never)
+func stackThroughQsort() -> [UInt64] {
+    capturedReturnAddresses = []
+    var values: [Int32] = [2, 1]
+    values.withUnsafeMutableBytes { raw in if let base = raw.baseAddress { qsort(base, 2, 4, capturingComparator) } }
+    return capturedReturnAddresses
+}
+
+/// The executable segments of every loaded file, from /proc/self/maps: what the agent writes from
+/// `dl_iterate_phdr`. The load bias is where the file's offset-0 mapping starts (its first segment
+/// has virtual address 0, as in every shared object and PIE executable).
+func loadedModules() throws -> [AgentRecord.Module] {
+    // Read to the end: /proc files have size 0, and `String(contentsOfFile:)` stops after the first 4 KiB.
+    guard let handle = FileHandle(forReadingAtPath: "/proc/self/maps") else { return [] }
+    defer { try? handle.close() }
+    let maps = String(decoding: try handle.readToEnd() ?? Data(), as: UTF8.self)
+    var base: [String: UInt64] = [:]
+    var executable: [(start: UInt64, end: UInt64, path: String)] = []
+    for line in maps.split(separator: "\n") {
+        let fields = line.split(separator: " ", maxSplits: 5, omittingEmptySubsequences: true)
+        guard fields.count == 6, fields[5].drop(while: { $0 == " " }).hasPrefix("/") else { continue }
+        let range = fields[0].split(separator: "-")
+        guard range.count == 2, let start = UInt64(range[0], radix: 16), let end = UInt64(range[1], radix: 16),
+              let offset = UInt64(fields[2], radix: 16) else { continue }
+        let path = String(fields[5].drop(while: { $0 == " " }))
+        if offset == 0, base[path] == nil { base[path] = start }
+        if fields[1].contains("x") { executable.append((start, end, path)) }
+    }
+    return executable.compactMap { segment in
+        base[segment.path].map { AgentRecord.Module(loadBias: $0, start: segment.start, end: segment.end, path: segment.path) }
+    }
+}
+
+/// The record the agent would write for one stack live at the peak.
+func record(for addresses: [UInt64], modules: [AgentRecord.Module]) -> String {
+    var lines = ["memharness-agent-record 1", "pid \(getpid())", "stackSampleBytes 65536"]
+    for module in modules {
+        lines.append("module 0x\(String(module.loadBias, radix: 16)) 0x\(String(module.start, radix: 16)) 0x\(String(module.end, radix: 16)) \(module.path)")
+    }
+    lines.append("stack 1 " + addresses.map { "0x" + String($0, radix: 16) }.joined(separator: " "))
+    lines += ["mark baseline 0 0", "mark peak 10 1048576", "live 1 1048576 16", "end", ""]
+    return lines.joined(separator: "\n")
+}
+
+@Suite(.serialized, .timeLimit(.minutes(2)))
+struct SymbolizationTests {
+    static let thisFile = #filePath
+    let environment = ProcessInfo.processInfo.environment
+
+    func realStack() throws -> (addresses: [UInt64], modules: [AgentRecord.Module]) {
+        let addresses = stackThroughQsort()
+        try #require(addresses.count >= 4, "backtrace gave \(addresses.count) frames")
+        let modules = try loadedModules()
+        let uncovered = addresses.filter { address in !modules.contains { $0.contains(address) } }
+        #expect(uncovered.isEmpty, "addresses outside every module: \(uncovered.map { String($0, radix: 16) })")
+        return (addresses, modules)
+    }
+
+    /// The symbolized frames of the real stack, innermost first.
+    func symbolizedFrames(_ symbolizer: Symbolizer) throws -> [SymbolizedFrame] {
+        let (addresses, modules) = try realStack()
+        let (frames, diagnostics) = symbolizer.symbolize(returnAddresses: addresses, modules: modules)
+        #expect(diagnostics.isEmpty, "\(diagnostics)")
+        return addresses.flatMap { frames[$0] ?? [] }
+    }
+
+    @Test func llvmSymbolizerNamesSwiftCAndLibcFramesWithFileAndLine() throws {
+        let symbolizer = Symbolizer.system(environment: environment)
+        let tool = try #require(symbolizer.tools.first)
+        #expect(tool.name == "llvm-symbolizer", "llvm-symbolizer should be found on PATH or beside swift")
+        try checkRealFrames(symbolizedFrames(Symbolizer(tools: [tool])), inlinedAndLibc: true)
+    }
+
+    @Test func addr2lineIsTheFallback() throws {
+        let path = try #require(Symbolizer.system(environment: ["PATH": "/usr/bin:/bin"]).tools.first { $0.name == "addr2line" },
+                                "binutils' addr2line is installed with the toolchain's dependencies")
+        try checkRealFrames(symbolizedFrames(Symbolizer(tools: [path])), inlinedAndLibc: false)
+    }
+
+    @Test func aFailingToolFallsBackToTheNextAndSaysSo() throws {
+        let (addresses, modules) = try realStack()
+        let broken = LLVMSymbolizerTool(executable: "/nonexistent/llvm-symbolizer")
+        let llvm = try #require(Symbolizer.system(environment: environment).tools.first)
+        let (frames, diagnostics) = Symbolizer(tools: [broken, llvm]).symbolize(returnAddresses: addresses, modules: modules)
+        #expect(diagnostics.contains { $0.message.hasPrefix("llvm-symbolizer: could not start /nonexistent/llvm-symbolizer") })
+        #expect(addresses.flatMap { frames[$0] ?? [] }.contains { $0.function == "captureReturnAddresses()" })
+    }
+
+    func checkRealFrames(_ frames: [SymbolizedFrame], inlinedAndLibc: Bool) throws {
+        let names = frames.map(\.function)
+        // The innermost frame is the Swift function that called backtrace, demangled, with this file and the call's line.
+        let capture = try #require(frames.first { $0.function == "captureReturnAddresses()" }, "frames: \(names)")
+        #expect(capture.file == Self.thisFile)
+        #expect(capture.line == captureLine)
+        #expect(capture.linkageName?.hasPrefix("$s") == true)
+        // The comparator: its Swift body and its C-linkage entry point, which keeps its C name.
+        #expect(names.contains("capturingComparator(_:_:)"))
+        #expect(names.contains("memharness_attribution_test_comparator"))
+        // The function that called qsort, at the line of the call.
+        let caller = try #require(frames.first { $0.function.contains("stackThroughQsort()") }, "frames: \(names)")
+        #expect(caller.file == Self.thisFile)
+        if inlinedAndLibc {
+            #expect(frames.contains { $0.line == sortCallLine && $0.file == Self.thisFile })
+            // qsort's frames are in libc: a name from its symbol table (a file too where libc's debug information is installed).
+            let libcFrames = frames.filter { $0.module.contains("libc.so") }
+            #expect(libcFrames.contains { $0.function.hasPrefix("qsort") }, "libc frames: \(libcFrames)")
+        }
+        #expect(!names.contains { SwiftDemangler.containsSwiftMangling($0) }, "mangled names: \(names)")
+    }
+
+    @Test func aRealRecordBecomesAProfileEndingInTheRealSite() throws {
+        let (addresses, modules) = try realStack()
+        let text = record(for: addresses, modules: modules)
+        let attributed = try Attribution.profile(recordText: text, source: "real.record", symbolizer: .system(environment: environment))
+        let profile = attributed.profile
+        let stack = try #require(profile.stacks.first)
+        let frames = profile.frames(of: stack)
+        #expect(frames.last?.function == "captureReturnAddresses()")
+        #expect(frames.last?.line == captureLine)
+        #expect(stack.peakLiveBytes == 1_048_576)
+        let sites = profile.siteTable()
+        #expect(sites.rows.first?.site.function == "captureReturnAddresses()")
+        #expect(sites.rows.first?.site.shortLocation == "SymbolizationTests.swift:\(captureLine)")
+        let json = try Golden.json(attributed)
+        #expect(!json.contains("$s"), "\(json)")
+    }
+}
