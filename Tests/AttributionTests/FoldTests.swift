@@ -47,13 +47,13 @@ struct FoldTests {
     @Test func harnessFramesAboveTheWorkloadFoldOffTheRoot() {
         let stack = [
             frame("_start"), frame("__libc_start_call_main", RecordFixture.libc), frame("main"),
-            frame("RunCaseCommand.run()", linkage: "$s13MemHarnessCLI14RunCaseCommandV3runyyKF"),
+            frame("RunCaseCommand.run()", linkage: "$s10MemHarness14RunCaseCommandV3runyyKF"),
             frame("ParsableCommand.main()", linkage: "$s14ArgumentParser15ParsableCommandPAAE4mainyyFZ"),
-            frame("CaseExecutor.run(_:)", linkage: "$s11HarnessCore12CaseExecutorV3runyyF"),
-            frame("closure #1 in CaseExecutor.run(_:)", linkage: "$s11HarnessCore12CaseExecutorV3runyyFyyXEfU_"),
+            frame("CaseExecutor.run(_:)", linkage: "$s11Measurement12CaseExecutorV3runyyF"),
+            frame("closure #1 in CaseExecutor.run(_:)", linkage: "$s11Measurement12CaseExecutorV3runyyFyyXEfU_"),
             frame("thunk for @escaping @callee_guaranteed () -> ()", linkage: "$sIeg_IeyB_TR"),
             frame("LiveQueryCase.run(_:context:)", linkage: "$s17LiveQueryWorkload0aB4CaseC3runyyF"),
-            frame("CaseContext.gauge(_:_:)", linkage: "$s11HarnessCore11CaseContextC5gaugeyySS_SitF"),
+            frame("CaseContext.gauge(_:_:)", linkage: "$s11Measurement11CaseContextC5gaugeyySS_SitF"),
             frame("malloc", RecordFixture.agent),
         ]
         // Everything up to the innermost harness frame goes, the thunk below it too;
@@ -70,7 +70,7 @@ struct FoldTests {
     }
 
     @Test func aHarnessFrameThatAllocatesItselfStays() {
-        let executor = frame("CaseExecutor.run(_:)", linkage: "$s11HarnessCore12CaseExecutorV3runyyF")
+        let executor = frame("CaseExecutor.run(_:)", linkage: "$s11Measurement12CaseExecutorV3runyyF")
         #expect(folded([frame("main"), executor, frame("swift_allocObject", RecordFixture.swiftCore)]) == ["CaseExecutor.run(_:)"])
     }
 
@@ -81,7 +81,7 @@ struct FoldTests {
         // A module whose name starts like the harness's is not the harness.
         #expect(!folder.matches(frame("x()", linkage: "$s15memharnessTools1xyyF"), .harness))
         #expect(folder.matches(frame("x()", linkage: "$s10memharness1xyyF"), .harness))
-        #expect(folder.matches(frame("y()", linkage: "_$s13MemHarnessCLI1yyyF"), .harness))
+        #expect(folder.matches(frame("y()", linkage: "_$s10MemHarness1yyyF"), .harness))
     }
 
     @Test func libraryFramesStayButAreMarked() {
@@ -100,7 +100,7 @@ struct FoldTests {
     @Test func theStandardListNamesAReasonForEveryRule() {
         #expect(StackFolder.standardRules.allSatisfy { !$0.reason.isEmpty })
         #expect(Set(StackFolder.standardRules.map(\.action)) == [.allocator, .entry, .harness, .library])
-        #expect(FoldRule.identifier("HarnessCore") == "11HarnessCore")
+        #expect(FoldRule.identifier("Measurement") == "11Measurement")
         #expect(FoldRule.identifier("é") == "2é", "lengths count UTF-8 bytes")
     }
 }
