@@ -13,7 +13,7 @@ RELEASE_BIN   = $(shell $(SWIFT) build -c release --show-bin-path)
 # Extra arguments for `make run`, e.g. make run ARGS="live-query --quick"
 ARGS         ?=
 
-.PHONY: deps bench-deps build run test bench sample-report clean
+.PHONY: deps bench-deps build run test lint format bench sample-report clean
 
 # $(call install-missing,PACKAGES): apt-get install those of PACKAGES that are not installed.
 define install-missing
@@ -44,9 +44,17 @@ run: build
 # Serial: many tests read process-wide allocator figures, which a test running beside them would disturb.
 # memharness-exact is built first: no test target links it (it would replace the allocator of the test
 # bundle), so the tests drive the binary, which `swift test` alone does not build.
-test: deps
+test: deps lint
 	$(SWIFT) build --product memharness-exact
 	$(SWIFT) test --no-parallel
+
+# The house style: swift-format with the repository's .swift-format (120 columns), no findings.
+lint:
+	$(SWIFT) format lint --strict --recursive Sources Tests Package.swift
+
+# Rewrites the tree in the house style.
+format:
+	$(SWIFT) format --in-place --recursive Sources Tests Package.swift
 
 # Side-by-side benchmarks (sampling overhead, the Differ, overhead and accuracy against massif and
 # heaptrack, stability over 5 runs); writes Reports/benchmarks/. Takes several minutes.

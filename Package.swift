@@ -146,7 +146,8 @@ let package = Package(
         ),
         .testTarget(name: "HarnessModelTests", dependencies: ["TestSupport", "HarnessModel"], swiftSettings: settings),
         .testTarget(name: "WorkloadKitTests", dependencies: ["TestSupport", "WorkloadKit"], swiftSettings: settings),
-        .testTarget(name: "AllocatorProbeTests", dependencies: ["TestSupport", "AllocatorProbe"], swiftSettings: settings),
+        .testTarget(
+            name: "AllocatorProbeTests", dependencies: ["TestSupport", "AllocatorProbe"], swiftSettings: settings),
         .testTarget(
             name: "MeasurementTests",
             dependencies: ["TestSupport", "Measurement", "Scenarios", "Runner", "WorkloadKit", "AllocatorProbe"],
@@ -157,12 +158,14 @@ let package = Package(
             swiftSettings: settings
         ),
         .testTarget(
-            name: "RunnerTests", dependencies: ["TestSupport", "Runner", "Scenarios", "Measurement", "Reports", "WorkloadKit"],
+            name: "RunnerTests",
+            dependencies: ["TestSupport", "Runner", "Scenarios", "Measurement", "Reports", "WorkloadKit"],
             swiftSettings: settings
         ),
         // Golden files and fixtures are read through #filePath, so they need no resource bundle.
         .testTarget(
-            name: "ReportsTests", dependencies: ["TestSupport", "Reports", "HarnessModel", "CZlib"], exclude: ["Golden"],
+            name: "ReportsTests", dependencies: ["TestSupport", "Reports", "HarnessModel", "CZlib"],
+            exclude: ["Golden"],
             swiftSettings: settings
         ),
         .testTarget(
@@ -171,11 +174,14 @@ let package = Package(
         ),
         .testTarget(
             name: "MemHarnessTests",
-            dependencies: ["TestSupport", "memharness", "MemHarness", "Runner", "HarnessModel", "Reports", "AllocatorProbe"],
+            dependencies: [
+                "TestSupport", "memharness", "MemHarness", "Runner", "HarnessModel", "Reports", "AllocatorProbe",
+            ],
             exclude: ["Fixtures"], swiftSettings: settings
         ),
         .testTarget(
-            name: "CalibrationWorkloadTests", dependencies: ["TestSupport", "CalibrationWorkload", "Measurement", "CJemalloc"],
+            name: "CalibrationWorkloadTests",
+            dependencies: ["TestSupport", "CalibrationWorkload", "Measurement", "CJemalloc"],
             path: "Tests/Workloads/CalibrationTests", swiftSettings: settings
         ),
         .testTarget(

@@ -74,13 +74,15 @@ public enum AllocatorProbeError: Error, CustomStringConvertible, Equatable {
 
     public var description: String {
         switch self {
-        case let .notProcessAllocator(moved, expected):
-            return "jemalloc is not the process allocator: a \(expected)-byte allocation moved stats.allocated by \(moved) bytes. "
+        case .notProcessAllocator(let moved, let expected):
+            return
+                "jemalloc is not the process allocator: a \(expected)-byte allocation moved stats.allocated by \(moved) bytes. "
                 + "Link the unprefixed libjemalloc into the executable (install libjemalloc-dev; `make build` does) "
                 + "and do not run under LD_PRELOAD of another allocator or valgrind."
-        case let .mallctlFailed(name, errno):
-            return "mallctl(\"\(name)\") failed with errno \(errno); this jemalloc build may lack statistics (--disable-stats)."
-        case let .kernelFile(path, reason):
+        case .mallctlFailed(let name, let errno):
+            return
+                "mallctl(\"\(name)\") failed with errno \(errno); this jemalloc build may lack statistics (--disable-stats)."
+        case .kernelFile(let path, let reason):
             return "\(path): \(reason)"
         }
     }

@@ -2,7 +2,7 @@ import CJemalloc
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Where the start-up check publishes its block, so its allocation cannot be optimized away.

@@ -111,8 +111,10 @@ public struct AgentRecord: Sendable, Hashable, Codable {
     /// Marks, in record order (a label written twice appears twice).
     public var marks: [Mark]
 
-    public init(version: Int = 1, processID: Int? = nil, program: String? = nil, stackSampleBytes: Int = 0, exact: Exact? = nil,
-                modules: [Module] = [], stacks: [Stack] = [], marks: [Mark] = []) {
+    public init(
+        version: Int = 1, processID: Int? = nil, program: String? = nil, stackSampleBytes: Int = 0, exact: Exact? = nil,
+        modules: [Module] = [], stacks: [Stack] = [], marks: [Mark] = []
+    ) {
         self.version = version
         self.processID = processID
         self.program = program
@@ -172,7 +174,9 @@ extension AgentRecord {
             return value
         }
         func expectFields(_ fields: [Substring], _ count: Int, _ form: String) throws(AttributionError) {
-            guard fields.count >= count else { throw fail("'\(fields[0])' needs \(count - 1) field\(count == 2 ? "" : "s"): \(form)") }
+            guard fields.count >= count else {
+                throw fail("'\(fields[0])' needs \(count - 1) field\(count == 2 ? "" : "s"): \(form)")
+            }
         }
         /// The text after the first `skip` fields, spaces kept (paths may contain spaces).
         func rest(of line: Substring, after skip: Int) -> String {
@@ -194,7 +198,9 @@ extension AgentRecord {
             guard let kind = fields.first else { continue }
             lastContentLine = lineNumber
             if !sawHeader {
-                guard kind == Self.header, fields.count == 2, let version = Int(fields[1]), version == Self.supportedVersion else {
+                guard kind == Self.header, fields.count == 2, let version = Int(fields[1]),
+                    version == Self.supportedVersion
+                else {
                     throw .unsupportedRecordVersion(source: source, version: String(line))
                 }
                 record.version = version
@@ -214,13 +220,15 @@ extension AgentRecord {
                 record.stackSampleBytes = try count(fields[1], "mean sampling interval")
             case "exact":
                 try expectFields(fields, 4, "exact BASELINE_LIVE_BYTES PEAK_LIVE_BYTES ALLOCATION_CALLS")
-                record.exact = Exact(baselineLiveBytes: try count(fields[1], "baseline live bytes"),
-                                     peakLiveBytes: try count(fields[2], "peak live bytes"),
-                                     allocationCalls: try count(fields[3], "allocation calls"))
+                record.exact = Exact(
+                    baselineLiveBytes: try count(fields[1], "baseline live bytes"),
+                    peakLiveBytes: try count(fields[2], "peak live bytes"),
+                    allocationCalls: try count(fields[3], "allocation calls"))
             case "module":
                 try expectFields(fields, 5, "module LOAD_BIAS START END PATH")
-                let module = Module(loadBias: try address(fields[1], "load bias"), start: try address(fields[2], "start"),
-                                    end: try address(fields[3], "end"), path: rest(of: line, after: 4))
+                let module = Module(
+                    loadBias: try address(fields[1], "load bias"), start: try address(fields[2], "start"),
+                    end: try address(fields[3], "end"), path: rest(of: line, after: 4))
                 guard module.start < module.end else {
                     throw fail("module segment start \(fields[2]) is not below its end \(fields[3])")
                 }
@@ -237,23 +245,34 @@ extension AgentRecord {
             case "truncated":
                 try expectFields(fields, 2, "truncated STACK_ID")
                 let id = try count(fields[1], "stack id")
-                guard let index = stackIndex[id] else { throw fail("truncated names stack \(id), which is not written before it") }
+                guard let index = stackIndex[id] else {
+                    throw fail("truncated names stack \(id), which is not written before it")
+                }
                 record.stacks[index].isTruncated = true
             case "mark":
                 try expectFields(fields, 4, "mark LABEL TIME_NS LEVEL_BYTES")
                 closeMark()
-                guard let time = Int64(fields[2]) else { throw fail("mark time '\(fields[2])' is not a whole number of nanoseconds") }
-                currentMark = Mark(label: String(fields[1]), timeNanoseconds: time,
-                                   levelBytes: try integer(fields[3], "mark level"), live: [])
+                guard let time = Int64(fields[2]) else {
+                    throw fail("mark time '\(fields[2])' is not a whole number of nanoseconds")
+                }
+                currentMark = Mark(
+                    label: String(fields[1]), timeNanoseconds: time,
+                    levelBytes: try integer(fields[3], "mark level"), live: [])
             case "live":
                 try expectFields(fields, 4, "live STACK_ID LIVE_BYTES LIVE_COUNT")
-                guard currentMark != nil else { throw fail("'live' before any 'mark'; live lines belong to the mark above them") }
+                guard currentMark != nil else {
+                    throw fail("'live' before any 'mark'; live lines belong to the mark above them")
+                }
                 let id = try count(fields[1], "stack id")
                 guard stackIndex[id] != nil else {
-                    throw fail("live names stack \(id), which is not written before it; stacks come before the marks that use them")
+                    throw fail(
+                        "live names stack \(id), which is not written before it; stacks come before the marks that use them"
+                    )
                 }
-                currentMark?.live.append(Live(stackID: id, liveBytes: try count(fields[2], "live bytes"),
-                                              liveCount: try count(fields[3], "live count")))
+                currentMark?.live.append(
+                    Live(
+                        stackID: id, liveBytes: try count(fields[2], "live bytes"),
+                        liveCount: try count(fields[3], "live count")))
             case "end":
                 closeMark()
                 sawEnd = true

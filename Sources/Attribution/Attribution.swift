@@ -25,21 +25,27 @@ public enum Attribution {
     /// Reads, symbolizes and folds a record: the one call that turns the agent's output into a profile.
     ///
     /// Only the stacks live at the peak or at an iteration mark are symbolized.
-    public static func profile(recordText: String, source: String, symbolizer: Symbolizer,
-                               folder: StackFolder = StackFolder()) throws(AttributionError) -> AttributedProfile {
+    public static func profile(
+        recordText: String, source: String, symbolizer: Symbolizer,
+        folder: StackFolder = StackFolder()
+    ) throws(AttributionError) -> AttributedProfile {
         let record = try AgentRecord.parse(recordText, source: source)
         return try profile(record, source: source, symbolizer: symbolizer, folder: folder)
     }
 
     /// Symbolizes and folds a parsed record into a profile.
-    public static func profile(_ record: AgentRecord, source: String, symbolizer: Symbolizer,
-                               folder: StackFolder = StackFolder()) throws(AttributionError) -> AttributedProfile {
+    public static func profile(
+        _ record: AgentRecord, source: String, symbolizer: Symbolizer,
+        folder: StackFolder = StackFolder()
+    ) throws(AttributionError) -> AttributedProfile {
         let peak = try peakMark(record, source: source)
         let used = Set(([peak] + iterationMarks(record).map(\.mark)).flatMap { $0.live.map(\.stackID) })
         let addresses = record.stacks.filter { used.contains($0.id) }.flatMap(\.returnAddresses)
         let (frames, diagnostics) = symbolizer.symbolize(returnAddresses: addresses, modules: record.modules)
         let profile = try build(record, source: source, frames: frames, folder: folder)
-        return AttributedProfile(profile: profile, diagnostics: diagnostics.sorted { ($0.module ?? "", $0.message) < ($1.module ?? "", $1.message) })
+        return AttributedProfile(
+            profile: profile,
+            diagnostics: diagnostics.sorted { ($0.module ?? "", $0.message) < ($1.module ?? "", $1.message) })
     }
 
     /// Builds the profile from a record and the frames of its return addresses (innermost first per
@@ -48,8 +54,10 @@ public enum Attribution {
     /// Live bytes at the peak are net of the baseline per recorded stack (peak minus baseline,
     /// negatives dropped: a stack that freed more than it allocated since the baseline holds none
     /// of the peak), then summed over the recorded stacks that fold to the same frames.
-    public static func build(_ record: AgentRecord, source: String, frames: [UInt64: [SymbolizedFrame]],
-                             folder: StackFolder = StackFolder()) throws(AttributionError) -> AllocationProfile {
+    public static func build(
+        _ record: AgentRecord, source: String, frames: [UInt64: [SymbolizedFrame]],
+        folder: StackFolder = StackFolder()
+    ) throws(AttributionError) -> AllocationProfile {
         let peak = try peakMark(record, source: source)
         let baseline = record.mark(baselineLabel)
         let iterations = iterationMarks(record)
@@ -107,8 +115,9 @@ public enum Attribution {
         var newIndex: [Int: Int] = [:]
         for (position, old) in order.enumerated() { newIndex[old] = position }
         let stacks = order.map { old in
-            AllocationStack(frameIndices: folded[old].frames.compactMap { frameIndex[$0] },
-                            peakLiveBytes: folded[old].bytes, peakLiveCount: folded[old].count)
+            AllocationStack(
+                frameIndices: folded[old].frames.compactMap { frameIndex[$0] },
+                peakLiveBytes: folded[old].bytes, peakLiveCount: folded[old].count)
         }
 
         var iterationSets: [IterationLiveSet] = []  // in the order of `iterationMarks`
@@ -121,14 +130,17 @@ public enum Attribution {
             }
             let entries = live.filter { $0.value.bytes > 0 }.sorted { $0.key < $1.key }
                 .map { StackLiveBytes(stack: $0.key, liveBytes: $0.value.bytes, liveCount: $0.value.count) }
-            iterationSets.append(IterationLiveSet(phase: iteration.phase, iteration: iteration.number,
-                                                  timeNanoseconds: iteration.mark.timeNanoseconds,
-                                                  levelBytes: iteration.mark.levelBytes, live: entries))
+            iterationSets.append(
+                IterationLiveSet(
+                    phase: iteration.phase, iteration: iteration.number,
+                    timeNanoseconds: iteration.mark.timeNanoseconds,
+                    levelBytes: iteration.mark.levelBytes, live: entries))
         }
 
-        return AllocationProfile(frames: sortedFrames, stacks: stacks, peakLevelBytes: peak.levelBytes,
-                                 baselineLevelBytes: baseline?.levelBytes ?? 0, peakTimeNanoseconds: peak.timeNanoseconds,
-                                 sampleMeanBytes: record.stackSampleBytes, iterations: iterationSets, truncatedStacks: truncated)
+        return AllocationProfile(
+            frames: sortedFrames, stacks: stacks, peakLevelBytes: peak.levelBytes,
+            baselineLevelBytes: baseline?.levelBytes ?? 0, peakTimeNanoseconds: peak.timeNanoseconds,
+            sampleMeanBytes: record.stackSampleBytes, iterations: iterationSets, truncatedStacks: truncated)
     }
 
     /// The `iteration.<phase>.<k>` marks with their phase and number, last of each label; other labels are left out.
@@ -138,7 +150,9 @@ public enum Attribution {
         let parsed: [(phase: String, number: Int, mark: AgentRecord.Mark)] = latest.compactMap { label, mark in
             let rest = label.dropFirst(iterationPrefix.count)
             // The phase may contain dots; the number is after the last one.
-            guard let dot = rest.lastIndex(of: "."), let number = Int(rest[rest.index(after: dot)...]), dot > rest.startIndex else {
+            guard let dot = rest.lastIndex(of: "."), let number = Int(rest[rest.index(after: dot)...]),
+                dot > rest.startIndex
+            else {
                 return nil
             }
             return (String(rest[..<dot]), number, mark)

@@ -23,23 +23,26 @@ public enum AttributionError: Error, CustomStringConvertible, Sendable, Hashable
 
     public var description: String {
         switch self {
-        case let .malformedRecord(source, line, message):
+        case .malformedRecord(let source, let line, let message):
             return "\(source):\(line): \(message)"
-        case let .unsupportedRecordVersion(source, version):
+        case .unsupportedRecordVersion(let source, let version):
             return "\(source):1: not a memharness agent record of a known version (first line '\(version)'); "
                 + "expected 'memharness-agent-record 1': is the file from a newer agent? Update memharness, or pass the record the agent wrote"
-        case let .truncatedRecord(source, lines):
-            return "\(source):\(lines): the record ends without its 'end' line: the process was stopped while writing it "
+        case .truncatedRecord(let source, let lines):
+            return
+                "\(source):\(lines): the record ends without its 'end' line: the process was stopped while writing it "
                 + "(killed, or out of disk space); rerun the case, or raise its memory limit or timeout if it was stopped"
-        case let .toolCouldNotStart(executable, reason):
-            return "could not start \(executable): \(reason); install it, or point MEMHARNESS_LLVM_SYMBOLIZER / MEMHARNESS_ADDR2LINE / MEMHARNESS_SWIFT_DEMANGLE at it"
-        case let .toolTimedOut(executable, after):
-            return "\(executable) did not finish within \(after) and was stopped; the next tool is tried, or frames are named module+0xoffset"
-        case let .toolFailed(executable, status, stderr):
+        case .toolCouldNotStart(let executable, let reason):
+            return
+                "could not start \(executable): \(reason); install it, or point MEMHARNESS_LLVM_SYMBOLIZER / MEMHARNESS_ADDR2LINE / MEMHARNESS_SWIFT_DEMANGLE at it"
+        case .toolTimedOut(let executable, let after):
+            return
+                "\(executable) did not finish within \(after) and was stopped; the next tool is tried, or frames are named module+0xoffset"
+        case .toolFailed(let executable, let status, let stderr):
             return "\(executable) exited with status \(status)" + (stderr.isEmpty ? "" : ": \(stderr)")
-        case let .toolOutputUnreadable(executable, reason):
+        case .toolOutputUnreadable(let executable, let reason):
             return "\(executable) printed output that could not be read (\(reason)); is it the tool its name says?"
-        case let .missingMark(source, label, available):
+        case .missingMark(let source, let label, let available):
             let marks = available.isEmpty ? "none" : available.joined(separator: ", ")
             return "\(source): no '\(label)' mark; the record has: \(marks). "
                 + "The peak snapshot is taken only when stack sampling is on (MEMHARNESS_AGENT_STACK_SAMPLE_BYTES) and the peak grows past the snapshot step"

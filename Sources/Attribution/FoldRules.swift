@@ -76,16 +76,16 @@ public struct FoldRule: Sendable, Hashable, Codable {
     /// True when the rule matches `frame`.
     public func matches(_ frame: SymbolizedFrame) -> Bool {
         switch pattern {
-        case let .function(name):
+        case .function(let name):
             return frame.function == name
-        case let .functionPrefix(prefix):
+        case .functionPrefix(let prefix):
             return frame.function.hasPrefix(prefix)
-        case let .module(prefix):
+        case .module(let prefix):
             return (frame.module.split(separator: "/").last.map(String.init) ?? frame.module).hasPrefix(prefix)
-        case let .swiftModule(module):
+        case .swiftModule(let module):
             guard let body = Self.swiftMangledBody(frame.linkageName) else { return false }
             return body.hasPrefix(Self.identifier(module))
-        case let .swiftType(module, type):
+        case .swiftType(let module, let type):
             guard let body = Self.swiftMangledBody(frame.linkageName) else { return false }
             return body.hasPrefix(Self.identifier(module) + Self.identifier(type))
         case .swiftStandardLibrary:
@@ -124,19 +124,26 @@ public struct StackFolder: Sendable, Hashable, Codable {
     /// Swift, C and C++ runtime libraries and compiler-generated thunks are library frames.
     public static let standardRules: [FoldRule] = {
         var rules: [FoldRule] = [
-            FoldRule(.module("libmemharness-agent"), .allocator, reason: "the memharness agent (interposed malloc family, stack recorder)"),
+            FoldRule(
+                .module("libmemharness-agent"), .allocator,
+                reason: "the memharness agent (interposed malloc family, stack recorder)"),
             FoldRule(.module("libjemalloc"), .allocator, reason: "jemalloc"),
             FoldRule(.functionPrefix("je_"), .allocator, reason: "jemalloc linked statically or with its prefix"),
             FoldRule(.functionPrefix("operator new"), .allocator, reason: "C++ operator new, every overload"),
         ]
-        for name in ["malloc", "calloc", "realloc", "reallocarray", "posix_memalign", "aligned_alloc", "memalign", "valloc",
-                     "pvalloc", "mallocx", "rallocx", "xallocx", "__libc_malloc", "__libc_calloc", "__libc_realloc",
-                     "__libc_memalign", "__posix_memalign"] {
+        for name in [
+            "malloc", "calloc", "realloc", "reallocarray", "posix_memalign", "aligned_alloc", "memalign", "valloc",
+            "pvalloc", "mallocx", "rallocx", "xallocx", "__libc_malloc", "__libc_calloc", "__libc_realloc",
+            "__libc_memalign", "__posix_memalign",
+        ] {
             rules.append(FoldRule(.function(name), .allocator, reason: "the malloc family"))
         }
-        for prefix in ["swift_slowAlloc", "swift::swift_slowAlloc", "swift_allocObject", "_swift_allocObject", "swift_allocBox",
-                       "swift_allocEmptyBox", "swift_allocError", "swift_bufferAllocate", "swift_coroFrameAlloc"] {
-            rules.append(FoldRule(.functionPrefix(prefix), .allocator, reason: "the Swift runtime's allocation entry points"))
+        for prefix in [
+            "swift_slowAlloc", "swift::swift_slowAlloc", "swift_allocObject", "_swift_allocObject", "swift_allocBox",
+            "swift_allocEmptyBox", "swift_allocError", "swift_bufferAllocate", "swift_coroFrameAlloc",
+        ] {
+            rules.append(
+                FoldRule(.functionPrefix(prefix), .allocator, reason: "the Swift runtime's allocation entry points"))
         }
         for name in ["_start", "start_thread", "clone", "clone3"] {
             rules.append(FoldRule(.function(name), .entry, reason: "process and thread entry"))
@@ -146,10 +153,15 @@ public struct StackFolder: Sendable, Hashable, Codable {
             FoldRule(.functionPrefix("__clone"), .entry, reason: "thread entry (glibc)"),
             FoldRule(.swiftModule("MemHarness"), .harness, reason: "the harness's command line"),
             FoldRule(.swiftModule("memharness"), .harness, reason: "the harness's main"),
-            FoldRule(.swiftModule("ArgumentParser"), .harness, reason: "the command-line parser the harness runs under"),
+            FoldRule(
+                .swiftModule("ArgumentParser"), .harness, reason: "the command-line parser the harness runs under"),
             FoldRule(.swiftType(module: "Measurement", type: "CaseExecutor"), .harness, reason: "the case executor"),
-            FoldRule(.swiftType(module: "Measurement", type: "CaseRun"), .harness, reason: "the case run, which calls the workload"),
-            FoldRule(.swiftStandardLibrary, .library, reason: "the Swift standard library, also where specialized into other binaries"),
+            FoldRule(
+                .swiftType(module: "Measurement", type: "CaseRun"), .harness,
+                reason: "the case run, which calls the workload"),
+            FoldRule(
+                .swiftStandardLibrary, .library,
+                reason: "the Swift standard library, also where specialized into other binaries"),
             FoldRule(.functionPrefix("thunk for "), .library, reason: "compiler-generated thunks"),
             FoldRule(.functionPrefix("reabstraction thunk"), .library, reason: "compiler-generated thunks"),
             FoldRule(.functionPrefix("partial apply for thunk"), .library, reason: "compiler-generated thunks"),
@@ -157,8 +169,10 @@ public struct StackFolder: Sendable, Hashable, Codable {
             FoldRule(.swiftModule("FoundationEssentials"), .library, reason: "Foundation"),
             FoldRule(.swiftModule("Dispatch"), .library, reason: "Dispatch"),
         ]
-        for prefix in ["libswift", "libFoundation", "lib_Foundation", "libdispatch.so", "libBlocksRuntime", "libc.so", "libm.so",
-                       "libstdc++.so", "libgcc_s.so", "ld-linux"] {
+        for prefix in [
+            "libswift", "libFoundation", "lib_Foundation", "libdispatch.so", "libBlocksRuntime", "libc.so", "libm.so",
+            "libstdc++.so", "libgcc_s.so", "ld-linux",
+        ] {
             rules.append(FoldRule(.module(prefix), .library, reason: "the Swift, C and C++ runtime libraries"))
         }
         return rules
@@ -184,8 +198,9 @@ public struct StackFolder: Sendable, Hashable, Codable {
             }
         }
         return stack[start..<end].map { frame in
-            AllocationFrame(function: frame.function, file: frame.file, line: frame.line, module: frame.module,
-                            isLibrary: matches(frame, .library))
+            AllocationFrame(
+                function: frame.function, file: frame.file, line: frame.line, module: frame.module,
+                isLibrary: matches(frame, .library))
         }
     }
 

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The Swift runtime's demangler with the full options (`a.LiveQueryApp.deliver(Swift.Array<Swift.Int>) -> ()`).
@@ -12,9 +12,10 @@ private func runtimeDemangle(
 ) -> UnsafeMutablePointer<CChar>?
 
 /// The runtime backtracer's demangler: `char *(const char *, size_t, char *, size_t *)`.
-private typealias BacktraceDemangle = @convention(c) (
-    UnsafePointer<CChar>?, Int, UnsafeMutablePointer<CChar>?, UnsafeMutablePointer<Int>?
-) -> UnsafeMutablePointer<CChar>?
+private typealias BacktraceDemangle =
+    @convention(c) (
+        UnsafePointer<CChar>?, Int, UnsafeMutablePointer<CChar>?, UnsafeMutablePointer<Int>?
+    ) -> UnsafeMutablePointer<CChar>?
 
 /// Turns mangled Swift (and Itanium C++) names into readable ones, in process.
 ///
@@ -51,8 +52,9 @@ public struct SwiftDemangler: Sendable, Hashable {
 
     /// The runtime's simplified demangler, then `swift-demangle --simplified` when a path is given, then the full demangler.
     public init(toolPath: String? = nil, toolTimeout: Duration = .seconds(30)) {
-        self.init(methods: [.runtimeSimplified] + (toolPath.map { [.tool(path: $0)] } ?? []) + [.runtimeFull],
-                  toolTimeout: toolTimeout)
+        self.init(
+            methods: [.runtimeSimplified] + (toolPath.map { [.tool(path: $0)] } ?? []) + [.runtimeFull],
+            toolTimeout: toolTimeout)
     }
 
     /// True when `name` is a mangled Swift symbol (`$s`, `_$s`, `$S`, `$e`, `_T0` prefixes).
@@ -72,7 +74,9 @@ public struct SwiftDemangler: Sendable, Hashable {
     ///
     /// Never returns a mangled Swift name: one no method understands is left out, and the caller
     /// names the frame by its address instead.
-    public func demangle(_ names: some Sequence<String>) -> (names: [String: String], diagnostics: [AttributionDiagnostic]) {
+    public func demangle(_ names: some Sequence<String>) -> (
+        names: [String: String], diagnostics: [AttributionDiagnostic]
+    ) {
         var pending = Set(names.filter { Self.isSwiftMangled($0) || Self.isCxxMangled($0) }).sorted()
         var result: [String: String] = [:]
         var diagnostics: [AttributionDiagnostic] = []
@@ -81,7 +85,9 @@ public struct SwiftDemangler: Sendable, Hashable {
             guard let readable, !readable.isEmpty, readable != name else { return }
             // A result that is nothing but a mangled name is no demangling; one that starts with an
             // embedded macro-made name followed by readable text is (see `expandEmbeddedNames`).
-            if Self.isSwiftMangled(readable), Self.embeddedManglings(in: readable).first.map({ $0.upperBound == readable.endIndex }) ?? true {
+            if Self.isSwiftMangled(readable),
+                Self.embeddedManglings(in: readable).first.map({ $0.upperBound == readable.endIndex }) ?? true
+            {
                 return
             }
             result[name] = Self.expandEmbeddedNames(readable)
@@ -91,26 +97,31 @@ public struct SwiftDemangler: Sendable, Hashable {
             case .runtimeSimplified:
                 guard let function = Self.backtraceDemangle.function else { continue }
                 for name in pending { accept(name, Self.call(function, name)) }
-            case let .tool(path):
+            case .tool(let path):
                 let swiftNames = pending.filter(Self.isSwiftMangled)
                 guard !swiftNames.isEmpty else { continue }
                 do {
-                    let output = try ToolProcess.run(executable: path, arguments: ["--simplified"],
-                                                     input: swiftNames.joined(separator: "\n") + "\n", timeout: toolTimeout)
+                    let output = try ToolProcess.run(
+                        executable: path, arguments: ["--simplified"],
+                        input: swiftNames.joined(separator: "\n") + "\n", timeout: toolTimeout)
                     let lines = output.split(separator: "\n", omittingEmptySubsequences: false)
                     for (name, line) in zip(swiftNames, lines) { accept(name, String(line)) }
                 } catch {
-                    diagnostics.append(AttributionDiagnostic(
-                        module: nil, message: "swift-demangle failed: \(error); Swift names were demangled in process"))
+                    diagnostics.append(
+                        AttributionDiagnostic(
+                            module: nil,
+                            message: "swift-demangle failed: \(error); Swift names were demangled in process"))
                 }
             case .runtimeFull:
                 for name in pending where Self.isSwiftMangled(name) {
-                    accept(name, name.withCString { pointer in
-                        runtimeDemangle(pointer, strlen(pointer), nil, nil, 0).map { buffer in
-                            defer { free(buffer) }
-                            return String(cString: buffer)
-                        }
-                    })
+                    accept(
+                        name,
+                        name.withCString { pointer in
+                            runtimeDemangle(pointer, strlen(pointer), nil, nil, 0).map { buffer in
+                                defer { free(buffer) }
+                                return String(cString: buffer)
+                            }
+                        })
                 }
             }
             pending = pending.filter { result[$0] == nil }
@@ -134,7 +145,9 @@ public struct SwiftDemangler: Sendable, Hashable {
                 continue
             }
             let body = text.index(after: marker)
-            let end = text[body...].firstIndex { !($0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "$")) } ?? text.endIndex
+            let end =
+                text[body...].firstIndex { !($0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "$")) }
+                ?? text.endIndex
             if end > body { ranges.append(dollar..<end) }
             index = end > body ? end : body
         }
@@ -155,17 +168,21 @@ public struct SwiftDemangler: Sendable, Hashable {
             guard !ranges.isEmpty else { return text }
             for range in ranges.reversed() {
                 let token = String(text[range])
-                let readable = backtraceDemangle.function.flatMap { call($0, token) } ?? token.withCString { pointer in
-                    runtimeDemangle(pointer, strlen(pointer), nil, nil, 0).map { buffer in
-                        defer { free(buffer) }
-                        return String(cString: buffer)
+                let readable =
+                    backtraceDemangle.function.flatMap { call($0, token) }
+                    ?? token.withCString { pointer in
+                        runtimeDemangle(pointer, strlen(pointer), nil, nil, 0).map { buffer in
+                            defer { free(buffer) }
+                            return String(cString: buffer)
+                        }
                     }
-                }
                 let replacement = readable.flatMap { $0.isEmpty || $0 == token ? nil : $0 } ?? "(macro-generated name)"
                 text.replaceSubrange(range, with: replacement)
             }
         }
-        for range in embeddedManglings(in: text).reversed() { text.replaceSubrange(range, with: "(macro-generated name)") }
+        for range in embeddedManglings(in: text).reversed() {
+            text.replaceSubrange(range, with: "(macro-generated name)")
+        }
         return text
     }
 

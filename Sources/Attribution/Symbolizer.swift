@@ -80,7 +80,8 @@ public struct Symbolizer: Sendable {
     /// tools see (a return address points after the call; minus one lands inside it). An address
     /// outside every module is named by itself; one no tool can name becomes `module+0xoffset`.
     public func symbolize(returnAddresses: some Sequence<UInt64>, modules: [AgentRecord.Module])
-        -> (frames: [UInt64: [SymbolizedFrame]], diagnostics: [AttributionDiagnostic]) {
+        -> (frames: [UInt64: [SymbolizedFrame]], diagnostics: [AttributionDiagnostic])
+    {
         var diagnostics: [AttributionDiagnostic] = []
         var byModule: [String: [(returnAddress: UInt64, relative: UInt64)]] = [:]
         var frames: [UInt64: [SymbolizedFrame]] = [:]
@@ -94,8 +95,12 @@ public struct Symbolizer: Sendable {
             byModule[module.path, default: []].append((address, adjusted &- module.loadBias))
         }
         if !byModule.isEmpty && tools.isEmpty {
-            diagnostics.append(AttributionDiagnostic(module: nil, message: "no llvm-symbolizer or addr2line found; "
-                + "frames are named module+0xoffset. Install LLVM or binutils, or set MEMHARNESS_LLVM_SYMBOLIZER"))
+            diagnostics.append(
+                AttributionDiagnostic(
+                    module: nil,
+                    message: "no llvm-symbolizer or addr2line found; "
+                        + "frames are named module+0xoffset. Install LLVM or binutils, or set MEMHARNESS_LLVM_SYMBOLIZER"
+                ))
         }
         var located: [UInt64: (module: String, relative: UInt64, locations: [ToolLocation])] = [:]
         for (modulePath, entries) in byModule.sorted(by: { $0.key < $1.key }) {
@@ -118,7 +123,8 @@ public struct Symbolizer: Sendable {
         diagnostics += demangleDiagnostics
         var unnamed: [String: (unnamed: Int, all: Int)] = [:]
         for (address, entry) in located.sorted(by: { $0.key < $1.key }) {
-            let fallback = (entry.module.split(separator: "/").last.map(String.init) ?? entry.module)
+            let fallback =
+                (entry.module.split(separator: "/").last.map(String.init) ?? entry.module)
                 + "+0x" + String(entry.relative, radix: 16)
             var list: [SymbolizedFrame] = []
             for location in entry.locations {
@@ -126,19 +132,29 @@ public struct Symbolizer: Sendable {
                 var function = readable[raw] ?? raw
                 // No demangler understood it: the address names the frame, never the mangled symbol.
                 if SwiftDemangler.isSwiftMangled(function) { function = fallback }
-                if SwiftDemangler.containsSwiftMangling(function) { function = SwiftDemangler.expandEmbeddedNames(function) }
-                let file = location.file.flatMap { $0.isEmpty || $0 == "??" || $0 == "/<compiler-generated>" ? nil : $0 }
+                if SwiftDemangler.containsSwiftMangling(function) {
+                    function = SwiftDemangler.expandEmbeddedNames(function)
+                }
+                let file = location.file.flatMap {
+                    $0.isEmpty || $0 == "??" || $0 == "/<compiler-generated>" ? nil : $0
+                }
                 let line = location.line.flatMap { $0 > 0 ? $0 : nil }
-                list.append(SymbolizedFrame(function: function, linkageName: raw == function ? nil : raw,
-                                            file: file, line: file == nil ? nil : line, module: entry.module))
+                list.append(
+                    SymbolizedFrame(
+                        function: function, linkageName: raw == function ? nil : raw,
+                        file: file, line: file == nil ? nil : line, module: entry.module))
             }
             frames[address] = list.isEmpty ? [SymbolizedFrame(function: fallback, module: entry.module)] : list
             unnamed[entry.module, default: (0, 0)].all += 1
             if list.isEmpty { unnamed[entry.module, default: (0, 0)].unnamed += 1 }
         }
         for (module, count) in unnamed.sorted(by: { $0.key < $1.key }) where count.unnamed > 0 && !tools.isEmpty {
-            diagnostics.append(AttributionDiagnostic(module: module, message: "\(count.unnamed) of \(count.all) addresses have no symbol "
-                + "and are named module+0xoffset: the binary is stripped or was replaced after the run; keep its symbol table, or build it with -g"))
+            diagnostics.append(
+                AttributionDiagnostic(
+                    module: module,
+                    message: "\(count.unnamed) of \(count.all) addresses have no symbol "
+                        + "and are named module+0xoffset: the binary is stripped or was replaced after the run; keep its symbol table, or build it with -g"
+                ))
         }
         return (frames, diagnostics)
     }

@@ -19,22 +19,38 @@ public struct LLVMSymbolizerTool: SymbolizerTool {
         let input = addresses.map { "0x" + String($0, radix: 16) }.joined(separator: "\n") + "\n"
         let output = try ToolProcess.run(
             executable: executable,
-            arguments: ["--obj=\(modulePath)", "--output-style=JSON", "--inlines", "--demangle", "--functions=linkage"],
+            arguments: [
+                "--obj=\(modulePath)", "--output-style=JSON", "--inlines", "--demangle", "--functions=linkage",
+            ],
             input: input, timeout: timeout)
+        // llvm-symbolizer's JSON keys are capitalized; the properties follow Swift's naming.
         struct Entry: Decodable {
             struct Symbol: Decodable {
-                var FunctionName: String?
-                var FileName: String?
-                var Line: Int?
+                var functionName: String?
+                var fileName: String?
+                var line: Int?
+                enum CodingKeys: String, CodingKey {
+                    case functionName = "FunctionName"
+                    case fileName = "FileName"
+                    case line = "Line"
+                }
             }
-            var Symbol: [Symbol]?
-            var Error: ErrorMessage?
-            struct ErrorMessage: Decodable { var Message: String? }
+            var symbols: [Symbol]?
+            var error: ErrorMessage?
+            struct ErrorMessage: Decodable {
+                var message: String?
+                enum CodingKeys: String, CodingKey { case message = "Message" }
+            }
+            enum CodingKeys: String, CodingKey {
+                case symbols = "Symbol"
+                case error = "Error"
+            }
         }
         // One JSON document per input line, in input order.
         let lines = output.split(separator: "\n").filter { !$0.allSatisfy(\.isWhitespace) }
         guard lines.count == addresses.count else {
-            throw .toolOutputUnreadable(executable: executable, reason: "\(lines.count) answers for \(addresses.count) addresses")
+            throw .toolOutputUnreadable(
+                executable: executable, reason: "\(lines.count) answers for \(addresses.count) addresses")
         }
         var result: [[ToolLocation]] = []
         result.reserveCapacity(lines.count)
@@ -45,12 +61,13 @@ public struct LLVMSymbolizerTool: SymbolizerTool {
             } catch {
                 throw .toolOutputUnreadable(executable: executable, reason: "\(error)")
             }
-            if let message = entry.Error?.Message {
+            if let message = entry.error?.message {
                 throw .toolFailed(executable: executable, status: 0, stderr: message)
             }
-            result.append((entry.Symbol ?? []).map {
-                ToolLocation(function: $0.FunctionName, file: $0.FileName, line: $0.Line)
-            })
+            result.append(
+                (entry.symbols ?? []).map {
+                    ToolLocation(function: $0.functionName, file: $0.fileName, line: $0.line)
+                })
         }
         return result
     }
@@ -75,8 +92,9 @@ public struct Addr2LineTool: SymbolizerTool {
         let input = addresses.map { "0x" + String($0, radix: 16) }.joined(separator: "\n") + "\n"
         // -a prints each address before its frames, which is how the answers are told apart;
         // -f function names, -i inlined frames (innermost first), -C demangled C++.
-        let output = try ToolProcess.run(executable: executable, arguments: ["-a", "-f", "-i", "-C", "-e", modulePath],
-                                         input: input, timeout: timeout)
+        let output = try ToolProcess.run(
+            executable: executable, arguments: ["-a", "-f", "-i", "-C", "-e", modulePath],
+            input: input, timeout: timeout)
         var result: [[ToolLocation]] = []
         var current: [ToolLocation]?
         var pendingFunction: String?
@@ -96,7 +114,8 @@ public struct Addr2LineTool: SymbolizerTool {
         }
         if let current { result.append(current) }
         guard result.count == addresses.count else {
-            throw .toolOutputUnreadable(executable: executable, reason: "\(result.count) answers for \(addresses.count) addresses")
+            throw .toolOutputUnreadable(
+                executable: executable, reason: "\(result.count) answers for \(addresses.count) addresses")
         }
         return result
     }

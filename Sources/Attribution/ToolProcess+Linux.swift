@@ -3,7 +3,9 @@ import Foundation
 /// Runs a tool once with a bounded wait: input from a file, output to a file (no pipe can fill up
 /// and stall either side), killed when the bound is hit.
 enum ToolProcess {
-    static func run(executable: String, arguments: [String], input: String, timeout: Duration) throws(AttributionError) -> String {
+    static func run(executable: String, arguments: [String], input: String, timeout: Duration) throws(AttributionError)
+        -> String
+    {
         let fileManager = FileManager.default
         let directory = fileManager.temporaryDirectory.appendingPathComponent("memharness-tool-\(UUID().uuidString)")
         defer { try? fileManager.removeItem(at: directory) }
@@ -17,8 +19,10 @@ enum ToolProcess {
             try Data(input.utf8).write(to: inputURL)
             _ = fileManager.createFile(atPath: outputURL.path, contents: nil)
             _ = fileManager.createFile(atPath: errorURL.path, contents: nil)
-            handles = (try FileHandle(forReadingFrom: inputURL), try FileHandle(forWritingTo: outputURL),
-                       try FileHandle(forWritingTo: errorURL))
+            handles = (
+                try FileHandle(forReadingFrom: inputURL), try FileHandle(forWritingTo: outputURL),
+                try FileHandle(forWritingTo: errorURL)
+            )
         } catch {
             throw .toolCouldNotStart(executable: executable, reason: "could not prepare its files: \(error)")
         }

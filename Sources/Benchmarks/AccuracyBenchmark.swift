@@ -1,10 +1,10 @@
 import AllocatorProbe
 import Foundation
+import HarnessModel
 import Measurement
 import Runner
 import Scenarios
 import WorkloadKit
-import HarnessModel
 
 /// Peaks of workloads with a known truth, as the sampler, exact mode, massif and heaptrack see them.
 ///
@@ -45,21 +45,34 @@ enum AccuracyBenchmark {
         return [
             TruthCase(
                 name: "hold", description: "`hold-large`: one block of \(holdSize) B, written, held 100 ms",
-                spec: Bench.calibration("hold-large", ["holdSize": .bytes(holdSize)],
-                                        steps: [Bench.step("allocate"), Bench.idle(.milliseconds(100)), Bench.step("release")], scenario: "accuracy-hold"),
+                spec: Bench.calibration(
+                    "hold-large", ["holdSize": .bytes(holdSize)],
+                    steps: [Bench.step("allocate"), Bench.idle(.milliseconds(100)), Bench.step("release")],
+                    scenario: "accuracy-hold"),
                 requestedBytes: holdSize, sizeClassBytes: JemallocProbe.sizeClassBytes(for: holdSize)),
             TruthCase(
-                name: "200 spikes", description: "`spikes`: \(spikes) blocks of \(Units.formatBytes(spikeSize)), each alive a few µs, 2 ms apart, one step (phase) each",
-                spec: Bench.calibration("spikes", ["spikeSize": .bytes(spikeSize), "spikeGap": .duration(nanoseconds: 2_000_000)],
-                                        steps: spikePhases.map { Bench.step("spike", phase: $0) }, scenario: "accuracy-spikes"),
-                requestedBytes: spikeSize, sizeClassBytes: JemallocProbe.sizeClassBytes(for: spikeSize), spikePhases: spikePhases),
+                name: "200 spikes",
+                description:
+                    "`spikes`: \(spikes) blocks of \(Units.formatBytes(spikeSize)), each alive a few µs, 2 ms apart, one step (phase) each",
+                spec: Bench.calibration(
+                    "spikes", ["spikeSize": .bytes(spikeSize), "spikeGap": .duration(nanoseconds: 2_000_000)],
+                    steps: spikePhases.map { Bench.step("spike", phase: $0) }, scenario: "accuracy-spikes"),
+                requestedBytes: spikeSize, sizeClassBytes: JemallocProbe.sizeClassBytes(for: spikeSize),
+                spikePhases: spikePhases),
             TruthCase(
-                name: "cross-thread", description: "`cross-thread`: a queue of \(depth) blocks of \(objectSize) B filled by one thread, freed by another (20,000 blocks)",
-                spec: Bench.calibration("cross-thread", ["objectSize": .bytes(objectSize), "crossThreadDepth": .count(depth),
-                                                         "crossThreadItems": .count(20_000)],
-                                        steps: [Bench.step("allocate"), Bench.step("release")], scenario: "accuracy-cross-thread"),
+                name: "cross-thread",
+                description:
+                    "`cross-thread`: a queue of \(depth) blocks of \(objectSize) B filled by one thread, freed by another (20,000 blocks)",
+                spec: Bench.calibration(
+                    "cross-thread",
+                    [
+                        "objectSize": .bytes(objectSize), "crossThreadDepth": .count(depth),
+                        "crossThreadItems": .count(20_000),
+                    ],
+                    steps: [Bench.step("allocate"), Bench.step("release")], scenario: "accuracy-cross-thread"),
                 requestedBytes: depth * objectSize + slots,
-                sizeClassBytes: depth * JemallocProbe.sizeClassBytes(for: objectSize) + JemallocProbe.sizeClassBytes(for: slots)),
+                sizeClassBytes: depth * JemallocProbe.sizeClassBytes(for: objectSize)
+                    + JemallocProbe.sizeClassBytes(for: slots)),
         ]
     }
 
@@ -78,20 +91,27 @@ enum AccuracyBenchmark {
                 }
             }
             if tools {
-                let massifFile = environment.scratch.appendingPathComponent("accuracy-\(truth.spec.scenario).massif").path
-                let massifRun = environment.launcher(.massif, output: massifFile).run(environment.spec(truth.spec, for: .massif))
+                let massifFile = environment.scratch.appendingPathComponent("accuracy-\(truth.spec.scenario).massif")
+                    .path
+                let massifRun = environment.launcher(.massif, output: massifFile).run(
+                    environment.spec(truth.spec, for: .massif))
                 if massifRun.status == .ok, let text = try? String(contentsOfFile: massifFile, encoding: .utf8) {
                     outcome.massif = ToolOutputs.massifPeak(text, marker: workloadMarker)
                 } else {
-                    outcome.problems.append("massif: \(massifRun.status.rawValue) \(massifRun.failure ?? "no massif.out")")
+                    outcome.problems.append(
+                        "massif: \(massifRun.status.rawValue) \(massifRun.failure ?? "no massif.out")")
                 }
                 let stem = environment.scratch.appendingPathComponent("accuracy-\(truth.spec.scenario).heaptrack").path
-                let heaptrackRun = environment.launcher(.heaptrack, output: stem).run(environment.spec(truth.spec, for: .heaptrack))
+                let heaptrackRun = environment.launcher(.heaptrack, output: stem).run(
+                    environment.spec(truth.spec, for: .heaptrack))
                 if heaptrackRun.status == .ok, let recording = ToolOutputs.heaptrackRecording(stem: stem),
-                   let stacks = try? ToolOutputs.heaptrackStacks(recording: recording, scratch: environment.scratch), !stacks.isEmpty {
+                    let stacks = try? ToolOutputs.heaptrackStacks(recording: recording, scratch: environment.scratch),
+                    !stacks.isEmpty
+                {
                     outcome.heaptrack = ToolOutputs.heaptrackPeak(foldedStacks: stacks, marker: workloadMarker)
                 } else {
-                    outcome.problems.append("heaptrack: \(heaptrackRun.status.rawValue) \(heaptrackRun.failure ?? "no recording")")
+                    outcome.problems.append(
+                        "heaptrack: \(heaptrackRun.status.rawValue) \(heaptrackRun.failure ?? "no recording")")
                 }
             }
             outcomes.append(outcome)
@@ -109,8 +129,11 @@ enum AccuracyBenchmark {
     static func caught(_ results: [CaseResult], _ truth: TruthCase, exact: Bool) -> [Int] {
         results.map { result in
             truth.spikePhases.filter { name in
-                guard let m = result.completed, let phase = m.phases.first(where: { $0.name == name }) else { return false }
-                let net = exact ? m.exactPeakNetBytes(of: phase) ?? 0 : phase.peakAllocatedBytes - m.baselineAllocatedBytes
+                guard let m = result.completed, let phase = m.phases.first(where: { $0.name == name }) else {
+                    return false
+                }
+                let net =
+                    exact ? m.exactPeakNetBytes(of: phase) ?? 0 : phase.peakAllocatedBytes - m.baselineAllocatedBytes
                 return Double(net) >= 0.995 * Double(truth.sizeClassBytes)
             }.count
         }
@@ -120,29 +143,38 @@ enum AccuracyBenchmark {
         var out: [String] = []
         out.append("# Accuracy: peaks of known workloads")
         out.append("")
-        out.append("Truths are computed from the workloads' parameters: **requested** bytes, and the **size-class** bytes jemalloc "
-            + "hands out for them (`nallocx`). Sampled (`memharness`, 1 ms) and exact (`memharness-exact`, `--peak exact`) "
-            + "figures are net peaks (peak minus the case's baseline), medians of \(rounds) runs, compared with the size-class "
-            + "truth. massif (`--peak-inaccuracy=0`) and heaptrack figures are the bytes held at the process's heap peak under "
-            + "call stacks through the workload's code (module `\(workloadMarker)`), one run each, compared with the requested truth.")
+        out.append(
+            "Truths are computed from the workloads' parameters: **requested** bytes, and the **size-class** bytes jemalloc "
+                + "hands out for them (`nallocx`). Sampled (`memharness`, 1 ms) and exact (`memharness-exact`, `--peak exact`) "
+                + "figures are net peaks (peak minus the case's baseline), medians of \(rounds) runs, compared with the size-class "
+                + "truth. massif (`--peak-inaccuracy=0`) and heaptrack figures are the bytes held at the process's heap peak under "
+                + "call stacks through the workload's code (module `\(workloadMarker)`), one run each, compared with the requested truth."
+        )
         out.append("")
-        out.append("| Workload | Truth: requested | Truth: size classes | Sampled (1 ms) | Exact | massif | heaptrack |")
+        out.append(
+            "| Workload | Truth: requested | Truth: size classes | Sampled (1 ms) | Exact | massif | heaptrack |")
         out.append("|---|---:|---:|---:|---:|---:|---:|")
         for outcome in outcomes {
             let truth = outcome.truth
-            let sampled = Statistics.median(outcome.sampled.compactMap { $0.completed.map { Double($0.peakAllocatedNetBytes) } })
+            let sampled = Statistics.median(
+                outcome.sampled.compactMap { $0.completed.map { Double($0.peakAllocatedNetBytes) } })
             let exact = Statistics.median(outcome.exact.compactMap { $0.completed?.exactPeakNetBytes }.map(Double.init))
-            out.append("| \(truth.name) | \(Units.formatBytes(truth.requestedBytes)) | \(Units.formatBytes(truth.sizeClassBytes)) | "
-                + "\(cell(sampled, truth: truth.sizeClassBytes)) | \(cell(exact, truth: truth.sizeClassBytes)) | "
-                + "\(cell(outcome.massif.map { Double($0.markedBytes) }, truth: truth.requestedBytes)) | "
-                + "\(cell(outcome.heaptrack.map { Double($0.markedBytes) }, truth: truth.requestedBytes)) |")
+            out.append(
+                "| \(truth.name) | \(Units.formatBytes(truth.requestedBytes)) | \(Units.formatBytes(truth.sizeClassBytes)) | "
+                    + "\(cell(sampled, truth: truth.sizeClassBytes)) | \(cell(exact, truth: truth.sizeClassBytes)) | "
+                    + "\(cell(outcome.massif.map { Double($0.markedBytes) }, truth: truth.requestedBytes)) | "
+                    + "\(cell(outcome.heaptrack.map { Double($0.markedBytes) }, truth: truth.requestedBytes)) |")
         }
         out.append("")
         for outcome in outcomes where !outcome.truth.spikePhases.isEmpty {
             let total = outcome.truth.spikePhases.count
-            let sampled = caught(outcome.sampled, outcome.truth, exact: false).map { "\($0)/\(total)" }.joined(separator: ", ")
-            let exact = caught(outcome.exact, outcome.truth, exact: true).map { "\($0)/\(total)" }.joined(separator: ", ")
-            out.append("**Spikes caught** (a phase whose peak is within 0.5% of the spike): sampled \(sampled); exact \(exact) (per run).")
+            let sampled = caught(outcome.sampled, outcome.truth, exact: false).map { "\($0)/\(total)" }.joined(
+                separator: ", ")
+            let exact = caught(outcome.exact, outcome.truth, exact: true).map { "\($0)/\(total)" }.joined(
+                separator: ", ")
+            out.append(
+                "**Spikes caught** (a phase whose peak is within 0.5% of the spike): sampled \(sampled); exact \(exact) (per run)."
+            )
             out.append("")
         }
         out.append("Workloads:")
@@ -156,8 +188,10 @@ enum AccuracyBenchmark {
         out.append("| Workload | massif useful heap | massif extra heap | heaptrack heap |")
         out.append("|---|---:|---:|---:|")
         for outcome in outcomes {
-            out.append("| \(outcome.truth.name) | \(outcome.massif.map { Units.formatBytes($0.totalBytes) } ?? "–") | "
-                + "\(outcome.massif.map { Units.formatBytes($0.extraBytes) } ?? "–") | \(outcome.heaptrack.map { Units.formatBytes($0.totalBytes) } ?? "–") |")
+            out.append(
+                "| \(outcome.truth.name) | \(outcome.massif.map { Units.formatBytes($0.totalBytes) } ?? "–") | "
+                    + "\(outcome.massif.map { Units.formatBytes($0.extraBytes) } ?? "–") | \(outcome.heaptrack.map { Units.formatBytes($0.totalBytes) } ?? "–") |"
+            )
         }
         out.append("")
         let problems = outcomes.flatMap { outcome in outcome.problems.map { "\(outcome.truth.name) \($0)" } }

@@ -1,10 +1,10 @@
+import BuiltInWorkloads
 import Foundation
+import HarnessModel
 import Measurement
 import Runner
 import Scenarios
 import WorkloadKit
-import HarnessModel
-import BuiltInWorkloads
 
 /// The ways a case is run side by side in the overhead and accuracy benchmarks.
 enum Mode: String, CaseIterable {
@@ -40,8 +40,10 @@ struct BenchEnvironment {
     var scratch: URL
 
     static func current() throws -> BenchEnvironment {
-        let me = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("memharness-bench-\(UUID().uuidString)")
+        let me =
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "memharness-bench-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         return BenchEnvironment(binDirectory: URL(fileURLWithPath: me).deletingLastPathComponent(), scratch: scratch)
     }
@@ -58,11 +60,15 @@ struct BenchEnvironment {
         guard !FileManager.default.fileExists(atPath: massifBinary) else { return }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [Self.which("objcopy") != nil ? "objcopy" : "llvm-objcopy", "--strip-debug", plainBinary, massifBinary]
+        process.arguments = [
+            Self.which("objcopy") != nil ? "objcopy" : "llvm-objcopy", "--strip-debug", plainBinary, massifBinary,
+        ]
         try process.run()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
-            throw BenchError(path: massifBinary, reason: "objcopy --strip-debug failed (status \(process.terminationStatus)); install binutils")
+            throw BenchError(
+                path: massifBinary,
+                reason: "objcopy --strip-debug failed (status \(process.terminationStatus)); install binutils")
         }
     }
 
@@ -77,7 +83,7 @@ struct BenchEnvironment {
             problems.append("\(exactBinary) is missing; \(ExactPeak.buildHint)")
         }
         for (mode, tool, package) in [(Mode.massif, "valgrind", "valgrind"), (.heaptrack, "heaptrack", "heaptrack")]
-            where modes.contains(mode) && Self.which(tool) == nil {
+        where modes.contains(mode) && Self.which(tool) == nil {
             problems.append("\(tool) is not installed; `make bench` installs it, or: sudo apt-get install \(package)")
         }
         return problems
@@ -101,8 +107,10 @@ struct BenchEnvironment {
             // jemalloc's malloc family is replaced by massif's (so the start-up check that jemalloc is
             // the allocator must be skipped); --peak-inaccuracy=0 records the exact peak.
             launcher.executable = massifBinary
-            launcher.wrapper = ["valgrind", "--tool=massif", "--massif-out-file=\(output)", "--peak-inaccuracy=0",
-                                "--threshold=0.1", "--soname-synonyms=somalloc=*jemalloc*"]
+            launcher.wrapper = [
+                "valgrind", "--tool=massif", "--massif-out-file=\(output)", "--peak-inaccuracy=0",
+                "--threshold=0.1", "--soname-synonyms=somalloc=*jemalloc*",
+            ]
             launcher.childArguments = ["--no-allocator-check"]
         case .heaptrack:
             // heaptrack's preloaded malloc family forwards to the next one, jemalloc's: the check passes.
@@ -142,7 +150,8 @@ enum Bench {
         let start = MonotonicClock.nanoseconds()
         let result = launcher.run(spec)
         let wall = MonotonicClock.nanoseconds() - start
-        return TimedRun(result: result, processWallNanoseconds: wall, processCPUNanoseconds: childrenCPUNanoseconds() - cpuBefore)
+        return TimedRun(
+            result: result, processWallNanoseconds: wall, processCPUNanoseconds: childrenCPUNanoseconds() - cpuBefore)
     }
 
     /// User plus system time of every child process waited for so far, nanoseconds.
@@ -154,13 +163,16 @@ enum Bench {
     }
 
     /// A calibration case with the workload's defaults and `parameters` over them.
-    static func calibration(_ strategy: String, _ parameters: [String: ParameterValue], steps: [StepInvocation],
-                            scenario: String) -> CaseSpec {
+    static func calibration(
+        _ strategy: String, _ parameters: [String: ParameterValue], steps: [StepInvocation],
+        scenario: String
+    ) -> CaseSpec {
         let descriptor = BuiltInWorkloads.catalog.workload(named: "calibration")?.descriptor.parameters ?? []
         var values = ParameterValues(Dictionary(uniqueKeysWithValues: descriptor.map { ($0.name, $0.defaultValue) }))
         for (name, value) in parameters { values[name] = value }
-        return CaseSpec(scenario: scenario, workload: "calibration", strategy: strategy, repetition: 1, parameters: values,
-                        steps: steps, samplingIntervalNanoseconds: 0, settleNanoseconds: 20_000_000)
+        return CaseSpec(
+            scenario: scenario, workload: "calibration", strategy: strategy, repetition: 1, parameters: values,
+            steps: steps, samplingIntervalNanoseconds: 0, settleNanoseconds: 20_000_000)
     }
 
     /// A step with no arguments (the workload's own), or `idle` for `duration`.
@@ -169,7 +181,9 @@ enum Bench {
     }
 
     static func idle(_ duration: Duration) -> StepInvocation {
-        StepInvocation(name: "idle", phase: "idle", arguments: ParameterValues(["duration": .duration(nanoseconds: duration.nanoseconds)]))
+        StepInvocation(
+            name: "idle", phase: "idle",
+            arguments: ParameterValues(["duration": .duration(nanoseconds: duration.nanoseconds)]))
     }
 
     static func seconds(_ value: Double) -> String {

@@ -1,10 +1,10 @@
+import BuiltInWorkloads
 import Foundation
+import HarnessModel
 import Measurement
 import Runner
 import Scenarios
 import WorkloadKit
-import HarnessModel
-import BuiltInWorkloads
 
 /// What each way of measuring costs, side by side in one run: the allocation-heavy calibration
 /// `churn` and the live-query workload, uninstrumented, sampled at 1 ms, exact, under massif and
@@ -18,11 +18,15 @@ enum OverheadBenchmark {
         var reference: [TimedRun]
     }
 
-    static func run(_ environment: BenchEnvironment, rounds: Int, toolRounds: Int, scenariosDirectory: String) throws -> String {
+    static func run(_ environment: BenchEnvironment, rounds: Int, toolRounds: Int, scenariosDirectory: String) throws
+        -> String
+    {
         let churnLarge = 20_000_000
         let churnSmall = 1_000_000
         func churn(_ operations: Int) -> CaseSpec {
-            Bench.calibration("churn", ["churnOperations": .count(operations)], steps: [Bench.step("allocate")], scenario: "overhead-churn")
+            Bench.calibration(
+                "churn", ["churnOperations": .count(operations)], steps: [Bench.step("allocate")],
+                scenario: "overhead-churn")
         }
         let liveQuery = try liveQuerySpec(scenariosDirectory)
         var rows: [Row] = []
@@ -39,7 +43,8 @@ enum OverheadBenchmark {
                     if run.result.status == .ok {
                         runs[mode, default: []].append(run)
                     } else {
-                        problems.append("\(spec.scenario) \(mode.label): \(run.result.status.rawValue) \(run.result.failure ?? "")")
+                        problems.append(
+                            "\(spec.scenario) \(mode.label): \(run.result.status.rawValue) \(run.result.failure ?? "")")
                     }
                 }
             }
@@ -51,19 +56,27 @@ enum OverheadBenchmark {
         _ = measure(churn(churnLarge / 10), modes: native, rounds: 1)
         let large = measure(churn(churnLarge), modes: native, rounds: rounds)
         for mode in native {
-            rows.append(Row(workload: "churn, \(churnLarge / 1_000_000) M pairs", mode: mode, runs: large[mode] ?? [], reference: large[.uninstrumented] ?? []))
+            rows.append(
+                Row(
+                    workload: "churn, \(churnLarge / 1_000_000) M pairs", mode: mode, runs: large[mode] ?? [],
+                    reference: large[.uninstrumented] ?? []))
         }
         let small = measure(churn(churnSmall), modes: [.uninstrumented], rounds: rounds)
         let smallTools = measure(churn(churnSmall), modes: [.massif, .heaptrack], rounds: toolRounds)
         for mode in [Mode.uninstrumented, .massif, .heaptrack] {
-            rows.append(Row(workload: "churn, \(churnSmall / 1_000_000) M pairs", mode: mode,
-                            runs: (mode == .uninstrumented ? small[mode] : smallTools[mode]) ?? [], reference: small[.uninstrumented] ?? []))
+            rows.append(
+                Row(
+                    workload: "churn, \(churnSmall / 1_000_000) M pairs", mode: mode,
+                    runs: (mode == .uninstrumented ? small[mode] : smallTools[mode]) ?? [],
+                    reference: small[.uninstrumented] ?? []))
         }
         let live = measure(liveQuery, modes: native, rounds: max(1, rounds / 2))
         let liveTools = measure(liveQuery, modes: [.massif, .heaptrack], rounds: toolRounds)
         for mode in Mode.allCases {
-            rows.append(Row(workload: "live-query", mode: mode, runs: (mode.usesTool ? liveTools[mode] : live[mode]) ?? [],
-                            reference: live[.uninstrumented] ?? []))
+            rows.append(
+                Row(
+                    workload: "live-query", mode: mode, runs: (mode.usesTool ? liveTools[mode] : live[mode]) ?? [],
+                    reference: live[.uninstrumented] ?? []))
         }
         return render(rows, problems: problems, liveQuery: liveQuery)
     }
@@ -79,8 +92,10 @@ enum OverheadBenchmark {
         let shortened = try applyOverrides(overrides, to: [scenario], catalog: BuiltInWorkloads.catalog)
         var options = RunOptions(repetitions: 1)
         options.memory = MemoryOptions(limit: .off, warning: .off)
-        guard let spec = shortened.flatMap({ RunPlanner.cases(of: $0, options: options) })
-            .first(where: { $0.strategy == "unbounded-dispatch" }) else {
+        guard
+            let spec = shortened.flatMap({ RunPlanner.cases(of: $0, options: options) })
+                .first(where: { $0.strategy == "unbounded-dispatch" })
+        else {
             throw BenchError(path: file, reason: "no unbounded-dispatch strategy")
         }
         var renamed = spec
@@ -98,24 +113,30 @@ enum OverheadBenchmark {
     }
 
     static func render(_ rows: [Row], problems: [String], liveQuery: CaseSpec) -> String {
-        func median(_ runs: [TimedRun], _ figure: (TimedRun) -> Double) -> Double { Statistics.median(runs.map(figure)) ?? 0 }
+        func median(_ runs: [TimedRun], _ figure: (TimedRun) -> Double) -> Double {
+            Statistics.median(runs.map(figure)) ?? 0
+        }
         var out: [String] = []
         out.append("# Overhead: uninstrumented, sampled, exact, massif, heaptrack")
         out.append("")
-        out.append("Each case runs in its own child process, the modes alternating round by round. **Case wall** and **case CPU** "
-            + "are measured inside the child from the start of setup to the end of teardown (CPU: every thread of the process, "
-            + "the sampler's included); ratios are to the uninstrumented runs of the same size (medians). **Process** columns "
-            + "time the whole child from spawn to exit, start-up and the tool's own processes included (heaptrack records in a "
-            + "second process, `heaptrack_interpret`, whose CPU shows only there).")
+        out.append(
+            "Each case runs in its own child process, the modes alternating round by round. **Case wall** and **case CPU** "
+                + "are measured inside the child from the start of setup to the end of teardown (CPU: every thread of the process, "
+                + "the sampler's included); ratios are to the uninstrumented runs of the same size (medians). **Process** columns "
+                + "time the whole child from spawn to exit, start-up and the tool's own processes included (heaptrack records in a "
+                + "second process, `heaptrack_interpret`, whose CPU shows only there).")
         out.append("")
-        out.append("- `churn`: calibration, malloc/free pairs of 16 B–4 KiB with 64 alive, one thread. The tools get 1 M pairs "
-            + "instead of 20 M so they finish in seconds.")
-        out.append("- `live-query`: Scenarios/live-query.yaml, `unbounded-dispatch`, burst shortened to 1 s (\(liveQuery.steps.map(\.phase).joined(separator: " → "))). "
-            + "It is paced (writes at a rate, a consumer sleeping per callback), so its wall time hardly moves with the "
-            + "instrumentation; its CPU time does. A slower writer lets the store coalesce changes into fewer callbacks, so "
-            + "the work done (shown) shrinks under a heavy tool.")
-        out.append("- massif: `valgrind --tool=massif --peak-inaccuracy=0 --soname-synonyms=somalloc=*jemalloc*` on `memharness _run-case --no-allocator-check` "
-            + "(massif replaces jemalloc). heaptrack: `heaptrack` on `memharness _run-case`.")
+        out.append(
+            "- `churn`: calibration, malloc/free pairs of 16 B–4 KiB with 64 alive, one thread. The tools get 1 M pairs "
+                + "instead of 20 M so they finish in seconds.")
+        out.append(
+            "- `live-query`: Scenarios/live-query.yaml, `unbounded-dispatch`, burst shortened to 1 s (\(liveQuery.steps.map(\.phase).joined(separator: " → "))). "
+                + "It is paced (writes at a rate, a consumer sleeping per callback), so its wall time hardly moves with the "
+                + "instrumentation; its CPU time does. A slower writer lets the store coalesce changes into fewer callbacks, so "
+                + "the work done (shown) shrinks under a heavy tool.")
+        out.append(
+            "- massif: `valgrind --tool=massif --peak-inaccuracy=0 --soname-synonyms=somalloc=*jemalloc*` on `memharness _run-case --no-allocator-check` "
+                + "(massif replaces jemalloc). heaptrack: `heaptrack` on `memharness _run-case`.")
         out.append("")
         out.append("| Workload | Mode | Work done | Case wall | × | Case CPU | × | Process wall | Process CPU | Runs |")
         out.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
@@ -124,12 +145,16 @@ enum OverheadBenchmark {
                 out.append("| \(row.workload) | \(row.mode.label) | – | – | – | – | – | – | – | 0 |")
                 continue
             }
-            let wall = median(row.runs, \.caseWallSeconds), cpu = median(row.runs, \.caseCPUSeconds)
-            let referenceWall = median(row.reference, \.caseWallSeconds), referenceCPU = median(row.reference, \.caseCPUSeconds)
-            out.append("| \(row.workload) | \(row.mode.label) | \(work(row.runs)) | \(Bench.seconds(wall)) | \(Bench.ratio(wall, referenceWall)) | "
-                + "\(Bench.seconds(cpu)) | \(Bench.ratio(cpu, referenceCPU)) | "
-                + "\(Bench.seconds(median(row.runs) { Double($0.processWallNanoseconds) / 1e9 })) | "
-                + "\(Bench.seconds(median(row.runs) { Double($0.processCPUNanoseconds) / 1e9 })) | \(row.runs.count) |")
+            let wall = median(row.runs, \.caseWallSeconds)
+            let cpu = median(row.runs, \.caseCPUSeconds)
+            let referenceWall = median(row.reference, \.caseWallSeconds)
+            let referenceCPU = median(row.reference, \.caseCPUSeconds)
+            out.append(
+                "| \(row.workload) | \(row.mode.label) | \(work(row.runs)) | \(Bench.seconds(wall)) | \(Bench.ratio(wall, referenceWall)) | "
+                    + "\(Bench.seconds(cpu)) | \(Bench.ratio(cpu, referenceCPU)) | "
+                    + "\(Bench.seconds(median(row.runs) { Double($0.processWallNanoseconds) / 1e9 })) | "
+                    + "\(Bench.seconds(median(row.runs) { Double($0.processCPUNanoseconds) / 1e9 })) | \(row.runs.count) |"
+            )
         }
         out.append("")
         let churn = rows.filter { $0.workload.hasPrefix("churn, 20") }
@@ -137,8 +162,9 @@ enum OverheadBenchmark {
             guard let row = churn.first(where: { $0.mode == mode }), !row.runs.isEmpty else { return "–" }
             return Bench.ratio(median(row.runs, \.caseWallSeconds), median(row.reference, \.caseWallSeconds))
         }
-        out.append("**Allocation-heavy wall-time ratios:** sampled \(wallRatio(.sampled)) (target at most 1.02x), "
-            + "exact \(wallRatio(.exact)) (target at most 1.5x).")
+        out.append(
+            "**Allocation-heavy wall-time ratios:** sampled \(wallRatio(.sampled)) (target at most 1.02x), "
+                + "exact \(wallRatio(.exact)) (target at most 1.5x).")
         out.append("")
         if !problems.isEmpty {
             out.append("Runs that did not complete: " + problems.map { "`\($0)`" }.joined(separator: "; ") + ".")

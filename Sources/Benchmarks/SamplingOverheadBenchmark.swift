@@ -1,17 +1,18 @@
+import BuiltInWorkloads
 import Foundation
+import HarnessModel
 import Measurement
 import Runner
 import Scenarios
 import WorkloadKit
-import HarnessModel
-import BuiltInWorkloads
 
 /// Sampler overhead on an allocation-heavy workload: the `churn` strategy timed with the sampler
 /// off and at 1 ms, alternating case by case so machine drift hits both alike.
 enum SamplingOverheadBenchmark {
     static func spec(interval: Duration, operations: Int) -> CaseSpec {
         let descriptor = BuiltInWorkloads.catalog.workload(named: "calibration")?.descriptor.parameters ?? []
-        var parameters = ParameterValues(Dictionary(uniqueKeysWithValues: descriptor.map { ($0.name, $0.defaultValue) }))
+        var parameters = ParameterValues(
+            Dictionary(uniqueKeysWithValues: descriptor.map { ($0.name, $0.defaultValue) }))
         parameters["churnOperations"] = .count(operations)
         return CaseSpec(
             scenario: "sampling-overhead", workload: "calibration", strategy: "churn", repetition: 1,
@@ -57,20 +58,20 @@ enum SamplingOverheadBenchmark {
         func seconds(_ value: Double) -> String { Units.fixed(value, decimals: 3) + " s" }
         let opsPerSecond = medianOff > 0 ? Double(operations) / medianOff / 1e6 : 0
         return """
-        # Sampling overhead
+            # Sampling overhead
 
-        Allocation-heavy workload: calibration `churn`, \(operations) malloc/free pairs of 16 B–4 KiB on one thread \
-        (\(Units.fixed(opsPerSecond, decimals: 1)) M pairs/s unsampled), each case in its own child process, \
-        \(rounds) rounds alternating sampler off / sampler at 1 ms. Time is the `allocate` phase's wall time.
+            Allocation-heavy workload: calibration `churn`, \(operations) malloc/free pairs of 16 B–4 KiB on one thread \
+            (\(Units.fixed(opsPerSecond, decimals: 1)) M pairs/s unsampled), each case in its own child process, \
+            \(rounds) rounds alternating sampler off / sampler at 1 ms. Time is the `allocate` phase's wall time.
 
-        | Sampler | Median time | Min | Max | Samples (median) | Achieved interval |
-        |---|---:|---:|---:|---:|---:|
-        | off | \(seconds(medianOff)) | \(seconds(off.min() ?? 0)) | \(seconds(off.max() ?? 0)) | – | – |
-        | 1 ms | \(seconds(medianOn)) | \(seconds(on.min() ?? 0)) | \(seconds(on.max() ?? 0)) | \(Units.fixed(Statistics.median(samples) ?? 0, decimals: 0)) | \(Units.formatDuration(nanoseconds: Int64(Statistics.median(achieved) ?? 0))) |
+            | Sampler | Median time | Min | Max | Samples (median) | Achieved interval |
+            |---|---:|---:|---:|---:|---:|
+            | off | \(seconds(medianOff)) | \(seconds(off.min() ?? 0)) | \(seconds(off.max() ?? 0)) | – | – |
+            | 1 ms | \(seconds(medianOn)) | \(seconds(on.min() ?? 0)) | \(seconds(on.max() ?? 0)) | \(Units.fixed(Statistics.median(samples) ?? 0, decimals: 0)) | \(Units.formatDuration(nanoseconds: Int64(Statistics.median(achieved) ?? 0))) |
 
-        **Ratio (1 ms / off): \(Units.fixed(ratio, decimals: 3))** (target: at most 1.020). \
-        The sampler thread allocated \(samplerBytes) bytes while sampling.
+            **Ratio (1 ms / off): \(Units.fixed(ratio, decimals: 3))** (target: at most 1.020). \
+            The sampler thread allocated \(samplerBytes) bytes while sampling.
 
-        """
+            """
     }
 }

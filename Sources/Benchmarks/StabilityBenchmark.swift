@@ -19,7 +19,9 @@ enum StabilityBenchmark {
         let out = environment.scratch.appendingPathComponent("stability").path
         let process = Process()
         process.executableURL = URL(fileURLWithPath: environment.plainBinary)
-        process.arguments = ["run", "--scenarios-dir", scenariosDirectory, "--repeat", String(repetitions), "--out", out, "--quiet"]
+        process.arguments = [
+            "run", "--scenarios-dir", scenariosDirectory, "--repeat", String(repetitions), "--out", out, "--quiet",
+        ]
         process.standardOutput = FileHandle.nullDevice
         let start = ContinuousClock.now
         try process.run()
@@ -35,13 +37,16 @@ enum StabilityBenchmark {
         guard let header = table.first else { return [] }
         func column(_ name: String) -> Int? { header.firstIndex(of: name) }
         guard let scenario = column("scenario"), let strategy = column("strategy"), let status = column("status"),
-              let net = column("peak_allocated_net_bytes") else { return [] }
+            let net = column("peak_allocated_net_bytes")
+        else { return [] }
         let killedAt = column("killed_at_ms")
         let exact = column("exact_peak_net_bytes")
         var rows: [Row] = []
         func add(_ scenario: String, _ strategy: String, _ figure: String, _ unit: String, _ value: Double?) {
             guard let value else { return }
-            if let index = rows.firstIndex(where: { ($0.scenario, $0.strategy, $0.figure) == (scenario, strategy, figure) }) {
+            if let index = rows.firstIndex(where: {
+                ($0.scenario, $0.strategy, $0.figure) == (scenario, strategy, figure)
+            }) {
                 rows[index].values.append(value)
             } else {
                 rows.append(Row(scenario: scenario, strategy: strategy, figure: figure, values: [value], unit: unit))
@@ -72,10 +77,11 @@ enum StabilityBenchmark {
         var out: [String] = []
         out.append("# Stability: the main figure over \(repetitions) runs")
         out.append("")
-        out.append("`memharness run --repeat \(repetitions)` over every shipped scenario (sampled at 1 ms, each case in its own process; "
-            + "\(Units.fixed(elapsedSeconds, decimals: 0)) s, exit status \(exitStatus)). CV is the sample standard deviation over the mean. "
-            + "The figure is the net peak allocated of each strategy's completed cases (and the exact peak, for a scenario "
-            + "run with `peak: exact`), or, for a strategy its memory limit kills, the time of the kill.")
+        out.append(
+            "`memharness run --repeat \(repetitions)` over every shipped scenario (sampled at 1 ms, each case in its own process; "
+                + "\(Units.fixed(elapsedSeconds, decimals: 0)) s, exit status \(exitStatus)). CV is the sample standard deviation over the mean. "
+                + "The figure is the net peak allocated of each strategy's completed cases (and the exact peak, for a scenario "
+                + "run with `peak: exact`), or, for a strategy its memory limit kills, the time of the kill.")
         out.append("")
         out.append("| Scenario | Strategy | Figure | Runs | Mean | Min – max | CV |")
         out.append("|---|---|---|---:|---:|---:|---:|")
@@ -85,8 +91,10 @@ enum StabilityBenchmark {
         for row in rows {
             let mean = row.values.reduce(0, +) / Double(row.values.count)
             let cv = coefficientOfVariation(row.values).map { Units.fixed($0, decimals: 2) + "%" } ?? "–"
-            out.append("| \(row.scenario) | `\(row.strategy)` | \(row.figure) | \(row.values.count) | \(format(mean, row.unit)) | "
-                + "\(format(row.values.min() ?? 0, row.unit)) – \(format(row.values.max() ?? 0, row.unit)) | \(cv) |")
+            out.append(
+                "| \(row.scenario) | `\(row.strategy)` | \(row.figure) | \(row.values.count) | \(format(mean, row.unit)) | "
+                    + "\(format(row.values.min() ?? 0, row.unit)) – \(format(row.values.max() ?? 0, row.unit)) | \(cv) |"
+            )
         }
         out.append("")
         return out.joined(separator: "\n")

@@ -70,7 +70,9 @@ enum ToolOutputs {
         var total = 0
         var marked = 0
         for line in text.split(separator: "\n") {
-            guard let space = line.lastIndex(of: " "), let bytes = Int(line[line.index(after: space)...]) else { continue }
+            guard let space = line.lastIndex(of: " "), let bytes = Int(line[line.index(after: space)...]) else {
+                continue
+            }
             total += bytes
             if line[..<space].contains(marker) { marked += bytes }
         }
@@ -82,8 +84,10 @@ enum ToolOutputs {
         let stacks = scratch.appendingPathComponent(UUID().uuidString + ".stacks").path
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["heaptrack_print", "--file", recording, "--print-peaks=0", "--print-allocators=0",
-                             "--print-temporary=0", "--flamegraph-cost-type", "peak", "--print-flamegraph", stacks]
+        process.arguments = [
+            "heaptrack_print", "--file", recording, "--print-peaks=0", "--print-allocators=0",
+            "--print-temporary=0", "--flamegraph-cost-type", "peak", "--print-flamegraph", stacks,
+        ]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()

@@ -1,11 +1,11 @@
+import BuiltInWorkloads
 import Foundation
+import HarnessModel
 import Measurement
 import Runner
 import Scenarios
-import WorkloadKit
-import HarnessModel
 import StoreObserverWorkload
-import BuiltInWorkloads
+import WorkloadKit
 
 // memharness-bench: benchmarks that print ratios measured side by side in one run.
 //
@@ -75,18 +75,23 @@ try FileManager.default.createDirectory(atPath: options.out, withIntermediateDir
 for benchmark in options.benchmarks {
     switch benchmark {
     case "sampling":
-        let text = SamplingOverheadBenchmark.run(launcher: environment.launcher(.uninstrumented), rounds: options.rounds)
+        let text = SamplingOverheadBenchmark.run(
+            launcher: environment.launcher(.uninstrumented), rounds: options.rounds)
         try Bench.publish(text, name: "sampling-overhead.md", directory: options.out)
     case "differ":
         try Bench.publish(try DifferBenchmark.run(), name: "differ.md", directory: options.out)
     case "overhead":
-        let text = try OverheadBenchmark.run(environment, rounds: max(3, options.rounds / 2), toolRounds: options.toolRounds,
-                                             scenariosDirectory: options.scenariosDirectory)
+        let text = try OverheadBenchmark.run(
+            environment, rounds: max(3, options.rounds / 2), toolRounds: options.toolRounds,
+            scenariosDirectory: options.scenariosDirectory)
         try Bench.publish(text, name: "overhead.md", directory: options.out)
     case "accuracy":
-        try Bench.publish(AccuracyBenchmark.run(environment, rounds: 3, tools: options.tools), name: "accuracy.md", directory: options.out)
+        try Bench.publish(
+            AccuracyBenchmark.run(environment, rounds: 3, tools: options.tools), name: "accuracy.md",
+            directory: options.out)
     case "stability":
-        let text = try StabilityBenchmark.run(environment, repetitions: options.repetitions, scenariosDirectory: options.scenariosDirectory)
+        let text = try StabilityBenchmark.run(
+            environment, repetitions: options.repetitions, scenariosDirectory: options.scenariosDirectory)
         try Bench.publish(text, name: "stability.md", directory: options.out)
     default:
         break

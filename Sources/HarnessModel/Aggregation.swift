@@ -20,7 +20,8 @@ public enum Statistics {
     /// Spread of repetitions as (max - min) / median, in percent; nil with fewer than two values or a zero median.
     public static func spreadPercent(_ values: [Double]) -> Double? {
         guard values.count >= 2, let median = median(values), median != 0,
-              let low = values.min(), let high = values.max() else { return nil }
+            let low = values.min(), let high = values.max()
+        else { return nil }
         return (high - low) / abs(median) * 100
     }
 }
@@ -132,13 +133,16 @@ public struct ScenarioSummary: Sendable, Hashable {
             if ok.isEmpty {
                 failed.append(strategy)
             } else {
-                summaries.append(StrategySummary(strategy: strategy, ok: ok, caseCount: cases.count, ranking: run.ranking))
+                summaries.append(
+                    StrategySummary(strategy: strategy, ok: ok, caseCount: cases.count, ranking: run.ranking))
             }
         }
         // Stable order: by the median ranking figure (strategies without one last), then the file's order.
         let order = Dictionary(uniqueKeysWithValues: run.strategies.enumerated().map { ($1, $0) })
         ranked = summaries.sorted {
-            ($0.rankingMedian ?? .infinity, order[$0.strategy] ?? 0) < ($1.rankingMedian ?? .infinity, order[$1.strategy] ?? 0)
+            ($0.rankingMedian ?? .infinity, order[$0.strategy] ?? 0) < (
+                $1.rankingMedian ?? .infinity, order[$1.strategy] ?? 0
+            )
         }
         failedStrategies = failed
     }
@@ -151,7 +155,7 @@ public struct ScenarioSummary: Sendable, Hashable {
 
     /// The ranking figure's unit, for formatting: a metric's own unit when the figure is a metric.
     public var rankingUnit: Metric.Unit? {
-        guard case let .metric(name) = ranking else { return nil }
+        guard case .metric(let name) = ranking else { return nil }
         return ranked.lazy.compactMap { $0.metrics.first { $0.name == name }?.unit }.first
     }
 

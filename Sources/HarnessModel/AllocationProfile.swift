@@ -123,9 +123,11 @@ public struct AllocationProfile: Sendable, Hashable, Codable {
     /// Stacks that were deeper than the agent's frame limit (their root side is missing).
     public var truncatedStacks: Int
 
-    public init(frames: [AllocationFrame], stacks: [AllocationStack], peakLevelBytes: Int, baselineLevelBytes: Int,
-                peakTimeNanoseconds: Int64, sampleMeanBytes: Int, iterations: [IterationLiveSet] = [],
-                truncatedStacks: Int = 0) {
+    public init(
+        frames: [AllocationFrame], stacks: [AllocationStack], peakLevelBytes: Int, baselineLevelBytes: Int,
+        peakTimeNanoseconds: Int64, sampleMeanBytes: Int, iterations: [IterationLiveSet] = [],
+        truncatedStacks: Int = 0
+    ) {
         self.frames = frames
         self.stacks = stacks
         self.peakLevelBytes = peakLevelBytes
@@ -185,7 +187,9 @@ public struct AllocationSite: Sendable, Hashable, Codable, Comparable {
     }
 
     public static func < (lhs: AllocationSite, rhs: AllocationSite) -> Bool {
-        (lhs.function, lhs.file ?? "", lhs.line ?? 0, lhs.module) < (rhs.function, rhs.file ?? "", rhs.line ?? 0, rhs.module)
+        (lhs.function, lhs.file ?? "", lhs.line ?? 0, lhs.module) < (
+            rhs.function, rhs.file ?? "", rhs.line ?? 0, rhs.module
+        )
     }
 }
 
@@ -264,7 +268,9 @@ public struct ProfileDifference: Sendable, Hashable, Codable {
     /// Every site of either profile whose bytes differ, largest increase first, then largest decrease (ties by site).
     public var sites: [SiteDifference]
 
-    public init(label: String, baseLabel: String, peakNetDeltaBytes: Int, sampledDeltaBytes: Int, sites: [SiteDifference]) {
+    public init(
+        label: String, baseLabel: String, peakNetDeltaBytes: Int, sampledDeltaBytes: Int, sites: [SiteDifference]
+    ) {
         self.label = label
         self.baseLabel = baseLabel
         self.peakNetDeltaBytes = peakNetDeltaBytes
@@ -303,8 +309,9 @@ extension AllocationProfile {
         }
         let total = sampledPeakLiveBytes
         return bytes.map { site, entry in
-            SiteRow(site: site, liveBytes: entry.bytes, shareOfPeak: total > 0 ? Double(entry.bytes) / Double(total) : 0,
-                    liveCount: entry.count, stacks: entry.stacks)
+            SiteRow(
+                site: site, liveBytes: entry.bytes, shareOfPeak: total > 0 ? Double(entry.bytes) / Double(total) : 0,
+                liveCount: entry.count, stacks: entry.stacks)
         }.sorted { ($0.liveBytes, $1.site) > ($1.liveBytes, $0.site) }
     }
 
@@ -314,8 +321,9 @@ extension AllocationProfile {
         // A negative limit means no rows, not a trap in prefix(_:).
         let rows = Array(all.prefix(max(limit, 0)))
         let rest = all.dropFirst(rows.count)
-        return SiteTable(rows: rows, totalLiveBytes: sampledPeakLiveBytes, otherBytes: rest.reduce(0) { $0 + $1.liveBytes },
-                         otherSites: rest.count, peakNetBytes: peakNetBytes)
+        return SiteTable(
+            rows: rows, totalLiveBytes: sampledPeakLiveBytes, otherBytes: rest.reduce(0) { $0 + $1.liveBytes },
+            otherSites: rest.count, peakNetBytes: peakNetBytes)
     }
 
     /// How this profile differs from `base`, site by site (for "`unbounded-dispatch` +138 MiB, of which 131 MiB from ...").
@@ -326,8 +334,9 @@ extension AllocationProfile {
         let sites = pairs.map { SiteDifference(site: $0.key, baseBytes: $0.value.base, bytes: $0.value.bytes) }
             .filter { $0.deltaBytes != 0 }
             .sorted { ($0.deltaBytes, $1.site) > ($1.deltaBytes, $0.site) }
-        return ProfileDifference(label: label, baseLabel: baseLabel, peakNetDeltaBytes: peakNetBytes - base.peakNetBytes,
-                                 sampledDeltaBytes: sampledPeakLiveBytes - base.sampledPeakLiveBytes, sites: sites)
+        return ProfileDifference(
+            label: label, baseLabel: baseLabel, peakNetDeltaBytes: peakNetBytes - base.peakNetBytes,
+            sampledDeltaBytes: sampledPeakLiveBytes - base.sampledPeakLiveBytes, sites: sites)
     }
 
     /// Growth per iteration of each site's live bytes over the `iteration.<phase>.<k>` marks, per phase.
@@ -347,7 +356,8 @@ extension AllocationProfile {
         var result: [SiteGrowth] = []
         for phase in phases {
             // A warm-up longer than the series leaves nothing to fit, not a negative count.
-            let measured = Array((byPhase[phase] ?? []).sorted { $0.iteration < $1.iteration }.dropFirst(max(warmupIterations, 0)))
+            let measured = Array(
+                (byPhase[phase] ?? []).sorted { $0.iteration < $1.iteration }.dropFirst(max(warmupIterations, 0)))
             guard measured.count >= 3 else { continue }
             var series: [AllocationSite: [Int]] = [:]
             for (index, iteration) in measured.enumerated() {

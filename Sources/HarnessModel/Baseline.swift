@@ -34,7 +34,9 @@ public struct Baseline: Sendable, Hashable, Codable {
             for strategy in run.strategies {
                 var figures: [String: Double] = [:]
                 for figure in Self.figures(of: run) {
-                    if let median = ThresholdEvaluator.median(FigureReference(strategy: strategy, figure: figure), in: run)?.median {
+                    if let median = ThresholdEvaluator.median(
+                        FigureReference(strategy: strategy, figure: figure), in: run)?.median
+                    {
                         figures[figure.description] = median.rounded()
                     }
                 }
@@ -69,24 +71,32 @@ public struct BaselinePolicy: Sendable, Hashable {
                 guard let base = baseline.cases["\(run.name)/\(strategy)"] else { continue }
                 for figure in Baseline.figures(of: run) {
                     guard let old = base[figure.description],
-                          let new = ThresholdEvaluator.median(FigureReference(strategy: strategy, figure: figure), in: run) else { continue }
+                        let new = ThresholdEvaluator.median(
+                            FigureReference(strategy: strategy, figure: figure), in: run)
+                    else { continue }
                     let change = new.median - old
                     let relative = old != 0 ? change / abs(old) : (change == 0 ? 0 : .infinity)
                     let beyond = abs(change) > floorBytes && abs(relative) > tolerance
                     let regression = beyond && change > 0
                     let improvement = beyond && change < 0
                     let passed = !(regression || (improvement && failOnImprovement))
-                    let percent = relative.isFinite ? (relative >= 0 ? "+" : "") + Units.fixed(relative * 100, decimals: 1) + "%" : "new"
+                    let percent =
+                        relative.isFinite
+                        ? (relative >= 0 ? "+" : "") + Units.fixed(relative * 100, decimals: 1) + "%" : "new"
                     let what = regression ? "regressed" : improvement ? "improved" : "unchanged"
-                    checks.append(CheckResult(
-                        kind: .baseline, scenario: run.name, strategy: strategy,
-                        name: "\(strategy).\(figure) vs baseline",
-                        passed: passed, actual: figure.format(new.median), limit: "\(figure.format(old)) ±\(Units.fixed(tolerance * 100, decimals: 0))% (floor \(Units.formatBytes(floorBytes)))",
-                        margin: percent,
-                        message: "\(run.name) / \(strategy).\(figure) \(what): \(figure.format(old)) → \(figure.format(new.median)) (\(percent), "
-                            + "\(change >= 0 ? "+" : "")\(figure.format(change))) against \(baselineFile)",
-                        spreadPercent: new.spread
-                    ))
+                    checks.append(
+                        CheckResult(
+                            kind: .baseline, scenario: run.name, strategy: strategy,
+                            name: "\(strategy).\(figure) vs baseline",
+                            passed: passed, actual: figure.format(new.median),
+                            limit:
+                                "\(figure.format(old)) ±\(Units.fixed(tolerance * 100, decimals: 0))% (floor \(Units.formatBytes(floorBytes)))",
+                            margin: percent,
+                            message:
+                                "\(run.name) / \(strategy).\(figure) \(what): \(figure.format(old)) → \(figure.format(new.median)) (\(percent), "
+                                + "\(change >= 0 ? "+" : "")\(figure.format(change))) against \(baselineFile)",
+                            spreadPercent: new.spread
+                        ))
                 }
             }
         }

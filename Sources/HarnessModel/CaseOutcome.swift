@@ -34,7 +34,7 @@ public struct CaseResult: Sendable, Hashable, Codable {
 
     /// The measurements of a completed case: the only ones medians, rankings and gates use.
     public var completed: CaseMeasurements? {
-        if case let .completed(measurements) = outcome { return measurements }
+        if case .completed(let measurements) = outcome { return measurements }
         return nil
     }
 
@@ -77,22 +77,22 @@ public enum CaseOutcome: Sendable, Hashable, Codable {
     public var failure: String? {
         switch self {
         case .completed: return nil
-        case let .failed(reason, _), let .notMeasured(reason): return reason
-        case let .killedByMemoryLimit(hit, _): return hit.description
-        case let .timedOut(limit, _):
+        case .failed(let reason, _), .notMeasured(let reason): return reason
+        case .killedByMemoryLimit(let hit, _): return hit.description
+        case .timedOut(let limit, _):
             return "stopped after the \(Units.formatDuration(nanoseconds: limit)) case timeout"
-        case let .crashed(crash, _): return crash.description
+        case .crashed(let crash, _): return crash.description
         }
     }
 
     /// The same outcome with its measurements transformed (e.g. samples thinned).
     public func mapMeasurements(_ transform: (CaseMeasurements) -> CaseMeasurements) -> CaseOutcome {
         switch self {
-        case let .completed(m): return .completed(measurements: transform(m))
-        case let .failed(reason, m): return .failed(reason: reason, measurements: transform(m))
-        case let .killedByMemoryLimit(hit, m): return .killedByMemoryLimit(hit: hit, measurements: transform(m))
-        case let .timedOut(limit, m): return .timedOut(limitNanoseconds: limit, measurements: m.map(transform))
-        case let .crashed(crash, m): return .crashed(crash: crash, measurements: m.map(transform))
+        case .completed(let m): return .completed(measurements: transform(m))
+        case .failed(let reason, let m): return .failed(reason: reason, measurements: transform(m))
+        case .killedByMemoryLimit(let hit, let m): return .killedByMemoryLimit(hit: hit, measurements: transform(m))
+        case .timedOut(let limit, let m): return .timedOut(limitNanoseconds: limit, measurements: m.map(transform))
+        case .crashed(let crash, let m): return .crashed(crash: crash, measurements: m.map(transform))
         case .notMeasured: return self
         }
     }
@@ -100,9 +100,9 @@ public enum CaseOutcome: Sendable, Hashable, Codable {
     /// Whatever was measured.
     public var measurements: CaseMeasurements? {
         switch self {
-        case let .completed(measurements), let .failed(_, measurements), let .killedByMemoryLimit(_, measurements):
+        case .completed(let measurements), .failed(_, let measurements), .killedByMemoryLimit(_, let measurements):
             return measurements
-        case let .timedOut(_, measurements), let .crashed(_, measurements): return measurements
+        case .timedOut(_, let measurements), .crashed(_, let measurements): return measurements
         case .notMeasured: return nil
         }
     }

@@ -26,11 +26,13 @@ public struct CaseSpec: Sendable, Hashable, Codable {
     /// The workload's gauges, in its declaration order (for reading the samples of a case that died); nil: unknown.
     public var gaugeNames: [String]?
 
-    public init(scenario: String, workload: String, strategy: String, repetition: Int, parameters: ParameterValues,
-                steps: [StepInvocation], samplingIntervalNanoseconds: Int64, sampleCapacity: Int = 16_384,
-                settleNanoseconds: Int64 = 100_000_000, timeoutNanoseconds: Int64 = 120_000_000_000,
-                memoryBudget: MemoryBudget? = nil, expectation: LeakExpectation? = nil, peakMode: PeakMode? = nil,
-                gaugeNames: [String]? = nil) {
+    public init(
+        scenario: String, workload: String, strategy: String, repetition: Int, parameters: ParameterValues,
+        steps: [StepInvocation], samplingIntervalNanoseconds: Int64, sampleCapacity: Int = 16_384,
+        settleNanoseconds: Int64 = 100_000_000, timeoutNanoseconds: Int64 = 120_000_000_000,
+        memoryBudget: MemoryBudget? = nil, expectation: LeakExpectation? = nil, peakMode: PeakMode? = nil,
+        gaugeNames: [String]? = nil
+    ) {
         self.scenario = scenario
         self.workload = workload
         self.strategy = strategy

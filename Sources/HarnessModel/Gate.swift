@@ -7,7 +7,9 @@ public struct GatePolicy: Sendable, Hashable {
     /// A case stopped by its memory limit fails the run (exit 2); otherwise a kill is a result in the report.
     public var failOnMemoryLimit = false
 
-    public init(checkThresholds: Bool = true, baseline: BaselinePolicy = BaselinePolicy(), failOnMemoryLimit: Bool = false) {
+    public init(
+        checkThresholds: Bool = true, baseline: BaselinePolicy = BaselinePolicy(), failOnMemoryLimit: Bool = false
+    ) {
         self.checkThresholds = checkThresholds
         self.baseline = baseline
         self.failOnMemoryLimit = failOnMemoryLimit
@@ -31,7 +33,8 @@ public enum Gate {
         for report: RunReport, baseline: BaselineReference? = nil, policy: GatePolicy = GatePolicy()
     ) -> [CheckResult] {
         var checks =
-            policy.checkThresholds ? report.scenarios.flatMap { ThresholdEvaluator.evaluate($0.thresholds, in: $0) } : []
+            policy.checkThresholds
+            ? report.scenarios.flatMap { ThresholdEvaluator.evaluate($0.thresholds, in: $0) } : []
         checks += report.scenarios.flatMap(LeakChecks.checks)
         if let baseline {
             checks += policy.baseline.compare(report, with: baseline.baseline, baselineFile: baseline.file)
@@ -42,7 +45,9 @@ public enum Gate {
     /// `caseFailed` when a case did not complete (a kill by the memory limit aside), else `finding` when
     /// a check failed (or, with `failOnMemoryLimit`, a case was killed by its limit), else `ok`.
     /// A kill is otherwise a result shown in the report, like a peak: shipped scenarios kill strategies on purpose.
-    public static func status(of report: RunReport, checks: [CheckResult], policy: GatePolicy = GatePolicy()) -> ExitStatus {
+    public static func status(of report: RunReport, checks: [CheckResult], policy: GatePolicy = GatePolicy())
+        -> ExitStatus
+    {
         let cases = report.scenarios.flatMap(\.cases)
         if cases.contains(where: { $0.status != .ok && $0.status != .killedByMemoryLimit }) { return .caseFailed }
         if checks.contains(where: { !$0.passed }) { return .finding }
@@ -77,7 +82,7 @@ public enum ExitStatus: Sendable, Hashable, CustomStringConvertible {
         case .usage: return 64
         case .ioError: return 74
         case .locked: return 75
-        case let .interrupted(signal): return 128 + signal
+        case .interrupted(let signal): return 128 + signal
         }
     }
 

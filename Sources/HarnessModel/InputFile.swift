@@ -1,7 +1,7 @@
 #if os(Linux)
-import Glibc
+    import Glibc
 #else
-#error("memharness runs on Linux only: it links jemalloc and reads /proc")
+    #error("memharness runs on Linux only: it links jemalloc and reads /proc")
 #endif
 
 /// Reads the user's input files (scenarios, baselines, report records) with the checks every input
@@ -24,7 +24,9 @@ public enum InputFile {
         guard descriptor >= 0 else { throw failure("cannot read the \(what): \(String(cString: strerror(errno)))") }
         defer { close(descriptor) }
         var status = stat()
-        guard fstat(descriptor, &status) == 0 else { throw failure("cannot read the \(what): \(String(cString: strerror(errno)))") }
+        guard fstat(descriptor, &status) == 0 else {
+            throw failure("cannot read the \(what): \(String(cString: strerror(errno)))")
+        }
         let kind = status.st_mode & S_IFMT
         guard kind == S_IFREG else {
             let name = kind == S_IFDIR ? "a directory" : kind == S_IFIFO ? "a FIFO" : "a device or other special file"
@@ -32,7 +34,8 @@ public enum InputFile {
         }
         guard Int(status.st_size) <= maximumBytes else {
             throw failure(
-                "the \(what) is \(Units.formatBytes(Int(status.st_size))); the largest read is \(Units.formatBytes(maximumBytes))")
+                "the \(what) is \(Units.formatBytes(Int(status.st_size))); the largest read is \(Units.formatBytes(maximumBytes))"
+            )
         }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65_536)
@@ -43,7 +46,9 @@ public enum InputFile {
             if count == 0 { break }
             bytes += chunk[0..<count]
             // A file that grew since `fstat` is still held to the limit.
-            guard bytes.count <= maximumBytes else { throw failure("the \(what) is larger than \(Units.formatBytes(maximumBytes))") }
+            guard bytes.count <= maximumBytes else {
+                throw failure("the \(what) is larger than \(Units.formatBytes(maximumBytes))")
+            }
         }
         return bytes
     }

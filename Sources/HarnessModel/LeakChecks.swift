@@ -4,20 +4,29 @@ public enum LeakChecks {
     public static func checks(_ run: ScenarioRun) -> [CheckResult] {
         StrategyLeakSummary.summaries(run).compactMap { summary in
             guard summary.verdict != .notAssessed else { return nil }
-            let survivors = summary.survivors.map { "\($0.typeName) \($0.minimum == $0.maximum ? "\($0.minimum)" : "\($0.minimum)–\($0.maximum)")" }
-                .joined(separator: ", ")
-            let growth = summary.growth.map { "\(Units.formatBytes($0.medianSlopeBytesPerIteration)) ± \(Units.formatBytes($0.medianBoundBytesPerIteration))/iteration" }
-                .joined(separator: ", ")
-            let actual = [survivors.isEmpty ? nil : "survivors: \(survivors)", growth.isEmpty ? nil : "growth \(growth)"]
-                .compactMap { $0 }.joined(separator: "; ")
+            let survivors = summary.survivors.map {
+                "\($0.typeName) \($0.minimum == $0.maximum ? "\($0.minimum)" : "\($0.minimum)–\($0.maximum)")"
+            }
+            .joined(separator: ", ")
+            let growth = summary.growth.map {
+                "\(Units.formatBytes($0.medianSlopeBytesPerIteration)) ± \(Units.formatBytes($0.medianBoundBytesPerIteration))/iteration"
+            }
+            .joined(separator: ", ")
+            let actual = [
+                survivors.isEmpty ? nil : "survivors: \(survivors)", growth.isEmpty ? nil : "growth \(growth)",
+            ]
+            .compactMap { $0 }.joined(separator: "; ")
             let expected = summary.expectation?.rawValue ?? "leak-free"
             let message: String
             switch summary.outcome {
             case .unexpectedLeak:
-                message = "\(run.name) / \(summary.strategy) leaks (\(summary.leakingRepetitions) of \(summary.assessedRepetitions) repetitions: "
-                    + summary.reasons.joined(separator: "; ") + "); it is expected to be leak-free. See the Leaks section of `\(run.name)` in report.md"
+                message =
+                    "\(run.name) / \(summary.strategy) leaks (\(summary.leakingRepetitions) of \(summary.assessedRepetitions) repetitions: "
+                    + summary.reasons.joined(separator: "; ")
+                    + "); it is expected to be leak-free. See the Leaks section of `\(run.name)` in report.md"
             case .expectedLeakNotSeen:
-                message = "\(run.name) / \(summary.strategy) is declared `expect: leaks` but showed none: the scenario may no longer show the pitfall"
+                message =
+                    "\(run.name) / \(summary.strategy) is declared `expect: leaks` but showed none: the scenario may no longer show the pitfall"
             case .asExpected, .notAssessed:
                 message = "\(run.name) / \(summary.strategy): \(summary.verdict.rawValue), as expected"
             }

@@ -25,7 +25,9 @@ public struct GrowthSummary: Sendable, Hashable, Codable {
     /// One-off jumps left out of the fits, all repetitions together.
     public var oneOffJumps: Int
 
-    public init(phase: String, medianSlopeBytesPerIteration: Double, medianBoundBytesPerIteration: Double, oneOffJumps: Int = 0) {
+    public init(
+        phase: String, medianSlopeBytesPerIteration: Double, medianBoundBytesPerIteration: Double, oneOffJumps: Int = 0
+    ) {
         self.phase = phase
         self.medianSlopeBytesPerIteration = medianSlopeBytesPerIteration
         self.medianBoundBytesPerIteration = medianBoundBytesPerIteration
@@ -89,9 +91,11 @@ public struct StrategyLeakSummary: Sendable, Hashable, Codable {
         growth = phases.compactMap { phase in
             let fits = measurements.compactMap { $0.growth.first { $0.phase == phase }?.fit(criteria: criteria) }
             guard let slope = Statistics.median(fits.map(\.slopeBytesPerIteration)),
-                  let bound = Statistics.median(fits.map(\.boundBytesPerIteration)) else { return nil }
-            return GrowthSummary(phase: phase, medianSlopeBytesPerIteration: slope, medianBoundBytesPerIteration: bound,
-                                 oneOffJumps: fits.reduce(0) { $0 + $1.oneOffJumps })
+                let bound = Statistics.median(fits.map(\.boundBytesPerIteration))
+            else { return nil }
+            return GrowthSummary(
+                phase: phase, medianSlopeBytesPerIteration: slope, medianBoundBytesPerIteration: bound,
+                oneOffJumps: fits.reduce(0) { $0 + $1.oneOffJumps })
         }
     }
 

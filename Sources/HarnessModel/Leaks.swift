@@ -60,8 +60,10 @@ public struct SlopeFit: Sendable, Hashable, Codable {
     /// What those jumps added beyond the typical growth, bytes in all (negative for drops).
     public var oneOffJumpBytes: Double
 
-    public init(slopeBytesPerIteration: Double, boundBytesPerIteration: Double, iterations: Int,
-                oneOffJumps: Int = 0, oneOffJumpBytes: Double = 0) {
+    public init(
+        slopeBytesPerIteration: Double, boundBytesPerIteration: Double, iterations: Int,
+        oneOffJumps: Int = 0, oneOffJumpBytes: Double = 0
+    ) {
         self.slopeBytesPerIteration = slopeBytesPerIteration
         self.boundBytesPerIteration = boundBytesPerIteration
         self.iterations = iterations
@@ -86,8 +88,10 @@ public struct LeakMeasurements: Sendable, Hashable, Codable {
     /// Freed bytes held in thread caches when the residue was read, bytes (counted as allocated).
     public var threadCacheBytesAtEnd: Int
 
-    public init(tracked: [TypeCount] = [], survivors: [TypeCount] = [], growth: [GrowthSeries] = [],
-                threadCacheBytesAtBaseline: Int = 0, threadCacheBytesAtEnd: Int = 0) {
+    public init(
+        tracked: [TypeCount] = [], survivors: [TypeCount] = [], growth: [GrowthSeries] = [],
+        threadCacheBytesAtBaseline: Int = 0, threadCacheBytesAtEnd: Int = 0
+    ) {
         self.tracked = tracked
         self.survivors = survivors
         self.growth = growth
@@ -177,7 +181,8 @@ public enum LeakAnalysis {
     /// spread left to bound the slope with.
     public static func fitSlope(_ values: [Double]) -> SlopeFit? {
         let n = values.count
-        guard n >= 3, let line = LinearFit.leastSquares(values.enumerated().map { (Double($0.offset), $0.element) }) else {
+        guard n >= 3, let line = LinearFit.leastSquares(values.enumerated().map { (Double($0.offset), $0.element) })
+        else {
             return nil
         }
         let slope = line.slope
@@ -217,11 +222,13 @@ public enum LeakAnalysis {
     /// `values` with every one-off jump replaced by the median increment, the number of jumps and
     /// their excess bytes in all (see `fitGrowth`).
     public static func removeOneOffJumps(_ values: [Double], criteria: LeakCriteria = .standard)
-        -> (values: [Double], jumps: Int, jumpBytes: Double) {
+        -> (values: [Double], jumps: Int, jumpBytes: Double)
+    {
         guard values.count >= 3 else { return (values, 0, 0) }
         let increments = zip(values.dropFirst(), values).map { $0 - $1 }
         guard let median = Statistics.median(increments),
-              let deviation = Statistics.median(increments.map { abs($0 - median) }) else { return (values, 0, 0) }
+            let deviation = Statistics.median(increments.map { abs($0 - median) })
+        else { return (values, 0, 0) }
         // 1.4826 x the median absolute deviation estimates the standard deviation of normal noise.
         let threshold = max(5 * 1.4826 * deviation, criteria.oneOffJumpBytes)
         let isJump = increments.map { abs($0 - median) > threshold }
@@ -269,24 +276,29 @@ public enum LeakAnalysis {
     /// but does not decide: it also holds what the modelled system keeps on purpose. Without an
     /// expectation a leak counts as unexpected (a finding), since a leak is a defect unless the
     /// file says the strategy demonstrates one.
-    public static func assess(_ measurements: LeakMeasurements?, expectation: LeakExpectation?,
-                              criteria: LeakCriteria = .standard) -> LeakAssessment {
+    public static func assess(
+        _ measurements: LeakMeasurements?, expectation: LeakExpectation?,
+        criteria: LeakCriteria = .standard
+    ) -> LeakAssessment {
         guard let measurements, measurements.trackedCount > 0 || !measurements.growth.isEmpty else {
-            return LeakAssessment(verdict: .notAssessed, expectation: expectation, outcome: .notAssessed,
-                                  reasons: ["nothing tracked and no repeat step"])
+            return LeakAssessment(
+                verdict: .notAssessed, expectation: expectation, outcome: .notAssessed,
+                reasons: ["nothing tracked and no repeat step"])
         }
         var reasons: [String] = []
         for survivor in measurements.survivors where survivor.count > 0 {
             let tracked = measurements.tracked.first { $0.typeName == survivor.typeName }?.count
-            reasons.append("\(survivor.count)\(tracked.map { " of \($0)" } ?? "") \(survivor.typeName) survived teardown")
+            reasons.append(
+                "\(survivor.count)\(tracked.map { " of \($0)" } ?? "") \(survivor.typeName) survived teardown")
         }
         for series in measurements.growth {
             guard let fit = series.fit(criteria: criteria), isGrowing(fit, criteria: criteria) else { continue }
             reasons.append("\(series.phase): live heap grows \(formatSlope(fit)) per iteration")
         }
         let verdict: LeakVerdict = reasons.isEmpty ? .leakFree : .leaks
-        return LeakAssessment(verdict: verdict, expectation: expectation,
-                              outcome: outcome(verdict: verdict, expectation: expectation), reasons: reasons)
+        return LeakAssessment(
+            verdict: verdict, expectation: expectation,
+            outcome: outcome(verdict: verdict, expectation: expectation), reasons: reasons)
     }
 
     /// How a verdict relates to an expectation.

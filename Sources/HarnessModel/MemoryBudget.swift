@@ -30,15 +30,15 @@ public enum MemoryLevel: Sendable, Hashable, Codable, CustomStringConvertible {
     /// The level in bytes; nil for a share when there is no limit.
     public func bytes(limit: Int?) -> Int? {
         switch self {
-        case let .bytes(value): return value
-        case let .fractionOfLimit(fraction): return limit.map { Int((Double($0) * fraction).rounded()) }
+        case .bytes(let value): return value
+        case .fractionOfLimit(let fraction): return limit.map { Int((Double($0) * fraction).rounded()) }
         }
     }
 
     public var description: String {
         switch self {
-        case let .bytes(value): return Units.formatBytes(value)
-        case let .fractionOfLimit(fraction): return "\(Units.fixed(fraction * 100, decimals: 0))% of the limit"
+        case .bytes(let value): return Units.formatBytes(value)
+        case .fractionOfLimit(let fraction): return "\(Units.fixed(fraction * 100, decimals: 0))% of the limit"
         }
     }
 }

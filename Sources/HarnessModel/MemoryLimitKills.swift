@@ -23,7 +23,7 @@ extension ScenarioRun {
         strategies.compactMap { strategy in
             let cases = self.cases.filter { $0.strategy == strategy }
             let hits = cases.compactMap { result -> MemoryLimitHit? in
-                if case let .killedByMemoryLimit(hit, _) = result.outcome { return hit }
+                if case .killedByMemoryLimit(let hit, _) = result.outcome { return hit }
                 return nil
             }
             guard !hits.isEmpty else { return nil }

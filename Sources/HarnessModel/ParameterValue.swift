@@ -18,13 +18,14 @@ public enum ParameterValue: Sendable, Hashable, Codable, CustomStringConvertible
     /// The value as the scenario file would spell it (`4.00 KiB`, `500/s`, `3.00 s`, `50%`).
     public var description: String {
         switch self {
-        case let .count(value): return String(value)
-        case let .bytes(value): return Units.formatBytes(value)
-        case let .rate(value): return "\(Units.fixed(value, decimals: value == value.rounded() ? 0 : 2))/s"
-        case let .duration(value): return Units.formatDuration(nanoseconds: value)
-        case let .fraction(value): return "\(Units.fixed(value * 100, decimals: value * 100 == (value * 100).rounded() ? 0 : 1))%"
-        case let .flag(value): return String(value)
-        case let .choice(value): return value
+        case .count(let value): return String(value)
+        case .bytes(let value): return Units.formatBytes(value)
+        case .rate(let value): return "\(Units.fixed(value, decimals: value == value.rounded() ? 0 : 2))/s"
+        case .duration(let value): return Units.formatDuration(nanoseconds: value)
+        case .fraction(let value):
+            return "\(Units.fixed(value * 100, decimals: value * 100 == (value * 100).rounded() ? 0 : 1))%"
+        case .flag(let value): return String(value)
+        case .choice(let value): return value
         }
     }
 }
@@ -33,11 +34,11 @@ extension ParameterValue {
     /// The value in base units (count, bytes, per second, nanoseconds, fraction); nil for flags and choices.
     public var baseUnitValue: Double? {
         switch self {
-        case let .count(value): return Double(value)
-        case let .bytes(value): return Double(value)
-        case let .rate(value): return value
-        case let .duration(value): return Double(value)
-        case let .fraction(value): return value
+        case .count(let value): return Double(value)
+        case .bytes(let value): return Double(value)
+        case .rate(let value): return value
+        case .duration(let value): return Double(value)
+        case .fraction(let value): return value
         case .flag, .choice: return nil
         }
     }
@@ -71,42 +72,44 @@ public struct ParameterValues: Sendable, Hashable, Codable {
     }
 
     public func count(_ name: String) -> Int {
-        guard case let .count(value)? = values[name] else { mismatch(name, "count") }
+        guard case .count(let value)? = values[name] else { mismatch(name, "count") }
         return value
     }
 
     public func bytes(_ name: String) -> Int {
-        guard case let .bytes(value)? = values[name] else { mismatch(name, "bytes") }
+        guard case .bytes(let value)? = values[name] else { mismatch(name, "bytes") }
         return value
     }
 
     /// A rate, events per second.
     public func rate(_ name: String) -> Double {
-        guard case let .rate(value)? = values[name] else { mismatch(name, "rate") }
+        guard case .rate(let value)? = values[name] else { mismatch(name, "rate") }
         return value
     }
 
     public func duration(_ name: String) -> Duration {
-        guard case let .duration(value)? = values[name] else { mismatch(name, "duration") }
+        guard case .duration(let value)? = values[name] else { mismatch(name, "duration") }
         return .nanoseconds(value)
     }
 
     public func fraction(_ name: String) -> Double {
-        guard case let .fraction(value)? = values[name] else { mismatch(name, "fraction") }
+        guard case .fraction(let value)? = values[name] else { mismatch(name, "fraction") }
         return value
     }
 
     public func flag(_ name: String) -> Bool {
-        guard case let .flag(value)? = values[name] else { mismatch(name, "flag") }
+        guard case .flag(let value)? = values[name] else { mismatch(name, "flag") }
         return value
     }
 
     public func choice(_ name: String) -> String {
-        guard case let .choice(value)? = values[name] else { mismatch(name, "choice") }
+        guard case .choice(let value)? = values[name] else { mismatch(name, "choice") }
         return value
     }
 
     private func mismatch(_ name: String, _ kind: String) -> Never {
-        preconditionFailure("workload read parameter '\(name)' as \(kind), but the case has \(values[name].map { "\($0)" } ?? "no such parameter")")
+        preconditionFailure(
+            "workload read parameter '\(name)' as \(kind), but the case has \(values[name].map { "\($0)" } ?? "no such parameter")"
+        )
     }
 }

@@ -2,7 +2,8 @@
 public struct Metric: Sendable, Hashable, Codable {
     /// The unit a metric value is expressed in.
     public enum Unit: String, Sendable, Hashable, Codable {
-        case count, bytes, milliseconds, ratio, perSecond = "per-second"
+        case count, bytes, milliseconds, ratio
+        case perSecond = "per-second"
     }
     /// Name in lowerCamelCase, unique within a case.
     public var name: String
@@ -34,8 +35,10 @@ public struct PhaseResult: Sendable, Hashable, Codable {
     /// the exact count (subtract `ExactPeakValues.baselineLiveBytes` for the net); nil when sampled only.
     public var exactPeakLiveBytes: Int?
 
-    public init(name: String, startNanoseconds: Int64, endNanoseconds: Int64, peakAllocatedBytes: Int, peakResidentBytes: Int,
-                exactPeakLiveBytes: Int? = nil) {
+    public init(
+        name: String, startNanoseconds: Int64, endNanoseconds: Int64, peakAllocatedBytes: Int, peakResidentBytes: Int,
+        exactPeakLiveBytes: Int? = nil
+    ) {
         self.name = name
         self.startNanoseconds = startNanoseconds
         self.endNanoseconds = endNanoseconds
@@ -112,8 +115,10 @@ public struct AllocatorStatsValues: Sendable, Hashable, Codable {
     public var retainedBytes: Int = 0
     public var metadataBytes: Int = 0
 
-    public init(allocatedBytes: Int = 0, activeBytes: Int = 0, residentBytes: Int = 0,
-                mappedBytes: Int = 0, retainedBytes: Int = 0, metadataBytes: Int = 0) {
+    public init(
+        allocatedBytes: Int = 0, activeBytes: Int = 0, residentBytes: Int = 0,
+        mappedBytes: Int = 0, retainedBytes: Int = 0, metadataBytes: Int = 0
+    ) {
         self.allocatedBytes = allocatedBytes
         self.activeBytes = activeBytes
         self.residentBytes = residentBytes
@@ -156,8 +161,10 @@ public struct ScenarioRun: Sendable, Hashable, Codable {
     /// The figure that ranks the strategies (`rank:`; peak allocated unless the file says otherwise).
     public var ranking: Figure = .peakAllocated
 
-    public init(name: String, file: String, workload: String, summary: String, parameters: [NamedValue],
-                strategies: [String], steps: [String], repetitions: Int, cases: [CaseResult]) {
+    public init(
+        name: String, file: String, workload: String, summary: String, parameters: [NamedValue],
+        strategies: [String], steps: [String], repetitions: Int, cases: [CaseResult]
+    ) {
         self.name = name
         self.file = file
         self.workload = workload
@@ -185,9 +192,11 @@ public struct EnvironmentInfo: Sendable, Hashable, Codable {
     /// The sampling interval asked for, nanoseconds.
     public var requestedIntervalNanoseconds: Int64
 
-    public init(toolVersion: String, jemallocVersion: String, jemallocSettings: [String: String], swiftVersion: String,
-                operatingSystem: String, kernel: String, cpuModel: String, cpuCount: Int, memoryBytes: Int,
-                requestedIntervalNanoseconds: Int64) {
+    public init(
+        toolVersion: String, jemallocVersion: String, jemallocSettings: [String: String], swiftVersion: String,
+        operatingSystem: String, kernel: String, cpuModel: String, cpuCount: Int, memoryBytes: Int,
+        requestedIntervalNanoseconds: Int64
+    ) {
         self.toolVersion = toolVersion
         self.jemallocVersion = jemallocVersion
         self.jemallocSettings = jemallocSettings
@@ -210,7 +219,9 @@ public struct RunReport: Sendable, Hashable, Codable {
     /// Peak versus a swept value (`run --set key=v1,v2,...`), one per scenario; nil without a sweep.
     public var sweeps: [SweepSummary]?
 
-    public init(generatedAt: String, environment: EnvironmentInfo, scenarios: [ScenarioRun], sweeps: [SweepSummary]? = nil) {
+    public init(
+        generatedAt: String, environment: EnvironmentInfo, scenarios: [ScenarioRun], sweeps: [SweepSummary]? = nil
+    ) {
         self.generatedAt = generatedAt
         self.environment = environment
         self.scenarios = scenarios
@@ -240,12 +251,15 @@ extension RunReport {
         for index in scenarios.indices {
             let order = scenarios[index].strategies
             scenarios[index].cases.sort {
-                ($0.repetition, order.firstIndex(of: $0.strategy) ?? 0) < ($1.repetition, order.firstIndex(of: $1.strategy) ?? 0)
+                ($0.repetition, order.firstIndex(of: $0.strategy) ?? 0) < (
+                    $1.repetition, order.firstIndex(of: $1.strategy) ?? 0
+                )
             }
             scenarios[index].repetitions = scenarios[index].cases.map(\.repetition).max() ?? 0
         }
         let latest = reports.map(\.generatedAt).max() ?? first.generatedAt
-        return RunReport(generatedAt: latest, environment: first.environment, scenarios: scenarios, sweeps: first.sweeps)
+        return RunReport(
+            generatedAt: latest, environment: first.environment, scenarios: scenarios, sweeps: first.sweeps)
     }
 }
 
@@ -297,10 +311,11 @@ extension SampleSeries {
         gauges = try container.decode([String].self, forKey: .gauges).map {
             try Self.parseColumn($0, key: .gauges, in: container)
         }
-        let lengths = [
-            allocatedBytes.count, activeBytes.count, residentBytes.count, mappedBytes.count, retainedBytes.count,
-            metadataBytes.count, rssBytes.count, phaseIndex.count,
-        ] + gauges.map(\.count)
+        let lengths =
+            [
+                allocatedBytes.count, activeBytes.count, residentBytes.count, mappedBytes.count, retainedBytes.count,
+                metadataBytes.count, rssBytes.count, phaseIndex.count,
+            ] + gauges.map(\.count)
         guard lengths.allSatisfy({ $0 == timeNanoseconds.count }), gauges.count == gaugeNames.count,
             mergedSamplesPerRow >= 1, phaseIndex.allSatisfy({ $0 >= -1 && $0 <= phaseNames.count })
         else {
@@ -317,7 +332,8 @@ extension SampleSeries {
         return try text.split(separator: " ", omittingEmptySubsequences: false).map { field in
             guard let value = T(field) else {
                 throw DecodingError.dataCorruptedError(
-                    forKey: key, in: container, debugDescription: "'\(field.prefix(24))' is not a whole number in range")
+                    forKey: key, in: container, debugDescription: "'\(field.prefix(24))' is not a whole number in range"
+                )
             }
             return value
         }

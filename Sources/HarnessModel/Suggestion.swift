@@ -9,7 +9,8 @@ package func suggestion(_ word: String, _ choices: [String]) -> String {
 }
 
 package func editDistance(_ a: String, _ b: String) -> Int {
-    let a = Array(a), b = Array(b)
+    let a = Array(a)
+    let b = Array(b)
     guard !a.isEmpty else { return b.count }
     guard !b.isEmpty else { return a.count }
     var previous = Array(0...b.count)

@@ -19,9 +19,12 @@ public struct LinearFit: Sendable, Hashable, Codable {
         let count = Double(points.count)
         let meanX = points.reduce(0) { $0 + $1.x } / count
         let meanY = points.reduce(0) { $0 + $1.y } / count
-        var sxx = 0.0, sxy = 0.0, syy = 0.0
+        var sxx = 0.0
+        var sxy = 0.0
+        var syy = 0.0
         for point in points {
-            let dx = point.x - meanX, dy = point.y - meanY
+            let dx = point.x - meanX
+            let dy = point.y - meanY
             sxx += dx * dx
             sxy += dx * dy
             syy += dy * dy
@@ -96,8 +99,10 @@ public struct SweepSummary: Sendable, Hashable, Codable {
         let strategies = points.first?.run.strategies ?? []
         series = strategies.map { strategy in
             let swept = zip(points, summaries).map { point, summary in
-                SweepPoint(label: point.label, x: (point.value.baseUnitValue ?? 0) / unit.divisor,
-                           medianPeakAllocatedNetBytes: summary.ranked.first { $0.strategy == strategy }?.medianPeakAllocatedNetBytes)
+                SweepPoint(
+                    label: point.label, x: (point.value.baseUnitValue ?? 0) / unit.divisor,
+                    medianPeakAllocatedNetBytes: summary.ranked.first { $0.strategy == strategy }?
+                        .medianPeakAllocatedNetBytes)
             }
             let measured = swept.compactMap { point in point.medianPeakAllocatedNetBytes.map { (x: point.x, y: $0) } }
             return SweepSeries(strategy: strategy, points: swept, fit: LinearFit.leastSquares(measured))

@@ -47,8 +47,8 @@ public enum Figure: Sendable, Hashable, Codable, CustomStringConvertible {
         case .peakRSS: return "peakRSS"
         case .residue: return "residue"
         case .duration: return "duration"
-        case let .phasePeakAllocated(phase): return "phases.\(phase).peakAllocated"
-        case let .metric(name): return "metrics.\(name)"
+        case .phasePeakAllocated(let phase): return "phases.\(phase).peakAllocated"
+        case .metric(let name): return "metrics.\(name)"
         case .leakedObjects: return "leakedObjects"
         case .growthPerIteration: return "growthPerIteration"
         case .exactPeak: return "exactPeak"
@@ -68,9 +68,9 @@ public enum Figure: Sendable, Hashable, Codable, CustomStringConvertible {
         case .peakRSS: return Double(m.peakRSSBytes)
         case .residue: return m.residueBytes.map(Double.init)
         case .duration: return Double(m.durationNanoseconds) / 1e6
-        case let .phasePeakAllocated(phase):
+        case .phasePeakAllocated(let phase):
             return m.phases.first { $0.name == phase }.map { Double($0.peakAllocatedBytes - m.baselineAllocatedBytes) }
-        case let .metric(name):
+        case .metric(let name):
             return m.metric(name)?.value
         case .leakedObjects:
             return m.leaks.map { Double($0.survivorCount) }
@@ -89,7 +89,8 @@ public enum Figure: Sendable, Hashable, Codable, CustomStringConvertible {
     /// True for the high-water marks (peak allocated, exact, resident, RSS...): a reading says "peaks".
     public var isPeak: Bool {
         switch self {
-        case .peakAllocated, .peakActive, .peakResident, .peakMapped, .peakRetained, .peakMetadata, .peakRSS, .exactPeak,
+        case .peakAllocated, .peakActive, .peakResident, .peakMapped, .peakRetained, .peakMetadata, .peakRSS,
+            .exactPeak,
             .phasePeakAllocated:
             return true
         case .residue, .duration, .metric, .leakedObjects, .growthPerIteration:
@@ -109,8 +110,8 @@ public enum Figure: Sendable, Hashable, Codable, CustomStringConvertible {
         case .peakRSS: return "peak RSS"
         case .residue: return "residue"
         case .duration: return "duration"
-        case let .phasePeakAllocated(phase): return "peak allocated in `\(phase)`"
-        case let .metric(name): return "`\(name)`"
+        case .phasePeakAllocated(let phase): return "peak allocated in `\(phase)`"
+        case .metric(let name): return "`\(name)`"
         case .leakedObjects: return "leaked objects"
         case .growthPerIteration: return "growth per iteration"
         case .exactPeak: return "exact peak"
@@ -147,7 +148,11 @@ public struct FigureReference: Sendable, Hashable, Codable, CustomStringConverti
 
 /// A comparison operator of a threshold.
 public enum Comparison: String, Sendable, Hashable, Codable, CaseIterable {
-    case lessOrEqual = "<=", less = "<", greaterOrEqual = ">=", greater = ">", equal = "=="
+    case lessOrEqual = "<="
+    case less = "<"
+    case greaterOrEqual = ">="
+    case greater = ">"
+    case equal = "=="
 
     public func holds(_ left: Double, _ right: Double) -> Bool {
         switch self {
@@ -177,7 +182,10 @@ public struct Threshold: Sendable, Hashable, Codable {
     public var line: Int
     public var column: Int
 
-    public init(subject: FigureReference, comparison: Comparison, limit: Limit, text: String, file: String, line: Int, column: Int) {
+    public init(
+        subject: FigureReference, comparison: Comparison, limit: Limit, text: String, file: String, line: Int,
+        column: Int
+    ) {
         self.subject = subject
         self.comparison = comparison
         self.limit = limit
@@ -214,8 +222,11 @@ public struct CheckResult: Sendable, Hashable, Codable {
     public var line: Int?
     public var column: Int?
 
-    public init(kind: Kind, scenario: String, strategy: String, name: String, passed: Bool, actual: String, limit: String,
-                margin: String, message: String, spreadPercent: Double? = nil, file: String? = nil, line: Int? = nil, column: Int? = nil) {
+    public init(
+        kind: Kind, scenario: String, strategy: String, name: String, passed: Bool, actual: String, limit: String,
+        margin: String, message: String, spreadPercent: Double? = nil, file: String? = nil, line: Int? = nil,
+        column: Int? = nil
+    ) {
         self.kind = kind
         self.scenario = scenario
         self.strategy = strategy
@@ -236,7 +247,9 @@ public struct CheckResult: Sendable, Hashable, Codable {
 public enum ThresholdEvaluator {
     /// Median and spread of a figure over a strategy's `ok` cases; nil when none has it.
     public static func median(_ reference: FigureReference, in run: ScenarioRun) -> (median: Double, spread: Double?)? {
-        let values = run.cases.filter { $0.strategy == reference.strategy }.compactMap { reference.figure.value(in: $0) }
+        let values = run.cases.filter { $0.strategy == reference.strategy }.compactMap {
+            reference.figure.value(in: $0)
+        }
         guard let median = Statistics.median(values) else { return nil }
         return (median, Statistics.spreadPercent(values))
     }
@@ -247,7 +260,7 @@ public enum ThresholdEvaluator {
         let ran = Set(run.cases.map(\.strategy))
         return thresholds.filter { threshold in
             guard ran.contains(threshold.subject.strategy) else { return false }
-            if case let .relative(_, other) = threshold.limit { return ran.contains(other.strategy) }
+            if case .relative(_, let other) = threshold.limit { return ran.contains(other.strategy) }
             return true
         }.map { evaluate($0, in: run) }
     }
@@ -255,32 +268,41 @@ public enum ThresholdEvaluator {
     public static func evaluate(_ threshold: Threshold, in run: ScenarioRun) -> CheckResult {
         let figure = threshold.subject.figure
         let unit: Metric.Unit? = {
-            guard case let .metric(name) = figure else { return nil }
+            guard case .metric(let name) = figure else { return nil }
             return run.cases.lazy.compactMap { $0.metric(name)?.unit }.first
         }()
         func format(_ value: Double, _ figure: Figure) -> String { figure.format(value, unit: unit) }
-        func result(passed: Bool, actual: String, limit: String, margin: String, message: String, spread: Double? = nil) -> CheckResult {
-            CheckResult(kind: .threshold, scenario: run.name, strategy: threshold.subject.strategy, name: threshold.text, passed: passed,
-                        actual: actual, limit: limit, margin: margin, message: message, spreadPercent: spread,
-                        file: threshold.file, line: threshold.line, column: threshold.column)
+        func result(passed: Bool, actual: String, limit: String, margin: String, message: String, spread: Double? = nil)
+            -> CheckResult
+        {
+            CheckResult(
+                kind: .threshold, scenario: run.name, strategy: threshold.subject.strategy, name: threshold.text,
+                passed: passed,
+                actual: actual, limit: limit, margin: margin, message: message, spreadPercent: spread,
+                file: threshold.file, line: threshold.line, column: threshold.column)
         }
         guard let subject = median(threshold.subject, in: run) else {
-            return result(passed: false, actual: "–", limit: "–", margin: "–",
-                          message: "\(threshold.subject) has no value: no completed case of `\(threshold.subject.strategy)` reports \(figure)")
+            return result(
+                passed: false, actual: "–", limit: "–", margin: "–",
+                message:
+                    "\(threshold.subject) has no value: no completed case of `\(threshold.subject.strategy)` reports \(figure)"
+            )
         }
         let limitValue: Double
         let limitText: String
         switch threshold.limit {
-        case let .absolute(value):
+        case .absolute(let value):
             limitValue = value
             limitText = format(value, figure)
-        case let .relative(factor, other):
+        case .relative(let factor, let other):
             guard let base = median(other, in: run) else {
-                return result(passed: false, actual: format(subject.median, figure), limit: "–", margin: "–",
-                              message: "\(other) has no value: no completed case of `\(other.strategy)` reports \(other.figure)")
+                return result(
+                    passed: false, actual: format(subject.median, figure), limit: "–", margin: "–",
+                    message: "\(other) has no value: no completed case of `\(other.strategy)` reports \(other.figure)")
             }
             limitValue = factor * base.median
-            limitText = "\(format(limitValue, figure)) (\(Units.fixed(factor, decimals: factor == factor.rounded() ? 0 : 2)) × \(other) = \(format(base.median, other.figure)))"
+            limitText =
+                "\(format(limitValue, figure)) (\(Units.fixed(factor, decimals: factor == factor.rounded() ? 0 : 2)) × \(other) = \(format(base.median, other.figure)))"
         }
         let passed = threshold.comparison.holds(subject.median, limitValue)
         let margin: String
@@ -291,11 +313,14 @@ public enum ThresholdEvaluator {
         } else {
             margin = subject.median == 0 ? "0" : format(subject.median, figure)
         }
-        let message = passed
+        let message =
+            passed
             ? "\(threshold.subject) = \(format(subject.median, figure)) \(threshold.comparison.rawValue) \(limitText)"
             : "\(threshold.subject) = \(format(subject.median, figure)) breaks `\(threshold.text)` (limit \(limitText), off by \(margin)); "
                 + "see the `\(run.name)` section of report.md and \(threshold.file):\(threshold.line)"
-        return result(passed: passed, actual: format(subject.median, figure), limit: "\(threshold.comparison.rawValue) \(limitText)",
-                      margin: margin, message: message, spread: subject.spread)
+        return result(
+            passed: passed, actual: format(subject.median, figure),
+            limit: "\(threshold.comparison.rawValue) \(limitText)",
+            margin: margin, message: message, spread: subject.spread)
     }
 }

@@ -2,9 +2,9 @@ import AllocatorProbe
 import WorkloadKit
 
 #if os(Linux)
-import Glibc
+    import Glibc
 #else
-#error("memharness runs on Linux only: it links jemalloc and reads /proc")
+    #error("memharness runs on Linux only: it links jemalloc and reads /proc")
 #endif
 
 /// Where a case run in this process keeps its files, and how it ends early.
@@ -116,7 +116,9 @@ final class CaseRun {
         var peakRSSReset = true
     }
 
-    init(spec: CaseSpec, workload: any Workload, probe: JemallocProbe, environment: CaseEnvironment) throws(MeasurementError) {
+    init(spec: CaseSpec, workload: any Workload, probe: JemallocProbe, environment: CaseEnvironment)
+        throws(MeasurementError)
+    {
         self.spec = spec
         self.probe = probe
         self.workload = workload
@@ -196,7 +198,8 @@ final class CaseRun {
     }
 
     /// Runs one step: a built-in one here, any other in the workload's case.
-    private func run(_ step: StepInvocation, in workloadCase: (any WorkloadCase)?, growth: inout [GrowthSeries]) throws {
+    private func run(_ step: StepInvocation, in workloadCase: (any WorkloadCase)?, growth: inout [GrowthSeries]) throws
+    {
         switch step.name {
         case BuiltInStep.idle.name:
             MonotonicClock.sleep(for: step.arguments.duration("duration"))
@@ -233,7 +236,9 @@ final class CaseRun {
             threadCacheBytesAtBaseline: baseline.threadCacheBytes, threadCacheBytesAtEnd: probe.threadCacheBytes())
         if let killed = limit.outcome.withLock({ $0 }) { return killed }
         var exact: ExactPeakValues?
-        if let live = baseline.exactLiveBytes, let peak = exactPeak, let calls = exactCalls, let start = baseline.exactCalls {
+        if let live = baseline.exactLiveBytes, let peak = exactPeak, let calls = exactCalls,
+            let start = baseline.exactCalls
+        {
             exact = ExactPeakValues(baselineLiveBytes: live, peakLiveBytes: peak, allocationCalls: calls - start)
         }
         let output = sampler?.collect()

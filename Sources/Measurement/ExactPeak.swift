@@ -1,5 +1,5 @@
-import WorkloadKit
 import CExactPeakHooks
+import WorkloadKit
 
 /// The exact-peak counters of the `memharness-exact` executable (the CExactPeak target), reached
 /// through weak hooks: in any other binary `isAvailable` is false and every reading is nil.
@@ -14,7 +14,8 @@ public enum ExactPeak {
     public static var missingHint: String { "run it in \(executableName); \(buildHint)" }
 
     /// How to build it.
-    public static let buildHint = "build it with `make build` or `swift build --product \(executableName)` (add `-c release` for a release build)"
+    public static let buildHint =
+        "build it with `make build` or `swift build --product \(executableName)` (add `-c release` for a release build)"
 
     /// True when this process counts every allocation.
     public static var isAvailable: Bool { memharness_exact_available() != 0 }
@@ -52,7 +53,10 @@ public enum ExactPeak {
         /// Allocating calls counted during the call.
         public var countedCalls: Int
 
-        public init(name: String, expectedDeltaBytes: Int, deltaBytes: Int, expectedReleaseBytes: Int, releaseBytes: Int, countedCalls: Int) {
+        public init(
+            name: String, expectedDeltaBytes: Int, deltaBytes: Int, expectedReleaseBytes: Int, releaseBytes: Int,
+            countedCalls: Int
+        ) {
             self.name = name
             self.expectedDeltaBytes = expectedDeltaBytes
             self.deltaBytes = deltaBytes
@@ -72,13 +76,15 @@ public enum ExactPeak {
     public static func selfCheck() -> [CheckRow]? {
         let capacity = 64
         var rows = [memharness_exact_check_row](repeating: memharness_exact_check_row(), count: capacity)
-        let count = Int(rows.withUnsafeMutableBufferPointer { memharness_exact_hook_self_check($0.baseAddress, Int32(capacity)) })
+        let count = Int(
+            rows.withUnsafeMutableBufferPointer { memharness_exact_hook_self_check($0.baseAddress, Int32(capacity)) })
         guard count >= 0 else { return nil }
         return rows.prefix(min(count, capacity)).map { row in
-            CheckRow(name: row.name.map { String(cString: $0) } ?? "?",
-                     expectedDeltaBytes: Int(row.expected_delta_bytes), deltaBytes: Int(row.delta_bytes),
-                     expectedReleaseBytes: Int(row.expected_release_bytes), releaseBytes: Int(row.release_bytes),
-                     countedCalls: Int(row.counted_calls))
+            CheckRow(
+                name: row.name.map { String(cString: $0) } ?? "?",
+                expectedDeltaBytes: Int(row.expected_delta_bytes), deltaBytes: Int(row.delta_bytes),
+                expectedReleaseBytes: Int(row.expected_release_bytes), releaseBytes: Int(row.release_bytes),
+                countedCalls: Int(row.counted_calls))
         }
     }
 

@@ -12,8 +12,10 @@ public struct FootprintWatch: Sendable {
     /// files and end the process. The workload keeps running meanwhile.
     public var limitExceeded: @Sendable (MemoryLimitHit, SamplerOutput) -> Void
 
-    public init(budget: MemoryBudget, warn: @escaping @Sendable () -> Void,
-                limitExceeded: @escaping @Sendable (MemoryLimitHit, SamplerOutput) -> Void) {
+    public init(
+        budget: MemoryBudget, warn: @escaping @Sendable () -> Void,
+        limitExceeded: @escaping @Sendable (MemoryLimitHit, SamplerOutput) -> Void
+    ) {
         self.budget = budget
         self.warn = warn
         self.limitExceeded = limitExceeded

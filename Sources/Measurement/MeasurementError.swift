@@ -1,7 +1,7 @@
 import AllocatorProbe
 
 #if os(Linux)
-import Glibc
+    import Glibc
 #endif
 
 /// Why a case could not be measured. Findings (a leak, a peak over a threshold) are results, never errors.
@@ -17,13 +17,13 @@ public enum MeasurementError: Error, CustomStringConvertible, Sendable {
 
     public var description: String {
         switch self {
-        case let .probe(error):
+        case .probe(let error):
             return error.description
-        case let .unknownWorkload(name, known):
+        case .unknownWorkload(let name, let known):
             return "unknown workload '\(name)'; this binary knows: \(known.joined(separator: ", "))"
-        case let .exactPeakUnavailable(detail):
+        case .exactPeakUnavailable(let detail):
             return "exact peaks (--peak exact, peak: exact) need every allocation counted, but \(detail)"
-        case let .system(call, errno):
+        case .system(let call, let errno):
             return "\(call) failed: \(String(cString: strerror(errno))) (errno \(errno))"
         }
     }

@@ -1,6 +1,6 @@
-import WorkloadKit
 import AllocatorProbe
 import HarnessModel
+import WorkloadKit
 
 extension CaseExecutor {
     /// Runs a `repeat` step: its body `times` times, each iteration followed by a settle and a
@@ -8,8 +8,10 @@ extension CaseExecutor {
     ///
     /// The readings go into storage reserved before the first iteration, so recording them
     /// allocates nothing the next reading could see.
-    static func runRepeat(_ step: StepInvocation, probe: JemallocProbe,
-                          runStep: (StepInvocation) throws -> Void) throws -> GrowthSeries {
+    static func runRepeat(
+        _ step: StepInvocation, probe: JemallocProbe,
+        runStep: (StepInvocation) throws -> Void
+    ) throws -> GrowthSeries {
         let times = step.arguments.count("times")
         let settleNanoseconds = step.arguments.duration("settle").nanoseconds
         let body = step.body ?? []
@@ -22,8 +24,9 @@ extension CaseExecutor {
             settle(probe, nanoseconds: settleNanoseconds)
             liveBytes.append(liveHeapBytes(probe))
         }
-        return GrowthSeries(phase: step.phase, warmupIterations: step.arguments.count("warmup"),
-                            liveBytesAfterIteration: liveBytes)
+        return GrowthSeries(
+            phase: step.phase, warmupIterations: step.arguments.count("warmup"),
+            liveBytesAfterIteration: liveBytes)
     }
 
     /// `stats.allocated` minus the freed regions held in thread caches, from one snapshot, bytes.

@@ -1,9 +1,9 @@
 import WorkloadKit
 
 #if os(Linux)
-import Glibc
+    import Glibc
 #else
-#error("memharness runs on Linux only: it links jemalloc and reads /proc")
+    #error("memharness runs on Linux only: it links jemalloc and reads /proc")
 #endif
 
 /// The sampler's rows, in storage reserved up front: adding a sample never allocates.
@@ -149,12 +149,14 @@ public struct SampleBuffer: ~Copyable {
 
     /// The committed rows as a series (this allocates; call after sampling).
     public func series(phaseNames: [String], gaugeNames: [String]) -> SampleSeries {
-        Self.series(rows: rows, count: storedRows, stride: stride, samplesPerRow: samplesPerRow,
-                    phaseNames: phaseNames, gaugeNames: gaugeNames)
+        Self.series(
+            rows: rows, count: storedRows, stride: stride, samplesPerRow: samplesPerRow,
+            phaseNames: phaseNames, gaugeNames: gaugeNames)
     }
 
     static func series(
-        rows: UnsafePointer<Int64>, count: Int, stride: Int, samplesPerRow: Int, phaseNames: [String], gaugeNames: [String]
+        rows: UnsafePointer<Int64>, count: Int, stride: Int, samplesPerRow: Int, phaseNames: [String],
+        gaugeNames: [String]
     ) -> SampleSeries {
         var series = SampleSeries(phaseNames: phaseNames, gaugeNames: gaugeNames)
         series.mergedSamplesPerRow = samplesPerRow
@@ -196,7 +198,9 @@ public struct SampleBuffer: ~Copyable {
         guard let raw = mmap(nil, size, PROT_READ, MAP_PRIVATE, descriptor, 0), raw != MAP_FAILED else { return nil }
         defer { munmap(raw, size) }
         let header = raw.assumingMemoryBound(to: Int64.self)
-        let stride = Int(header[2]), capacity = Int(header[3]), stored = Int(header[4])
+        let stride = Int(header[2])
+        let capacity = Int(header[3])
+        let stored = Int(header[4])
         // A file that does not describe itself consistently is not ours, or was cut short: read nothing.
         guard header[0] == magic, header[1] == version, stride >= fixedFields, capacity > 0,
             (0...capacity).contains(stored), size >= headerBytes + capacity * stride * MemoryLayout<Int64>.size
@@ -207,7 +211,8 @@ public struct SampleBuffer: ~Copyable {
             phaseNames: phaseNames, gaugeNames: gaugeNames)
         let interval = count > 1 ? (header[9] - header[8]) / Int64(count - 1) : 0
         return FileContents(
-            series: series, sampleCount: count, baselineAllocatedBytes: Int(header[7]), achievedIntervalNanoseconds: interval)
+            series: series, sampleCount: count, baselineAllocatedBytes: Int(header[7]),
+            achievedIntervalNanoseconds: interval)
     }
 }
 

@@ -3,9 +3,9 @@ import Synchronization
 import WorkloadKit
 
 #if os(Linux)
-import Glibc
+    import Glibc
 #else
-#error("memharness runs on Linux only: it links jemalloc and reads /proc")
+    #error("memharness runs on Linux only: it links jemalloc and reads /proc")
 #endif
 
 /// What the sampler measured.
@@ -193,7 +193,8 @@ public final class Sampler: @unchecked Sendable {
             phasePeakResidentBytes: (0..<phaseNames.count).map { phasePeakResident[$0] },
             figures: SamplingFigures(
                 sampleCount: buffer.sampleCount, requestedIntervalNanoseconds: requestedIntervalNanoseconds,
-                achievedIntervalNanoseconds: buffer.achievedIntervalNanoseconds, samplerAllocatedBytes: samplerAllocated))
+                achievedIntervalNanoseconds: buffer.achievedIntervalNanoseconds, samplerAllocatedBytes: samplerAllocated
+            ))
     }
 }
 
@@ -210,6 +211,7 @@ extension AllocatorStatsValues {
         AllocatorStatsValues(
             allocatedBytes: max(allocatedBytes, other.allocatedBytes), activeBytes: max(activeBytes, other.activeBytes),
             residentBytes: max(residentBytes, other.residentBytes), mappedBytes: max(mappedBytes, other.mappedBytes),
-            retainedBytes: max(retainedBytes, other.retainedBytes), metadataBytes: max(metadataBytes, other.metadataBytes))
+            retainedBytes: max(retainedBytes, other.retainedBytes),
+            metadataBytes: max(metadataBytes, other.metadataBytes))
     }
 }

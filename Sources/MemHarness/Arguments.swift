@@ -104,7 +104,9 @@ struct MemoryBudgetArguments: ParsableArguments {
 
     @Flag(
         name: .long,
-        help: "Exit with 2 (a finding) when a case is killed by its memory limit; without it a kill is a result in the report.")
+        help:
+            "Exit with 2 (a finding) when a case is killed by its memory limit; without it a kill is a result in the report."
+    )
     var failOnMemoryLimit = false
 
     func validate() throws { _ = try options() }
@@ -137,7 +139,8 @@ struct MemoryBudgetArguments: ParsableArguments {
             guard let profile = DeviceProfile.named(device) else {
                 throw ValidationError(
                     "--device '\(device)': unknown device; expected one of: "
-                        + DeviceProfile.builtIn.map(\.name).joined(separator: ", ") + suggestion(device, DeviceProfile.builtIn.map(\.name)))
+                        + DeviceProfile.builtIn.map(\.name).joined(separator: ", ")
+                        + suggestion(device, DeviceProfile.builtIn.map(\.name)))
             }
             options.device = profile
         }
@@ -169,7 +172,8 @@ struct GateOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "Write median peaks in github-action-benchmark's customSmallerIsBetter JSON to this file.", valueName: "file"))
+            "Write median peaks in github-action-benchmark's customSmallerIsBetter JSON to this file.",
+            valueName: "file"))
     var json: String?
 
     /// The gate policy these options describe.

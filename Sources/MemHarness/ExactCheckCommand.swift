@@ -8,7 +8,8 @@ import Runner
 struct ExactCheckCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "_exact-check",
-        abstract: "Call every entry point of the malloc family and show how the exact count moved (memharness-exact only).",
+        abstract:
+            "Call every entry point of the malloc family and show how the exact count moved (memharness-exact only).",
         shouldDisplay: false
     )
 
@@ -16,15 +17,22 @@ struct ExactCheckCommand: ParsableCommand {
         guard var rows = ExactPeak.selfCheck() else {
             throw Terminal.fail(
                 MeasurementError.exactPeakUnavailable(
-                    detail: "\(ProcessCaseLauncher.currentExecutable) does not count allocations (\(ExactPeak.missingHint))"
+                    detail:
+                        "\(ProcessCaseLauncher.currentExecutable) does not count allocations (\(ExactPeak.missingHint))"
                 ).description, status: .caseFailed)
         }
         rows.append(Self.swiftArrayRow())
-        Terminal.result("size classes: " + (ExactPeak.usesSizeClassFormula ? "jemalloc's formula, checked against nallocx" : "asked of jemalloc (sallocx) per block"))
-        Terminal.result("malloc/free: " + (ExactPeak.forwardsToFastPaths ? "jemalloc's malloc and free" : "mallocx and dallocx"))
+        Terminal.result(
+            "size classes: "
+                + (ExactPeak.usesSizeClassFormula
+                    ? "jemalloc's formula, checked against nallocx" : "asked of jemalloc (sallocx) per block"))
+        Terminal.result(
+            "malloc/free: " + (ExactPeak.forwardsToFastPaths ? "jemalloc's malloc and free" : "mallocx and dallocx"))
         Terminal.result("entry point | expected | counted | expected on release | counted on release | calls | ok")
         for row in rows {
-            Terminal.result("\(row.name) | \(row.expectedDeltaBytes) | \(row.deltaBytes) | \(row.expectedReleaseBytes) | \(row.releaseBytes) | \(row.countedCalls) | \(row.isConsistent ? "ok" : "MISMATCH")")
+            Terminal.result(
+                "\(row.name) | \(row.expectedDeltaBytes) | \(row.deltaBytes) | \(row.expectedReleaseBytes) | \(row.releaseBytes) | \(row.countedCalls) | \(row.isConsistent ? "ok" : "MISMATCH")"
+            )
         }
         if rows.contains(where: { !$0.isConsistent }) { throw ExitCode(ExitStatus.caseFailed.code) }
     }
@@ -40,7 +48,8 @@ struct ExactCheckCommand: ParsableCommand {
         let usable = JemallocProbe.sizeClassBytes(for: 32 + array.capacity)
         array = []
         let released = (ExactPeak.liveBytes() ?? 0) - after
-        return ExactPeak.CheckRow(name: "Swift Array (libswiftCore calls malloc)", expectedDeltaBytes: usable, deltaBytes: after - before,
-                                  expectedReleaseBytes: -usable, releaseBytes: released, countedCalls: counted)
+        return ExactPeak.CheckRow(
+            name: "Swift Array (libswiftCore calls malloc)", expectedDeltaBytes: usable, deltaBytes: after - before,
+            expectedReleaseBytes: -usable, releaseBytes: released, countedCalls: counted)
     }
 }

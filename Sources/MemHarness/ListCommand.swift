@@ -32,7 +32,8 @@ enum WorkloadListing {
             lines.append("  steps:")
             for step in descriptor.steps + BuiltInStep.all {
                 let arguments = step.arguments.map { "\($0.name)=\($0.defaultValue)" }.joined(separator: ", ")
-                lines.append("    \(step.name.padded(to: 26)) \(step.summary)" + (arguments.isEmpty ? "" : " [\(arguments)]"))
+                lines.append(
+                    "    \(step.name.padded(to: 26)) \(step.summary)" + (arguments.isEmpty ? "" : " [\(arguments)]"))
             }
             if !descriptor.metrics.isEmpty {
                 lines.append("  metrics:")
@@ -51,4 +52,3 @@ enum WorkloadListing {
         return lines.joined(separator: "\n")
     }
 }
-

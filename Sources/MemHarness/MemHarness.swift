@@ -3,7 +3,7 @@ import HarnessModel
 import WorkloadKit
 
 #if os(Linux)
-import Glibc
+    import Glibc
 #endif
 
 /// The memharness command line over a catalog of workloads: what a package calls from its own `main`.

@@ -30,7 +30,9 @@ enum Publishing {
             let readings = record.report.scenarios.map { "- **\($0.name)**: \(ScenarioSummary($0).reading)" }
             let text = CheckOutputs.markdown(record.checks) + "\n" + readings.joined(separator: "\n") + "\n"
             // GitHub reads the summary after the step; a summary that cannot be appended is worth a warning only.
-            if !appendToFile(text, at: path) { Terminal.note("warning: could not append to GITHUB_STEP_SUMMARY \(path)") }
+            if !appendToFile(text, at: path) {
+                Terminal.note("warning: could not append to GITHUB_STEP_SUMMARY \(path)")
+            }
         }
     }
 
@@ -78,9 +80,9 @@ final class ProgressDisplay: Sendable {
 
     func show(_ event: RunEvent) {
         switch event {
-        case let .started(index, total, spec):
+        case .started(let index, let total, let spec):
             if interactive { Terminal.progress("[\(index)/\(total)] \(spec.label) …") }
-        case let .finished(index, total, result, elapsed):
+        case .finished(let index, let total, let result, let elapsed):
             guard interactive || verbose else { return }
             let seconds = Units.fixed(Double(elapsed) / 1e9, decimals: 1)
             let outcome =

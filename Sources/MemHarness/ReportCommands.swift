@@ -16,7 +16,8 @@ struct ReportCommand: ParsableCommand {
 
     @Option(
         name: .long,
-        help: ArgumentHelp("Render the charts with this value scale instead of the run's: auto, linear or log.", valueName: "scale"))
+        help: ArgumentHelp(
+            "Render the charts with this value scale instead of the run's: auto, linear or log.", valueName: "scale"))
     var chartScale: ChartScaleArgument?
 
     func run() throws {
@@ -106,7 +107,8 @@ struct BaselineSaveCommand: ParsableCommand {
 
     @Option(
         name: .long,
-        help: ArgumentHelp("The baseline's name; the default file is Scenarios/baselines/NAME.json.", valueName: "name"))
+        help: ArgumentHelp("The baseline's name; the default file is Scenarios/baselines/NAME.json.", valueName: "name")
+    )
     var name = "default"
 
     @Option(name: .long, help: ArgumentHelp("The report folder to take the medians from.", valueName: "dir"))

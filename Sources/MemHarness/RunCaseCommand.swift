@@ -5,7 +5,7 @@ import Measurement
 import Runner
 
 #if os(Linux)
-import Glibc
+    import Glibc
 #endif
 
 /// The case process: reads a spec, runs it in this process, writes the outcome. Not for people; the

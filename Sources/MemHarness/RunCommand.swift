@@ -58,7 +58,8 @@ struct RunCommand: ParsableCommand {
 /// The options of `run` that shape the cases.
 struct RunningOptions: ParsableArguments {
     @Option(
-        name: .long, help: ArgumentHelp("Sampling interval, e.g. 1ms, 500us; 0ms turns sampling off.", valueName: "duration"))
+        name: .long,
+        help: ArgumentHelp("Sampling interval, e.g. 1ms, 500us; 0ms turns sampling off.", valueName: "duration"))
     var interval = DurationArgument(.milliseconds(1))
 
     @Option(
@@ -66,7 +67,9 @@ struct RunningOptions: ParsableArguments {
         help: ArgumentHelp("Repetitions per strategy (overrides the scenario files).", valueName: "n"))
     var repetitions: Int?
 
-    @Flag(name: .long, help: "Smoke test: one repetition and every step duration divided by 4; thresholds are not checked.")
+    @Flag(
+        name: .long,
+        help: "Smoke test: one repetition and every step duration divided by 4; thresholds are not checked.")
     var quick = false
 
     @Option(
@@ -78,23 +81,27 @@ struct RunningOptions: ParsableArguments {
     var overrides: [String] = []
 
     @Option(
-        name: .long, help: ArgumentHelp("Folder searched for scenario names and for the default set.", valueName: "dir"))
+        name: .long, help: ArgumentHelp("Folder searched for scenario names and for the default set.", valueName: "dir")
+    )
     var scenariosDir = "Scenarios"
 
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "Rows per case kept in run.json and samples.csv (neighbours merged keeping maxima); 0 keeps all.", valueName: "n"))
+            "Rows per case kept in run.json and samples.csv (neighbours merged keeping maxima); 0 keeps all.",
+            valueName: "n"))
     var samplesMaxRows = 2000
 
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "Value scale of the charts: auto (log when peaks differ by more than 30x), linear or log.", valueName: "scale"))
+            "Value scale of the charts: auto (log when peaks differ by more than 30x), linear or log.",
+            valueName: "scale"))
     var chartScale: ChartScaleArgument = .auto
 
     @Option(
-        name: .long, help: ArgumentHelp("Time limit per case (overrides the scenario files), e.g. 30s.", valueName: "duration"))
+        name: .long,
+        help: ArgumentHelp("Time limit per case (overrides the scenario files), e.g. 30s.", valueName: "duration"))
     var timeout: DurationArgument?
 
     @Option(
@@ -126,7 +133,8 @@ struct RunningOptions: ParsableArguments {
         let nanoseconds = interval.duration.nanoseconds
         if nanoseconds != 0 && !(50_000...10_000_000_000).contains(nanoseconds) {
             throw ValidationError(
-                "--interval \(Units.formatDuration(nanoseconds: nanoseconds)) is out of range; allowed: 0ms (off) or 50us...10s")
+                "--interval \(Units.formatDuration(nanoseconds: nanoseconds)) is out of range; allowed: 0ms (off) or 50us...10s"
+            )
         }
         if let timeout, !(100_000_000...3_600_000_000_000).contains(timeout.duration.nanoseconds) {
             throw ValidationError("--timeout must be between 100ms and 3600s")

@@ -27,7 +27,8 @@ public enum BaselineFile {
         }
         for (key, figures) in baseline.cases.sorted(by: { $0.key < $1.key }) {
             for (figure, value) in figures.sorted(by: { $0.key < $1.key }) where !value.isFinite || value < 0 {
-                throw .damaged(file: path, line: nil, reason: "\(key) \(figure) is \(value); expected a finite size in bytes")
+                throw .damaged(
+                    file: path, line: nil, reason: "\(key) \(figure) is \(value); expected a finite size in bytes")
             }
         }
         return baseline

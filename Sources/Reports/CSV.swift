@@ -41,14 +41,22 @@ public struct CSVTable: Sendable {
         var iterator = Array(text).makeIterator()
         var pending: Character? = nil
         func next() -> Character? {
-            if let value = pending { pending = nil; return value }
+            if let value = pending {
+                pending = nil
+                return value
+            }
             return iterator.next()
         }
         while let character = next() {
             if inQuotes {
                 if character == "\"" {
                     if let following = next() {
-                        if following == "\"" { field.append("\"") } else { inQuotes = false; pending = following }
+                        if following == "\"" {
+                            field.append("\"")
+                        } else {
+                            inQuotes = false
+                            pending = following
+                        }
                     } else {
                         inQuotes = false
                     }
@@ -58,10 +66,14 @@ public struct CSVTable: Sendable {
             } else {
                 switch character {
                 case "\"": inQuotes = true
-                case ",": row.append(field); field = ""
+                case ",":
+                    row.append(field)
+                    field = ""
                 case "\r\n", "\n":
-                    row.append(field); field = ""
-                    rows.append(row); row = []
+                    row.append(field)
+                    field = ""
+                    rows.append(row)
+                    row = []
                 case "\r": break
                 default: field.append(character)
                 }

@@ -6,10 +6,15 @@ public enum CheckOutputs {
     /// limit, margin) when it fits, else each check on a line of its own with its figures on the next
     /// (cut with `…` only if a single item is wider still); then one line per failure with its full message.
     public static func terminalTable(_ checks: [CheckResult], width: Int = 100) -> String {
-        guard !checks.isEmpty else { return "No checks: the scenarios state no thresholds and no baseline was given.\n" }
-        let rows = checks.map { [$0.passed ? "PASS" : "FAIL", "\($0.scenario) · \($0.name)", $0.actual, $0.limit, $0.margin] }
+        guard !checks.isEmpty else {
+            return "No checks: the scenarios state no thresholds and no baseline was given.\n"
+        }
+        let rows = checks.map {
+            [$0.passed ? "PASS" : "FAIL", "\($0.scenario) · \($0.name)", $0.actual, $0.limit, $0.margin]
+        }
         let header = ["", "check", "actual", "limit", "margin"]
-        let widths = header.indices.map { column in (rows.map { $0[column].count } + [header[column].count]).max() ?? 0 }
+        let widths = header.indices.map { column in (rows.map { $0[column].count } + [header[column].count]).max() ?? 0
+        }
         var out: [String]
         if widths.reduce(0, +) + 2 * (widths.count - 1) <= width {
             out = ([header] + rows).map { cells in
@@ -19,7 +24,10 @@ public enum CheckOutputs {
             }
         } else {
             out = rows.flatMap { row in
-                [shorten("\(row[0])  \(row[1])", to: width), shorten("      \(row[2]) · limit \(row[3]) · margin \(row[4])", to: width)]
+                [
+                    shorten("\(row[0])  \(row[1])", to: width),
+                    shorten("      \(row[2]) · limit \(row[3]) · margin \(row[4])", to: width),
+                ]
             }
         }
         let failed = checks.filter { !$0.passed }
@@ -41,15 +49,20 @@ public enum CheckOutputs {
         out.append("<testsuites name=\"memharness\" tests=\"\(checks.count)\" failures=\"\(failures)\">")
         for scenario in checks.map(\.scenario).uniqued() {
             let group = checks.filter { $0.scenario == scenario }
-            out.append("  <testsuite name=\"\(xml(scenario))\" tests=\"\(group.count)\" failures=\"\(group.filter { !$0.passed }.count)\">")
+            out.append(
+                "  <testsuite name=\"\(xml(scenario))\" tests=\"\(group.count)\" failures=\"\(group.filter { !$0.passed }.count)\">"
+            )
             for check in group {
-                let name = "<testcase classname=\"memharness.\(xml(scenario))\" name=\"\(xml(check.name))\""
+                let name =
+                    "<testcase classname=\"memharness.\(xml(scenario))\" name=\"\(xml(check.name))\""
                     + (check.file.map { " file=\"\(xml($0))\"" } ?? "") + (check.line.map { " line=\"\($0)\"" } ?? "")
                 if check.passed {
                     out.append("    \(name)/>")
                 } else {
                     out.append("    \(name)>")
-                    out.append("      <failure message=\"\(xml(check.message))\" type=\"\(check.kind.rawValue)\">\(xml("actual \(check.actual), limit \(check.limit), margin \(check.margin)"))</failure>")
+                    out.append(
+                        "      <failure message=\"\(xml(check.message))\" type=\"\(check.kind.rawValue)\">\(xml("actual \(check.actual), limit \(check.limit), margin \(check.margin)"))</failure>"
+                    )
                     out.append("    </testcase>")
                 }
             }
@@ -80,8 +93,10 @@ public enum CheckOutputs {
         out.append("|---|---|---|---:|---|---:|---:|")
         for check in checks {
             let spread = check.spreadPercent.map { "±" + Units.fixed($0 / 2, decimals: 1) + "%" } ?? "–"
-            out.append("| \(check.passed ? "✅ PASS" : "❌ FAIL") | \(MarkdownReport.cell(check.scenario)) | \(MarkdownReport.cell(check.name)) | "
-                + "\(MarkdownReport.cell(check.actual)) | \(MarkdownReport.cell(check.limit)) | \(MarkdownReport.cell(check.margin)) | \(spread) |")
+            out.append(
+                "| \(check.passed ? "✅ PASS" : "❌ FAIL") | \(MarkdownReport.cell(check.scenario)) | \(MarkdownReport.cell(check.name)) | "
+                    + "\(MarkdownReport.cell(check.actual)) | \(MarkdownReport.cell(check.limit)) | \(MarkdownReport.cell(check.margin)) | \(spread) |"
+            )
         }
         return out.joined(separator: "\n") + "\n"
     }
@@ -94,11 +109,13 @@ public enum CheckOutputs {
             let summary = ScenarioSummary(run)
             for strategy in summary.ranked {
                 let range = "\(Int(strategy.minPeakAllocatedNetBytes))..\(Int(strategy.maxPeakAllocatedNetBytes))"
-                entries.append("  {\"name\": \"\(json("\(run.name)/\(strategy.strategy) peak allocated"))\", \"unit\": \"bytes\", "
-                    + "\"value\": \(Int(strategy.medianPeakAllocatedNetBytes)), \"range\": \"\(range)\", "
-                    + "\"extra\": \"\(json("median of \(strategy.okCount) repetitions"))\"}")
-                entries.append("  {\"name\": \"\(json("\(run.name)/\(strategy.strategy) residue"))\", \"unit\": \"bytes\", "
-                    + "\"value\": \(Int(strategy.medianResidueBytes))}")
+                entries.append(
+                    "  {\"name\": \"\(json("\(run.name)/\(strategy.strategy) peak allocated"))\", \"unit\": \"bytes\", "
+                        + "\"value\": \(Int(strategy.medianPeakAllocatedNetBytes)), \"range\": \"\(range)\", "
+                        + "\"extra\": \"\(json("median of \(strategy.okCount) repetitions"))\"}")
+                entries.append(
+                    "  {\"name\": \"\(json("\(run.name)/\(strategy.strategy) residue"))\", \"unit\": \"bytes\", "
+                        + "\"value\": \(Int(strategy.medianResidueBytes))}")
             }
         }
         return "[\n" + entries.joined(separator: ",\n") + "\n]\n"

@@ -7,8 +7,10 @@ public enum LeaksSection {
     /// The section's lines (heading, table, findings, notes); empty when no case of `scenario`
     /// gathered leak evidence (nothing tracked and no `repeat` step).
     /// - Parameter headingLevel: the number of `#` of the section heading (3 under a `##` scenario).
-    public static func lines(for scenario: ScenarioRun, headingLevel: Int = 3,
-                             criteria: LeakCriteria = .standard) -> [String] {
+    public static func lines(
+        for scenario: ScenarioRun, headingLevel: Int = 3,
+        criteria: LeakCriteria = .standard
+    ) -> [String] {
         let summaries = StrategyLeakSummary.summaries(scenario, criteria: criteria)
         guard summaries.contains(where: { $0.verdict != .notAssessed }) else { return [] }
         // A heading needs at least one '#' and Markdown has no level beyond six.
@@ -19,36 +21,43 @@ public enum LeaksSection {
         out.append("| Strategy | Expected | Surviving objects | Residue | Growth per iteration | Verdict |")
         out.append("|---|---|---|---:|---:|---|")
         for summary in summaries {
-            out.append("| `\(MarkdownReport.cell(summary.strategy))` | \(summary.expectation?.rawValue ?? "–") | \(MarkdownReport.cell(survivors(summary))) | "
-                + "\(residue(summary)) | \(MarkdownReport.cell(growth(summary))) | \(verdict(summary)) |")
+            out.append(
+                "| `\(MarkdownReport.cell(summary.strategy))` | \(summary.expectation?.rawValue ?? "–") | \(MarkdownReport.cell(survivors(summary))) | "
+                    + "\(residue(summary)) | \(MarkdownReport.cell(growth(summary))) | \(verdict(summary)) |")
         }
         out.append("")
         let findings = summaries.filter { $0.outcome == .unexpectedLeak }
         for summary in findings {
-            out.append("**Unexpected leak in `\(MarkdownReport.cell(summary.strategy))`** (\(summary.leakingRepetitions) of "
-                + "\(summary.assessedRepetitions) repetitions): \(summary.reasons.joined(separator: "; ")).")
+            out.append(
+                "**Unexpected leak in `\(MarkdownReport.cell(summary.strategy))`** (\(summary.leakingRepetitions) of "
+                    + "\(summary.assessedRepetitions) repetitions): \(summary.reasons.joined(separator: "; ")).")
             out.append("")
         }
         for summary in summaries where summary.outcome == .expectedLeakNotSeen {
-            out.append("`\(MarkdownReport.cell(summary.strategy))` is expected to leak but did not in any repetition: "
-                + "the scenario may no longer show the pitfall it demonstrates.")
+            out.append(
+                "`\(MarkdownReport.cell(summary.strategy))` is expected to leak but did not in any repetition: "
+                    + "the scenario may no longer show the pitfall it demonstrates.")
             out.append("")
         }
-        out.append("Surviving objects are tracked objects still alive after teardown and settle (a range when repetitions differ). "
-            + "Residue is `stats.allocated` after teardown and settle minus the baseline, ± the freed bytes held in thread caches; "
-            + "it counts jemalloc size classes, so the bytes asked for may be up to 20% less (more for blocks under 128 B). "
-            + "Growth is the least-squares slope of the live heap after each `repeat` iteration past the warm-up, "
-            + "± the half-width of its 95% confidence interval, after one-off jumps (an iteration growing over "
-            + "\(Units.formatBytes(criteria.oneOffJumpBytes)) more or less than the median iteration, such as a thread's first allocator cache) "
-            + "are replaced by the median growth; a lower bound above "
-            + "\(Units.formatBytes(criteria.minimumSlopeBytesPerIteration)) per iteration is a leak even when no tracked object survives.")
+        out.append(
+            "Surviving objects are tracked objects still alive after teardown and settle (a range when repetitions differ). "
+                + "Residue is `stats.allocated` after teardown and settle minus the baseline, ± the freed bytes held in thread caches; "
+                + "it counts jemalloc size classes, so the bytes asked for may be up to 20% less (more for blocks under 128 B). "
+                + "Growth is the least-squares slope of the live heap after each `repeat` iteration past the warm-up, "
+                + "± the half-width of its 95% confidence interval, after one-off jumps (an iteration growing over "
+                + "\(Units.formatBytes(criteria.oneOffJumpBytes)) more or less than the median iteration, such as a thread's first allocator cache) "
+                + "are replaced by the median growth; a lower bound above "
+                + "\(Units.formatBytes(criteria.minimumSlopeBytesPerIteration)) per iteration is a leak even when no tracked object survives."
+        )
         out.append("")
         return out
     }
 
     /// The section as one Markdown string; nil when there is nothing to report.
-    public static func markdown(for scenario: ScenarioRun, headingLevel: Int = 3,
-                                criteria: LeakCriteria = .standard) -> String? {
+    public static func markdown(
+        for scenario: ScenarioRun, headingLevel: Int = 3,
+        criteria: LeakCriteria = .standard
+    ) -> String? {
         let lines = lines(for: scenario, headingLevel: headingLevel, criteria: criteria)
         return lines.isEmpty ? nil : lines.joined(separator: "\n") + "\n"
     }
@@ -56,7 +65,8 @@ public enum LeaksSection {
     static func survivors(_ summary: StrategyLeakSummary) -> String {
         guard !summary.tracked.isEmpty else { return "– (nothing tracked)" }
         return summary.tracked.map { tracked in
-            let alive = summary.survivors.first { $0.typeName == tracked.typeName }
+            let alive =
+                summary.survivors.first { $0.typeName == tracked.typeName }
                 ?? TypeCountRange(typeName: tracked.typeName, minimum: 0, maximum: 0)
             return "\(span(alive)) of \(span(tracked)) \(tracked.typeName)"
         }.joined(separator: ", ")
@@ -69,7 +79,8 @@ public enum LeaksSection {
     static func growth(_ summary: StrategyLeakSummary) -> String {
         guard !summary.growth.isEmpty else { return "– (no repeat step)" }
         return summary.growth.map { growth in
-            var text = "\(Units.formatBytes(growth.medianSlopeBytesPerIteration)) ± \(Units.formatBytes(growth.medianBoundBytesPerIteration))"
+            var text =
+                "\(Units.formatBytes(growth.medianSlopeBytesPerIteration)) ± \(Units.formatBytes(growth.medianBoundBytesPerIteration))"
             if growth.oneOffJumps > 0 {
                 text += " (\(growth.oneOffJumps) one-off jump\(growth.oneOffJumps == 1 ? "" : "s") left out)"
             }

@@ -12,18 +12,22 @@ public enum MarkdownReport {
         let failed = cases.filter { $0.status != .ok }.count
         out.append("# memharness report")
         out.append("")
-        out.append("Generated \(report.generatedAt) by memharness \(report.environment.toolVersion) · "
-            + "\(report.scenarios.count) scenario\(report.scenarios.count == 1 ? "" : "s"), "
-            + "\(cases.count) case\(cases.count == 1 ? "" : "s") (\(cases.count - failed) ok, \(failed) not ok).")
+        out.append(
+            "Generated \(report.generatedAt) by memharness \(report.environment.toolVersion) · "
+                + "\(report.scenarios.count) scenario\(report.scenarios.count == 1 ? "" : "s"), "
+                + "\(cases.count) case\(cases.count == 1 ? "" : "s") (\(cases.count - failed) ok, \(failed) not ok).")
         out.append("")
-        out.append("Peak allocated is jemalloc's `stats.allocated` at its highest sample minus the baseline the case "
-            + "started from (what the scenario itself added), median over repetitions. Lower is better.")
+        out.append(
+            "Peak allocated is jemalloc's `stats.allocated` at its highest sample minus the baseline the case "
+                + "started from (what the scenario itself added), median over repetitions. Lower is better.")
         out.append("")
         if report.scenarios.count > 1 {
             out.append("| Scenario | Reading |")
             out.append("|---|---|")
             for scenario in report.scenarios {
-                out.append("| [\(cell(scenario.name))](#\(anchor(scenario.name))) | \(cell(ScenarioSummary(scenario).reading)) |")
+                out.append(
+                    "| [\(cell(scenario.name))](#\(anchor(scenario.name))) | \(cell(ScenarioSummary(scenario).reading)) |"
+                )
             }
             out.append("")
         }
@@ -49,48 +53,62 @@ public enum MarkdownReport {
             out.append(scenario.summary)
             out.append("")
         }
-        out.append("Workload `\(scenario.workload)` · file `\(scenario.file)` · \(scenario.repetitions) repetition\(scenario.repetitions == 1 ? "" : "s") · "
-            + "steps: \(scenario.steps.map { "`\($0)`" }.joined(separator: " → "))")
+        out.append(
+            "Workload `\(scenario.workload)` · file `\(scenario.file)` · \(scenario.repetitions) repetition\(scenario.repetitions == 1 ? "" : "s") · "
+                + "steps: \(scenario.steps.map { "`\($0)`" }.joined(separator: " → "))")
         out.append("")
         if !scenario.parameters.isEmpty {
-            out.append("Parameters: " + scenario.parameters.map { "`\($0.name)` = \($0.value)" }.joined(separator: ", ") + ".")
+            out.append(
+                "Parameters: " + scenario.parameters.map { "`\($0.name)` = \($0.value)" }.joined(separator: ", ") + ".")
             out.append("")
         }
         let kills = scenario.memoryLimitKills
-        out.append("**Reading:** \(summary.reading)" + kills.map {
-            " `\($0.strategy)` was killed by the memory limit in \($0.killedCount)/\($0.caseCount) cases."
-        }.joined())
+        out.append(
+            "**Reading:** \(summary.reading)"
+                + kills.map {
+                    " `\($0.strategy)` was killed by the memory limit in \($0.killedCount)/\($0.caseCount) cases."
+                }.joined())
         out.append("")
         // Exact peaks (`--peak exact`) get two columns beside the sampled peak; sampled-only reports keep their shape.
         let exact = summary.ranked.contains { $0.medianExactPeakNetBytes != nil }
-        out.append("| Rank | Strategy | Peak allocated | " + (exact ? "Exact peak | Spike excess | " : "")
-            + "× best | Spread | Min – max | Peak resident | Peak RSS (VmHWM) | Residue | Duration | Cases ok |")
+        out.append(
+            "| Rank | Strategy | Peak allocated | " + (exact ? "Exact peak | Spike excess | " : "")
+                + "× best | Spread | Min – max | Peak resident | Peak RSS (VmHWM) | Residue | Duration | Cases ok |")
         out.append("|---:|---|---:|" + (exact ? "---:|---:|" : "") + "---:|---:|---:|---:|---:|---:|---:|---:|")
         for (rank, strategy) in summary.ranked.enumerated() {
             let ratio = summary.ratioToBest(strategy).map { Units.fixed($0, decimals: 2) + "x" } ?? "–"
             let spread = strategy.spreadPercent.map { "±" + Units.fixed($0 / 2, decimals: 1) + "%" } ?? "–"
-            let exactCells = exact
+            let exactCells =
+                exact
                 ? "\(strategy.medianExactPeakNetBytes.map { Units.formatBytes($0) } ?? "–") | \(strategy.medianSpikeExcessBytes.map { Units.formatBytes($0) } ?? "–") | "
                 : ""
-            out.append("| \(rank + 1) | `\(cell(strategy.strategy))` | \(Units.formatBytes(strategy.medianPeakAllocatedNetBytes)) | \(exactCells)\(ratio) | \(spread) | "
-                + "\(Units.formatBytes(strategy.minPeakAllocatedNetBytes)) – \(Units.formatBytes(strategy.maxPeakAllocatedNetBytes)) | "
-                + "\(Units.formatBytes(strategy.medianPeakResidentBytes)) | \(Units.formatBytes(strategy.medianPeakRSSBytes)) | "
-                + "\(Units.formatBytes(strategy.medianResidueBytes)) | \(Units.formatDuration(nanoseconds: Int64(strategy.medianDurationNanoseconds))) | "
-                + "\(strategy.okCount)/\(strategy.okCount + strategy.failedCount) |")
+            out.append(
+                "| \(rank + 1) | `\(cell(strategy.strategy))` | \(Units.formatBytes(strategy.medianPeakAllocatedNetBytes)) | \(exactCells)\(ratio) | \(spread) | "
+                    + "\(Units.formatBytes(strategy.minPeakAllocatedNetBytes)) – \(Units.formatBytes(strategy.maxPeakAllocatedNetBytes)) | "
+                    + "\(Units.formatBytes(strategy.medianPeakResidentBytes)) | \(Units.formatBytes(strategy.medianPeakRSSBytes)) | "
+                    + "\(Units.formatBytes(strategy.medianResidueBytes)) | \(Units.formatDuration(nanoseconds: Int64(strategy.medianDurationNanoseconds))) | "
+                    + "\(strategy.okCount)/\(strategy.okCount + strategy.failedCount) |")
         }
         for name in summary.failedStrategies {
-            let outcome = kills.first { $0.strategy == name && $0.killedCount == $0.caseCount }.map(\.description) ?? "failed"
-            out.append("| – | `\(cell(name))` | \(outcome) | " + (exact ? "– | – | " : "")
-                + "– | – | – | – | – | – | – | 0/\(scenario.cases.filter { $0.strategy == name }.count) |")
+            let outcome =
+                kills.first { $0.strategy == name && $0.killedCount == $0.caseCount }.map(\.description) ?? "failed"
+            out.append(
+                "| – | `\(cell(name))` | \(outcome) | " + (exact ? "– | – | " : "")
+                    + "– | – | – | – | – | – | – | 0/\(scenario.cases.filter { $0.strategy == name }.count) |")
         }
         out.append("")
-        out.append("Spread is half the range of the repetitions' peaks relative to their median; peak resident and RSS are absolute (they include the harness itself).")
+        out.append(
+            "Spread is half the range of the repetitions' peaks relative to their median; peak resident and RSS are absolute (they include the harness itself)."
+        )
         out.append("")
         if exact {
             out.append(contentsOf: exactNote(summary))
         }
         let stem = ReportBundle.chartStem(scenario.name)
-        for (suffix, alt) in [("timeline", "allocated over time"), ("peaks", "peak allocated by strategy"), ("gauges", "gauges over time")] {
+        for (suffix, alt) in [
+            ("timeline", "allocated over time"), ("peaks", "peak allocated by strategy"),
+            ("gauges", "gauges over time"),
+        ] {
             let path = "charts/\(stem)-\(suffix).svg"
             if charts.contains(path) {
                 out.append("![\(scenario.name): \(alt)](\(path))")
@@ -107,8 +125,12 @@ public enum MarkdownReport {
         if !metricNames.isEmpty {
             out.append("### Scenario metrics (median)")
             out.append("")
-            let units = Dictionary(summary.ranked.flatMap(\.metrics).map { ($0.name, $0.unit) }, uniquingKeysWith: { first, _ in first })
-            out.append("| Strategy | " + metricNames.map { name in "\(cell(name))\(unitLabel(units[name]))" }.joined(separator: " | ") + " |")
+            let units = Dictionary(
+                summary.ranked.flatMap(\.metrics).map { ($0.name, $0.unit) }, uniquingKeysWith: { first, _ in first })
+            out.append(
+                "| Strategy | "
+                    + metricNames.map { name in "\(cell(name))\(unitLabel(units[name]))" }.joined(separator: " | ")
+                    + " |")
             out.append("|---|" + String(repeating: "---:|", count: metricNames.count))
             for strategy in summary.ranked {
                 let values = metricNames.map { name in strategy.metrics.first { $0.name == name }.map(format) ?? "–" }
@@ -124,7 +146,9 @@ public enum MarkdownReport {
             out.append("| Strategy | Repetition | Status | Reason |")
             out.append("|---|---:|---|---|")
             for result in notOK {
-                out.append("| `\(cell(result.strategy))` | \(result.repetition) | \(result.status.rawValue) | \(cell(result.failure ?? "")) |")
+                out.append(
+                    "| `\(cell(result.strategy))` | \(result.repetition) | \(result.status.rawValue) | \(cell(result.failure ?? "")) |"
+                )
             }
             out.append("")
         }
@@ -132,9 +156,13 @@ public enum MarkdownReport {
     }
 
     /// A table of one figure per phase and strategy (phases of the first strategy that has any); nothing when none has.
-    static func phaseTable(_ title: String, _ ranked: [StrategySummary],
-                           _ figure: KeyPath<StrategySummary, [PhaseFigure]>) -> [String] {
-        guard let phases = ranked.first(where: { !$0[keyPath: figure].isEmpty })?[keyPath: figure].map(\.name) else { return [] }
+    static func phaseTable(
+        _ title: String, _ ranked: [StrategySummary],
+        _ figure: KeyPath<StrategySummary, [PhaseFigure]>
+    ) -> [String] {
+        guard let phases = ranked.first(where: { !$0[keyPath: figure].isEmpty })?[keyPath: figure].map(\.name) else {
+            return []
+        }
         var out = ["### \(title)", ""]
         out.append("| Strategy | " + phases.map { "`\(cell($0))`" }.joined(separator: " | ") + " |")
         out.append("|---|" + String(repeating: "---:|", count: phases.count))
@@ -151,18 +179,23 @@ public enum MarkdownReport {
     /// What the exact columns are, and the strategy whose spikes the sampler missed most, when it missed much.
     static func exactNote(_ summary: ScenarioSummary) -> [String] {
         var out: [String] = []
-        out.append("Exact peak counts every allocation (`--peak exact`: every malloc and free moves one counter of live "
-            + "size-class bytes); spike excess is the exact peak minus the sampled one: what fell between the samples.")
+        out.append(
+            "Exact peak counts every allocation (`--peak exact`: every malloc and free moves one counter of live "
+                + "size-class bytes); spike excess is the exact peak minus the sampled one: what fell between the samples."
+        )
         out.append("")
         // Below 64 KiB or 1% of the exact peak, the difference is thread-cache noise, not a missed spike.
         let missed = summary.ranked.compactMap { strategy -> (StrategySummary, Double, Double)? in
             guard let exact = strategy.medianExactPeakNetBytes, let excess = strategy.medianSpikeExcessBytes,
-                  excess > max(64 * 1024, exact * 0.01) else { return nil }
+                excess > max(64 * 1024, exact * 0.01)
+            else { return nil }
             return (strategy, exact, excess)
         }.max { $0.2 < $1.2 }
         if let (strategy, exact, excess) = missed {
-            out.append("**Sampling missed spikes:** `\(cell(strategy.strategy))` peaks at \(Units.formatBytes(exact)) counted exactly, "
-                + "\(Units.formatBytes(excess)) above its sampled peak (\(Units.formatBytes(strategy.medianPeakAllocatedNetBytes))).")
+            out.append(
+                "**Sampling missed spikes:** `\(cell(strategy.strategy))` peaks at \(Units.formatBytes(exact)) counted exactly, "
+                    + "\(Units.formatBytes(excess)) above its sampled peak (\(Units.formatBytes(strategy.medianPeakAllocatedNetBytes)))."
+            )
             out.append("")
         }
         return out
@@ -176,7 +209,8 @@ public enum MarkdownReport {
         out.append("|---|---|")
         out.append("| memharness | \(cell(environment.toolVersion)) |")
         out.append("| jemalloc | \(cell(environment.jemallocVersion)) |")
-        let settings = environment.jemallocSettings.sorted { $0.key < $1.key }.map { "`\($0.key)=\($0.value)`" }.joined(separator: " ")
+        let settings = environment.jemallocSettings.sorted { $0.key < $1.key }.map { "`\($0.key)=\($0.value)`" }.joined(
+            separator: " ")
         out.append("| jemalloc settings | \(cell(settings)) |")
         out.append("| Swift | \(cell(environment.swiftVersion)) |")
         out.append("| OS | \(cell(environment.operatingSystem)) |")
@@ -188,7 +222,8 @@ public enum MarkdownReport {
         let requested = environment.requestedIntervalNanoseconds
         var interval = requested > 0 ? "requested \(Units.formatDuration(nanoseconds: requested))" : "off"
         if let median = Statistics.median(achieved), let worst = achieved.max() {
-            interval += ", achieved \(Units.formatDuration(nanoseconds: Int64(median))) median, \(Units.formatDuration(nanoseconds: Int64(worst))) slowest case"
+            interval +=
+                ", achieved \(Units.formatDuration(nanoseconds: Int64(median))) median, \(Units.formatDuration(nanoseconds: Int64(worst))) slowest case"
         }
         out.append("| Sampling interval | \(interval) |")
         let samplerBytes = sampling.map(\.samplerAllocatedBytes).max() ?? 0
@@ -209,7 +244,9 @@ public enum MarkdownReport {
     static func format(_ metric: Metric) -> String {
         switch metric.unit {
         case .bytes: return Units.formatBytes(metric.value)
-        case .count: return metric.value == metric.value.rounded() ? Units.fixed(metric.value, decimals: 0) : Units.fixed(metric.value, decimals: 1)
+        case .count:
+            return metric.value == metric.value.rounded()
+                ? Units.fixed(metric.value, decimals: 0) : Units.fixed(metric.value, decimals: 1)
         case .milliseconds: return Units.fixed(metric.value, decimals: 2)
         case .ratio: return Units.fixed(metric.value, decimals: 3)
         case .perSecond: return Units.fixed(metric.value, decimals: 1)
@@ -231,11 +268,12 @@ public enum MarkdownReport {
 
     /// GitHub's heading anchor: lowercase, spaces to dashes, punctuation dropped.
     static func anchor(_ heading: String) -> String {
-        String(heading.lowercased().compactMap { character -> Character? in
-            if character == " " { return "-" }
-            if character.isLetter || character.isNumber || character == "-" || character == "_" { return character }
-            return nil
-        })
+        String(
+            heading.lowercased().compactMap { character -> Character? in
+                if character == " " { return "-" }
+                if character.isLetter || character.isNumber || character == "-" || character == "_" { return character }
+                return nil
+            })
     }
 }
 

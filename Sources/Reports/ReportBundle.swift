@@ -48,7 +48,8 @@ public enum ReportBundle {
             files.append(("sweep.csv", SweepSection.csv(sweeps)))
         }
         files += charts
-        files.append(("report.md", MarkdownReport.render(report, charts: Set(charts.map(\.path)), checks: record.checks)))
+        files.append(
+            ("report.md", MarkdownReport.render(report, charts: Set(charts.map(\.path)), checks: record.checks)))
         return files.map { ($0.0, Data($0.1.utf8)) }
     }
 
@@ -83,12 +84,14 @@ public enum RecordCodec {
             positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
         struct Header: Decodable { var schema: String? }
         guard let header = try? decoder.decode(Header.self, from: data) else {
-            throw .damaged(file: file, line: nil, reason: "not a JSON object; expected a run.json written by memharness run")
+            throw .damaged(
+                file: file, line: nil, reason: "not a JSON object; expected a run.json written by memharness run")
         }
         guard header.schema == RunRecord.currentSchema else {
             throw .damaged(
                 file: file, line: nil,
-                reason: "schema '\(header.schema ?? "none")' is not \(RunRecord.currentSchema): written by another version "
+                reason:
+                    "schema '\(header.schema ?? "none")' is not \(RunRecord.currentSchema): written by another version "
                     + "of memharness; run the scenarios again with this one")
         }
         do {

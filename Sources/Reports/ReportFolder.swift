@@ -3,9 +3,9 @@ import Foundation
 import HarnessModel
 
 #if os(Linux)
-import Glibc
+    import Glibc
 #else
-#error("memharness runs on Linux only: it links jemalloc and reads /proc")
+    #error("memharness runs on Linux only: it links jemalloc and reads /proc")
 #endif
 
 /// Why a report folder could not be read or written.
@@ -21,10 +21,10 @@ public enum ReportError: Error, CustomStringConvertible, Sendable {
 
     public var description: String {
         switch self {
-        case let .unreadable(path, reason): return "\(path): \(reason)"
-        case let .damaged(file, line, reason): return "\(file)\(line.map { ":\($0)" } ?? ""): \(reason)"
-        case let .unwritable(path, reason): return "\(path): \(reason); the previous report is intact"
-        case let .locked(path):
+        case .unreadable(let path, let reason): return "\(path): \(reason)"
+        case .damaged(let file, let line, let reason): return "\(file)\(line.map { ":\($0)" } ?? ""): \(reason)"
+        case .unwritable(let path, let reason): return "\(path): \(reason); the previous report is intact"
+        case .locked(let path):
             return "\(path) is being written by another memharness run; wait for it or choose another --out"
         }
     }
@@ -44,9 +44,9 @@ public enum ReportError: Error, CustomStringConvertible, Sendable {
             context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
         }
         switch error {
-        case let .dataCorrupted(context): return "bad value at \(path(context)): \(context.debugDescription)"
-        case let .keyNotFound(key, context): return "missing '\(key.stringValue)' at \(path(context))"
-        case let .typeMismatch(_, context), let .valueNotFound(_, context):
+        case .dataCorrupted(let context): return "bad value at \(path(context)): \(context.debugDescription)"
+        case .keyNotFound(let key, let context): return "missing '\(key.stringValue)' at \(path(context))"
+        case .typeMismatch(_, let context), .valueNotFound(_, let context):
             return "unexpected value at \(path(context)): \(context.debugDescription)"
         @unknown default: return "\(error)"
         }
@@ -107,7 +107,8 @@ public enum ReportFolder {
         } else if errno == ENOENT, rename(staging, target) == 0 {
             return
         } else {
-            throw .unwritable(path: target, reason: "cannot move the new report into place: \(String(cString: strerror(errno)))")
+            throw .unwritable(
+                path: target, reason: "cannot move the new report into place: \(String(cString: strerror(errno)))")
         }
     }
 
@@ -186,8 +187,11 @@ public final class ReportFolderLock: Sendable {
             }
             // The holder before us may have removed the file after we opened it: then our lock is on a
             // file nobody else will open. Lock the file that is there now instead.
-            var held = stat(), current = stat()
-            if fstat(fd, &held) == 0, stat(path, &current) == 0, held.st_ino == current.st_ino, held.st_dev == current.st_dev {
+            var held = stat()
+            var current = stat()
+            if fstat(fd, &held) == 0, stat(path, &current) == 0, held.st_ino == current.st_ino,
+                held.st_dev == current.st_dev
+            {
                 descriptor = fd
                 return
             }
@@ -206,7 +210,9 @@ extension ReportFolder {
     /// Replaces the single file `path` (a JUnit or JSON output) through a temporary sibling and a rename.
     public static func replaceFile(_ data: Data, at path: String) throws(ReportError) {
         let url = URL(fileURLWithPath: path)
-        let staging = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).new-\(getpid())").path
+        let staging = url.deletingLastPathComponent().appendingPathComponent(
+            ".\(url.lastPathComponent).new-\(getpid())"
+        ).path
         try writeFile(data, to: staging)
         guard rename(staging, path) == 0 else {
             let reason = String(cString: strerror(errno))

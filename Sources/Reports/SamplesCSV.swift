@@ -19,7 +19,9 @@ public enum SamplesCSV {
         var gaugeNames: [String] = []
         for scenario in report.scenarios {
             for result in scenario.cases {
-                for name in result.measurements?.samples?.gaugeNames ?? [] where !gaugeNames.contains(name) { gaugeNames.append(name) }
+                for name in result.measurements?.samples?.gaugeNames ?? [] where !gaugeNames.contains(name) {
+                    gaugeNames.append(name)
+                }
             }
         }
         var table = CSVTable(columns: fixedColumns + gaugeNames.map { "gauge.\($0)" })
@@ -35,7 +37,8 @@ public enum SamplesCSV {
                         phaseIndex >= 0 && phaseIndex < series.phaseNames.count ? series.phaseNames[phaseIndex] : "",
                         String(series.allocatedBytes[row]), String(series.activeBytes[row]),
                         String(series.residentBytes[row]), String(series.mappedBytes[row]),
-                        String(series.retainedBytes[row]), String(series.metadataBytes[row]), String(series.rssBytes[row]),
+                        String(series.retainedBytes[row]), String(series.metadataBytes[row]),
+                        String(series.rssBytes[row]),
                     ]
                     for name in gaugeNames {
                         if let index = series.gaugeNames.firstIndex(of: name) {

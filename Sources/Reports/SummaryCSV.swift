@@ -14,8 +14,10 @@ public enum SummaryCSV {
         "peak_active_bytes", "peak_resident_bytes", "peak_mapped_bytes", "peak_retained_bytes",
         "peak_metadata_bytes", "peak_rss_bytes", "residue_bytes", "duration_ms", "sample_count",
         "interval_requested_us", "interval_achieved_us", "sampler_allocated_bytes",
-        "expectation", "leak_verdict", "leaked_objects", "growth_bytes_per_iteration", "growth_bound_bytes_per_iteration",
-        "residue_uncertainty_bytes", "memory_warnings", "killed_at_ms", "footprint_at_kill_bytes", "limit_overshoot_bytes",
+        "expectation", "leak_verdict", "leaked_objects", "growth_bytes_per_iteration",
+        "growth_bound_bytes_per_iteration",
+        "residue_uncertainty_bytes", "memory_warnings", "killed_at_ms", "footprint_at_kill_bytes",
+        "limit_overshoot_bytes",
         "limit_overshoot_at_stop_bytes",
     ]
 
@@ -23,7 +25,8 @@ public enum SummaryCSV {
     /// baseline, its peak (absolute and net), the spike excess (exact net minus sampled net) and
     /// the allocating calls counted.
     public static let exactColumns = [
-        "exact_baseline_bytes", "exact_peak_bytes", "exact_peak_net_bytes", "spike_excess_bytes", "exact_allocation_calls",
+        "exact_baseline_bytes", "exact_peak_bytes", "exact_peak_net_bytes", "spike_excess_bytes",
+        "exact_allocation_calls",
     ]
 
     /// The suffix each metric unit adds to its column name (counts add none).
@@ -77,7 +80,7 @@ public enum SummaryCSV {
                 "failure": result.failure ?? "", "expectation": result.expectation?.rawValue ?? "",
             ]
             if let measurements = result.measurements { cells.merge(self.cells(measurements, result)) { $1 } }
-            if case let .killedByMemoryLimit(hit, _) = result.outcome {
+            if case .killedByMemoryLimit(let hit, _) = result.outcome {
                 cells["killed_at_ms"] = Units.fixed(Double(hit.timeNanoseconds) / 1e6, decimals: 3)
                 cells["footprint_at_kill_bytes"] = String(hit.footprintBytes)
                 cells["limit_overshoot_bytes"] = String(hit.overshootBytes)
@@ -109,7 +112,9 @@ public enum SummaryCSV {
             cells["leak_verdict"] = result.leakAssessment.verdict.rawValue
             cells["leaked_objects"] =
                 leaks.trackedCount > 0 || !leaks.survivors.isEmpty ? String(leaks.survivorCount) : ""
-            if let fit = leaks.growth.compactMap(\.fit).max(by: { $0.slopeBytesPerIteration < $1.slopeBytesPerIteration }) {
+            if let fit = leaks.growth.compactMap(\.fit).max(by: {
+                $0.slopeBytesPerIteration < $1.slopeBytesPerIteration
+            }) {
                 cells["growth_bytes_per_iteration"] = Units.fixed(fit.slopeBytesPerIteration, decimals: 1)
                 cells["growth_bound_bytes_per_iteration"] = Units.fixed(fit.boundBytesPerIteration, decimals: 1)
             }

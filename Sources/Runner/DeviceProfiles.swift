@@ -1,6 +1,7 @@
 import Measurement
 import Scenarios
 import WorkloadKit
+
 /// A phone or tablet's memory budget for one app, to run cases as if on that device.
 public struct DeviceProfile: Sendable, Hashable {
     /// The name `--device` takes, e.g. `iphone-6`.
@@ -21,8 +22,9 @@ public struct DeviceProfile: Sendable, Hashable {
 
     /// The budget this device gives a case measured by `footprint`.
     public func budget(footprint: FootprintMeasure) -> MemoryBudget {
-        MemoryBudget(footprint: footprint, limitBytes: limitBytes,
-                     warningBytes: MemoryLevel.fractionOfLimit(warningFraction).bytes(limit: limitBytes))
+        MemoryBudget(
+            footprint: footprint, limitBytes: limitBytes,
+            warningBytes: MemoryLevel.fractionOfLimit(warningFraction).bytes(limit: limitBytes))
     }
 }
 
@@ -34,7 +36,8 @@ extension DeviceProfile {
     /// particular OS versions, not Apple figures; the OS publishes no limits. The warning level
     /// (80% of the limit) is illustrative: iOS sends warnings "when memory use approaches the
     /// limit" without saying where.
-    public static let source = "https://stackoverflow.com/questions/5887248/ios-app-maximum-memory-budget/15200855#15200855"
+    public static let source =
+        "https://stackoverflow.com/questions/5887248/ios-app-maximum-memory-budget/15200855#15200855"
 
     /// The built-in profiles, smallest limit first.
     public static let builtIn: [DeviceProfile] = [

@@ -1,22 +1,22 @@
-import Measurement
-import Scenarios
-import WorkloadKit
 import AllocatorProbe
 import Foundation
 import HarnessModel
+import Measurement
+import Scenarios
+import WorkloadKit
 
 /// Facts about this machine for the report's environment section.
 public enum MachineEnvironment {
     /// The Swift compiler that built the harness.
     public static var swiftVersion: String {
         #if compiler(>=6.4)
-        return "6.4 or later"
+            return "6.4 or later"
         #elseif compiler(>=6.3)
-        return "6.3"
+            return "6.3"
         #elseif compiler(>=6.2)
-        return "6.2"
+            return "6.2"
         #else
-        return "before 6.2"
+            return "before 6.2"
         #endif
     }
 
@@ -28,11 +28,15 @@ public enum MachineEnvironment {
             withUnsafeBytes(of: value) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
         }
         let cpuInfo = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
-        let model = cpuInfo.split(separator: "\n").first { $0.hasPrefix("model name") }
-            .map { $0.split(separator: ":", maxSplits: 1).last.map { $0.trimmingCharacters(in: .whitespaces) } ?? "" } ?? "unknown"
+        let model =
+            cpuInfo.split(separator: "\n").first { $0.hasPrefix("model name") }
+            .map { $0.split(separator: ":", maxSplits: 1).last.map { $0.trimmingCharacters(in: .whitespaces) } ?? "" }
+            ?? "unknown"
         let osRelease = (try? String(contentsOfFile: "/etc/os-release", encoding: .utf8)) ?? ""
-        let pretty = osRelease.split(separator: "\n").first { $0.hasPrefix("PRETTY_NAME=") }
-            .map { String($0.dropFirst("PRETTY_NAME=".count)).trimmingCharacters(in: CharacterSet(charactersIn: "\"")) } ?? "Linux"
+        let pretty =
+            osRelease.split(separator: "\n").first { $0.hasPrefix("PRETTY_NAME=") }
+            .map { String($0.dropFirst("PRETTY_NAME=".count)).trimmingCharacters(in: CharacterSet(charactersIn: "\"")) }
+            ?? "Linux"
         return EnvironmentInfo(
             toolVersion: toolVersion,
             jemallocVersion: JemallocProbe.version(),

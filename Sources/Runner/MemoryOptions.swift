@@ -1,7 +1,7 @@
+import HarnessModel
 import Measurement
 import Scenarios
 import WorkloadKit
-import HarnessModel
 
 /// A memory level set on the command line: keep the scenario file's, turn it off, or set it.
 public enum BudgetSetting<Value: Sendable & Hashable>: Sendable, Hashable {
@@ -25,8 +25,10 @@ public struct MemoryOptions: Sendable, Hashable {
     /// `--device`: sets the limit and the warning level unless given explicitly.
     public var device: DeviceProfile?
 
-    public init(limit: BudgetSetting<Int> = .fromScenario, warning: BudgetSetting<MemoryLevel> = .fromScenario,
-                footprint: FootprintMeasure = .allocated, device: DeviceProfile? = nil) {
+    public init(
+        limit: BudgetSetting<Int> = .fromScenario, warning: BudgetSetting<MemoryLevel> = .fromScenario,
+        footprint: FootprintMeasure = .allocated, device: DeviceProfile? = nil
+    ) {
         self.limit = limit
         self.warning = warning
         self.footprint = footprint
@@ -38,13 +40,13 @@ public struct MemoryOptions: Sendable, Hashable {
         let limit: Int?
         switch self.limit {
         case .off: limit = nil
-        case let .value(bytes): limit = bytes
+        case .value(let bytes): limit = bytes
         case .fromScenario: limit = device?.limitBytes ?? scenario.memoryLimitBytes
         }
         let warning: MemoryLevel?
         switch self.warning {
         case .off: warning = nil
-        case let .value(level): warning = level
+        case .value(let level): warning = level
         case .fromScenario: warning = device.map { .fractionOfLimit($0.warningFraction) } ?? scenario.memoryWarning
         }
         return (limit, warning)
@@ -63,11 +65,13 @@ public struct MemoryOptions: Sendable, Hashable {
         scenarios.compactMap { scenario in
             let (limit, warning) = levels(for: scenario)
             if case .fractionOfLimit? = warning, limit == nil {
-                return "\(scenario.file): the memory warning is \(warning.map(\.description) ?? ""), but there is no memory limit; "
+                return
+                    "\(scenario.file): the memory warning is \(warning.map(\.description) ?? ""), but there is no memory limit; "
                     + "set one (--memory-limit, memoryLimit:, --device) or give the warning as a size, e.g. --memory-warning 240MiB"
             }
             if let limit, let bytes = warning?.bytes(limit: limit), bytes > limit {
-                return "\(scenario.file): the memory warning \(Units.formatBytes(bytes)) is above the memory limit \(Units.formatBytes(limit)); "
+                return
+                    "\(scenario.file): the memory warning \(Units.formatBytes(bytes)) is above the memory limit \(Units.formatBytes(limit)); "
                     + "a warning must come before the limit, e.g. --memory-warning 80%"
             }
             return nil

@@ -3,9 +3,9 @@ import Measurement
 import WorkloadKit
 
 #if os(Linux)
-import Glibc
+    import Glibc
 #else
-#error("memharness runs on Linux only: it links jemalloc and reads /proc")
+    #error("memharness runs on Linux only: it links jemalloc and reads /proc")
 #endif
 
 /// Runs each case in a child process: the harness executable with the hidden `_run-case` command.
@@ -53,7 +53,8 @@ public struct ProcessCaseLauncher: CaseLaunching {
     }
 
     public var exactPeakProblem: String? {
-        exactExecutable == nil ? "there is no \(ExactPeak.executableName) beside \(executable); \(ExactPeak.buildHint)" : nil
+        exactExecutable == nil
+            ? "there is no \(ExactPeak.executableName) beside \(executable); \(ExactPeak.buildHint)" : nil
     }
 
     /// The executable that runs `spec`, or nil when it needs the counting one and there is none.
@@ -110,13 +111,15 @@ public struct ProcessCaseLauncher: CaseLaunching {
         if process.terminationReason == .uncaughtSignal {
             let signal = process.terminationStatus
             return .crashed(
-                crash: CaseCrash(signal: signal, signalName: SignalNames.name(of: signal), message: stderr.failureMessage),
+                crash: CaseCrash(
+                    signal: signal, signalName: SignalNames.name(of: signal), message: stderr.failureMessage),
                 measurements: partial())
         }
         let status = process.terminationStatus
         if status == CaseExitCode.done || status == CaseExitCode.memoryLimit {
             do {
-                return try JSONDecoder().decode(CaseOutcome.self, from: Data(contentsOf: URL(fileURLWithPath: work.result)))
+                return try JSONDecoder().decode(
+                    CaseOutcome.self, from: Data(contentsOf: URL(fileURLWithPath: work.result)))
             } catch {
                 return .notMeasured(reason: "the case wrote no readable result: \(error.localizedDescription)")
             }
@@ -158,7 +161,8 @@ struct CaseWorkFolder {
     var scratch: String { "\(root)/scratch" }
 
     init(spec caseSpec: CaseSpec) throws {
-        root = FileManager.default.temporaryDirectory.appendingPathComponent("memharness-case-\(UUID().uuidString)").path
+        root =
+            FileManager.default.temporaryDirectory.appendingPathComponent("memharness-case-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
         try JSONEncoder().encode(caseSpec).write(to: URL(fileURLWithPath: spec))
         guard FileManager.default.createFile(atPath: stderr, contents: nil) else {

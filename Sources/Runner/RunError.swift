@@ -21,9 +21,9 @@ public enum RunError: Error, CustomStringConvertible, Sendable {
 
     public var description: String {
         switch self {
-        case let .scenario(error): return error.description
-        case let .options(problems): return problems.joined(separator: "\n")
-        case let .exactPeakUnavailable(file, detail):
+        case .scenario(let error): return error.description
+        case .options(let problems): return problems.joined(separator: "\n")
+        case .exactPeakUnavailable(let file, let detail):
             return "\(file): exact peaks (--peak exact, peak: exact) need every allocation counted, but \(detail)"
         }
     }

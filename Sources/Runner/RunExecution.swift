@@ -55,7 +55,8 @@ extension ScenarioRun {
     /// A planned scenario with the results of its cases.
     init(planned: PlannedScenario, results: [CaseResult]) {
         let spec = planned.spec
-        let budget = planned.cases.first?.memoryBudget.map { [NamedValue(name: "memoryBudget", value: $0.summary)] } ?? []
+        let budget =
+            planned.cases.first?.memoryBudget.map { [NamedValue(name: "memoryBudget", value: $0.summary)] } ?? []
         self.init(
             name: spec.name, file: spec.file, workload: spec.workload, summary: spec.summary,
             parameters: spec.parameterOrder.compactMap { name in

@@ -99,13 +99,15 @@ public enum RunPlanner {
         let points: [(label: String, specs: [ScenarioSpec])]
         var sweepKey: String?
         do throws(ScenarioError) {
-            let specs = try ScenarioFiles.load(request.scenarios, directory: request.scenariosDirectory, catalog: catalog)
+            let specs = try ScenarioFiles.load(
+                request.scenarios, directory: request.scenariosDirectory, catalog: catalog)
             let sweeps = request.overrides.filter(SweepSpec.isSweep)
             if sweeps.count > 1 {
                 throw ScenarioError.invalidOverride(
                     sweeps[1], reason: "only one --set may list several values; this run already sweeps \(sweeps[0])")
             }
-            let fixed = try applyOverrides(request.overrides.filter { !SweepSpec.isSweep($0) }, to: specs, catalog: catalog)
+            let fixed = try applyOverrides(
+                request.overrides.filter { !SweepSpec.isSweep($0) }, to: specs, catalog: catalog)
             if let text = sweeps.first {
                 let sweep = try SweepSpec(parsing: text)
                 sweepKey = sweep.key
@@ -134,14 +136,17 @@ public enum RunPlanner {
     /// What in the options does not fit the scenarios, one message each.
     static func problems(of specs: [ScenarioSpec], options: RunOptions) -> [String] {
         var problems = options.memory.problems(for: specs)
-        for spec in specs where (spec.interval ?? options.interval) == .zero && options.memory.budget(for: spec) != nil {
+        for spec in specs where (spec.interval ?? options.interval) == .zero && options.memory.budget(for: spec) != nil
+        {
             problems.append("\(spec.file): a memory limit or warning needs the sampler; use an --interval above 0")
         }
         return problems.uniqued()
     }
 
     /// One scenario at one sweep point (`pointLabel` empty without a sweep) with its cases.
-    static func planned(_ spec: ScenarioSpec, sweepKey: String?, pointLabel: String, options: RunOptions) -> PlannedScenario {
+    static func planned(_ spec: ScenarioSpec, sweepKey: String?, pointLabel: String, options: RunOptions)
+        -> PlannedScenario
+    {
         var spec = spec
         let baseName = spec.name
         var point: (String, ParameterValue)?
@@ -150,7 +155,8 @@ public enum RunPlanner {
         }
         if !pointLabel.isEmpty { spec.name = "\(baseName) @ \(pointLabel)" }
         if let timeout = options.timeout { spec.timeout = timeout }
-        return PlannedScenario(spec: spec, baseName: baseName, sweepPoint: point, cases: cases(of: spec, options: options))
+        return PlannedScenario(
+            spec: spec, baseName: baseName, sweepPoint: point, cases: cases(of: spec, options: options))
     }
 
     /// The cases of one scenario, repetition by repetition, strategy by strategy: strategies
@@ -177,7 +183,9 @@ public enum RunPlanner {
     static func quartered(_ step: StepInvocation) -> StepInvocation {
         var step = step
         for (name, value) in step.arguments.values {
-            if case let .duration(nanoseconds) = value { step.arguments[name] = .duration(nanoseconds: nanoseconds / 4) }
+            if case .duration(let nanoseconds) = value {
+                step.arguments[name] = .duration(nanoseconds: nanoseconds / 4)
+            }
         }
         step.body = step.body?.map(quartered)
         return step

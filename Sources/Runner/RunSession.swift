@@ -37,16 +37,16 @@ public enum RunSessionError: Error, CustomStringConvertible, Sendable {
 
     public var description: String {
         switch self {
-        case let .run(error): return error.description
-        case let .report(error): return error.description
+        case .run(let error): return error.description
+        case .report(let error): return error.description
         }
     }
 
     /// The status the command line exits with.
     public var exitStatus: ExitStatus {
         switch self {
-        case let .run(error): return error.isUsageError ? .usage : .caseFailed
-        case let .report(error): return error.exitStatus
+        case .run(let error): return error.isUsageError ? .usage : .caseFailed
+        case .report(let error): return error.exitStatus
         }
     }
 }
@@ -72,7 +72,8 @@ public enum RunSession {
         do throws(RunError) {
             plan = try RunPlanner.plan(request, catalog: catalog)
             if plan.needsExactPeaks, let problem = launcher.exactPeakProblem {
-                let file = plan.scenarios.first { $0.cases.contains { $0.peakMode == .exact } }?.spec.file ?? "--peak exact"
+                let file =
+                    plan.scenarios.first { $0.cases.contains { $0.peakMode == .exact } }?.spec.file ?? "--peak exact"
                 throw RunError.exactPeakUnavailable(file: file, detail: problem)
             }
         } catch {
@@ -117,6 +118,7 @@ public enum RunIndexFile {
             guard let record = try? ReportFolder.read(parent.appendingPathComponent(folder).path) else { return nil }
             return RunIndex.Entry(folder: folder, report: record.report)
         }
-        try ReportFolder.replaceFile(Data(RunIndex.render(entries).utf8), at: parent.appendingPathComponent("index.md").path)
+        try ReportFolder.replaceFile(
+            Data(RunIndex.render(entries).utf8), at: parent.appendingPathComponent("index.md").path)
     }
 }

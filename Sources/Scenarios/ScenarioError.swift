@@ -14,14 +14,14 @@ public enum ScenarioError: Error, CustomStringConvertible, Sendable {
 
     public var description: String {
         switch self {
-        case let .invalid(diagnostics):
+        case .invalid(let diagnostics):
             return diagnostics.map(\.description).joined(separator: "\n")
-        case let .unknownScenario(name, available):
+        case .unknownScenario(let name, let available):
             return "no scenario file or name '\(name)'; expected a path to a .yaml file or one of: "
                 + available.joined(separator: ", ") + suggestion(name, available)
-        case let .unreadable(path, reason):
+        case .unreadable(let path, let reason):
             return "\(path): \(reason)"
-        case let .invalidOverride(text, reason):
+        case .invalidOverride(let text, let reason):
             return "--set '\(text)': \(reason)"
         }
     }

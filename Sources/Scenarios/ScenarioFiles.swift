@@ -42,7 +42,8 @@ public enum ScenarioFiles {
             .filter { $0.hasSuffix(".yaml") || $0.hasSuffix(".yml") }.sorted()
         if arguments.isEmpty {
             guard !available.isEmpty else {
-                throw .unknownScenario(directory, available: ["a folder with .yaml scenario files (see --scenarios-dir)"])
+                throw .unknownScenario(
+                    directory, available: ["a folder with .yaml scenario files (see --scenarios-dir)"])
             }
             return available.map { "\(directory)/\($0)" }
         }

@@ -2,7 +2,9 @@ import WorkloadKit
 
 /// Applies `--set name=value` overrides: `name` is a parameter, `step.argument` a step's argument
 /// (by phase name or step name). Every override must match something.
-public func applyOverrides(_ overrides: [String], to scenarios: [ScenarioSpec], catalog: WorkloadCatalog) throws(ScenarioError) -> [ScenarioSpec] {
+public func applyOverrides(_ overrides: [String], to scenarios: [ScenarioSpec], catalog: WorkloadCatalog)
+    throws(ScenarioError) -> [ScenarioSpec]
+{
     var scenarios = scenarios
     for text in overrides {
         let parts = text.split(separator: "=", maxSplits: 1).map(String.init)
@@ -18,17 +20,19 @@ public func applyOverrides(_ overrides: [String], to scenarios: [ScenarioSpec], 
             let keyParts = key.split(separator: ".", maxSplits: 1).map(String.init)
             if keyParts.count == 1 {
                 guard let spec = descriptor.parameters.first(where: { $0.name == key }) else {
-                    problems.append("\(scenarios[index].name): no parameter '\(key)'; parameters: \(descriptor.parameters.map(\.name).joined(separator: ", "))")
+                    problems.append(
+                        "\(scenarios[index].name): no parameter '\(key)'; parameters: \(descriptor.parameters.map(\.name).joined(separator: ", "))"
+                    )
                     continue
                 }
                 switch spec.parse(valueText) {
-                case let .success(value):
+                case .success(let value):
                     scenarios[index].parameters[key] = value
                     for strategy in scenarios[index].strategies.indices {
                         scenarios[index].strategies[strategy].parameters[key] = value
                     }
                     matched = true
-                case let .failure(failure):
+                case .failure(let failure):
                     throw .invalidOverride(text, reason: failure.message(text: valueText))
                 }
             } else {
@@ -37,26 +41,32 @@ public func applyOverrides(_ overrides: [String], to scenarios: [ScenarioSpec], 
                 for stepIndex in scenarios[index].steps.indices {
                     let step = scenarios[index].steps[stepIndex]
                     guard step.phase == stepKey || step.name == stepKey,
-                          let stepDescriptor = stepDescriptors.first(where: { $0.name == step.name }) else { continue }
+                        let stepDescriptor = stepDescriptors.first(where: { $0.name == step.name })
+                    else { continue }
                     guard let spec = stepDescriptor.arguments.first(where: { $0.name == argument }) else {
-                        problems.append("step '\(step.name)' has no argument '\(argument)'; arguments: \(stepDescriptor.arguments.map(\.name).joined(separator: ", "))")
+                        problems.append(
+                            "step '\(step.name)' has no argument '\(argument)'; arguments: \(stepDescriptor.arguments.map(\.name).joined(separator: ", "))"
+                        )
                         continue
                     }
                     switch spec.parse(valueText) {
-                    case let .success(value):
+                    case .success(let value):
                         scenarios[index].steps[stepIndex].arguments[argument] = value
                         matched = true
-                    case let .failure(failure):
+                    case .failure(let failure):
                         throw .invalidOverride(text, reason: failure.message(text: valueText))
                     }
                 }
                 if !matched && problems.isEmpty {
-                    problems.append("\(scenarios[index].name): no step '\(stepKey)'; steps: \(scenarios[index].steps.map(\.phase).joined(separator: ", "))")
+                    problems.append(
+                        "\(scenarios[index].name): no step '\(stepKey)'; steps: \(scenarios[index].steps.map(\.phase).joined(separator: ", "))"
+                    )
                 }
             }
         }
         if !matched {
-            throw .invalidOverride(text, reason: problems.isEmpty ? "no scenario to apply it to" : problems.joined(separator: "; "))
+            throw .invalidOverride(
+                text, reason: problems.isEmpty ? "no scenario to apply it to" : problems.joined(separator: "; "))
         }
     }
     return scenarios
@@ -83,13 +93,15 @@ public struct SweepSpec: Sendable, Hashable {
             String($0.drop(while: { $0 == " " }).reversed().drop(while: { $0 == " " }).reversed())
         }
         guard values.count >= 2 else {
-            throw .invalidOverride(text, reason: "a sweep needs at least two values separated by commas, e.g. \(parts[0])=1s,2s,4s")
+            throw .invalidOverride(
+                text, reason: "a sweep needs at least two values separated by commas, e.g. \(parts[0])=1s,2s,4s")
         }
         if let empty = values.firstIndex(where: \.isEmpty) {
             throw .invalidOverride(text, reason: "value \(empty + 1) of the sweep is empty; remove the extra comma")
         }
         if let repeated = values.enumerated().first(where: { values[..<$0.offset].contains($0.element) })?.element {
-            throw .invalidOverride(text, reason: "'\(repeated)' is listed twice; every point of a sweep needs its own value")
+            throw .invalidOverride(
+                text, reason: "'\(repeated)' is listed twice; every point of a sweep needs its own value")
         }
         key = parts[0]
         self.values = values
@@ -113,4 +125,3 @@ public func sweptValue(_ key: String, in scenario: ScenarioSpec) -> ParameterVal
     guard parts.count == 2 else { return scenario.parameters[key] }
     return scenario.steps.first { $0.phase == parts[0] || $0.name == parts[0] }?.arguments[parts[1]]
 }
-

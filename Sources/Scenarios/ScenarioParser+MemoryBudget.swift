@@ -1,5 +1,5 @@
-import WorkloadKit
 import HarnessModel
+import WorkloadKit
 import Yams
 
 extension ParseContext {
@@ -13,19 +13,26 @@ extension ParseContext {
             if let bytes = Units.parseBytes(text), Self.memoryLimitRange.contains(bytes) {
                 limit = bytes
             } else {
-                report(node, "bad value '\(text)' for 'memoryLimit'; expected a size from 1MiB to 1TiB, e.g. 300MiB, 1.5GiB")
+                report(
+                    node,
+                    "bad value '\(text)' for 'memoryLimit'; expected a size from 1MiB to 1TiB, e.g. 300MiB, 1.5GiB")
             }
         }
         var warning: MemoryLevel?
         if let node = mapping["memoryWarning"], let text = string(node, "memoryWarning") {
             if let level = MemoryLevel.parse(text) {
                 warning = level
-                if let limit, case let .bytes(bytes) = level, bytes > limit {
-                    report(node, "'memoryWarning' \(Units.formatBytes(bytes)) is above 'memoryLimit' \(Units.formatBytes(limit)); "
-                        + "a warning must come before the limit, e.g. 80%")
+                if let limit, case .bytes(let bytes) = level, bytes > limit {
+                    report(
+                        node,
+                        "'memoryWarning' \(Units.formatBytes(bytes)) is above 'memoryLimit' \(Units.formatBytes(limit)); "
+                            + "a warning must come before the limit, e.g. 80%")
                 }
             } else {
-                report(node, "bad value '\(text)' for 'memoryWarning'; expected a share of memoryLimit (1%...100%, e.g. 80%) or a size, e.g. 240MiB")
+                report(
+                    node,
+                    "bad value '\(text)' for 'memoryWarning'; expected a share of memoryLimit (1%...100%, e.g. 80%) or a size, e.g. 240MiB"
+                )
             }
         }
         return (limit, warning)

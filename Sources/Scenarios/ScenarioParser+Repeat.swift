@@ -1,5 +1,5 @@
-import WorkloadKit
 import HarnessModel
+import WorkloadKit
 import Yams
 
 extension ParseContext {
@@ -7,11 +7,14 @@ extension ParseContext {
     ///
     /// The body is a list of steps in the usual forms; a `repeat` inside a `repeat` is refused
     /// (the growth fit needs one settle and one reading per iteration of one loop).
-    mutating func readRepeatBody(_ bodyNode: Node?, stepNode: Node, arguments: ParameterValues,
-                                 descriptors: [StepDescriptor]) -> [StepInvocation]? {
+    mutating func readRepeatBody(
+        _ bodyNode: Node?, stepNode: Node, arguments: ParameterValues,
+        descriptors: [StepDescriptor]
+    ) -> [StepInvocation]? {
         let repeatName = BuiltInStep.repeat.name
         let bodyDescriptors = descriptors.filter { $0.name != repeatName }
-        let example = "\(repeatName): {times: 20, warmup: 3, steps: [\(bodyDescriptors.prefix(2).map(\.name).joined(separator: ", "))]}"
+        let example =
+            "\(repeatName): {times: 20, warmup: 3, steps: [\(bodyDescriptors.prefix(2).map(\.name).joined(separator: ", "))]}"
         guard let bodyNode else {
             report(stepNode, "step '\(repeatName)' needs the steps to repeat, e.g. \(example)")
             return nil
@@ -38,8 +41,11 @@ extension ParseContext {
         let warmup = arguments.count("warmup")
         let minimum = BuiltInStep.minimumMeasuredIterations
         if times - warmup < minimum {
-            report(stepNode, "'\(repeatName)' runs \(times) iterations with \(warmup) of warm-up, leaving \(max(times - warmup, 0)) "
-                + "to fit the growth line; it needs at least \(minimum): raise 'times' to \(warmup + minimum) or lower 'warmup'")
+            report(
+                stepNode,
+                "'\(repeatName)' runs \(times) iterations with \(warmup) of warm-up, leaving \(max(times - warmup, 0)) "
+                    + "to fit the growth line; it needs at least \(minimum): raise 'times' to \(warmup + minimum) or lower 'warmup'"
+            )
             valid = false
         }
         return valid ? body : nil

@@ -1,5 +1,5 @@
-import WorkloadKit
 import HarnessModel
+import WorkloadKit
 import Yams
 
 /// Reads scenario files (YAML) into `ScenarioSpec`s, checking everything against the workload's
@@ -48,16 +48,20 @@ public struct ScenarioParser: Sendable {
         while summary.last?.isNewline == true || summary.last == " " { summary.removeLast() }
         guard let workloadName = context.requiredString(mapping, "workload") else { return nil }
         guard let workload = catalog.workload(named: workloadName) else {
-            context.report(mapping["workload"], "unknown workload '\(workloadName)'; expected one of: \(catalog.names.joined(separator: ", "))"
-                + suggestion(workloadName, catalog.names))
+            context.report(
+                mapping["workload"],
+                "unknown workload '\(workloadName)'; expected one of: \(catalog.names.joined(separator: ", "))"
+                    + suggestion(workloadName, catalog.names))
             return nil
         }
         let descriptor = workload.descriptor
 
         // Parameters: defaults, then the file's values.
-        var parameters = ParameterValues(Dictionary(uniqueKeysWithValues: descriptor.parameters.map { ($0.name, $0.defaultValue) }))
+        var parameters = ParameterValues(
+            Dictionary(uniqueKeysWithValues: descriptor.parameters.map { ($0.name, $0.defaultValue) }))
         if let node = mapping["parameters"] {
-            context.readParameters(node, specs: descriptor.parameters, into: &parameters, what: "of workload '\(descriptor.name)'")
+            context.readParameters(
+                node, specs: descriptor.parameters, into: &parameters, what: "of workload '\(descriptor.name)'")
         }
 
         // Strategies: a list of names, or of mappings `{name: x, expect: leaks, parameters: {...}}`.
@@ -75,7 +79,8 @@ public struct ScenarioParser: Sendable {
                     }
                 }
             } else {
-                context.report(node, "'strategies' is a list, e.g. [\(validStrategies.prefix(2).joined(separator: ", "))]")
+                context.report(
+                    node, "'strategies' is a list, e.g. [\(validStrategies.prefix(2).joined(separator: ", "))]")
             }
         } else {
             strategies = descriptor.strategies.map {
@@ -83,7 +88,9 @@ public struct ScenarioParser: Sendable {
             }
         }
         if strategies.isEmpty && mapping["strategies"] != nil && context.diagnostics.isEmpty {
-            context.report(mapping["strategies"], "no strategies listed; expected some of: \(validStrategies.joined(separator: ", "))")
+            context.report(
+                mapping["strategies"],
+                "no strategies listed; expected some of: \(validStrategies.joined(separator: ", "))")
         }
 
         // Steps.
@@ -105,21 +112,26 @@ public struct ScenarioParser: Sendable {
             }
         }
         steps = uniquePhases(steps)
-        let thresholds = mapping["thresholds"].map {
-            context.readThresholds($0, strategies: strategies.map(\.name), phases: ["setup"] + steps.map(\.phase) + ["teardown"])
-        } ?? []
+        let thresholds =
+            mapping["thresholds"].map {
+                context.readThresholds(
+                    $0, strategies: strategies.map(\.name), phases: ["setup"] + steps.map(\.phase) + ["teardown"])
+            } ?? []
 
         let repetitions = context.readNumber(mapping, "repetitions", default: 3, range: 1...100)
         let interval = context.readDuration(mapping, "interval", range: .microseconds(50) ... .seconds(10))
-        let timeout = context.readDuration(mapping, "timeout", range: .milliseconds(100) ... .seconds(3600)) ?? .seconds(120)
+        let timeout =
+            context.readDuration(mapping, "timeout", range: .milliseconds(100) ... .seconds(3600)) ?? .seconds(120)
         let settle = context.readDuration(mapping, "settle", range: .zero ... .seconds(60)) ?? .milliseconds(100)
         let memory = context.readMemoryBudget(mapping)
         var peakMode: PeakMode?
         if let node = mapping["peak"], let text = context.string(node, "peak") {
             peakMode = PeakMode(rawValue: text)
             if peakMode == nil {
-                context.report(node, "bad value '\(text)' for 'peak'; expected one of: \(PeakMode.allCases.map(\.rawValue).joined(separator: ", "))"
-                    + suggestion(text, PeakMode.allCases.map(\.rawValue)))
+                context.report(
+                    node,
+                    "bad value '\(text)' for 'peak'; expected one of: \(PeakMode.allCases.map(\.rawValue).joined(separator: ", "))"
+                        + suggestion(text, PeakMode.allCases.map(\.rawValue)))
             }
         }
 
@@ -152,9 +164,10 @@ public struct ScenarioParser: Sendable {
 
     static func diagnostic(for error: YamlError, file: String) -> ScenarioDiagnostic {
         switch error {
-        case let .scanner(context, problem, mark, _), let .parser(context, problem, mark, _):
+        case .scanner(let context, let problem, let mark, _), .parser(let context, let problem, let mark, _):
             let what = [context?.text, problem].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: " ")
-            return ScenarioDiagnostic(SourceLocation(file: file, line: mark.line, column: mark.column), "invalid YAML: \(what)")
+            return ScenarioDiagnostic(
+                SourceLocation(file: file, line: mark.line, column: mark.column), "invalid YAML: \(what)")
         default:
             return ScenarioDiagnostic(SourceLocation(file: file, line: 1, column: 1), "invalid YAML: \(error)")
         }
@@ -181,13 +194,16 @@ struct ParseContext {
                 continue
             }
             if !allowed.contains(name) {
-                report(key, "unknown \(what) '\(name)'; expected one of: \(allowed.joined(separator: ", "))" + suggestion(name, allowed))
+                report(
+                    key,
+                    "unknown \(what) '\(name)'; expected one of: \(allowed.joined(separator: ", "))"
+                        + suggestion(name, allowed))
             }
         }
     }
 
     mutating func string(_ node: Node, _ key: String) -> String? {
-        guard case let .scalar(scalar) = node else {
+        guard case .scalar(let scalar) = node else {
             report(node, "'\(key)' takes a single value, not a list or mapping")
             return nil
         }
@@ -206,7 +222,8 @@ struct ParseContext {
         return value
     }
 
-    mutating func readNumber(_ mapping: Node.Mapping, _ key: String, default value: Int, range: ClosedRange<Int>) -> Int {
+    mutating func readNumber(_ mapping: Node.Mapping, _ key: String, default value: Int, range: ClosedRange<Int>) -> Int
+    {
         guard let node = mapping[key] else { return value }
         guard let text = string(node, key) else { return value }
         guard let number = Int(text) else {
@@ -224,29 +241,34 @@ struct ParseContext {
         guard let node = mapping[key], let text = string(node, key) else { return nil }
         let spec = ParameterSpec.duration(key, default: range.lowerBound, range: range, "")
         switch spec.parse(text) {
-        case let .success(.duration(nanoseconds)): return .nanoseconds(nanoseconds)
-        case let .failure(failure): report(node, failure.message(text: text, name: key))
+        case .success(.duration(let nanoseconds)): return .nanoseconds(nanoseconds)
+        case .failure(let failure): report(node, failure.message(text: text, name: key))
         default: break
         }
         return nil
     }
 
-    mutating func readParameters(_ node: Node, specs: [ParameterSpec], into values: inout ParameterValues, what: String) {
+    mutating func readParameters(_ node: Node, specs: [ParameterSpec], into values: inout ParameterValues, what: String)
+    {
         guard let mapping = node.mapping else {
-            report(node, "parameters are a mapping of name: value; valid names: \(specs.map(\.name).joined(separator: ", "))")
+            report(
+                node,
+                "parameters are a mapping of name: value; valid names: \(specs.map(\.name).joined(separator: ", "))")
             return
         }
         for (key, valueNode) in mapping {
             guard let name = key.string, let spec = specs.first(where: { $0.name == name }) else {
                 let names = specs.map(\.name)
-                report(key, "unknown parameter '\(key.string ?? "?")' \(what); expected one of: \(names.joined(separator: ", "))"
-                    + suggestion(key.string ?? "", names))
+                report(
+                    key,
+                    "unknown parameter '\(key.string ?? "?")' \(what); expected one of: \(names.joined(separator: ", "))"
+                        + suggestion(key.string ?? "", names))
                 continue
             }
             guard let text = string(valueNode, name) else { continue }
             switch spec.parse(text) {
-            case let .success(value): values[name] = value
-            case let .failure(failure): report(valueNode, failure.message(text: text, name: name))
+            case .success(let value): values[name] = value
+            case .failure(let failure): report(valueNode, failure.message(text: text, name: name))
             }
         }
     }
@@ -255,12 +277,15 @@ struct ParseContext {
         let valid = descriptor.strategies.map(\.name)
         func check(_ name: String, _ at: Node) -> Bool {
             guard valid.contains(name) else {
-                report(at, "unknown strategy '\(name)'; expected one of: \(valid.joined(separator: ", "))" + suggestion(name, valid))
+                report(
+                    at,
+                    "unknown strategy '\(name)'; expected one of: \(valid.joined(separator: ", "))"
+                        + suggestion(name, valid))
                 return false
             }
             return true
         }
-        if case let .scalar(scalar) = node {
+        if case .scalar(let scalar) = node {
             guard check(scalar.string, node) else { return nil }
             return StrategyPlan(name: scalar.string, parameters: base, expect: nil, location: location(node))
         }
@@ -269,10 +294,13 @@ struct ParseContext {
             return nil
         }
         checkKeys(mapping, allowed: ["name", "expect", "parameters"], what: "strategy key")
-        guard let name = requiredString(mapping, "name"), let nameNode = mapping["name"], check(name, nameNode) else { return nil }
+        guard let name = requiredString(mapping, "name"), let nameNode = mapping["name"], check(name, nameNode) else {
+            return nil
+        }
         var parameters = base
         if let overrides = mapping["parameters"] {
-            readParameters(overrides, specs: descriptor.parameters, into: &parameters, what: "of workload '\(descriptor.name)'")
+            readParameters(
+                overrides, specs: descriptor.parameters, into: &parameters, what: "of workload '\(descriptor.name)'")
         }
         var expect: String?
         if let expectNode = mapping["expect"], let text = string(expectNode, "expect") {
@@ -280,7 +308,10 @@ struct ParseContext {
             if choices.contains(text) {
                 expect = text
             } else {
-                report(expectNode, "unknown expectation '\(text)'; expected one of: \(choices.joined(separator: ", "))" + suggestion(text, choices))
+                report(
+                    expectNode,
+                    "unknown expectation '\(text)'; expected one of: \(choices.joined(separator: ", "))"
+                        + suggestion(text, choices))
             }
         }
         return StrategyPlan(name: name, parameters: parameters, expect: expect, location: location(nameNode))
@@ -292,34 +323,41 @@ struct ParseContext {
         let name: String
         let nameNode: Node
         var argumentsNode: Node?
-        if case let .scalar(scalar) = node {
+        if case .scalar(let scalar) = node {
             name = scalar.string
             nameNode = node
-        } else if let mapping = node.mapping, mapping.count == 1, let first = mapping.first, let key = first.key.string {
+        } else if let mapping = node.mapping, mapping.count == 1, let first = mapping.first, let key = first.key.string
+        {
             name = key
             nameNode = first.key
             argumentsNode = first.value
         } else {
-            report(node, "a step is a name, 'name: value' or 'name: {argument: value}'; steps: \(valid.joined(separator: ", "))")
+            report(
+                node,
+                "a step is a name, 'name: value' or 'name: {argument: value}'; steps: \(valid.joined(separator: ", "))")
             return nil
         }
         guard let descriptor = descriptors.first(where: { $0.name == name }) else {
-            report(nameNode, "unknown step '\(name)'; expected one of: \(valid.joined(separator: ", "))" + suggestion(name, valid))
+            report(
+                nameNode,
+                "unknown step '\(name)'; expected one of: \(valid.joined(separator: ", "))" + suggestion(name, valid))
             return nil
         }
-        var arguments = ParameterValues(Dictionary(uniqueKeysWithValues: descriptor.arguments.map { ($0.name, $0.defaultValue) }))
+        var arguments = ParameterValues(
+            Dictionary(uniqueKeysWithValues: descriptor.arguments.map { ($0.name, $0.defaultValue) }))
         var phase = name
         let isRepeat = name == BuiltInStep.repeat.name
         var bodyNode: Node?
         if let argumentsNode {
-            if case let .scalar(scalar) = argumentsNode, !scalar.string.isEmpty {
+            if case .scalar(let scalar) = argumentsNode, !scalar.string.isEmpty {
                 guard let first = descriptor.arguments.first else {
                     report(argumentsNode, "step '\(name)' takes no arguments")
                     return nil
                 }
                 switch first.parse(scalar.string) {
-                case let .success(value): arguments[first.name] = value
-                case let .failure(failure): report(argumentsNode, failure.message(text: scalar.string, name: "\(name).\(first.name)"))
+                case .success(let value): arguments[first.name] = value
+                case .failure(let failure):
+                    report(argumentsNode, failure.message(text: scalar.string, name: "\(name).\(first.name)"))
                 }
             } else if let mapping = argumentsNode.mapping {
                 let allowed = descriptor.arguments.map(\.name) + ["phase"] + (isRepeat ? ["steps"] : [])
@@ -334,14 +372,17 @@ struct ParseContext {
                         continue
                     }
                     guard let spec = descriptor.arguments.first(where: { $0.name == argument }) else {
-                        report(key, "unknown argument '\(argument)' of step '\(name)'; expected one of: \(allowed.joined(separator: ", "))"
-                            + suggestion(argument, allowed))
+                        report(
+                            key,
+                            "unknown argument '\(argument)' of step '\(name)'; expected one of: \(allowed.joined(separator: ", "))"
+                                + suggestion(argument, allowed))
                         continue
                     }
                     guard let text = string(valueNode, argument) else { continue }
                     switch spec.parse(text) {
-                    case let .success(value): arguments[argument] = value
-                    case let .failure(failure): report(valueNode, failure.message(text: text, name: "\(name).\(argument)"))
+                    case .success(let value): arguments[argument] = value
+                    case .failure(let failure):
+                        report(valueNode, failure.message(text: text, name: "\(name).\(argument)"))
                     }
                 }
             } else if case .scalar = argumentsNode {
@@ -351,7 +392,8 @@ struct ParseContext {
             }
         }
         if isRepeat {
-            guard let body = readRepeatBody(bodyNode, stepNode: node, arguments: arguments, descriptors: descriptors) else { return nil }
+            guard let body = readRepeatBody(bodyNode, stepNode: node, arguments: arguments, descriptors: descriptors)
+            else { return nil }
             return StepInvocation(name: name, phase: phase, arguments: arguments, body: body)
         }
         return StepInvocation(name: name, phase: phase, arguments: arguments)

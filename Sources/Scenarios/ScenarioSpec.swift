@@ -1,5 +1,5 @@
-import WorkloadKit
 import HarnessModel
+import WorkloadKit
 
 /// A scenario file after parsing and validation: everything needed to plan its cases.
 public struct ScenarioSpec: Sendable {

@@ -1,5 +1,5 @@
-import WorkloadKit
 import HarnessModel
+import WorkloadKit
 import Yams
 
 /// Reads the `thresholds:` block of a scenario file.
@@ -24,17 +24,26 @@ extension ParseContext {
             return thresholds
         }
         guard let mapping = node.mapping else {
-            report(node, "'thresholds' is a mapping of strategy (or all, relative) to limits, or a list of expressions like 'signal-next.peakAllocated <= 32MiB'")
+            report(
+                node,
+                "'thresholds' is a mapping of strategy (or all, relative) to limits, or a list of expressions like 'signal-next.peakAllocated <= 32MiB'"
+            )
             return []
         }
         for (key, value) in mapping {
             guard let name = key.string, keys.contains(name) else {
-                report(key, "unknown threshold group '\(key.string ?? "?")'; expected one of: \(keys.joined(separator: ", "))" + suggestion(key.string ?? "", keys))
+                report(
+                    key,
+                    "unknown threshold group '\(key.string ?? "?")'; expected one of: \(keys.joined(separator: ", "))"
+                        + suggestion(key.string ?? "", keys))
                 continue
             }
             if name == "relative" {
                 guard let sequence = value.sequence else {
-                    report(value, "'relative' is a list of expressions like 'signal-next.peakAllocated <= 0.1 * unbounded-dispatch.peakAllocated'")
+                    report(
+                        value,
+                        "'relative' is a list of expressions like 'signal-next.peakAllocated <= 0.1 * unbounded-dispatch.peakAllocated'"
+                    )
                     continue
                 }
                 for item in sequence { thresholds += readExpression(item, strategies: strategies, phases: phases) }
@@ -45,12 +54,16 @@ extension ParseContext {
                 continue
             }
             for (figureNode, limitNode) in limits {
-                guard let figureName = figureNode.string, let limitText = string(limitNode, figureName) else { continue }
+                guard let figureName = figureNode.string, let limitText = string(limitNode, figureName) else {
+                    continue
+                }
                 guard let figure = readFigure(figureName, at: figureNode, phases: phases) else { continue }
                 for strategy in name == "all" ? strategies : [name] {
-                    if let threshold = readLimit(limitText, subject: FigureReference(strategy: strategy, figure: figure),
-                                                 text: "\(strategy).\(figureName) \(limitText)", at: limitNode,
-                                                 strategies: strategies, phases: phases) {
+                    if let threshold = readLimit(
+                        limitText, subject: FigureReference(strategy: strategy, figure: figure),
+                        text: "\(strategy).\(figureName) \(limitText)", at: limitNode,
+                        strategies: strategies, phases: phases)
+                    {
                         thresholds.append(threshold)
                     }
                 }
@@ -63,7 +76,9 @@ extension ParseContext {
         guard let text = string(node, "thresholds") else { return [] }
         let parts = text.split(separator: " ", maxSplits: 1).map(String.init)
         guard parts.count == 2 else {
-            report(node, "a threshold is 'strategy.figure OP limit', e.g. 'signal-next.peakAllocated <= 32MiB'; got '\(text)'")
+            report(
+                node,
+                "a threshold is 'strategy.figure OP limit', e.g. 'signal-next.peakAllocated <= 32MiB'; got '\(text)'")
             return []
         }
         let targets: [String]
@@ -77,13 +92,17 @@ extension ParseContext {
         } else if strategies.contains(strategy) {
             targets = [strategy]
         } else {
-            report(node, "unknown strategy '\(strategy)' in threshold; expected one of: \((strategies + ["all"]).joined(separator: ", "))" + suggestion(strategy, strategies))
+            report(
+                node,
+                "unknown strategy '\(strategy)' in threshold; expected one of: \((strategies + ["all"]).joined(separator: ", "))"
+                    + suggestion(strategy, strategies))
             return []
         }
         guard let figure = readFigure(figureName, at: node, phases: phases) else { return [] }
         return targets.compactMap { target in
-            readLimit(parts[1], subject: FigureReference(strategy: target, figure: figure),
-                      text: "\(target).\(figureName) \(parts[1])", at: node, strategies: strategies, phases: phases)
+            readLimit(
+                parts[1], subject: FigureReference(strategy: target, figure: figure),
+                text: "\(target).\(figureName) \(parts[1])", at: node, strategies: strategies, phases: phases)
         }
     }
 
@@ -99,45 +118,69 @@ extension ParseContext {
         let parts = name.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         if parts.count == 3, parts[0] == "phases", parts[2] == "peakAllocated" {
             guard phases.contains(parts[1]) else {
-                report(node, "unknown phase '\(parts[1])' in '\(name)'; phases: \(phases.joined(separator: ", "))" + suggestion(parts[1], phases))
+                report(
+                    node,
+                    "unknown phase '\(parts[1])' in '\(name)'; phases: \(phases.joined(separator: ", "))"
+                        + suggestion(parts[1], phases))
                 return nil
             }
             return .phasePeakAllocated(parts[1])
         }
         if parts.count == 2, parts[0] == "metrics", !parts[1].isEmpty { return .metric(parts[1]) }
         let names = Figure.simpleNames.keys.sorted() + ["phases.<phase>.peakAllocated", "metrics.<name>"]
-        report(node, "unknown figure '\(name)'; expected one of: \(names.joined(separator: ", "))" + suggestion(name, Array(Figure.simpleNames.keys)))
+        report(
+            node,
+            "unknown figure '\(name)'; expected one of: \(names.joined(separator: ", "))"
+                + suggestion(name, Array(Figure.simpleNames.keys)))
         return nil
     }
 
     /// Reads `OP value` or `OP [factor *] strategy.figure`.
-    private mutating func readLimit(_ text: String, subject: FigureReference, text full: String, at node: Node,
-                                    strategies: [String], phases: [String]) -> Threshold? {
+    private mutating func readLimit(
+        _ text: String, subject: FigureReference, text full: String, at node: Node,
+        strategies: [String], phases: [String]
+    ) -> Threshold? {
         let trimmed = text.trimmingSpaces()
-        guard let comparison = Comparison.allCases.sorted(by: { $0.rawValue.count > $1.rawValue.count })
-            .first(where: { trimmed.hasPrefix($0.rawValue) }) else {
-            report(node, "'\(trimmed)' needs a comparison first; expected one of: \(Comparison.allCases.map(\.rawValue).joined(separator: ", ")), e.g. '<= 32MiB'")
+        guard
+            let comparison = Comparison.allCases.sorted(by: { $0.rawValue.count > $1.rawValue.count })
+                .first(where: { trimmed.hasPrefix($0.rawValue) })
+        else {
+            report(
+                node,
+                "'\(trimmed)' needs a comparison first; expected one of: \(Comparison.allCases.map(\.rawValue).joined(separator: ", ")), e.g. '<= 32MiB'"
+            )
             return nil
         }
         let rest = String(trimmed.dropFirst(comparison.rawValue.count)).trimmingSpaces()
         let location = self.location(node)
         func make(_ limit: Threshold.Limit) -> Threshold {
-            Threshold(subject: subject, comparison: comparison, limit: limit, text: full,
-                      file: location.file, line: location.line, column: location.column)
+            Threshold(
+                subject: subject, comparison: comparison, limit: limit, text: full,
+                file: location.file, line: location.line, column: location.column)
         }
         // Relative: `[factor *] strategy.figure`.
         let factorParts = rest.split(separator: "*", maxSplits: 1).map { String($0).trimmingSpaces() }
         let referenceText = factorParts.count == 2 ? factorParts[1] : rest
-        if let (strategy, figureName) = splitReference(referenceText), strategies.contains(strategy) || Double(referenceText) == nil && Units.parseBytes(referenceText) == nil && Units.parseDurationNanoseconds(referenceText) == nil {
+        if let (strategy, figureName) = splitReference(referenceText),
+            strategies.contains(strategy)
+                || Double(referenceText) == nil && Units.parseBytes(referenceText) == nil
+                    && Units.parseDurationNanoseconds(referenceText) == nil
+        {
             guard strategies.contains(strategy) else {
-                report(node, "unknown strategy '\(strategy)' in '\(rest)'; expected one of: \(strategies.joined(separator: ", "))" + suggestion(strategy, strategies))
+                report(
+                    node,
+                    "unknown strategy '\(strategy)' in '\(rest)'; expected one of: \(strategies.joined(separator: ", "))"
+                        + suggestion(strategy, strategies))
                 return nil
             }
             guard let figure = readFigure(figureName, at: node, phases: phases) else { return nil }
             var factor = 1.0
             if factorParts.count == 2 {
                 guard let value = Double(factorParts[0]), value >= 0 else {
-                    report(node, "bad factor '\(factorParts[0])' in '\(rest)'; expected a number, e.g. '0.1 * unbounded-dispatch.peakAllocated'")
+                    report(
+                        node,
+                        "bad factor '\(factorParts[0])' in '\(rest)'; expected a number, e.g. '0.1 * unbounded-dispatch.peakAllocated'"
+                    )
                     return nil
                 }
                 factor = value
@@ -161,7 +204,10 @@ extension ParseContext {
             case .metric: expected = "a number"
             default: expected = "a size with a binary unit, e.g. 32MiB, 256KiB, or 0"
             }
-            report(node, "bad limit '\(rest)' for \(subject.figure); expected \(expected), or a factor of another strategy's figure")
+            report(
+                node,
+                "bad limit '\(rest)' for \(subject.figure); expected \(expected), or a factor of another strategy's figure"
+            )
             return nil
         }
         return make(.absolute(value))

@@ -2,7 +2,7 @@ import HarnessModel
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A scenario-specific number the sampler records beside memory (queue depth, items retained).

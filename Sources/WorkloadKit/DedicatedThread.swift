@@ -1,9 +1,9 @@
 import Synchronization
 
 #if os(Linux)
-import Glibc
+    import Glibc
 #else
-#error("memharness runs on Linux only: it links jemalloc and reads /proc")
+    #error("memharness runs on Linux only: it links jemalloc and reads /proc")
 #endif
 
 /// A thread of its own for a long-running loop (the sampler, the memory-warning dispatcher),

@@ -1,7 +1,7 @@
 import Synchronization
 
 #if os(Linux)
-import Glibc
+    import Glibc
 #endif
 
 /// Memory warnings for a running case: the sampler posts them, workloads handle them.

@@ -1,7 +1,7 @@
 #if os(Linux)
-import Glibc
+    import Glibc
 #else
-#error("memharness runs on Linux only: it links jemalloc and reads /proc")
+    #error("memharness runs on Linux only: it links jemalloc and reads /proc")
 #endif
 
 /// The one clock of the harness: `CLOCK_MONOTONIC`, in nanoseconds. Sample times, phase

@@ -26,7 +26,7 @@ public enum ParameterKind: Sendable, Hashable {
         case .duration: return "a duration, e.g. 5ms, 3s, 200us"
         case .fraction: return "a share, e.g. 50% or 0.5"
         case .flag: return "true or false"
-        case let .choice(words): return "one of: \(words.joined(separator: ", "))"
+        case .choice(let words): return "one of: \(words.joined(separator: ", "))"
         }
     }
 }
@@ -40,8 +40,10 @@ public struct ParameterSpec: Sendable, Hashable {
     public var range: ClosedRange<Double>?
     public var summary: String
 
-    public init(_ name: String, _ kind: ParameterKind, default defaultValue: ParameterValue,
-                range: ClosedRange<Double>? = nil, _ summary: String) {
+    public init(
+        _ name: String, _ kind: ParameterKind, default defaultValue: ParameterValue,
+        range: ClosedRange<Double>? = nil, _ summary: String
+    ) {
         self.name = name
         self.kind = kind
         self.defaultValue = defaultValue
@@ -50,28 +52,41 @@ public struct ParameterSpec: Sendable, Hashable {
     }
 
     /// A count parameter.
-    public static func count(_ name: String, default value: Int, range: ClosedRange<Int>, _ summary: String) -> ParameterSpec {
-        ParameterSpec(name, .count, default: .count(value), range: Double(range.lowerBound)...Double(range.upperBound), summary)
+    public static func count(_ name: String, default value: Int, range: ClosedRange<Int>, _ summary: String)
+        -> ParameterSpec
+    {
+        ParameterSpec(
+            name, .count, default: .count(value), range: Double(range.lowerBound)...Double(range.upperBound), summary)
     }
 
     /// A byte-size parameter.
-    public static func bytes(_ name: String, default value: Int, range: ClosedRange<Int>, _ summary: String) -> ParameterSpec {
-        ParameterSpec(name, .bytes, default: .bytes(value), range: Double(range.lowerBound)...Double(range.upperBound), summary)
+    public static func bytes(_ name: String, default value: Int, range: ClosedRange<Int>, _ summary: String)
+        -> ParameterSpec
+    {
+        ParameterSpec(
+            name, .bytes, default: .bytes(value), range: Double(range.lowerBound)...Double(range.upperBound), summary)
     }
 
     /// A rate parameter, events per second.
-    public static func rate(_ name: String, default value: Double, range: ClosedRange<Double>, _ summary: String) -> ParameterSpec {
+    public static func rate(_ name: String, default value: Double, range: ClosedRange<Double>, _ summary: String)
+        -> ParameterSpec
+    {
         ParameterSpec(name, .rate, default: .rate(perSecond: value), range: range, summary)
     }
 
     /// A duration parameter.
-    public static func duration(_ name: String, default value: Duration, range: ClosedRange<Duration>, _ summary: String) -> ParameterSpec {
-        ParameterSpec(name, .duration, default: .duration(nanoseconds: value.nanoseconds),
-                      range: Double(range.lowerBound.nanoseconds)...Double(range.upperBound.nanoseconds), summary)
+    public static func duration(
+        _ name: String, default value: Duration, range: ClosedRange<Duration>, _ summary: String
+    ) -> ParameterSpec {
+        ParameterSpec(
+            name, .duration, default: .duration(nanoseconds: value.nanoseconds),
+            range: Double(range.lowerBound.nanoseconds)...Double(range.upperBound.nanoseconds), summary)
     }
 
     /// A share parameter in 0...1.
-    public static func fraction(_ name: String, default value: Double, range: ClosedRange<Double> = 0...1, _ summary: String) -> ParameterSpec {
+    public static func fraction(
+        _ name: String, default value: Double, range: ClosedRange<Double> = 0...1, _ summary: String
+    ) -> ParameterSpec {
         ParameterSpec(name, .fraction, default: .fraction(value), range: range, summary)
     }
 
@@ -81,7 +96,9 @@ public struct ParameterSpec: Sendable, Hashable {
     }
 
     /// One of a fixed set of words.
-    public static func choice(_ name: String, _ words: [String], default value: String, _ summary: String) -> ParameterSpec {
+    public static func choice(_ name: String, _ words: [String], default value: String, _ summary: String)
+        -> ParameterSpec
+    {
         ParameterSpec(name, .choice(words), default: .choice(value), summary)
     }
 
@@ -100,7 +117,7 @@ public struct ParameterSpec: Sendable, Hashable {
             case "false", "no", "off": value = .flag(false)
             default: value = nil
             }
-        case let .choice(words): value = words.contains(text) ? .choice(text) : nil
+        case .choice(let words): value = words.contains(text) ? .choice(text) : nil
         }
         guard let value else { return .failure(.malformed(expected: kind.spelling)) }
         if let range, let base = value.baseUnitValue, !range.contains(base) {
@@ -133,8 +150,8 @@ public enum ParameterParseFailure: Error, Sendable, Hashable {
     public func message(text: String, name: String? = nil) -> String {
         let subject = name.map { " for '\($0)'" } ?? ""
         switch self {
-        case let .malformed(expected): return "bad value '\(text)'\(subject); expected \(expected)"
-        case let .outOfRange(allowed): return "value '\(text)'\(subject) is out of range; allowed: \(allowed)"
+        case .malformed(let expected): return "bad value '\(text)'\(subject); expected \(expected)"
+        case .outOfRange(let allowed): return "value '\(text)'\(subject) is out of range; allowed: \(allowed)"
         }
     }
 }

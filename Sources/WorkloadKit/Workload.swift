@@ -52,9 +52,11 @@ public struct WorkloadDescriptor: Sendable {
     /// The steps used when a scenario file gives none.
     public var defaultSteps: [String]
 
-    public init(name: String, summary: String, strategies: [StrategyDescriptor], parameters: [ParameterSpec],
-                steps: [StepDescriptor], gauges: [GaugeDescriptor] = [], metrics: [MetricDescriptor] = [],
-                defaultSteps: [String]) {
+    public init(
+        name: String, summary: String, strategies: [StrategyDescriptor], parameters: [ParameterSpec],
+        steps: [StepDescriptor], gauges: [GaugeDescriptor] = [], metrics: [MetricDescriptor] = [],
+        defaultSteps: [String]
+    ) {
         self.name = name
         self.summary = summary
         self.strategies = strategies

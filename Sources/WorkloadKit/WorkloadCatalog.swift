@@ -30,10 +30,12 @@ public struct WorkloadCatalog: Sendable {
                 }
             }
             for step in descriptor.steps where BuiltInStep.all.contains(where: { $0.name == step.name }) {
-                problems.append("workload '\(descriptor.name)' declares a step '\(step.name)', which is a built-in step")
+                problems.append(
+                    "workload '\(descriptor.name)' declares a step '\(step.name)', which is a built-in step")
             }
             if descriptor.strategies.isEmpty {
-                problems.append("workload '\(descriptor.name)' declares no strategy; a scenario needs at least one to run")
+                problems.append(
+                    "workload '\(descriptor.name)' declares no strategy; a scenario needs at least one to run")
             }
         }
         guard problems.isEmpty else { throw CatalogError(problems: problems) }
@@ -54,12 +56,18 @@ public enum BuiltInStep {
     /// `idle: 500ms`: the case does nothing while the sampler keeps sampling.
     public static let idle = StepDescriptor(
         "idle", "Do nothing for a while (the sampler keeps sampling).",
-        arguments: [.duration("duration", default: .milliseconds(500), range: .zero ... .seconds(3600), "How long to idle.")]
+        arguments: [
+            .duration("duration", default: .milliseconds(500), range: .zero ... .seconds(3600), "How long to idle.")
+        ]
     )
     /// `settle`: flush this thread's cache, purge every arena, wait; shows what is really still held.
     public static let settle = StepDescriptor(
         "settle", "Flush the thread cache, purge all arenas and wait, so resident memory catches up with frees.",
-        arguments: [.duration("duration", default: .milliseconds(100), range: .zero ... .seconds(600), "How long to wait after purging.")]
+        arguments: [
+            .duration(
+                "duration", default: .milliseconds(100), range: .zero ... .seconds(600),
+                "How long to wait after purging.")
+        ]
     )
 
     /// All built-in steps.
@@ -71,13 +79,16 @@ extension BuiltInStep {
     /// times; after each iteration the harness settles and reads the live heap, and fits a line
     /// to the iterations after the warm-up (growth per iteration).
     public static let `repeat` = StepDescriptor(
-        "repeat", "Run the nested 'steps' several times, reading the live heap after each iteration (growth per iteration).",
+        "repeat",
+        "Run the nested 'steps' several times, reading the live heap after each iteration (growth per iteration).",
         arguments: [
             .count("times", default: 10, range: 3...1_000_000, "Iterations."),
-            .count("warmup", default: 2, range: 0...1_000_000,
-                   "Leading iterations left out of the growth fit (lazy globals, framework caches)."),
-            .duration("settle", default: .milliseconds(5), range: .zero ... .seconds(60),
-                      "Wait after each iteration, before the live heap is read."),
+            .count(
+                "warmup", default: 2, range: 0...1_000_000,
+                "Leading iterations left out of the growth fit (lazy globals, framework caches)."),
+            .duration(
+                "settle", default: .milliseconds(5), range: .zero ... .seconds(60),
+                "Wait after each iteration, before the live heap is read."),
         ]
     )
 

@@ -2,7 +2,7 @@ import AllocatorProbe
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// These tests touch process-wide allocator state, so they run one at a time.
@@ -91,6 +91,7 @@ struct KernelMemoryTests {
         probe.purgeAllArenas()
         try KernelMemory.resetPeakRSS()
         let afterReset = try KernelMemory.status()
-        #expect(highWater - afterReset.peakRSSBytes > size / 2, "peak went from \(highWater) to \(afterReset.peakRSSBytes)")
+        #expect(
+            highWater - afterReset.peakRSSBytes > size / 2, "peak went from \(highWater) to \(afterReset.peakRSSBytes)")
     }
 }

@@ -2,7 +2,7 @@ import AllocatorProbe
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Thread caches are process-wide allocator state: one test at a time.
@@ -15,7 +15,7 @@ struct ThreadFiguresTests {
         let flushed = probe.threadCacheBytes()
         let blocks = (0..<64).compactMap { _ in malloc(1000) }
         #expect(blocks.count == 64)
-        blocks.forEach { free($0) }
+        for block in blocks { free(block) }
         _ = probe.allocatedBytes()
         let cached = probe.threadCacheBytes()
         // 64 freed 1 KiB regions go to this thread's cache (jemalloc keeps at most a bin's worth).

@@ -1,6 +1,7 @@
-@testable import Attribution
 import Foundation
 import Testing
+
+@testable import Attribution
 
 /// A tool that answers every address with the names it was given, as llvm-symbolizer would (Swift left mangled).
 struct ScriptedTool: SymbolizerTool {
@@ -33,24 +34,29 @@ struct DemanglerTests {
         let (names, diagnostics) = SwiftDemangler(methods: [.runtimeSimplified]).demangle(
             [Self.deliver, Self.specialized, Self.partialApply, Self.cxx, "main"])
         #expect(diagnostics.isEmpty)
-        #expect(names == [
-            Self.deliver: "LiveQueryApp.deliver(_:)",
-            Self.specialized: "specialized generic<A>(_:)",
-            Self.partialApply: "partial apply for closure #1 in Foo.bar()",
-            Self.cxx: "swift::swift_slowAllocTyped(unsigned long, unsigned long, unsigned long long)",
-        ])
+        #expect(
+            names == [
+                Self.deliver: "LiveQueryApp.deliver(_:)",
+                Self.specialized: "specialized generic<A>(_:)",
+                Self.partialApply: "partial apply for closure #1 in Foo.bar()",
+                Self.cxx: "swift::swift_slowAllocTyped(unsigned long, unsigned long, unsigned long long)",
+            ])
     }
 
     @Test func swiftDemangleInOneBatchGivesTheSameNames() throws {
         let tool = try #require(swiftDemangleTool, "swift-demangle is beside swift in the toolchain")
-        let (names, diagnostics) = SwiftDemangler(methods: [.tool(path: tool)]).demangle([Self.deliver, Self.specialized])
+        let (names, diagnostics) = SwiftDemangler(methods: [.tool(path: tool)]).demangle([
+            Self.deliver, Self.specialized,
+        ])
         #expect(diagnostics.isEmpty)
         #expect(names == [Self.deliver: "LiveQueryApp.deliver(_:)", Self.specialized: "specialized generic<A>(_:)"])
     }
 
     @Test func theFullDemanglerIsReadableButNoisy() {
         let (names, _) = SwiftDemangler(methods: [.runtimeFull]).demangle([Self.specialized])
-        #expect(names[Self.specialized] == "generic specialization <Swift.Double> of a.generic<A where A: Swift.Numeric>(A) -> Swift.Array<A>")
+        #expect(
+            names[Self.specialized]
+                == "generic specialization <Swift.Double> of a.generic<A where A: Swift.Numeric>(A) -> Swift.Array<A>")
     }
 
     @Test func aMissingToolFallsThroughToTheRuntime() {
@@ -64,13 +70,19 @@ struct DemanglerTests {
         let module = AgentRecord.Module(loadBias: 0x1000, start: 0x2000, end: 0x9000, path: "/app/bin/app")
         let tool = ScriptedTool(answers: [
             0x1fff: [ToolLocation(function: "$sThisIsNotAValidMangling!", file: "/app/a.swift", line: 3)],
-            0x2fff: [ToolLocation(function: Self.specialized, file: "/app/b.swift", line: 9),
-                     ToolLocation(function: Self.deliver, file: "/app/c.swift", line: 12)],
+            0x2fff: [
+                ToolLocation(function: Self.specialized, file: "/app/b.swift", line: 9),
+                ToolLocation(function: Self.deliver, file: "/app/c.swift", line: 12),
+            ],
             0x3fff: [ToolLocation(function: "??", file: "??", line: 0)],
         ])
-        let (frames, diagnostics) = Symbolizer(tools: [tool]).symbolize(returnAddresses: [0x3000, 0x4000, 0x5000], modules: [module])
-        #expect(diagnostics.map(\.description) == ["/app/bin/app: 1 of 3 addresses have no symbol and are named module+0xoffset: "
-            + "the binary is stripped or was replaced after the run; keep its symbol table, or build it with -g"])
+        let (frames, diagnostics) = Symbolizer(tools: [tool]).symbolize(
+            returnAddresses: [0x3000, 0x4000, 0x5000], modules: [module])
+        #expect(
+            diagnostics.map(\.description) == [
+                "/app/bin/app: 1 of 3 addresses have no symbol and are named module+0xoffset: "
+                    + "the binary is stripped or was replaced after the run; keep its symbol table, or build it with -g"
+            ])
         // The tool sees return address - 1 - load bias: 0x3000 -> 0x1fff.
         #expect(frames[0x3000]?.map(\.function) == ["app+0x1fff"])
         #expect(frames[0x3000]?.first?.file == "/app/a.swift")
@@ -86,14 +98,17 @@ struct DemanglerTests {
 extension DemanglerTests {
     /// A closure inside `@Test func aRealRecordBecomesAProfileEndingInTheRealSite()`: the macro's unique
     /// names are printed raw by every demangler.
-    static let macroExpanded = "$s16AttributionTests013SymbolizationB0V04$s16a8Tests013C81B0V037aRealRecordBecomesAProfileEndingInTheD4Site4TestfMp_17Z619774250a3a234cfMu_33_C5AFF63F9F168EF0CF67042F58C935CBLLyyYaYbKFZ0daecfghijklmnopqR14_7__localfMu0_L_yyScA_pSgYiYaYbKF"
+    static let macroExpanded =
+        "$s16AttributionTests013SymbolizationB0V04$s16a8Tests013C81B0V037aRealRecordBecomesAProfileEndingInTheD4Site4TestfMp_17Z619774250a3a234cfMu_33_C5AFF63F9F168EF0CF67042F58C935CBLLyyYaYbKFZ0daecfghijklmnopqR14_7__localfMu0_L_yyScA_pSgYiYaYbKF"
 
     @Test(arguments: [[SwiftDemangler.Method.runtimeSimplified], [.runtimeFull]])
     func namesMadeByMacrosAreDemangledInsideTheName(methods: [SwiftDemangler.Method]) throws {
         let (names, _) = SwiftDemangler(methods: methods).demangle([Self.macroExpanded])
         let readable = try #require(names[Self.macroExpanded])
         #expect(!SwiftDemangler.containsSwiftMangling(readable), "\(readable)")
-        #expect(readable.contains("peer macro @Test expansion #1 of aRealRecordBecomesAProfileEndingInTheRealSite"), "\(readable)")
+        #expect(
+            readable.contains("peer macro @Test expansion #1 of aRealRecordBecomesAProfileEndingInTheRealSite"),
+            "\(readable)")
     }
 
     @Test func embeddedManglingsAreFound() {

@@ -1,11 +1,14 @@
-@testable import Attribution
 import HarnessModel
 import Testing
+
+@testable import Attribution
 
 struct FoldTests {
     let folder = StackFolder()
 
-    func frame(_ function: String, _ module: String = RecordFixture.executable, linkage: String? = nil) -> SymbolizedFrame {
+    func frame(_ function: String, _ module: String = RecordFixture.executable, linkage: String? = nil)
+        -> SymbolizedFrame
+    {
         SymbolizedFrame(function: function, linkageName: linkage, module: module)
     }
 
@@ -25,7 +28,10 @@ struct FoldTests {
         ("swift_slowAlloc", RecordFixture.swiftCore),
         ("swift::swift_slowAllocTyped(unsigned long, unsigned long, unsigned long long)", RecordFixture.swiftCore),
         ("swift_allocObject", RecordFixture.swiftCore),
-        ("_swift_allocObject_(swift::TargetHeapMetadata<swift::InProcess> const*, unsigned long, unsigned long)", RecordFixture.swiftCore),
+        (
+            "_swift_allocObject_(swift::TargetHeapMetadata<swift::InProcess> const*, unsigned long, unsigned long)",
+            RecordFixture.swiftCore
+        ),
         ("swift_allocBox", RecordFixture.swiftCore),
         ("operator new(unsigned long)", "/usr/lib/x86_64-linux-gnu/libstdc++.so.6"),
         ("operator new[](unsigned long, std::align_val_t)", "/usr/lib/x86_64-linux-gnu/libstdc++.so.6"),
@@ -38,9 +44,15 @@ struct FoldTests {
 
     @Test func onlyTheLeafEndIsFoldedAndAStackNeverVanishes() {
         // malloc in the middle (a callback from inside an allocator would be odd, but must stay).
-        #expect(folded([frame("a()"), frame("malloc"), frame("b()"), frame("swift_allocObject")]) == ["a()", "malloc", "b()"])
+        #expect(
+            folded([frame("a()"), frame("malloc"), frame("b()"), frame("swift_allocObject")]) == [
+                "a()", "malloc", "b()",
+            ])
         // Nothing but allocator frames: the outermost stays so the bytes remain visible.
-        #expect(folded([frame("swift_allocObject"), frame("swift_slowAlloc"), frame("malloc", RecordFixture.agent)]) == ["swift_allocObject"])
+        #expect(
+            folded([frame("swift_allocObject"), frame("swift_slowAlloc"), frame("malloc", RecordFixture.agent)]) == [
+                "swift_allocObject"
+            ])
         #expect(folded([]) == [])
     }
 
@@ -62,16 +74,23 @@ struct FoldTests {
     }
 
     @Test func threadAndProcessEntryFoldOffTheRoot() {
-        #expect(folded([frame("clone3", RecordFixture.libc), frame("start_thread", RecordFixture.libc),
-                        frame("_dispatch_worker_thread2", RecordFixture.dispatch), frame("work()"), frame("malloc")])
+        #expect(
+            folded([
+                frame("clone3", RecordFixture.libc), frame("start_thread", RecordFixture.libc),
+                frame("_dispatch_worker_thread2", RecordFixture.dispatch), frame("work()"), frame("malloc"),
+            ])
                 == ["_dispatch_worker_thread2", "work()"])
-        #expect(folded([frame("_start"), frame("__libc_start_main", RecordFixture.libc), frame("main"), frame("malloc")])
+        #expect(
+            folded([frame("_start"), frame("__libc_start_main", RecordFixture.libc), frame("main"), frame("malloc")])
                 == ["main"], "a program's own main is the user's code")
     }
 
     @Test func aHarnessFrameThatAllocatesItselfStays() {
         let executor = frame("CaseExecutor.run(_:)", linkage: "$s11Measurement12CaseExecutorV3runyyF")
-        #expect(folded([frame("main"), executor, frame("swift_allocObject", RecordFixture.swiftCore)]) == ["CaseExecutor.run(_:)"])
+        #expect(
+            folded([frame("main"), executor, frame("swift_allocObject", RecordFixture.swiftCore)]) == [
+                "CaseExecutor.run(_:)"
+            ])
     }
 
     @Test func swiftModuleRulesReadTheMangledContextNotTheReadableName() {
@@ -92,8 +111,11 @@ struct FoldTests {
             frame("strdup", RecordFixture.libc),
             frame("malloc", RecordFixture.agent),
         ])
-        #expect(frames.map(\.function) == ["LiveQueryApp.deliver(_:)", "specialized Array.append(_:)",
-                                           "specialized _NativeDictionary.resize(capacity:)", "strdup"])
+        #expect(
+            frames.map(\.function) == [
+                "LiveQueryApp.deliver(_:)", "specialized Array.append(_:)",
+                "specialized _NativeDictionary.resize(capacity:)", "strdup",
+            ])
         #expect(frames.map(\.isLibrary) == [false, true, true, true])
     }
 

@@ -25,8 +25,11 @@ struct ProfileBuildTests {
 
         // Stack 1: allocator and harness frames folded; the inlined append kept as a library frame.
         let deliver43 = try #require(profile.stacks.first)
-        #expect(profile.frames(of: deliver43).map(\.function) == ["LiveQueryCase.run(_:context:)", "LiveQueryApp.deliver(_:)",
-                                                                  "specialized Array.append(_:)"])
+        #expect(
+            profile.frames(of: deliver43).map(\.function) == [
+                "LiveQueryCase.run(_:context:)", "LiveQueryApp.deliver(_:)",
+                "specialized Array.append(_:)",
+            ])
         #expect(profile.frames(of: deliver43).map(\.isLibrary) == [false, false, true])
         #expect(deliver43.peakLiveBytes == 100_663_296 && deliver43.peakLiveCount == 1536)
 
@@ -37,11 +40,17 @@ struct ProfileBuildTests {
 
         // Dispatch worker: thread entry folded, dispatch frames kept as library frames.
         let observe = try #require(stack(profile, endingIn: "closure #1 in LiveQueryApp.observe()"))
-        #expect(profile.frames(of: observe).map(\.function) == ["_dispatch_worker_thread2", "_dispatch_client_callout",
-                                                                "closure #1 in LiveQueryApp.observe()"])
+        #expect(
+            profile.frames(of: observe).map(\.function) == [
+                "_dispatch_worker_thread2", "_dispatch_client_callout",
+                "closure #1 in LiveQueryApp.observe()",
+            ])
 
         // Stack 7 held more at the baseline than at the peak: nothing of the peak, but kept for its iteration.
-        let shrunk = try #require(profile.stacks.first { profile.frames(of: $0).map(\.function) == ["LiveQueryCase.run(_:context:)", "DocumentStore.apply(_:)"] })
+        let shrunk = try #require(
+            profile.stacks.first {
+                profile.frames(of: $0).map(\.function) == ["LiveQueryCase.run(_:context:)", "DocumentStore.apply(_:)"]
+            })
         #expect(shrunk.peakLiveBytes == 0 && shrunk.peakLiveCount == 0)
 
         // An address outside every module is named by itself.
@@ -57,8 +66,10 @@ struct ProfileBuildTests {
     @Test func noAllocatorOrHarnessFrameAndNoMangledNameIsLeft() throws {
         let profile = try profile()
         let names = profile.frames.map(\.function)
-        for unwanted in ["malloc", "swift_slowAlloc", "swift_allocObject", "malloc_default", "memharness_agent_sample_stack",
-                         "_start", "main", "__libc_start_call_main", "start_thread", "clone3"] {
+        for unwanted in [
+            "malloc", "swift_slowAlloc", "swift_allocObject", "malloc_default", "memharness_agent_sample_stack",
+            "_start", "main", "__libc_start_call_main", "start_thread", "clone3",
+        ] {
             #expect(!names.contains(unwanted), "\(unwanted) should be folded")
         }
         #expect(!names.contains { $0.contains("CaseExecutor") || $0.contains("RunCaseCommand") })
@@ -70,8 +81,12 @@ struct ProfileBuildTests {
         #expect(profile.iterations.map(\.phase) == ["churn", "churn", "churn", "churn"])
         #expect(profile.iterations.map(\.iteration) == [0, 1, 2, 3])
         #expect(profile.iterations.map(\.levelBytes) == [20_000_000, 21_000_000, 22_000_000, 23_000_000])
-        let deliverIndex = try #require(profile.stacks.firstIndex { profile.frames(of: $0).last?.function == "specialized Array.append(_:)" })
-        #expect(profile.iterations.map { $0.live.first { $0.stack == deliverIndex }?.liveBytes } == [1_048_576, 2_097_152, 3_145_728, 4_194_304])
+        let deliverIndex = try #require(
+            profile.stacks.firstIndex { profile.frames(of: $0).last?.function == "specialized Array.append(_:)" })
+        #expect(
+            profile.iterations.map { $0.live.first { $0.stack == deliverIndex }?.liveBytes } == [
+                1_048_576, 2_097_152, 3_145_728, 4_194_304,
+            ])
         let growth = profile.siteGrowth()
         #expect(growth.first?.site.function == "LiveQueryApp.deliver(_:)")
         #expect(growth.first?.site.line == 43)
@@ -85,7 +100,10 @@ struct ProfileBuildTests {
     @Test func aRecordWithoutAPeakSaysWhichMarksItHas() throws {
         let text = "memharness-agent-record 1\nstack 1 0x10\nmark baseline 1 2\nlive 1 5 1\nmark end 3 4\nend\n"
         let record = try AgentRecord.parse(text, source: "nopeak.record")
-        #expect(throws: AttributionError.missingMark(source: "nopeak.record", label: "peak", available: ["baseline", "end"])) {
+        #expect(
+            throws: AttributionError.missingMark(
+                source: "nopeak.record", label: "peak", available: ["baseline", "end"])
+        ) {
             try Attribution.build(record, source: "nopeak.record", frames: [:])
         }
     }
@@ -107,8 +125,9 @@ struct ProfileBuildTests {
     }
 
     @Test func withoutToolsEveryFrameIsNamedByModuleAndOffset() throws {
-        let attributed = try Attribution.profile(recordText: RecordFixture.text, source: "fixture.record",
-                                                 symbolizer: Symbolizer(tools: []))
+        let attributed = try Attribution.profile(
+            recordText: RecordFixture.text, source: "fixture.record",
+            symbolizer: Symbolizer(tools: []))
         let names = Set(attributed.profile.frames.map(\.function))
         // return address - 1 - load bias: 0x555555561101 - 1 - 0x555555554000.
         #expect(names.contains("memharness+0xd100"))

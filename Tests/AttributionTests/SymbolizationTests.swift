@@ -4,7 +4,7 @@ import HarnessModel
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 // MARK: - A real stack of this test bundle
@@ -31,7 +31,8 @@ func captureReturnAddresses() -> [UInt64] {
     guard let handle = dlopen(nil, RTLD_NOW), let symbol = dlsym(handle, "backtrace") else { return [] }
     let backtrace = unsafeBitCast(symbol, to: BacktraceFunction.self)
     var buffer = [UnsafeMutableRawPointer?](repeating: nil, count: 64)
-    let count = backtrace(&buffer, 64); captureLine = #line
+    let count = backtrace(&buffer, 64)
+    captureLine = #line - 1  // the line of the `backtrace` call above
     return buffer.prefix(Int(max(count, 0))).map { UInt64(UInt(bitPattern: $0)) }
 }
 
@@ -60,13 +61,16 @@ func loadedModules() throws -> [AgentRecord.Module] {
         guard fields.count == 6, fields[5].drop(while: { $0 == " " }).hasPrefix("/") else { continue }
         let range = fields[0].split(separator: "-")
         guard range.count == 2, let start = UInt64(range[0], radix: 16), let end = UInt64(range[1], radix: 16),
-              let offset = UInt64(fields[2], radix: 16) else { continue }
+            let offset = UInt64(fields[2], radix: 16)
+        else { continue }
         let path = String(fields[5].drop(while: { $0 == " " }))
         if offset == 0, base[path] == nil { base[path] = start }
         if fields[1].contains("x") { executable.append((start, end, path)) }
     }
     return executable.compactMap { segment in
-        base[segment.path].map { AgentRecord.Module(loadBias: $0, start: segment.start, end: segment.end, path: segment.path) }
+        base[segment.path].map {
+            AgentRecord.Module(loadBias: $0, start: segment.start, end: segment.end, path: segment.path)
+        }
     }
 }
 
@@ -74,7 +78,9 @@ func loadedModules() throws -> [AgentRecord.Module] {
 func record(for addresses: [UInt64], modules: [AgentRecord.Module]) -> String {
     var lines = ["memharness-agent-record 1", "pid \(getpid())", "stackSampleBytes 65536"]
     for module in modules {
-        lines.append("module 0x\(String(module.loadBias, radix: 16)) 0x\(String(module.start, radix: 16)) 0x\(String(module.end, radix: 16)) \(module.path)")
+        lines.append(
+            "module 0x\(String(module.loadBias, radix: 16)) 0x\(String(module.start, radix: 16)) 0x\(String(module.end, radix: 16)) \(module.path)"
+        )
     }
     lines.append("stack 1 " + addresses.map { "0x" + String($0, radix: 16) }.joined(separator: " "))
     lines += ["mark baseline 0 0", "mark peak 10 1048576", "live 1 1048576 16", "end", ""]
@@ -111,8 +117,9 @@ struct SymbolizationTests {
     }
 
     @Test func addr2lineIsTheFallback() throws {
-        let path = try #require(Symbolizer.system(environment: ["PATH": "/usr/bin:/bin"]).tools.first { $0.name == "addr2line" },
-                                "binutils' addr2line is installed with the toolchain's dependencies")
+        let path = try #require(
+            Symbolizer.system(environment: ["PATH": "/usr/bin:/bin"]).tools.first { $0.name == "addr2line" },
+            "binutils' addr2line is installed with the toolchain's dependencies")
         try checkRealFrames(symbolizedFrames(Symbolizer(tools: [path])), inlinedAndLibc: false)
     }
 
@@ -120,8 +127,12 @@ struct SymbolizationTests {
         let (addresses, modules) = try realStack()
         let broken = LLVMSymbolizerTool(executable: "/nonexistent/llvm-symbolizer")
         let llvm = try #require(Symbolizer.system(environment: environment).tools.first)
-        let (frames, diagnostics) = Symbolizer(tools: [broken, llvm]).symbolize(returnAddresses: addresses, modules: modules)
-        #expect(diagnostics.contains { $0.message.hasPrefix("llvm-symbolizer: could not start /nonexistent/llvm-symbolizer") })
+        let (frames, diagnostics) = Symbolizer(tools: [broken, llvm]).symbolize(
+            returnAddresses: addresses, modules: modules)
+        #expect(
+            diagnostics.contains {
+                $0.message.hasPrefix("llvm-symbolizer: could not start /nonexistent/llvm-symbolizer")
+            })
         #expect(addresses.flatMap { frames[$0] ?? [] }.contains { $0.function == "captureReturnAddresses()" })
     }
 
@@ -150,7 +161,8 @@ struct SymbolizationTests {
     @Test func aRealRecordBecomesAProfileEndingInTheRealSite() throws {
         let (addresses, modules) = try realStack()
         let text = record(for: addresses, modules: modules)
-        let attributed = try Attribution.profile(recordText: text, source: "real.record", symbolizer: .system(environment: environment))
+        let attributed = try Attribution.profile(
+            recordText: text, source: "real.record", symbolizer: .system(environment: environment))
         let profile = attributed.profile
         let stack = try #require(profile.stacks.first)
         let frames = profile.frames(of: stack)

@@ -30,8 +30,9 @@ struct AggregationTests {
     }
 
     static func run(_ cases: [CaseResult], strategies: [String]) -> ScenarioRun {
-        ScenarioRun(name: "s", file: "s.yaml", workload: "w", summary: "", parameters: [], strategies: strategies,
-                    steps: ["burst"], repetitions: 3, cases: cases)
+        ScenarioRun(
+            name: "s", file: "s.yaml", workload: "w", summary: "", parameters: [], strategies: strategies,
+            steps: ["burst"], repetitions: 3, cases: cases)
     }
 
     @Test func ranksStrategiesByMedianNetPeakAndReadsTheRatio() {
@@ -63,6 +64,7 @@ struct AggregationTests {
 
     @Test func similarPeaksReadAsSimilar() {
         let cases = [Self.result("a", 1, net: 1000), Self.result("b", 1, net: 1010)]
-        #expect(ScenarioSummary(Self.run(cases, strategies: ["a", "b"])).reading.hasPrefix("All strategies peak within 5%"))
+        #expect(
+            ScenarioSummary(Self.run(cases, strategies: ["a", "b"])).reading.hasPrefix("All strategies peak within 5%"))
     }
 }

@@ -13,15 +13,21 @@ struct AllocationProfileTests {
         AllocationFrame(function: "swift_once", module: core, isLibrary: true),
     ]
 
-    func profile(_ stacks: [([Int], Int, Int)], iterations: [IterationLiveSet] = [], peak: Int = 1000, baseline: Int = 0) -> AllocationProfile {
-        AllocationProfile(frames: frames, stacks: stacks.map { AllocationStack(frameIndices: $0.0, peakLiveBytes: $0.1, peakLiveCount: $0.2) },
-                          peakLevelBytes: peak, baselineLevelBytes: baseline, peakTimeNanoseconds: 5, sampleMeanBytes: 64,
-                          iterations: iterations)
+    func profile(
+        _ stacks: [([Int], Int, Int)], iterations: [IterationLiveSet] = [], peak: Int = 1000, baseline: Int = 0
+    ) -> AllocationProfile {
+        AllocationProfile(
+            frames: frames,
+            stacks: stacks.map { AllocationStack(frameIndices: $0.0, peakLiveBytes: $0.1, peakLiveCount: $0.2) },
+            peakLevelBytes: peak, baselineLevelBytes: baseline, peakTimeNanoseconds: 5, sampleMeanBytes: 64,
+            iterations: iterations)
     }
 
     @Test func theSiteIsTheInnermostFrameOfTheUsersCode() {
         let p = profile([([0, 1, 2], 600, 6), ([0, 3, 4], 300, 3), ([5], 100, 1), ([], 0, 0)])
-        #expect(p.site(of: p.stacks[0]) == AllocationSite(function: "Cache.store(_:)", file: "/app/Cache.swift", line: 20, module: Self.app))
+        #expect(
+            p.site(of: p.stacks[0])
+                == AllocationSite(function: "Cache.store(_:)", file: "/app/Cache.swift", line: 20, module: Self.app))
         #expect(p.site(of: p.stacks[1])?.function == "Parser.parse(_:)")
         // Only library code: the innermost frame is the site.
         #expect(p.site(of: p.stacks[2])?.function == "swift_once")
@@ -29,8 +35,9 @@ struct AllocationProfileTests {
     }
 
     @Test func siteTableRanksSitesWithSharesOfTheSampledPeak() {
-        let p = profile([([0, 1, 2], 500, 5), ([0, 3, 4], 300, 3), ([0, 1], 100, 2), ([5], 100, 1), ([0, 3], 0, 0)],
-                        peak: 1100, baseline: 100)
+        let p = profile(
+            [([0, 1, 2], 500, 5), ([0, 3, 4], 300, 3), ([0, 1], 100, 2), ([5], 100, 1), ([0, 3], 0, 0)],
+            peak: 1100, baseline: 100)
         let all = p.sitesAtPeak()
         #expect(all.map(\.site.function) == ["Cache.store(_:)", "Parser.parse(_:)", "swift_once"])
         #expect(all.map(\.liveBytes) == [600, 300, 100])
@@ -60,17 +67,24 @@ struct AllocationProfileTests {
         #expect(difference.sites.map(\.site.function) == ["Cache.store(_:)", "swift_once"])
         #expect(difference.sites.map(\.deltaBytes) == [800, 50])
         let reverse = base.difference(from: other, label: "bounded", baseLabel: "unbounded")
-        #expect(reverse.sites.map(\.deltaBytes) == [-50, -800], "increases first, then decreases, the largest decrease last")
+        #expect(
+            reverse.sites.map(\.deltaBytes) == [-50, -800], "increases first, then decreases, the largest decrease last"
+        )
         #expect(reverse.peakNetDeltaBytes == -900)
     }
 
     @Test func growthPerIterationIsTheLeastSquaresSlopePerSite() throws {
         func iteration(_ k: Int, cache: Int, parser: Int) -> IterationLiveSet {
-            IterationLiveSet(phase: "loop", iteration: k, timeNanoseconds: Int64(k), levelBytes: 0,
-                             live: [StackLiveBytes(stack: 0, liveBytes: cache, liveCount: 1), StackLiveBytes(stack: 1, liveBytes: parser, liveCount: 1)])
+            IterationLiveSet(
+                phase: "loop", iteration: k, timeNanoseconds: Int64(k), levelBytes: 0,
+                live: [
+                    StackLiveBytes(stack: 0, liveBytes: cache, liveCount: 1),
+                    StackLiveBytes(stack: 1, liveBytes: parser, liveCount: 1),
+                ])
         }
         // Iteration 0 is warm-up (a lazily built table); then the cache grows 1 KiB per iteration, the parser stays.
-        let iterations = [iteration(0, cache: 50_000, parser: 4096)] + (1...5).map { iteration($0, cache: 1024 * $0, parser: 4096) }
+        let iterations =
+            [iteration(0, cache: 50_000, parser: 4096)] + (1...5).map { iteration($0, cache: 1024 * $0, parser: 4096) }
         let p = profile([([0, 1], 100, 1), ([0, 3], 100, 1)], iterations: iterations)
         let growth = p.siteGrowth(warmupIterations: 1)
         #expect(growth.map(\.site.function) == ["Cache.store(_:)", "Parser.parse(_:)"])
@@ -87,8 +101,9 @@ struct AllocationProfileTests {
 
     @Test func aSiteMissingFromAnIterationCountsAsZero() {
         let iterations = (0..<4).map { k in
-            IterationLiveSet(phase: "loop", iteration: k, timeNanoseconds: 0, levelBytes: 0,
-                             live: k == 0 ? [] : [StackLiveBytes(stack: 0, liveBytes: 100 * k, liveCount: k)])
+            IterationLiveSet(
+                phase: "loop", iteration: k, timeNanoseconds: 0, levelBytes: 0,
+                live: k == 0 ? [] : [StackLiveBytes(stack: 0, liveBytes: 100 * k, liveCount: k)])
         }
         let growth = profile([([0, 1], 100, 1)], iterations: iterations).siteGrowth()
         #expect(growth.first?.liveBytesAfterIteration == [0, 100, 200, 300])

@@ -38,9 +38,11 @@ import Testing
     @Test func warmUpKeepsFirstUseGrowthOutOfTheFit() throws {
         // Lazy globals and framework caches fill over the first iterations, then nothing grows.
         let live = [0, 30_000, 45_000] + Array(repeating: 52_000, count: 9)
-        let withoutWarmUp = try #require(GrowthSeries(phase: "repeat", warmupIterations: 0, liveBytesAfterIteration: live).fit)
+        let withoutWarmUp = try #require(
+            GrowthSeries(phase: "repeat", warmupIterations: 0, liveBytesAfterIteration: live).fit)
         #expect(LeakAnalysis.isGrowing(withoutWarmUp), "fitted, first-use growth must look like growth")
-        let withWarmUp = try #require(GrowthSeries(phase: "repeat", warmupIterations: 3, liveBytesAfterIteration: live).fit)
+        let withWarmUp = try #require(
+            GrowthSeries(phase: "repeat", warmupIterations: 3, liveBytesAfterIteration: live).fit)
         #expect(withWarmUp.slopeBytesPerIteration == 0)
         #expect(!LeakAnalysis.isGrowing(withWarmUp))
         #expect(withWarmUp.iterations == 9)
@@ -52,19 +54,24 @@ import Testing
         #expect(LeakAnalysis.isGrowing(fit, criteria: LeakCriteria(minimumSlopeBytesPerIteration: 8)))
     }
 
-    @Test(arguments: [(1, 12.706), (3, 3.182), (10, 2.228), (30, 2.042), (40, 2.021), (60, 2.000), (120, 1.980), (100_000, 1.960)])
+    @Test(arguments: [
+        (1, 12.706), (3, 3.182), (10, 2.228), (30, 2.042), (40, 2.021), (60, 2.000), (120, 1.980), (100_000, 1.960),
+    ])
     func studentQuantileMatchesTables(degreesOfFreedom: Int, expected: Double) {
         #expect(abs(LeakAnalysis.studentT975(degreesOfFreedom: degreesOfFreedom) - expected) < 0.001)
     }
 }
 
 @Suite struct LeakVerdictTests {
-    static let growing = GrowthSeries(phase: "screens", warmupIterations: 1, liveBytesAfterIteration: [0, 100, 200, 300, 400])
-    static let flat = GrowthSeries(phase: "screens", warmupIterations: 1, liveBytesAfterIteration: [0, 100, 100, 100, 100])
+    static let growing = GrowthSeries(
+        phase: "screens", warmupIterations: 1, liveBytesAfterIteration: [0, 100, 200, 300, 400])
+    static let flat = GrowthSeries(
+        phase: "screens", warmupIterations: 1, liveBytesAfterIteration: [0, 100, 100, 100, 100])
 
     @Test func aSurvivorIsALeak() {
-        let measurements = LeakMeasurements(tracked: [TypeCount(typeName: "Screen", count: 3)],
-                                            survivors: [TypeCount(typeName: "Screen", count: 2)])
+        let measurements = LeakMeasurements(
+            tracked: [TypeCount(typeName: "Screen", count: 3)],
+            survivors: [TypeCount(typeName: "Screen", count: 2)])
         let assessment = LeakAnalysis.assess(measurements, expectation: .leakFree)
         #expect(assessment.verdict == .leaks)
         #expect(assessment.outcome == .unexpectedLeak)
@@ -96,8 +103,9 @@ import Testing
     }
 
     @Test func anUnstatedExpectationTreatsALeakAsAFinding() {
-        let measurements = LeakMeasurements(tracked: [TypeCount(typeName: "Screen", count: 1)],
-                                            survivors: [TypeCount(typeName: "Screen", count: 1)])
+        let measurements = LeakMeasurements(
+            tracked: [TypeCount(typeName: "Screen", count: 1)],
+            survivors: [TypeCount(typeName: "Screen", count: 1)])
         #expect(LeakAnalysis.assess(measurements, expectation: nil).isFinding)
     }
 
@@ -108,9 +116,12 @@ import Testing
 }
 
 @Suite struct StrategyLeakSummaryTests {
-    static func result(_ strategy: String, repetition: Int, survivors: Int, growth: GrowthSeries,
-                       expectation: LeakExpectation?, status: CaseStatus = .ok) -> CaseResult {
-        CaseResult.draft(strategy: strategy, repetition: repetition, status: status, expectation: expectation) { result in
+    static func result(
+        _ strategy: String, repetition: Int, survivors: Int, growth: GrowthSeries,
+        expectation: LeakExpectation?, status: CaseStatus = .ok
+    ) -> CaseResult {
+        CaseResult.draft(strategy: strategy, repetition: repetition, status: status, expectation: expectation) {
+            result in
             result.residueBytes = 1000 * repetition
             result.leaks = LeakMeasurements(
                 tracked: [TypeCount(typeName: "Screen", count: 4)],
@@ -124,7 +135,9 @@ import Testing
             Self.result("clean", repetition: 1, survivors: 0, growth: LeakVerdictTests.flat, expectation: .leakFree),
             Self.result("clean", repetition: 2, survivors: 1, growth: LeakVerdictTests.flat, expectation: .leakFree),
             Self.result("clean", repetition: 3, survivors: 0, growth: LeakVerdictTests.flat, expectation: .leakFree),
-            Self.result("clean", repetition: 4, survivors: 4, growth: LeakVerdictTests.growing, expectation: .leakFree, status: .crashed),
+            Self.result(
+                "clean", repetition: 4, survivors: 4, growth: LeakVerdictTests.growing, expectation: .leakFree,
+                status: .crashed),
         ]
         let summary = StrategyLeakSummary(strategy: "clean", cases: cases)
         #expect(summary.assessedRepetitions == 3)
@@ -135,12 +148,19 @@ import Testing
         #expect(summary.survivors == [TypeCountRange(typeName: "Screen", minimum: 0, maximum: 1)])
         #expect(summary.medianResidueBytes == 2000)
         #expect(summary.residueUncertaintyBytes == 300)
-        #expect(summary.growth == [GrowthSummary(phase: "screens", medianSlopeBytesPerIteration: 0, medianBoundBytesPerIteration: 0)])
+        #expect(
+            summary.growth == [
+                GrowthSummary(phase: "screens", medianSlopeBytesPerIteration: 0, medianBoundBytesPerIteration: 0)
+            ])
         #expect(summary.reasons == ["1 of 4 Screen survived teardown"])
     }
 
     @Test func aStrategyWithoutOkCasesIsNotAssessed() {
-        let cases = [Self.result("gone", repetition: 1, survivors: 0, growth: LeakVerdictTests.flat, expectation: .leaks, status: .failed)]
+        let cases = [
+            Self.result(
+                "gone", repetition: 1, survivors: 0, growth: LeakVerdictTests.flat, expectation: .leaks, status: .failed
+            )
+        ]
         let summary = StrategyLeakSummary(strategy: "gone", cases: cases)
         #expect(summary.verdict == .notAssessed)
         #expect(summary.expectation == .leaks)

@@ -3,16 +3,23 @@ import Testing
 
 struct ThresholdTests {
     static var run: ScenarioRun {
-        AggregationTests.run([
-            AggregationTests.result("unbounded", 1, net: 140_000_000), AggregationTests.result("signal", 1, net: 10_000_000),
-            AggregationTests.result("unbounded", 2, net: 150_000_000), AggregationTests.result("signal", 2, net: 12_000_000),
-            AggregationTests.result("unbounded", 3, net: 145_000_000), AggregationTests.result("signal", 3, net: 11_000_000),
-        ], strategies: ["unbounded", "signal"])
+        AggregationTests.run(
+            [
+                AggregationTests.result("unbounded", 1, net: 140_000_000),
+                AggregationTests.result("signal", 1, net: 10_000_000),
+                AggregationTests.result("unbounded", 2, net: 150_000_000),
+                AggregationTests.result("signal", 2, net: 12_000_000),
+                AggregationTests.result("unbounded", 3, net: 145_000_000),
+                AggregationTests.result("signal", 3, net: 11_000_000),
+            ], strategies: ["unbounded", "signal"])
     }
 
-    func threshold(_ strategy: String, _ comparison: Comparison, _ limit: Threshold.Limit, figure: Figure = .peakAllocated) -> Threshold {
-        Threshold(subject: FigureReference(strategy: strategy, figure: figure), comparison: comparison, limit: limit,
-                  text: "t", file: "f.yaml", line: 3, column: 5)
+    func threshold(
+        _ strategy: String, _ comparison: Comparison, _ limit: Threshold.Limit, figure: Figure = .peakAllocated
+    ) -> Threshold {
+        Threshold(
+            subject: FigureReference(strategy: strategy, figure: figure), comparison: comparison, limit: limit,
+            text: "t", file: "f.yaml", line: 3, column: 5)
     }
 
     @Test func absoluteLimitsAreCheckedOnTheMedian() {
@@ -27,15 +34,24 @@ struct ThresholdTests {
 
     @Test func relativeLimitsUseTheOtherStrategysMedian() {
         let tenth = FigureReference(strategy: "unbounded", figure: .peakAllocated)
-        #expect(ThresholdEvaluator.evaluate(threshold("signal", .lessOrEqual, .relative(factor: 0.1, of: tenth)), in: Self.run).passed)
-        let check = ThresholdEvaluator.evaluate(threshold("signal", .lessOrEqual, .relative(factor: 0.05, of: tenth)), in: Self.run)
+        #expect(
+            ThresholdEvaluator.evaluate(
+                threshold("signal", .lessOrEqual, .relative(factor: 0.1, of: tenth)), in: Self.run
+            ).passed)
+        let check = ThresholdEvaluator.evaluate(
+            threshold("signal", .lessOrEqual, .relative(factor: 0.05, of: tenth)), in: Self.run)
         #expect(!check.passed)
         #expect(check.limit.contains("0.05 × unbounded.peakAllocated"))
     }
 
     @Test func phaseAndMissingFigures() {
-        #expect(ThresholdEvaluator.evaluate(threshold("signal", .lessOrEqual, .absolute(11_000_000), figure: .phasePeakAllocated("burst")), in: Self.run).passed)
-        let missing = ThresholdEvaluator.evaluate(threshold("signal", .lessOrEqual, .absolute(1), figure: .metric("nope")), in: Self.run)
+        #expect(
+            ThresholdEvaluator.evaluate(
+                threshold("signal", .lessOrEqual, .absolute(11_000_000), figure: .phasePeakAllocated("burst")),
+                in: Self.run
+            ).passed)
+        let missing = ThresholdEvaluator.evaluate(
+            threshold("signal", .lessOrEqual, .absolute(1), figure: .metric("nope")), in: Self.run)
         #expect(!missing.passed)
         #expect(missing.message.contains("has no value"))
     }
@@ -43,8 +59,12 @@ struct ThresholdTests {
     @Test func thresholdsOnStrategiesThatDidNotRunAreSkipped() {
         var shard = Self.run
         shard.cases.removeAll { $0.strategy == "unbounded" }
-        let relative = threshold("signal", .lessOrEqual, .relative(factor: 0.1, of: FigureReference(strategy: "unbounded", figure: .peakAllocated)))
-        #expect(ThresholdEvaluator.evaluate([relative, threshold("signal", .lessOrEqual, .absolute(1))], in: shard).count == 1)
+        let relative = threshold(
+            "signal", .lessOrEqual,
+            .relative(factor: 0.1, of: FigureReference(strategy: "unbounded", figure: .peakAllocated)))
+        #expect(
+            ThresholdEvaluator.evaluate([relative, threshold("signal", .lessOrEqual, .absolute(1))], in: shard).count
+                == 1)
     }
 
     @Test func baselineRegressionsNeedBothToleranceAndFloor() {
@@ -53,18 +73,23 @@ struct ThresholdTests {
         #expect(baseline.cases["s/signal"]?["peakAllocated"] == 11_000_000)
         let policy = BaselinePolicy(tolerance: 0.10, floorBytes: 256 * 1024)
         #expect(policy.compare(report, with: baseline, baselineFile: "b.json").allSatisfy { $0.passed })
-        baseline.cases["s/signal"]?["peakAllocated"] = 9_000_000 // now +22%, +2 MB: a regression
+        baseline.cases["s/signal"]?["peakAllocated"] = 9_000_000  // now +22%, +2 MB: a regression
         let checks = policy.compare(report, with: baseline, baselineFile: "b.json")
         #expect(checks.filter { !$0.passed }.map(\.name) == ["signal.peakAllocated vs baseline"])
-        #expect(BaselinePolicy(tolerance: 0.10, floorBytes: 4_000_000).compare(report, with: baseline, baselineFile: "b.json").allSatisfy { $0.passed })
-        baseline.cases["s/signal"]?["peakAllocated"] = 13_000_000 // now -15%: an improvement
+        #expect(
+            BaselinePolicy(tolerance: 0.10, floorBytes: 4_000_000).compare(
+                report, with: baseline, baselineFile: "b.json"
+            ).allSatisfy { $0.passed })
+        baseline.cases["s/signal"]?["peakAllocated"] = 13_000_000  // now -15%: an improvement
         #expect(policy.compare(report, with: baseline, baselineFile: "b.json").allSatisfy { $0.passed })
-        #expect(!BaselinePolicy(tolerance: 0.10, floorBytes: 256 * 1024, failOnImprovement: true)
-            .compare(report, with: baseline, baselineFile: "b.json").allSatisfy { $0.passed })
+        #expect(
+            !BaselinePolicy(tolerance: 0.10, floorBytes: 256 * 1024, failOnImprovement: true)
+                .compare(report, with: baseline, baselineFile: "b.json").allSatisfy { $0.passed })
     }
 }
 
 enum ReportEnvironment {
-    static let example = EnvironmentInfo(toolVersion: "0", jemallocVersion: "5", jemallocSettings: [:], swiftVersion: "6", operatingSystem: "l",
-                                         kernel: "k", cpuModel: "c", cpuCount: 2, memoryBytes: 1, requestedIntervalNanoseconds: 1_000_000)
+    static let example = EnvironmentInfo(
+        toolVersion: "0", jemallocVersion: "5", jemallocSettings: [:], swiftVersion: "6", operatingSystem: "l",
+        kernel: "k", cpuModel: "c", cpuCount: 2, memoryBytes: 1, requestedIntervalNanoseconds: 1_000_000)
 }

@@ -15,8 +15,10 @@ struct UnitsTests {
         #expect(Units.parseBytes(text) == nil)
     }
 
-    @Test(arguments: [("5ms", Int64(5_000_000)), ("3s", 3_000_000_000), ("1.5s", 1_500_000_000),
-                      ("200us", 200_000), ("2min", 120_000_000_000), ("10ns", 10)])
+    @Test(arguments: [
+        ("5ms", Int64(5_000_000)), ("3s", 3_000_000_000), ("1.5s", 1_500_000_000),
+        ("200us", 200_000), ("2min", 120_000_000_000), ("10ns", 10),
+    ])
     func parsesDurations(text: String, nanoseconds: Int64) {
         #expect(Units.parseDurationNanoseconds(text) == nanoseconds)
     }
@@ -37,8 +39,10 @@ struct UnitsTests {
         #expect(Units.parseFraction("half") == nil)
     }
 
-    @Test(arguments: [(0, "0 B"), (512, "512 B"), (1024, "1.00 KiB"), (1_572_864, "1.50 MiB"),
-                      (-2048, "-2.00 KiB"), (3_221_225_472, "3.00 GiB")])
+    @Test(arguments: [
+        (0, "0 B"), (512, "512 B"), (1024, "1.00 KiB"), (1_572_864, "1.50 MiB"),
+        (-2048, "-2.00 KiB"), (3_221_225_472, "3.00 GiB"),
+    ])
     func formatsBytesWithBinaryUnits(bytes: Int, text: String) {
         #expect(Units.formatBytes(bytes) == text)
     }

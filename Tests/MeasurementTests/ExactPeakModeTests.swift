@@ -1,10 +1,10 @@
+import HarnessModel
 import Measurement
 import Runner
 import Scenarios
-import WorkloadKit
-import HarnessModel
 import TestSupport
 import Testing
+import WorkloadKit
 
 /// Exact mode inside a binary without the counting malloc family (every test bundle): the hooks say
 /// so, and an exact case is refused with how to get the right binary. The counting itself is tested
@@ -19,7 +19,8 @@ struct ExactPeakModeTests {
 
     @Test func anExactCaseIsRefusedWithTheBuildCommand() throws {
         let catalog = WorkloadCatalog([BlockWorkload()])
-        let spec = try ScenarioParser(catalog: catalog).parse("scenario: s\nworkload: blocks\nstrategies: [release]\npeak: exact\n", file: "s.yaml")
+        let spec = try ScenarioParser(catalog: catalog).parse(
+            "scenario: s\nworkload: blocks\nstrategies: [release]\npeak: exact\n", file: "s.yaml")
         let caseSpec = try #require(RunPlanner.cases(of: spec, options: RunOptions(repetitions: 1)).first)
         #expect(caseSpec.peakMode == .exact)
         do {
@@ -35,8 +36,9 @@ struct ExactPeakModeTests {
     }
 
     @Test func theLauncherSendsExactCasesToTheCountingBinary() throws {
-        var spec = CaseSpec(scenario: "s", workload: "w", strategy: "x", repetition: 1, parameters: ParameterValues(),
-                            steps: [], samplingIntervalNanoseconds: 1_000_000)
+        var spec = CaseSpec(
+            scenario: "s", workload: "w", strategy: "x", repetition: 1, parameters: ParameterValues(),
+            steps: [], samplingIntervalNanoseconds: 1_000_000)
         let launcher = ProcessCaseLauncher(executable: "/bin/memharness", exactExecutable: "/bin/memharness-exact")
         #expect(launcher.executable(for: spec) == "/bin/memharness")
         spec.peakMode = .exact

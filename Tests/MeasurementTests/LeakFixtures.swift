@@ -1,6 +1,6 @@
+import HarnessModel
 import Measurement
 import WorkloadKit
-import HarnessModel
 
 /// A workload whose `allocate` step makes one tracked block; under `cycle` every block refers to
 /// itself and so never dies, under `release` it dies when the step ends.
@@ -10,7 +10,10 @@ struct BlockWorkload: Workload {
     var descriptor: WorkloadDescriptor {
         WorkloadDescriptor(
             name: "blocks", summary: "Blocks that leak through a self-reference, or not.",
-            strategies: [StrategyDescriptor("cycle", "Each block refers to itself."), StrategyDescriptor("release", "Blocks die.")],
+            strategies: [
+                StrategyDescriptor("cycle", "Each block refers to itself."),
+                StrategyDescriptor("release", "Blocks die."),
+            ],
             parameters: [], steps: [StepDescriptor("allocate", "Make one tracked block.")], defaultSteps: ["allocate"]
         )
     }

@@ -1,12 +1,12 @@
 import AllocatorProbe
-import Measurement
-import WorkloadKit
 import HarnessModel
+import Measurement
 import TestSupport
 import Testing
+import WorkloadKit
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A workload whose one step keeps allocating (1 MiB blocks, written) up to `ceiling`.
@@ -55,10 +55,11 @@ struct MemoryLimitExecutorTests {
     let executor = CaseExecutor(catalog: WorkloadCatalog([RunawayWorkload()]))
 
     func spec(_ budget: MemoryBudget?) -> CaseSpec {
-        CaseSpec(scenario: "runaway", workload: "runaway", strategy: "grow", repetition: 1,
-                 parameters: ParameterValues(["ceiling": .bytes(192 << 20)]),
-                 steps: [StepInvocation(name: "grow", phase: "grow", arguments: ParameterValues())],
-                 samplingIntervalNanoseconds: 1_000_000, settleNanoseconds: 10_000_000, memoryBudget: budget)
+        CaseSpec(
+            scenario: "runaway", workload: "runaway", strategy: "grow", repetition: 1,
+            parameters: ParameterValues(["ceiling": .bytes(192 << 20)]),
+            steps: [StepInvocation(name: "grow", phase: "grow", arguments: ParameterValues())],
+            samplingIntervalNanoseconds: 1_000_000, settleNanoseconds: 10_000_000, memoryBudget: budget)
     }
 
     @Test func aRunawayCaseIsStoppedAtItsLimitWithItsSamplesKept() throws {
@@ -68,7 +69,7 @@ struct MemoryLimitExecutorTests {
 
         let limit = (64 << 20) + free.baselineAllocatedBytes
         let result = try executor.result(spec(MemoryBudget(limitBytes: limit, warningBytes: limit / 2)))
-        guard case let .killedByMemoryLimit(hit, killed) = result.outcome else {
+        guard case .killedByMemoryLimit(let hit, let killed) = result.outcome else {
             Issue.record("not killed: \(result.status) \(result.failure ?? "")")
             return
         }

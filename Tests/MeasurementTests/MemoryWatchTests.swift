@@ -16,12 +16,12 @@ struct MemoryWatchTests {
         #expect(budget.rearmBytes == 720)
         let footprints = [100, 790, 800, 850, 799, 760, 800, 721, 810, 720, 730, 805, 900, 1000, 1001]
         let expected: [MemoryWatch.Event] = [
-            .none, .none, .warning,   // reaching the level warns
-            .none, .none, .none,      // staying above the re-arm level, even dipping under the level, does not
-            .none, .none, .none,      // back at 800 and 810 without having re-armed: still quiet
-            .none,                    // 720: re-armed
-            .none, .warning, .none,   // the next crossing warns again, once
-            .none,                    // at the limit is not over it
+            .none, .none, .warning,  // reaching the level warns
+            .none, .none, .none,  // staying above the re-arm level, even dipping under the level, does not
+            .none, .none, .none,  // back at 800 and 810 without having re-armed: still quiet
+            .none,  // 720: re-armed
+            .none, .warning, .none,  // the next crossing warns again, once
+            .none,  // at the limit is not over it
             .limitExceeded,
         ]
         #expect(events(budget, footprints) == expected)
@@ -33,7 +33,10 @@ struct MemoryWatchTests {
     }
 
     @Test func withoutALimitOnlyWarningsAndWithoutWarningsOnlyTheLimit() {
-        #expect(events(MemoryBudget(warningBytes: 50), [10, 60, 1 << 40, 40, 60]) == [.none, .warning, .none, .none, .warning])
+        #expect(
+            events(MemoryBudget(warningBytes: 50), [10, 60, 1 << 40, 40, 60]) == [
+                .none, .warning, .none, .none, .warning,
+            ])
         #expect(events(MemoryBudget(limitBytes: 50), [10, 49, 50, 51]) == [.none, .none, .none, .limitExceeded])
     }
 

@@ -1,19 +1,20 @@
 import AllocatorProbe
 import Foundation
+import HarnessModel
 import Measurement
 import Runner
 import Scenarios
-import WorkloadKit
-import HarnessModel
 import TestSupport
 import Testing
+import WorkloadKit
 
 @Suite struct RepeatStepParsingTests {
     let parser = ScenarioParser(catalog: WorkloadCatalog([BlockWorkload()]))
 
     func parse(_ steps: String) throws(ScenarioError) -> ScenarioSpec {
-        try parser.parse("scenario: s\nworkload: blocks\nstrategies:\n  - {name: cycle, expect: leaks}\n  - release\nsteps:\n\(steps)\n",
-                         file: "s.yaml")
+        try parser.parse(
+            "scenario: s\nworkload: blocks\nstrategies:\n  - {name: cycle, expect: leaks}\n  - release\nsteps:\n\(steps)\n",
+            file: "s.yaml")
     }
 
     func diagnostics(_ steps: String) -> [String] {
@@ -21,13 +22,14 @@ import Testing
             _ = try parse(steps)
             return []
         } catch {
-            guard case let .invalid(found) = error else { return ["\(error)"] }
+            guard case .invalid(let found) = error else { return ["\(error)"] }
             return found.map(\.description)
         }
     }
 
     @Test func aRepeatCarriesItsNestedSteps() throws {
-        let spec = try parse("  - repeat: {times: 20, warmup: 3, steps: [allocate, {idle: 1ms}], phase: screens}\n  - idle: 5ms")
+        let spec = try parse(
+            "  - repeat: {times: 20, warmup: 3, steps: [allocate, {idle: 1ms}], phase: screens}\n  - idle: 5ms")
         let step = try #require(spec.steps.first)
         #expect(step.name == "repeat")
         #expect(step.phase == "screens")
@@ -52,36 +54,43 @@ import Testing
     }
 
     @Test func aRepeatWithoutStepsSaysHowToWriteOne() {
-        #expect(diagnostics("  - repeat: {times: 5}") == [
-            "s.yaml:7:5: step 'repeat' needs the steps to repeat, e.g. repeat: {times: 20, warmup: 3, steps: [allocate, idle]}",
-        ])
+        #expect(
+            diagnostics("  - repeat: {times: 5}") == [
+                "s.yaml:7:5: step 'repeat' needs the steps to repeat, e.g. repeat: {times: 20, warmup: 3, steps: [allocate, idle]}"
+            ])
         #expect(diagnostics("  - repeat: {times: 5, steps: []}").first?.contains("non-empty list of steps") == true)
     }
 
     @Test func nestedRepeatsAndUnknownBodyStepsAreRefusedWithTheirPlace() {
         let found = diagnostics("  - repeat: {times: 5, steps: [alocate, {repeat: {times: 3, steps: [allocate]}}]}")
-        #expect(found == [
-            "s.yaml:7:32: unknown step 'alocate'; expected one of: allocate, idle, settle (did you mean 'allocate'?)",
-            "s.yaml:7:41: 'repeat' cannot be nested inside 'repeat'; flatten the loops into one body",
-        ])
+        #expect(
+            found == [
+                "s.yaml:7:32: unknown step 'alocate'; expected one of: allocate, idle, settle (did you mean 'allocate'?)",
+                "s.yaml:7:41: 'repeat' cannot be nested inside 'repeat'; flatten the loops into one body",
+            ])
     }
 
     @Test func tooFewIterationsAfterWarmUpAreRefused() {
         let found = diagnostics("  - repeat: {times: 5, warmup: 3, steps: [allocate]}")
-        #expect(found == ["s.yaml:7:5: 'repeat' runs 5 iterations with 3 of warm-up, leaving 2 to fit the growth line; "
-            + "it needs at least 3: raise 'times' to 6 or lower 'warmup'"])
+        #expect(
+            found == [
+                "s.yaml:7:5: 'repeat' runs 5 iterations with 3 of warm-up, leaving 2 to fit the growth line; "
+                    + "it needs at least 3: raise 'times' to 6 or lower 'warmup'"
+            ])
     }
 
     @Test func stepsIsOnlyAnArgumentOfRepeat() {
-        #expect(diagnostics("  - idle: {duration: 1ms, steps: [allocate]}").first?.contains("unknown argument 'steps' of step 'idle'") == true)
+        #expect(
+            diagnostics("  - idle: {duration: 1ms, steps: [allocate]}").first?.contains(
+                "unknown argument 'steps' of step 'idle'") == true)
     }
 
     @Test func caseSpecsWithoutTheNewFieldsStillDecode() throws {
         let json = """
-        {"scenario":"s","workload":"blocks","strategy":"cycle","repetition":1,"parameters":{"values":{}},
-         "steps":[{"name":"allocate","phase":"allocate","arguments":{"values":{}}}],
-         "samplingIntervalNanoseconds":0,"sampleCapacity":16,"settleNanoseconds":0,"timeoutNanoseconds":1000000000}
-        """
+            {"scenario":"s","workload":"blocks","strategy":"cycle","repetition":1,"parameters":{"values":{}},
+             "steps":[{"name":"allocate","phase":"allocate","arguments":{"values":{}}}],
+             "samplingIntervalNanoseconds":0,"sampleCapacity":16,"settleNanoseconds":0,"timeoutNanoseconds":1000000000}
+            """
         let spec = try JSONDecoder().decode(CaseSpec.self, from: Data(json.utf8))
         #expect(spec.expectation == nil)
         #expect(spec.steps.first?.body == nil)
@@ -96,14 +105,14 @@ import Testing
 
     func run(_ strategy: String, times: Int) throws -> CaseResult {
         let yaml = """
-        scenario: s
-        workload: blocks
-        strategies: [\(strategy)]
-        steps:
-          - repeat: {times: \(times), warmup: 2, settle: 0ms, steps: [allocate]}
-        interval: 1ms
-        settle: 10ms
-        """
+            scenario: s
+            workload: blocks
+            strategies: [\(strategy)]
+            steps:
+              - repeat: {times: \(times), warmup: 2, settle: 0ms, steps: [allocate]}
+            interval: 1ms
+            settle: 10ms
+            """
         let spec = try ScenarioParser(catalog: catalog).parse(yaml, file: "s.yaml")
         let caseSpec = try #require(RunPlanner.cases(of: spec, options: RunOptions(repetitions: 1)).first)
         return try CaseExecutor(catalog: catalog).result(caseSpec, scratchDirectory: "/tmp")

@@ -1,23 +1,23 @@
+import HarnessModel
 import Measurement
 import Runner
 import Scenarios
-import WorkloadKit
-import HarnessModel
 import TestSupport
 import Testing
+import WorkloadKit
 
 @Suite(.serialized) struct ResidueTests {
     /// Runs `release` blocks, then idles for `idle`, sampling every millisecond.
     func run(idle: String) throws -> CaseMeasurements {
         let catalog = WorkloadCatalog([BlockWorkload()])
         let yaml = """
-        scenario: s
-        workload: blocks
-        strategies: [release]
-        steps: [allocate, {idle: \(idle)}]
-        interval: 1ms
-        settle: 10ms
-        """
+            scenario: s
+            workload: blocks
+            strategies: [release]
+            steps: [allocate, {idle: \(idle)}]
+            interval: 1ms
+            settle: 10ms
+            """
         let spec = try ScenarioParser(catalog: catalog).parse(yaml, file: "s.yaml")
         let caseSpec = try #require(RunPlanner.cases(of: spec, options: RunOptions(repetitions: 1)).first)
         return try CaseExecutor(catalog: catalog).measure(caseSpec)
@@ -36,7 +36,8 @@ import Testing
         // The probe must see what could leak in: the long case holds hundreds more rows (~200 B each).
         let extraRows = try #require(long.samples?.count) - (try #require(short.samples?.count))
         #expect(extraRows > 200)
-        #expect(try abs(liveResidue(long) - liveResidue(short)) < 4096,
-                "residue \(long.residueBytes ?? -1) B after 300 ms vs \(short.residueBytes ?? -1) B after 10 ms")
+        #expect(
+            try abs(liveResidue(long) - liveResidue(short)) < 4096,
+            "residue \(long.residueBytes ?? -1) B after 300 ms vs \(short.residueBytes ?? -1) B after 10 ms")
     }
 }

@@ -6,7 +6,7 @@ import Testing
 import WorkloadKit
 
 #if os(Linux)
-import Glibc
+    import Glibc
 #endif
 
 /// The sampler's side: warnings posted and the limit enforced on scripted footprints.
@@ -23,14 +23,18 @@ struct SamplerBudgetTests {
         let warnings = MemoryWarnings()
         let calls = Calls()
         let budget = MemoryBudget(limitBytes: 150, warningBytes: 80)
-        let watch = FootprintWatch(budget: budget, warn: {
-            calls.warnings.add(1, ordering: .relaxed)
-            warnings.post()
-        }, limitExceeded: { hit, output in
-            calls.limit.withLock { $0.append((hit, output)) }
-        })
-        let sampler = try Sampler(probe: probe, interval: .microseconds(100), capacity: 64, gauges: [warnings.gauge],
-                              phaseNames: ["a"], phaseIndex: { 0 }, watch: watch)
+        let watch = FootprintWatch(
+            budget: budget,
+            warn: {
+                calls.warnings.add(1, ordering: .relaxed)
+                warnings.post()
+            },
+            limitExceeded: { hit, output in
+                calls.limit.withLock { $0.append((hit, output)) }
+            })
+        let sampler = try Sampler(
+            probe: probe, interval: .microseconds(100), capacity: 64, gauges: [warnings.gauge],
+            phaseNames: ["a"], phaseIndex: { 0 }, watch: watch)
         try sampler.start()
         #expect(waitUntil { !calls.limit.withLock { $0.isEmpty } }, "the limit was never reported")
         let output = sampler.stop()
@@ -39,7 +43,8 @@ struct SamplerBudgetTests {
         #expect(warnings.postedCount == 3)
         let (hit, seen) = try #require(calls.limit.withLock { $0.first })
         #expect(calls.limit.withLock { $0.count } == 1)
-        #expect(hit.footprintBytes == 200 && hit.limitBytes == 150 && hit.overshootBytes == 50 && hit.warningsBefore == 3)
+        #expect(
+            hit.footprintBytes == 200 && hit.limitBytes == 150 && hit.overshootBytes == 50 && hit.warningsBefore == 3)
         // Every sample up to the one over the limit, and none after it.
         #expect(seen.series.allocatedBytes == [10, 50, 85, 90, 70, 95, 60, 85, 200])
         #expect(seen.series.gauges[0] == [0, 0, 1, 1, 1, 2, 2, 3, 3])
@@ -53,11 +58,14 @@ struct SamplerBudgetTests {
         // The scripted probe reports RSS as 4x allocated: 40 is over a limit of 30 only as RSS.
         let probe = ScriptedProbe([5, 10])
         let calls = Calls()
-        let watch = FootprintWatch(budget: MemoryBudget(footprint: .resident, limitBytes: 30), warn: {}, limitExceeded: { hit, output in
-            calls.limit.withLock { $0.append((hit, output)) }
-        })
-        let sampler = try Sampler(probe: probe, interval: .microseconds(100), capacity: 64, gauges: [],
-                              phaseNames: ["a"], phaseIndex: { 0 }, watch: watch)
+        let watch = FootprintWatch(
+            budget: MemoryBudget(footprint: .resident, limitBytes: 30), warn: {},
+            limitExceeded: { hit, output in
+                calls.limit.withLock { $0.append((hit, output)) }
+            })
+        let sampler = try Sampler(
+            probe: probe, interval: .microseconds(100), capacity: 64, gauges: [],
+            phaseNames: ["a"], phaseIndex: { 0 }, watch: watch)
         try sampler.start()
         #expect(waitUntil { !calls.limit.withLock { $0.isEmpty } }, "the limit was never reported")
         _ = sampler.stop()
@@ -73,8 +81,9 @@ struct SamplerBudgetTests {
         // Warn from the first sample on; limit far away.
         let budget = MemoryBudget(limitBytes: 1 << 50, warningBytes: 1)
         let watch = FootprintWatch(budget: budget, warn: { warnings.post() }, limitExceeded: { _, _ in })
-        let sampler = try Sampler(probe: probe, interval: .microseconds(200), capacity: 64, gauges: [warnings.gauge],
-                              phaseNames: ["x"], phaseIndex: { 0 }, watch: watch)
+        let sampler = try Sampler(
+            probe: probe, interval: .microseconds(200), capacity: 64, gauges: [warnings.gauge],
+            phaseNames: ["x"], phaseIndex: { 0 }, watch: watch)
         try sampler.start()
         usleep(50_000)
         let output = sampler.stop()
@@ -86,4 +95,3 @@ struct SamplerBudgetTests {
         warnings.end()
     }
 }
-

@@ -1,13 +1,13 @@
 import AllocatorProbe
-import Measurement
-import WorkloadKit
 import HarnessModel
+import Measurement
 import Synchronization
 import TestSupport
 import Testing
+import WorkloadKit
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A probe that replays a script of allocated values, one per reading (the last value repeats).
@@ -24,9 +24,11 @@ final class ScriptedProbe: MemoryProbe, Sendable {
     func read() -> MemoryReading {
         let index = position.add(1, ordering: .relaxed).oldValue
         let value = script[min(index, script.count - 1)]
-        return MemoryReading(allocator: AllocatorStats(allocatedBytes: value, activeBytes: value, residentBytes: value * 2,
-                                                       mappedBytes: value * 3, retainedBytes: 0, metadataBytes: 1),
-                             rssBytes: value * 4)
+        return MemoryReading(
+            allocator: AllocatorStats(
+                allocatedBytes: value, activeBytes: value, residentBytes: value * 2,
+                mappedBytes: value * 3, retainedBytes: 0, metadataBytes: 1),
+            rssBytes: value * 4)
     }
 
     func threadAllocatedBytes() -> UInt64? { nil }
@@ -42,8 +44,9 @@ struct SamplerTests {
         let script = [10, 50, 20, 5, 70, 30] + Array(repeating: 1, count: 100)
         let probe = ScriptedProbe(script)
         let phase = Atomic<Int>(0)
-        let sampler = try Sampler(probe: probe, interval: .microseconds(100), capacity: 1024, gauges: [],
-                              phaseNames: ["a", "b"], phaseIndex: { phase.load(ordering: .relaxed) < 3 ? 0 : 1 })
+        let sampler = try Sampler(
+            probe: probe, interval: .microseconds(100), capacity: 1024, gauges: [],
+            phaseNames: ["a", "b"], phaseIndex: { phase.load(ordering: .relaxed) < 3 ? 0 : 1 })
         try sampler.start()
         waitFor(probe, readings: 10)
         let output = sampler.stop()
@@ -61,8 +64,9 @@ struct SamplerTests {
         var script = Array(repeating: 1, count: 40)
         script[13] = 999
         let probe = ScriptedProbe(script + [2])
-        let sampler = try Sampler(probe: probe, interval: .microseconds(100), capacity: 16, gauges: [],
-                              phaseNames: ["a"], phaseIndex: { 0 })
+        let sampler = try Sampler(
+            probe: probe, interval: .microseconds(100), capacity: 16, gauges: [],
+            phaseNames: ["a"], phaseIndex: { 0 })
         try sampler.start()
         waitFor(probe, readings: 45)
         let output = sampler.stop()
@@ -78,8 +82,9 @@ struct SamplerTests {
         let probe = ScriptedProbe([1])
         let context = CaseContext(strategy: "s", gaugeNames: ["pending"])
         context.gauge("pending").set(42)
-        let sampler = try Sampler(probe: probe, interval: .microseconds(100), capacity: 64, gauges: context.gauges,
-                              phaseNames: ["a"], phaseIndex: { 0 })
+        let sampler = try Sampler(
+            probe: probe, interval: .microseconds(100), capacity: 64, gauges: context.gauges,
+            phaseNames: ["a"], phaseIndex: { 0 })
         try sampler.start()
         waitFor(probe, readings: 5)
         let output = sampler.stop()
@@ -98,8 +103,9 @@ struct SamplerTests {
 
         // Then sample for a while, with gauges and a phase source, and check the sampler thread's counter.
         let context = CaseContext(strategy: "s", gaugeNames: ["a", "b"])
-        let sampler = try Sampler(probe: probe, interval: .microseconds(200), capacity: 64, gauges: context.gauges,
-                              phaseNames: ["x"], phaseIndex: { 0 })
+        let sampler = try Sampler(
+            probe: probe, interval: .microseconds(200), capacity: 64, gauges: context.gauges,
+            phaseNames: ["x"], phaseIndex: { 0 })
         try sampler.start()
         usleep(100_000)
         let output = sampler.stop()

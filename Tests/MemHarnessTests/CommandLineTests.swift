@@ -16,7 +16,8 @@ struct CommandLineTests {
 
     /// A product of the package in the build folder (`memharness-exact` is built by `make test` first).
     static func binary(named name: String) -> String {
-        let testBinary = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let testBinary =
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         return URL(fileURLWithPath: testBinary).deletingLastPathComponent().appendingPathComponent(name).path
     }
 
@@ -26,7 +27,9 @@ struct CommandLineTests {
         var stderr: String
     }
 
-    func memharness(_ arguments: [String], environment: [String: String] = [:], binary: String = Self.binary) throws -> Outcome {
+    func memharness(_ arguments: [String], environment: [String: String] = [:], binary: String = Self.binary) throws
+        -> Outcome
+    {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = arguments
@@ -44,8 +47,9 @@ struct CommandLineTests {
         let stdout = out.fileHandleForReading.readDataToEndOfFile()
         let stderr = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        return Outcome(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-                       stderr: String(decoding: stderr, as: UTF8.self))
+        return Outcome(
+            status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+            stderr: String(decoding: stderr, as: UTF8.self))
     }
 
     func temporaryDirectory() throws -> String {
@@ -57,7 +61,9 @@ struct CommandLineTests {
     @Test func aCrashingStrategyIsAFailedRowWhileTheOthersComplete() throws {
         let out = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: out) }
-        let outcome = try memharness(["run", Self.fixtures.appendingPathComponent("calibration-with-crash.yaml").path, "--out", out])
+        let outcome = try memharness([
+            "run", Self.fixtures.appendingPathComponent("calibration-with-crash.yaml").path, "--out", out,
+        ])
         #expect(outcome.status == 1, "a crashed case is a harness failure: \(outcome.stderr)")
         #expect(outcome.stderr.contains("crash #1: crashed: killed by signal 6 (SIGABRT)"))
 
@@ -88,8 +94,13 @@ struct CommandLineTests {
         let file = Self.fixtures.appendingPathComponent("broken.yaml").path
         let outcome = try memharness(["run", file, "--out", out])
         #expect(outcome.status == 64)
-        #expect(outcome.stderr.contains("\(file):4:13: bad value '64XB' for 'holdSize'; expected a size with a binary unit"))
-        #expect(outcome.stderr.contains("\(file):6:5: unknown strategy 'hold-lrage'; expected one of: hold-large, hold-small-objects, churn, spikes, cross-thread, crash (did you mean 'hold-large'?)"))
+        #expect(
+            outcome.stderr.contains("\(file):4:13: bad value '64XB' for 'holdSize'; expected a size with a binary unit")
+        )
+        #expect(
+            outcome.stderr.contains(
+                "\(file):6:5: unknown strategy 'hold-lrage'; expected one of: hold-large, hold-small-objects, churn, spikes, cross-thread, crash (did you mean 'hold-large'?)"
+            ))
         #expect(try String(contentsOfFile: "\(out)/report.md", encoding: .utf8) == earlier)
         #expect(!FileManager.default.fileExists(atPath: "\(out)/summary.csv"))
     }
@@ -124,7 +135,9 @@ struct CommandLineTests {
             if ProcessInfo.processInfo.environment["UPDATE_GOLDEN"] == "1" {
                 try outcome.stdout.write(to: url, atomically: true, encoding: .utf8)
             }
-            #expect(outcome.stdout == (try String(contentsOf: url, encoding: .utf8)), "\(name); rerun with UPDATE_GOLDEN=1 and review")
+            #expect(
+                outcome.stdout == (try String(contentsOf: url, encoding: .utf8)),
+                "\(name); rerun with UPDATE_GOLDEN=1 and review")
         }
         #expect(try memharness(["--version"]).stdout == "\(MemHarness.version)\n")
     }

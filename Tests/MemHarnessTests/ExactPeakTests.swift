@@ -22,7 +22,9 @@ struct ExactPeakTests {
         #expect(outcome.status == 0, "\(outcome.stderr)")
         let rows = CSVTable.parse(try String(contentsOfFile: "\(out)/report/summary.csv", encoding: .utf8))
         let header = try #require(rows.first)
-        return rows.dropFirst().filter { $0.count == header.count }.map { Dictionary(uniqueKeysWithValues: zip(header, $0)) }
+        return rows.dropFirst().filter { $0.count == header.count }.map {
+            Dictionary(uniqueKeysWithValues: zip(header, $0))
+        }
     }
 
     func int(_ row: [String: String], _ column: String) throws -> Int {
@@ -30,20 +32,28 @@ struct ExactPeakTests {
     }
 
     @Test func theCountingBinarySeesEveryEntryPointOfTheMallocFamily() throws {
-        #expect(FileManager.default.isExecutableFile(atPath: Self.exactBinary),
-                "\(Self.exactBinary) is missing: `make test` builds it first (swift build --product memharness-exact)")
+        #expect(
+            FileManager.default.isExecutableFile(atPath: Self.exactBinary),
+            "\(Self.exactBinary) is missing: `make test` builds it first (swift build --product memharness-exact)")
         let outcome = try cli.memharness(["_exact-check"], binary: Self.exactBinary)
         #expect(outcome.status == 0, "\(outcome.stdout)\(outcome.stderr)")
-        let rows = outcome.stdout.split(separator: "\n").map { $0.components(separatedBy: " | ") }.filter { $0.count == 7 }.dropFirst()
+        let rows = outcome.stdout.split(separator: "\n").map { $0.components(separatedBy: " | ") }.filter {
+            $0.count == 7
+        }.dropFirst()
         let names = rows.map { $0[0] }
-        for name in ["malloc", "calloc", "realloc(NULL)", "reallocarray(NULL)", "posix_memalign", "aligned_alloc", "memalign",
-                     "valloc", "pvalloc", "strdup (libc calls malloc)", "operator new", "operator new[]", "operator new(align 128)",
-                     "realloc (grow, moves)", "free on another thread", "peak of a freed block", "Swift Array (libswiftCore calls malloc)"] {
+        for name in [
+            "malloc", "calloc", "realloc(NULL)", "reallocarray(NULL)", "posix_memalign", "aligned_alloc", "memalign",
+            "valloc", "pvalloc", "strdup (libc calls malloc)", "operator new", "operator new[]",
+            "operator new(align 128)",
+            "realloc (grow, moves)", "free on another thread", "peak of a freed block",
+            "Swift Array (libswiftCore calls malloc)",
+        ] {
             #expect(names.contains(name), "no row for \(name)")
         }
         for row in rows {
             // Every call moved the live count by exactly the block's usable size, both ways, and was counted.
-            let expected = try #require(Int(row[1])), counted = try #require(Int(row[2]))
+            let expected = try #require(Int(row[1]))
+            let counted = try #require(Int(row[2]))
             #expect(counted == expected, "\(row[0]): counted \(counted), usable \(expected)")
             #expect(expected != 0, "\(row[0]): the check itself must move the count")
             #expect(row[3] == row[4], "\(row[0]): released \(row[4]), expected \(row[3])")
@@ -61,19 +71,21 @@ struct ExactPeakTests {
         let spikeSize = 16 << 20
         let spikes = 200
         let yaml = """
-        scenario: spikes
-        workload: calibration
-        parameters:
-          spikeSize: 16MiB
-          spikeGap: 2ms
-        strategies: [spikes]
-        steps:
-        \(String(repeating: "  - spike\n", count: spikes))repetitions: 1
-        interval: 1ms
-        """
+            scenario: spikes
+            workload: calibration
+            parameters:
+              spikeSize: 16MiB
+              spikeGap: 2ms
+            strategies: [spikes]
+            steps:
+            \(String(repeating: "  - spike\n", count: spikes))repetitions: 1
+            interval: 1ms
+            """
         let row = try #require(try run(yaml, ["--peak", "exact"]).first)
         let truth = JemallocProbe.sizeClassBytes(for: spikeSize)
-        #expect(try int(row, "metric.heldBytes_bytes") == truth, "the workload's spikes are the size-class bytes of spikeSize")
+        #expect(
+            try int(row, "metric.heldBytes_bytes") == truth,
+            "the workload's spikes are the size-class bytes of spikeSize")
         let phases = ["spike"] + (2...spikes).map { "spike#\($0)" }
         var exactCaught = 0
         var sampledCaught = 0
@@ -97,17 +109,17 @@ struct ExactPeakTests {
         let objectSize = 4000
         let depth = 4096
         let yaml = """
-        scenario: cross-thread
-        workload: calibration
-        parameters:
-          objectSize: \(objectSize)B
-          crossThreadDepth: \(depth)
-          crossThreadItems: 200000
-        strategies: [cross-thread]
-        steps: [allocate, release]
-        repetitions: 1
-        peak: exact
-        """
+            scenario: cross-thread
+            workload: calibration
+            parameters:
+              objectSize: \(objectSize)B
+              crossThreadDepth: \(depth)
+              crossThreadItems: 200000
+            strategies: [cross-thread]
+            steps: [allocate, release]
+            repetitions: 1
+            peak: exact
+            """
         let row = try #require(try run(yaml).first)
         // The full queue: `depth` blocks plus the queue's own slots (malloc'd, `depth` pointers).
         let truth = depth * JemallocProbe.sizeClassBytes(for: objectSize) + JemallocProbe.sizeClassBytes(for: depth * 8)
@@ -122,8 +134,11 @@ struct ExactPeakTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let lonely = "\(directory)/memharness"
         try FileManager.default.copyItem(atPath: CommandLineTests.binary, toPath: lonely)
-        let outcome = try cli.memharness(["run", CommandLineTests.fixtures.appendingPathComponent("calibration-with-crash.yaml").path,
-                                          "--peak", "exact", "--out", "\(directory)/report"], binary: lonely)
+        let outcome = try cli.memharness(
+            [
+                "run", CommandLineTests.fixtures.appendingPathComponent("calibration-with-crash.yaml").path,
+                "--peak", "exact", "--out", "\(directory)/report",
+            ], binary: lonely)
         #expect(outcome.status == 1)
         #expect(outcome.stderr.contains("there is no memharness-exact beside \(lonely)"), "\(outcome.stderr)")
         #expect(outcome.stderr.contains("swift build --product memharness-exact"))

@@ -27,7 +27,9 @@ struct MemoryBudgetCommandLineTests {
         #expect(killed[try column("failure")].contains("allocated (limit 64.00 MiB), after 1 memory warning"))
         let footprint = try #require(Double(killed[try column("footprint_at_kill_bytes")]))
         #expect(footprint > Double(64 << 20))
-        #expect(try #require(Int(killed[try column("peak_allocated_bytes")])) < 256 << 20, "stopped long before the workload's 256 MiB")
+        #expect(
+            try #require(Int(killed[try column("peak_allocated_bytes")])) < 256 << 20,
+            "stopped long before the workload's 256 MiB")
         #expect(byStrategy["churn"]?[try column("status")] == "ok")
 
         let report = try String(contentsOfFile: "\(out)/report.md", encoding: .utf8)
@@ -36,7 +38,8 @@ struct MemoryBudgetCommandLineTests {
         #expect(report.contains("`memoryBudget` = limit 64.00 MiB, warning at 32.00 MiB (allocated)"))
         let samples = CSVTable.parse(try String(contentsOfFile: "\(out)/samples.csv", encoding: .utf8))
         #expect(samples.first?.last == "gauge.memoryWarnings")
-        #expect(samples.contains { $0.count > 2 && $0[1] == "hold-small-objects" }, "the killed case's samples are kept")
+        #expect(
+            samples.contains { $0.count > 2 && $0[1] == "hold-small-objects" }, "the killed case's samples are kept")
     }
 
     @Test func failOnMemoryLimitMakesAKillAFinding() throws {
@@ -50,7 +53,9 @@ struct MemoryBudgetCommandLineTests {
     @Test func theCommandLineOverridesTheFilesLimit() throws {
         let out = try cli.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: out) }
-        let outcome = try cli.memharness(["run", Self.fixture, "--out", out, "--memory-limit", "1GiB", "--memory-warning", "none"])
+        let outcome = try cli.memharness([
+            "run", Self.fixture, "--out", out, "--memory-limit", "1GiB", "--memory-warning", "none",
+        ])
         #expect(outcome.status == 0, "\(outcome.stderr)")
         let report = try String(contentsOfFile: "\(out)/report.md", encoding: .utf8)
         #expect(report.contains("`memoryBudget` = limit 1.00 GiB (allocated)"))

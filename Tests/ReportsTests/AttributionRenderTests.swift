@@ -1,8 +1,9 @@
 import CZlib
 import Foundation
 import HarnessModel
-@testable import Reports
 import Testing
+
+@testable import Reports
 
 /// A minimal protobuf reader: enough of the wire format to read back `profile.proto`.
 struct ProtobufReader {
@@ -23,7 +24,9 @@ struct ProtobufReader {
             var value: UInt64 = 0
             var shift: UInt64 = 0
             while true {
-                guard index < bytes.count, shift < 64 else { throw Malformed(description: "varint runs past the end at \(index)") }
+                guard index < bytes.count, shift < 64 else {
+                    throw Malformed(description: "varint runs past the end at \(index)")
+                }
                 let byte = bytes[index]
                 index += 1
                 value |= UInt64(byte & 0x7f) << shift
@@ -38,7 +41,9 @@ struct ProtobufReader {
             case 0: result.append((field, .varint(try varint())))
             case 2:
                 let length = Int(try varint())
-                guard length >= 0, index + length <= bytes.count else { throw Malformed(description: "field \(field) runs past the end") }
+                guard length >= 0, index + length <= bytes.count else {
+                    throw Malformed(description: "field \(field) runs past the end")
+                }
                 result.append((field, .bytes(Array(bytes[index..<index + length]))))
                 index += length
             default: throw Malformed(description: "wire type \(key & 7) of field \(field) is not used by profile.proto")
@@ -51,7 +56,8 @@ struct ProtobufReader {
         var values: [UInt64] = []
         var index = 0
         while index < bytes.count {
-            var value: UInt64 = 0, shift: UInt64 = 0
+            var value: UInt64 = 0
+            var shift: UInt64 = 0
             while true {
                 guard index < bytes.count else { throw Malformed(description: "packed varint runs past the end") }
                 let byte = bytes[index]
@@ -81,24 +87,28 @@ struct DecodedProfile {
 
     init(_ bytes: [UInt8]) throws {
         func int(_ value: ProtobufReader.Value) -> UInt64 {
-            if case let .varint(number) = value { return number }
+            if case .varint(let number) = value { return number }
             return 0
         }
         func message(_ value: ProtobufReader.Value) throws -> [(field: Int, value: ProtobufReader.Value)] {
-            if case let .bytes(payload) = value { return try ProtobufReader.fields(payload) }
+            if case .bytes(let payload) = value { return try ProtobufReader.fields(payload) }
             return []
         }
         func valueType(_ value: ProtobufReader.Value) throws -> (Int, Int) {
             let fields = try message(value)
-            return (Int(fields.first { $0.field == 1 }.map { int($0.value) } ?? 0), Int(fields.first { $0.field == 2 }.map { int($0.value) } ?? 0))
+            return (
+                Int(fields.first { $0.field == 1 }.map { int($0.value) } ?? 0),
+                Int(fields.first { $0.field == 2 }.map { int($0.value) } ?? 0)
+            )
         }
         for (field, value) in try ProtobufReader.fields(bytes) {
             switch field {
             case 1: sampleTypes.append(try valueType(value))
             case 2:
-                var locations: [UInt64] = [], values: [UInt64] = []
+                var locations: [UInt64] = []
+                var values: [UInt64] = []
                 for (inner, innerValue) in try message(value) {
-                    guard case let .bytes(payload) = innerValue else { continue }
+                    guard case .bytes(let payload) = innerValue else { continue }
                     if inner == 1 { locations += try ProtobufReader.packed(payload) }
                     if inner == 2 { values += try ProtobufReader.packed(payload) }
                 }
@@ -106,15 +116,21 @@ struct DecodedProfile {
             case 3:
                 let fields = try message(value)
                 let id = fields.first { $0.field == 1 }.map { int($0.value) } ?? 0
-                mappings[id] = (Int(fields.first { $0.field == 5 }.map { int($0.value) } ?? 0),
-                                fields.filter { (7...10).contains($0.field) && int($0.value) == 1 }.map(\.field))
+                mappings[id] = (
+                    Int(fields.first { $0.field == 5 }.map { int($0.value) } ?? 0),
+                    fields.filter { (7...10).contains($0.field) && int($0.value) == 1 }.map(\.field)
+                )
             case 4:
                 let fields = try message(value)
                 let id = fields.first { $0.field == 1 }.map { int($0.value) } ?? 0
                 var lines: [(UInt64, UInt64)] = []
                 for line in fields where line.field == 4 {
                     let lineFields = try message(line.value)
-                    lines.append((lineFields.first { $0.field == 1 }.map { int($0.value) } ?? 0, lineFields.first { $0.field == 2 }.map { int($0.value) } ?? 0))
+                    lines.append(
+                        (
+                            lineFields.first { $0.field == 1 }.map { int($0.value) } ?? 0,
+                            lineFields.first { $0.field == 2 }.map { int($0.value) } ?? 0
+                        ))
                 }
                 locations[id] = (fields.first { $0.field == 2 }.map { int($0.value) } ?? 0, lines)
             case 5:
@@ -122,7 +138,7 @@ struct DecodedProfile {
                 func get(_ number: Int) -> Int { Int(fields.first { $0.field == number }.map { int($0.value) } ?? 0) }
                 functions[UInt64(get(1))] = (get(2), get(3), get(4))
             case 6:
-                if case let .bytes(payload) = value { strings.append(String(decoding: payload, as: UTF8.self)) }
+                if case .bytes(let payload) = value { strings.append(String(decoding: payload, as: UTF8.self)) }
             case 11: periodType = try valueType(value)
             case 12: period = int(value)
             case 13: comments.append(Int(int(value)))
@@ -134,7 +150,8 @@ struct DecodedProfile {
 
     /// Function names of a sample, leaf first.
     func functionNames(_ sample: (locations: [UInt64], values: [UInt64])) -> [String] {
-        sample.locations.flatMap { id in (locations[id]?.lines ?? []).map { strings[functions[$0.function]?.name ?? 0] } }
+        sample.locations.flatMap { id in (locations[id]?.lines ?? []).map { strings[functions[$0.function]?.name ?? 0] }
+        }
     }
 }
 
@@ -183,12 +200,17 @@ struct AttributionRenderTests {
             total += bytes
         }
         #expect(total == unbounded.sampledPeakLiveBytes)
-        #expect(folded.contains("LiveQueryCase.run(_:context:);LiveQueryApp.deliver(_:);specialized Array.append(_:) 137363456\n"))
+        #expect(
+            folded.contains(
+                "LiveQueryCase.run(_:context:);LiveQueryApp.deliver(_:);specialized Array.append(_:) 137363456\n"))
     }
 
     @Test func foldedNamesCannotBreakTheFormat() {
         let profile = AllocationProfile(
-            frames: [AllocationFrame(function: "operator;weird\nname", module: "/a"), AllocationFrame(function: "leaf", module: "/a")],
+            frames: [
+                AllocationFrame(function: "operator;weird\nname", module: "/a"),
+                AllocationFrame(function: "leaf", module: "/a"),
+            ],
             stacks: [AllocationStack(frameIndices: [0, 1], peakLiveBytes: 10, peakLiveCount: 1)],
             peakLevelBytes: 10, baselineLevelBytes: 0, peakTimeNanoseconds: 0, sampleMeanBytes: 1)
         #expect(FoldedStacks.render(profile) == "operator:weird name;leaf 10\n")
@@ -198,7 +220,10 @@ struct AttributionRenderTests {
         let encoded = PprofProfile.encode(unbounded, comment: "live-query / unbounded-dispatch")
         let decoded = try DecodedProfile(encoded)
         #expect(decoded.strings.first == "")
-        #expect(decoded.sampleTypes.map { "\(decoded.strings[$0.type])/\(decoded.strings[$0.unit])" } == ["space/bytes", "objects/count"])
+        #expect(
+            decoded.sampleTypes.map { "\(decoded.strings[$0.type])/\(decoded.strings[$0.unit])" } == [
+                "space/bytes", "objects/count",
+            ])
         #expect(decoded.strings[decoded.defaultSampleType] == "space")
         #expect(decoded.period == 65_536)
         #expect(decoded.strings[decoded.periodType.type] == "space")
@@ -206,9 +231,14 @@ struct AttributionRenderTests {
         // One sample per stack live at the peak, values bytes then count, totals kept.
         #expect(decoded.samples.count == unbounded.stacks.filter { $0.peakLiveBytes > 0 }.count)
         #expect(decoded.samples.reduce(0) { $0 + Int($1.values[0]) } == unbounded.sampledPeakLiveBytes)
-        #expect(decoded.samples.reduce(0) { $0 + Int($1.values[1]) } == unbounded.stacks.reduce(0) { $0 + $1.peakLiveCount })
+        #expect(
+            decoded.samples.reduce(0) { $0 + Int($1.values[1]) } == unbounded.stacks.reduce(0) { $0 + $1.peakLiveCount }
+        )
         // Leaf first.
-        #expect(decoded.functionNames(decoded.samples[0]) == ["specialized Array.append(_:)", "LiveQueryApp.deliver(_:)", "LiveQueryCase.run(_:context:)"])
+        #expect(
+            decoded.functionNames(decoded.samples[0]) == [
+                "specialized Array.append(_:)", "LiveQueryApp.deliver(_:)", "LiveQueryCase.run(_:context:)",
+            ])
         // Every reference resolves; ids are non-zero; mappings claim symbolized frames.
         for sample in decoded.samples {
             #expect(sample.values.count == 2)
@@ -218,21 +248,35 @@ struct AttributionRenderTests {
                 for line in location.lines { #expect(decoded.functions[line.function] != nil) }
             }
         }
-        #expect(!decoded.locations.keys.contains(0) && !decoded.functions.keys.contains(0) && !decoded.mappings.keys.contains(0))
+        #expect(
+            !decoded.locations.keys.contains(0) && !decoded.functions.keys.contains(0)
+                && !decoded.mappings.keys.contains(0))
         #expect(decoded.mappings.values.allSatisfy { $0.flags == [7, 8, 9, 10] })
-        #expect(Set(decoded.mappings.values.map { decoded.strings[$0.file] }) == [AttributionFixture.executable, AttributionFixture.swiftCore, AttributionFixture.dispatch])
-        let deliver = try #require(decoded.locations.values.first { location in
-            location.lines.contains { decoded.strings[decoded.functions[$0.function]?.name ?? 0] == "LiveQueryApp.deliver(_:)" && $0.line == 42 }
-        })
+        #expect(
+            Set(decoded.mappings.values.map { decoded.strings[$0.file] }) == [
+                AttributionFixture.executable, AttributionFixture.swiftCore, AttributionFixture.dispatch,
+            ])
+        let deliver = try #require(
+            decoded.locations.values.first { location in
+                location.lines.contains {
+                    decoded.strings[decoded.functions[$0.function]?.name ?? 0] == "LiveQueryApp.deliver(_:)"
+                        && $0.line == 42
+                }
+            })
         #expect(deliver.lines.count == 1)
-        #expect(decoded.functions.values.contains { decoded.strings[$0.file] == "/work/Sources/Workloads/LiveQuery/LiveQueryApp.swift" })
+        #expect(
+            decoded.functions.values.contains {
+                decoded.strings[$0.file] == "/work/Sources/Workloads/LiveQuery/LiveQueryApp.swift"
+            })
     }
 
     @Test func pprofMatchesGoldenAndGunzipsToTheSameBytes() throws {
         let encoded = PprofProfile.encode(unbounded, comment: "live-query / unbounded-dispatch")
         let url = ReportWriterTests.goldenDirectory.appendingPathComponent("attribution-profile.pb")
         if ProcessInfo.processInfo.environment["UPDATE_GOLDEN"] == "1" { try Data(encoded).write(to: url) }
-        #expect(encoded == Array(try Data(contentsOf: url)), "attribution-profile.pb differs from its golden file; rerun with UPDATE_GOLDEN=1 and review")
+        #expect(
+            encoded == Array(try Data(contentsOf: url)),
+            "attribution-profile.pb differs from its golden file; rerun with UPDATE_GOLDEN=1 and review")
         #expect(PprofProfile.encode(unbounded, comment: "live-query / unbounded-dispatch") == encoded, "deterministic")
         let gzipped = try PprofProfile.gzipped(unbounded, comment: "live-query / unbounded-dispatch")
         #expect(Array(gzipped.prefix(3)) == [0x1f, 0x8b, 0x08], "a gzip member with deflate")
@@ -247,14 +291,18 @@ struct AttributionRenderTests {
         writer.string(6, "")
         writer.uint(3, 0)
         // Field 1 varint 150 is 08 96 01 (the protobuf encoding guide's example); -1 is ten bytes; zero is left out.
-        #expect(writer.bytes == [0x08, 0x96, 0x01, 0x10, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 0x32, 0x00])
+        #expect(
+            writer.bytes == [
+                0x08, 0x96, 0x01, 0x10, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 0x32, 0x00,
+            ])
         let fields = try ProtobufReader.fields(writer.bytes)
         #expect(fields.map(\.field) == [1, 2, 6])
         #expect(fields[0].value == .varint(150))
     }
 
     @Test func flameGraphIsValidAccessibleSVGAndMatchesGolden() throws {
-        let svg = try #require(FlameGraph.render(unbounded, title: "live-query / unbounded-dispatch: live memory at the peak"))
+        let svg = try #require(
+            FlameGraph.render(unbounded, title: "live-query / unbounded-dispatch: live memory at the peak"))
         let check = XMLCheck.parse(svg)
         #expect(check.error == nil, "\(String(describing: check.error))")
         #expect(check.elements.first == "svg")
@@ -265,46 +313,64 @@ struct AttributionRenderTests {
         let boxes = svg.components(separatedBy: "<g><title>").count - 1
         #expect(boxes == 13)
         #expect(svg.contains("Document.init(fields:) &lt;with &quot;markup&quot; &amp; a | pipe&gt;"))
-        #expect(svg.contains("LiveQueryApp.swift:42, LiveQueryApp.swift:44"), "a function's locations merged in its tooltip")
+        #expect(
+            svg.contains("LiveQueryApp.swift:42, LiveQueryApp.swift:44"), "a function's locations merged in its tooltip"
+        )
         #expect(!svg.contains("$s"))
         try ReportWriterTests().checkGolden(svg, "attribution-flamegraph.svg")
     }
 
     @Test func flameGraphLabelsAreCutToFitTheirBox() throws {
         #expect(FlameGraph.fit("LiveQueryApp.deliver(_:)", width: 1000, size: 11) == "LiveQueryApp.deliver(_:)")
-        #expect(FlameGraph.fit("LiveQueryApp.deliver(_:)", width: 66, size: 11) == "LiveQuery…", "10 characters of 6.6 px")
+        #expect(
+            FlameGraph.fit("LiveQueryApp.deliver(_:)", width: 66, size: 11) == "LiveQuery…", "10 characters of 6.6 px")
         #expect(FlameGraph.fit("LiveQueryApp.deliver(_:)", width: 12, size: 11) == nil)
         let svg = try #require(FlameGraph.render(unbounded, title: "t", width: 400))
         // Every label fits its box: its estimated width is within the rect's.
-        let pattern = try NSRegularExpression(pattern: "<rect x=\"[0-9.]+\" y=\"[0-9.]+\" width=\"([0-9.]+)\"[^>]*/><text[^>]*>([^<]*)</text>")
+        let pattern = try NSRegularExpression(
+            pattern: "<rect x=\"[0-9.]+\" y=\"[0-9.]+\" width=\"([0-9.]+)\"[^>]*/><text[^>]*>([^<]*)</text>")
         let matches = pattern.matches(in: svg, range: NSRange(svg.startIndex..., in: svg))
         #expect(!matches.isEmpty)
         for match in matches {
-            guard let widthRange = Range(match.range(at: 1), in: svg), let textRange = Range(match.range(at: 2), in: svg),
-                  let width = Double(svg[widthRange]) else { continue }
-            let label = String(svg[textRange]).replacingOccurrences(of: "&amp;", with: "&").replacingOccurrences(of: "&lt;", with: "<")
-                .replacingOccurrences(of: "&gt;", with: ">").replacingOccurrences(of: "&quot;", with: "\"")
+            guard let widthRange = Range(match.range(at: 1), in: svg),
+                let textRange = Range(match.range(at: 2), in: svg),
+                let width = Double(svg[widthRange])
+            else { continue }
+            let label = String(svg[textRange]).replacingOccurrences(of: "&amp;", with: "&").replacingOccurrences(
+                of: "&lt;", with: "<"
+            )
+            .replacingOccurrences(of: "&gt;", with: ">").replacingOccurrences(of: "&quot;", with: "\"")
             #expect(Double(label.count) * 11 * 0.6 <= width - 6 + 0.01, "\(label) in \(width)")
         }
-        #expect(FlameGraph.render(AllocationProfile(frames: [], stacks: [], peakLevelBytes: 0, baselineLevelBytes: 0,
-                                                    peakTimeNanoseconds: 0, sampleMeanBytes: 1), title: "empty") == nil)
+        #expect(
+            FlameGraph.render(
+                AllocationProfile(
+                    frames: [], stacks: [], peakLevelBytes: 0, baselineLevelBytes: 0,
+                    peakTimeNanoseconds: 0, sampleMeanBytes: 1), title: "empty") == nil)
     }
 
     @Test func topSitesMatchGolden() throws {
         let table = unbounded.siteTable(limit: 4)
-        #expect(table.rows.map(\.site.function) == ["LiveQueryApp.deliver(_:)", "LiveQueryApp.enqueue(_:)",
-                                                    "DocumentStore.apply(_:)", "Document.init(fields:) <with \"markup\" & a | pipe>"])
+        #expect(
+            table.rows.map(\.site.function) == [
+                "LiveQueryApp.deliver(_:)", "LiveQueryApp.enqueue(_:)",
+                "DocumentStore.apply(_:)", "Document.init(fields:) <with \"markup\" & a | pipe>",
+            ])
         try ReportWriterTests().checkGolden(AttributionMarkdown.topSites(table), "attribution-sites.md")
     }
 
     @Test func differenceSentenceNamesTheSiteThatExplainsIt() throws {
         let difference = unbounded.difference(from: signalNext, label: "unbounded-dispatch", baseLabel: "signal-next")
         #expect(difference.peakNetDeltaBytes == 138 * AttributionFixture.mebibyte)
-        #expect(AttributionMarkdown.differenceSentence(difference)
+        #expect(
+            AttributionMarkdown.differenceSentence(difference)
                 == "`unbounded-dispatch` +138.00 MiB at the peak over `signal-next`, of which 129.00 MiB from `LiveQueryApp.deliver(_:)` (LiveQueryApp.swift:42) "
                 + "and 7.00 MiB from `LiveQueryApp.enqueue(_:)` (LiveQueryApp.swift:61).")
         let reverse = signalNext.difference(from: unbounded, label: "signal-next", baseLabel: "unbounded-dispatch")
-        #expect(AttributionMarkdown.differenceSentence(reverse).hasPrefix("`signal-next` -138.00 MiB at the peak over `unbounded-dispatch`, of which 129.00 MiB less from `LiveQueryApp.deliver(_:)`"))
+        #expect(
+            AttributionMarkdown.differenceSentence(reverse).hasPrefix(
+                "`signal-next` -138.00 MiB at the peak over `unbounded-dispatch`, of which 129.00 MiB less from `LiveQueryApp.deliver(_:)`"
+            ))
         try ReportWriterTests().checkGolden(AttributionMarkdown.difference(difference), "attribution-difference.md")
     }
 

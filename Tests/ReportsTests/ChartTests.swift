@@ -1,11 +1,12 @@
 import Foundation
 import HarnessModel
-@testable import Reports
 import TestSupport
 import Testing
 
+@testable import Reports
+
 #if canImport(FoundationXML)
-import FoundationXML
+    import FoundationXML
 #endif
 
 /// Checks that a document is well-formed XML with a real parser, and collects its element names.
@@ -21,7 +22,10 @@ final class XMLCheck: NSObject, XMLParserDelegate {
         return check
     }
 
-    func parser(_ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:]) {
+    func parser(
+        _ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?, qualifiedName: String?,
+        attributes: [String: String] = [:]
+    ) {
         elements.append(elementName)
     }
 }
@@ -31,18 +35,24 @@ struct ChartTests {
 
     @Test func chartsAreValidAccessibleSVG() throws {
         let charts = ReportBundle.charts(ReportFixture.report, scale: nil)
-        #expect(charts.map(\.path) == ["charts/live-query-timeline.svg", "charts/live-query-peaks.svg", "charts/live-query-gauges.svg"])
+        #expect(
+            charts.map(\.path) == [
+                "charts/live-query-timeline.svg", "charts/live-query-peaks.svg", "charts/live-query-gauges.svg",
+            ])
         for chart in charts {
             let check = XMLCheck.parse(chart.text)
             #expect(check.error == nil, "\(chart.path): \(String(describing: check.error))")
             #expect(check.elements.first == "svg")
-            #expect(check.elements.contains("title") && check.elements.contains("desc"), "\(chart.path) needs <title> and <desc>")
+            #expect(
+                check.elements.contains("title") && check.elements.contains("desc"),
+                "\(chart.path) needs <title> and <desc>")
         }
     }
 
     @Test(arguments: ["timeline", "peaks", "gauges"])
     func chartsMatchGolden(kind: String) throws {
-        let charts = Dictionary(uniqueKeysWithValues: ReportBundle.charts(ReportFixture.report, scale: nil).map { ($0.path, $0.text) })
+        let charts = Dictionary(
+            uniqueKeysWithValues: ReportBundle.charts(ReportFixture.report, scale: nil).map { ($0.path, $0.text) })
         let text = try #require(charts["charts/live-query-\(kind).svg"])
         try ReportWriterTests().checkGolden(text, "live-query-\(kind).svg")
     }
@@ -91,7 +101,8 @@ struct ChartTests {
     @Test func axisTicksAreReadable() {
         let axis = ValueAxis(maximum: 150 * 1_048_576, minimumPositive: 1, scale: .linear, isBytes: true)
         #expect(axis.ticks.map(axis.label) == ["0", "25 MiB", "50 MiB", "75 MiB", "100 MiB", "125 MiB", "150 MiB"])
-        #expect(timeTicks(maximumSeconds: 3.2).map(secondsLabel) == ["0", "500 ms", "1 s", "1.5 s", "2 s", "2.5 s", "3 s"])
+        #expect(
+            timeTicks(maximumSeconds: 3.2).map(secondsLabel) == ["0", "500 ms", "1 s", "1.5 s", "2 s", "2.5 s", "3 s"])
         let log = ValueAxis(maximum: 100 * 1_048_576, minimumPositive: 100_000, scale: .log, isBytes: true)
         #expect(log.ticks.first == 65_536)
         #expect((log.ticks.last ?? 0) >= 100 * 1_048_576)
@@ -100,7 +111,8 @@ struct ChartTests {
 
 struct RecordCodecTests {
     @Test func theRecordRebuildsEveryRenderingByteForByte() throws {
-        let record = ReportBundle.record(ReportFixture.report, checks: [], rendering: RenderingOptions(samplesMaxRows: 4))
+        let record = ReportBundle.record(
+            ReportFixture.report, checks: [], rendering: RenderingOptions(samplesMaxRows: 4))
         let data = try RecordCodec.encode(record)
         let decoded = try RecordCodec.decode(data, file: "run.json")
         #expect(decoded == record)
@@ -117,8 +129,14 @@ struct RecordCodecTests {
         let record = ReportBundle.record(ReportFixture.report, checks: [], rendering: RenderingOptions())
         let text = String(decoding: try RecordCodec.encode(record), as: UTF8.self)
         for (damage, expected) in [
-            (text.replacingOccurrences(of: RunRecord.currentSchema, with: "memharness-run/1"), "written by another version"),
-            (text.replacingOccurrences(of: "\"phaseIndex\" : \"0 1", with: "\"phaseIndex\" : \"x 1"), "is not a whole number"),
+            (
+                text.replacingOccurrences(of: RunRecord.currentSchema, with: "memharness-run/1"),
+                "written by another version"
+            ),
+            (
+                text.replacingOccurrences(of: "\"phaseIndex\" : \"0 1", with: "\"phaseIndex\" : \"x 1"),
+                "is not a whole number"
+            ),
         ] {
             #expect(damage != text, "the damage applies to the fixture")
             do {

@@ -1,12 +1,13 @@
 import HarnessModel
 import Reports
 import TestSupport
-import TestSupport
 import Testing
 
 @Suite struct LeaksSectionTests {
-    static func result(_ strategy: String, repetition: Int, expectation: LeakExpectation?, survivors: Int,
-                       slopePerIteration: Int, residue: Int, oneOffJumpAt: Int? = nil) -> CaseResult {
+    static func result(
+        _ strategy: String, repetition: Int, expectation: LeakExpectation?, survivors: Int,
+        slopePerIteration: Int, residue: Int, oneOffJumpAt: Int? = nil
+    ) -> CaseResult {
         CaseResult.draft(
             scenario: "subscriptions", workload: "subscriptions", strategy: strategy, repetition: repetition,
             expectation: expectation
@@ -30,15 +31,20 @@ import Testing
         steps: ["screens"], repetitions: 2,
         cases: [1, 2].flatMap { repetition in
             [
-                result("strong-self-capture", repetition: repetition, expectation: .leaks, survivors: 8,
-                       slopePerIteration: 82_488, residue: 660_000),
-                result("weak-self", repetition: repetition, expectation: .leakFree, survivors: 0,
-                       slopePerIteration: 0, residue: -4_176, oneOffJumpAt: repetition == 2 ? 5 : nil),
+                result(
+                    "strong-self-capture", repetition: repetition, expectation: .leaks, survivors: 8,
+                    slopePerIteration: 82_488, residue: 660_000),
+                result(
+                    "weak-self", repetition: repetition, expectation: .leakFree, survivors: 0,
+                    slopePerIteration: 0, residue: -4_176, oneOffJumpAt: repetition == 2 ? 5 : nil),
                 // Leaks in the second repetition only: still a finding.
-                result("cancel-on-teardown", repetition: repetition, expectation: .leakFree, survivors: repetition == 2 ? 1 : 0,
-                       slopePerIteration: 0, residue: 80_000 * (repetition - 1)),
-                result("finite-publisher", repetition: repetition, expectation: .leaks, survivors: 0,
-                       slopePerIteration: 0, residue: 0),
+                result(
+                    "cancel-on-teardown", repetition: repetition, expectation: .leakFree,
+                    survivors: repetition == 2 ? 1 : 0,
+                    slopePerIteration: 0, residue: 80_000 * (repetition - 1)),
+                result(
+                    "finite-publisher", repetition: repetition, expectation: .leaks, survivors: 0,
+                    slopePerIteration: 0, residue: 0),
             ]
         }
     )

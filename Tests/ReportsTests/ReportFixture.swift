@@ -43,7 +43,8 @@ enum ReportFixture {
                 name: "setup", startNanoseconds: 0, endNanoseconds: 1_000_000, peakAllocatedBytes: 1_000_000,
                 peakResidentBytes: 2_000_000),
             PhaseResult(
-                name: "burst", startNanoseconds: 1_000_000, endNanoseconds: 4_000_000, peakAllocatedBytes: 1_000_000 + peak,
+                name: "burst", startNanoseconds: 1_000_000, endNanoseconds: 4_000_000,
+                peakAllocatedBytes: 1_000_000 + peak,
                 peakResidentBytes: 2_000_000 + peak),
             PhaseResult(
                 name: "teardown", startNanoseconds: 4_000_000, endNanoseconds: 6_000_000,
@@ -91,7 +92,9 @@ enum ReportFixture {
         let scenario = ScenarioRun(
             name: "live-query", file: "Scenarios/live-query.yaml", workload: "live-query",
             summary: "Unbounded dispatch vs signal-next.",
-            parameters: [NamedValue(name: "payloadSize", value: "4.00 KiB"), NamedValue(name: "writeRate", value: "500/s")],
+            parameters: [
+                NamedValue(name: "payloadSize", value: "4.00 KiB"), NamedValue(name: "writeRate", value: "500/s"),
+            ],
             strategies: ["unbounded-dispatch", "signal-next", "deliver-on"], steps: ["burst"], repetitions: 2,
             cases: [
                 result("unbounded-dispatch", 1, peak: 142_000_000), result("signal-next", 1, peak: 10_000_000),

@@ -6,7 +6,8 @@ import Testing
 /// Golden-file tests: the writers' output for a fixed input is compared byte for byte.
 /// Run with `UPDATE_GOLDEN=1` to rewrite the golden files after an intended change (then review the diff).
 struct ReportWriterTests {
-    static let goldenDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Golden")
+    static let goldenDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
+        "Golden")
 
     func checkGolden(_ text: String, _ name: String) throws {
         let url = Self.goldenDirectory.appendingPathComponent(name)
@@ -49,7 +50,9 @@ struct ReportWriterTests {
         for (original, copy) in zip(written, back) {
             #expect(copy.exact == original.exact)
             #expect(copy.spikeExcessBytes == original.spikeExcessBytes)
-            #expect(copy.phases.map { copy.exactPeakNetBytes(of: $0) } == original.phases.map { original.exactPeakNetBytes(of: $0) })
+            #expect(
+                copy.phases.map { copy.exactPeakNetBytes(of: $0) }
+                    == original.phases.map { original.exactPeakNetBytes(of: $0) })
         }
         #expect(back.first?.spikeExcessBytes == 3_000_000)
     }
@@ -64,7 +67,9 @@ struct ReportWriterTests {
         #expect(rows.allSatisfy { $0.count == header.count })
         let crashed = try #require(rows.first { $0[2] == "deliver-on" })
         #expect(crashed[header.firstIndex(of: "status") ?? 0] == "crashed")
-        #expect(crashed[header.firstIndex(of: "failure") ?? 0] == "killed by signal 6 (SIGABRT): Fatal error, \"quoted\" | piped")
+        #expect(
+            crashed[header.firstIndex(of: "failure") ?? 0]
+                == "killed by signal 6 (SIGABRT): Fatal error, \"quoted\" | piped")
         let first = rows[1]
         #expect(first[header.firstIndex(of: "peak_allocated_net_bytes") ?? 0] == "142000000")
     }
@@ -89,7 +94,9 @@ struct ReportWriterTests {
         for row in 0..<1000 {
             series.timeNanoseconds.append(Int64(row))
             series.allocatedBytes.append(row == 777 ? 9999 : row % 10)
-            for keyPath in [\SampleSeries.activeBytes, \.residentBytes, \.mappedBytes, \.retainedBytes, \.metadataBytes, \.rssBytes] {
+            for keyPath in [
+                \SampleSeries.activeBytes, \.residentBytes, \.mappedBytes, \.retainedBytes, \.metadataBytes, \.rssBytes,
+            ] {
                 series[keyPath: keyPath].append(row)
             }
             series.phaseIndex.append(0)

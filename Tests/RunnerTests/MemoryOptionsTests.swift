@@ -21,7 +21,11 @@ struct MemoryOptionsTests {
 
         let device = try #require(DeviceProfile.named("iphone-6"))
         let onDevice = MemoryOptions(footprint: .resident, device: device).budget(for: file)
-        #expect(onDevice == MemoryBudget(footprint: .resident, limitBytes: 645 << 20, warningBytes: Int((Double(645 << 20) * 0.8).rounded())))
+        #expect(
+            onDevice
+                == MemoryBudget(
+                    footprint: .resident, limitBytes: 645 << 20, warningBytes: Int((Double(645 << 20) * 0.8).rounded()))
+        )
 
         let explicit = MemoryOptions(limit: .value(100 << 20), warning: .off, device: device).budget(for: file)
         #expect(explicit == MemoryBudget(limitBytes: 100 << 20, warningBytes: nil))
@@ -32,7 +36,9 @@ struct MemoryOptionsTests {
         let shareOnly = try scenario(warning: "80%")
         #expect(MemoryOptions().problems(for: [shareOnly]).first?.contains("there is no memory limit") == true)
         #expect(MemoryOptions(limit: .value(1 << 30)).problems(for: [shareOnly]).isEmpty)
-        let above = MemoryOptions(limit: .value(100 << 20), warning: .value(.bytes(200 << 20))).problems(for: [try scenario()])
+        let above = MemoryOptions(limit: .value(100 << 20), warning: .value(.bytes(200 << 20))).problems(for: [
+            try scenario()
+        ])
         #expect(above.first?.contains("is above the memory limit") == true)
     }
 
@@ -43,4 +49,3 @@ struct MemoryOptionsTests {
         #expect(DeviceProfile.named("IPHONE-4S")?.limitBytes == 286 << 20)
     }
 }
-

@@ -1,8 +1,9 @@
-import Runner
-@testable import Scenarios
 import HarnessModel
+import Runner
 import TestSupport
 import Testing
+
+@testable import Scenarios
 
 @Suite struct SweepSpecTests {
     @Test func readsAKeyAndItsValues() throws {
@@ -69,7 +70,9 @@ import Testing
 @Suite struct SweepSummaryTests {
     private static let baseline = 10_000_000
 
-    private static func result(_ strategy: String, repetition: Int, peakNet: Int, status: CaseStatus = .ok) -> CaseResult {
+    private static func result(_ strategy: String, repetition: Int, peakNet: Int, status: CaseStatus = .ok)
+        -> CaseResult
+    {
         CaseResult.draft(
             scenario: "live-query", workload: "live-query", strategy: strategy, repetition: repetition, status: status
         ) { result in
@@ -79,21 +82,25 @@ import Testing
     }
 
     private static func run(_ cases: [CaseResult]) -> ScenarioRun {
-        ScenarioRun(name: "live-query", file: "Scenarios/live-query.yaml", workload: "live-query", summary: "",
-                    parameters: [], strategies: ["unbounded-dispatch", "signal-next"], steps: ["burst"],
-                    repetitions: 2, cases: cases)
+        ScenarioRun(
+            name: "live-query", file: "Scenarios/live-query.yaml", workload: "live-query", summary: "",
+            parameters: [], strategies: ["unbounded-dispatch", "signal-next"], steps: ["burst"],
+            repetitions: 2, cases: cases)
     }
 
     @Test func fitsEachStrategysMedianPeakAgainstTheSweptDurationInBytesPerSecond() throws {
         // unbounded-dispatch grows 70 MB per second of burst (medians of two repetitions); signal-next stays at 5 MB.
         let points: [(label: String, value: ParameterValue, run: ScenarioRun)] = [1, 2, 4].map { seconds in
             let growth = 70_000_000 * seconds
-            return ("\(seconds)s", .duration(nanoseconds: Int64(seconds) * 1_000_000_000), Self.run([
-                Self.result("unbounded-dispatch", repetition: 1, peakNet: growth - 1_000_000),
-                Self.result("unbounded-dispatch", repetition: 2, peakNet: growth + 1_000_000),
-                Self.result("signal-next", repetition: 1, peakNet: 5_000_000),
-                Self.result("signal-next", repetition: 2, peakNet: 5_000_000),
-            ]))
+            return (
+                "\(seconds)s", .duration(nanoseconds: Int64(seconds) * 1_000_000_000),
+                Self.run([
+                    Self.result("unbounded-dispatch", repetition: 1, peakNet: growth - 1_000_000),
+                    Self.result("unbounded-dispatch", repetition: 2, peakNet: growth + 1_000_000),
+                    Self.result("signal-next", repetition: 1, peakNet: 5_000_000),
+                    Self.result("signal-next", repetition: 2, peakNet: 5_000_000),
+                ])
+            )
         }
         let summary = SweepSummary(scenario: "live-query", key: "burst.duration", points: points)
         #expect(summary.xUnit == "s")
@@ -113,7 +120,10 @@ import Testing
     @Test func aPointWhereEveryRepetitionFailedIsLeftOutOfTheFit() throws {
         let points: [(label: String, value: ParameterValue, run: ScenarioRun)] = [
             ("1KiB", .bytes(1024), Self.run([Self.result("unbounded-dispatch", repetition: 1, peakNet: 1000)])),
-            ("2KiB", .bytes(2048), Self.run([Self.result("unbounded-dispatch", repetition: 1, peakNet: 0, status: .crashed)])),
+            (
+                "2KiB", .bytes(2048),
+                Self.run([Self.result("unbounded-dispatch", repetition: 1, peakNet: 0, status: .crashed)])
+            ),
             ("4KiB", .bytes(4096), Self.run([Self.result("unbounded-dispatch", repetition: 1, peakNet: 4072)])),
         ]
         let summary = SweepSummary(scenario: "live-query", key: "payloadSize", points: points)
@@ -132,8 +142,11 @@ import Testing
             parameters: ParameterValues(["payloadSize": .bytes(2048)]), parameterOrder: ["payloadSize"], strategies: [],
             steps: [
                 StepInvocation(name: "subscribe", phase: "subscribe", arguments: ParameterValues()),
-                StepInvocation(name: "burst", phase: "first", arguments: ParameterValues(["duration": .duration(nanoseconds: 1)])),
-                StepInvocation(name: "burst", phase: "burst#2", arguments: ParameterValues(["duration": .duration(nanoseconds: 2)])),
+                StepInvocation(
+                    name: "burst", phase: "first", arguments: ParameterValues(["duration": .duration(nanoseconds: 1)])),
+                StepInvocation(
+                    name: "burst", phase: "burst#2", arguments: ParameterValues(["duration": .duration(nanoseconds: 2)])
+                ),
             ],
             repetitions: 1, interval: nil, timeout: .seconds(1), settle: .zero
         )

@@ -22,17 +22,25 @@ struct MemoryBudgetParserTests {
     }
 
     @Test(arguments: [
-        ("memoryLimit: 300XB\n", "Scenarios/x.yaml:3:14: bad value '300XB' for 'memoryLimit'; expected a size from 1MiB to 1TiB"),
-        ("memoryLimit: 100MiB\nmemoryWarning: 200MiB\n", "Scenarios/x.yaml:4:16: 'memoryWarning' 200.00 MiB is above 'memoryLimit' 100.00 MiB"),
-        ("memoryWarning: 180%\n", "Scenarios/x.yaml:3:16: bad value '180%' for 'memoryWarning'; expected a share of memoryLimit"),
+        (
+            "memoryLimit: 300XB\n",
+            "Scenarios/x.yaml:3:14: bad value '300XB' for 'memoryLimit'; expected a size from 1MiB to 1TiB"
+        ),
+        (
+            "memoryLimit: 100MiB\nmemoryWarning: 200MiB\n",
+            "Scenarios/x.yaml:4:16: 'memoryWarning' 200.00 MiB is above 'memoryLimit' 100.00 MiB"
+        ),
+        (
+            "memoryWarning: 180%\n",
+            "Scenarios/x.yaml:3:16: bad value '180%' for 'memoryWarning'; expected a share of memoryLimit"
+        ),
         ("memoryLimt: 1GiB\n", "unknown key 'memoryLimt'; expected one of: "),
     ])
     func reportsBadValuesWithTheirPlace(text: String, message: String) {
-        guard case let .failure(.invalid(found)) = parse(text) else {
+        guard case .failure(.invalid(let found)) = parse(text) else {
             Issue.record("\(text) parsed")
             return
         }
         #expect(found.contains { $0.description.contains(message) }, "\(found)")
     }
 }
-

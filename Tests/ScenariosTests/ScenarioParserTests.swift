@@ -1,10 +1,10 @@
+import HarnessModel
 import Measurement
 import Runner
 import Scenarios
-import WorkloadKit
-import HarnessModel
 import TestSupport
 import Testing
+import WorkloadKit
 
 struct ScenarioParserTests {
     let parser = ScenarioParser(catalog: WorkloadCatalog([ExampleWorkload()]))
@@ -14,13 +14,14 @@ struct ScenarioParserTests {
             _ = try parser.parse(text, file: "Scenarios/x.yaml")
             return []
         } catch {
-            if case let .invalid(found) = error { return found.map(\.description) }
+            if case .invalid(let found) = error { return found.map(\.description) }
             return ["\(error)"]
         }
     }
 
     @Test func parsesAFullScenario() throws {
-        let spec = try parser.parse("""
+        let spec = try parser.parse(
+            """
             scenario: live
             description: Two strategies.
             workload: example
@@ -74,11 +75,15 @@ struct ScenarioParserTests {
 
     @Test func reportsUnknownStrategyWithLocationAndChoices() {
         let found = diagnostics("scenario: s\nworkload: example\nstrategies:\n  - signal-nxt\n")
-        #expect(found == ["Scenarios/x.yaml:4:5: unknown strategy 'signal-nxt'; expected one of: unbounded-dispatch, signal-next (did you mean 'signal-next'?)"])
+        #expect(
+            found == [
+                "Scenarios/x.yaml:4:5: unknown strategy 'signal-nxt'; expected one of: unbounded-dispatch, signal-next (did you mean 'signal-next'?)"
+            ])
     }
 
     @Test func reportsEveryProblemAtOnce() {
-        let found = diagnostics("""
+        let found = diagnostics(
+            """
             scenario: s
             workload: example
             strategys: [signal-next]
@@ -92,22 +97,24 @@ struct ScenarioParserTests {
               - dance
             repetitions: many
             """)
-        #expect(found == [
-            "Scenarios/x.yaml:3:1: unknown key 'strategys'; expected one of: \(ScenarioParser.topLevelKeys.joined(separator: ", ")) (did you mean 'strategies'?)",
-            "Scenarios/x.yaml:5:16: bad value '4XB' for 'payloadSize'; expected a size with a binary unit, e.g. 4KiB, 1.5MiB, 512B",
-            "Scenarios/x.yaml:6:14: bad value '500' for 'writeRate'; expected a rate, e.g. 500/s, 30/min",
-            "Scenarios/x.yaml:7:14: value '0' for 'documents' is out of range; allowed: 1...1000000",
-            "Scenarios/x.yaml:8:3: unknown parameter 'colour' of workload 'example'; expected one of: documents, payloadSize, writeRate, consumerWork, matchingShare, verbose, mode",
-            "Scenarios/x.yaml:10:12: bad value 'forever' for 'burst.duration'; expected a duration, e.g. 5ms, 3s, 200us",
-            "Scenarios/x.yaml:11:5: unknown step 'dance'; expected one of: subscribe, burst, idle, settle, repeat",
-            "Scenarios/x.yaml:12:14: 'repetitions' is a whole number in 1...100, got 'many'",
-        ])
+        #expect(
+            found == [
+                "Scenarios/x.yaml:3:1: unknown key 'strategys'; expected one of: \(ScenarioParser.topLevelKeys.joined(separator: ", ")) (did you mean 'strategies'?)",
+                "Scenarios/x.yaml:5:16: bad value '4XB' for 'payloadSize'; expected a size with a binary unit, e.g. 4KiB, 1.5MiB, 512B",
+                "Scenarios/x.yaml:6:14: bad value '500' for 'writeRate'; expected a rate, e.g. 500/s, 30/min",
+                "Scenarios/x.yaml:7:14: value '0' for 'documents' is out of range; allowed: 1...1000000",
+                "Scenarios/x.yaml:8:3: unknown parameter 'colour' of workload 'example'; expected one of: documents, payloadSize, writeRate, consumerWork, matchingShare, verbose, mode",
+                "Scenarios/x.yaml:10:12: bad value 'forever' for 'burst.duration'; expected a duration, e.g. 5ms, 3s, 200us",
+                "Scenarios/x.yaml:11:5: unknown step 'dance'; expected one of: subscribe, burst, idle, settle, repeat",
+                "Scenarios/x.yaml:12:14: 'repetitions' is a whole number in 1...100, got 'many'",
+            ])
     }
 
     @Test func reportsUnknownWorkloadAndMissingKeys() {
-        #expect(diagnostics("scenario: s\nworkload: exampel\n") == [
-            "Scenarios/x.yaml:2:11: unknown workload 'exampel'; expected one of: example (did you mean 'example'?)",
-        ])
+        #expect(
+            diagnostics("scenario: s\nworkload: exampel\n") == [
+                "Scenarios/x.yaml:2:11: unknown workload 'exampel'; expected one of: example (did you mean 'example'?)"
+            ])
         #expect(diagnostics("workload: example\n") == ["Scenarios/x.yaml:1:1: missing required key 'scenario'"])
     }
 
@@ -134,20 +141,24 @@ struct ScenarioParserTests {
         let unsaid = try parser.parse("scenario: t\nworkload: example\n", file: "g.yaml")
         #expect(exact.peakMode == .exact)
         #expect(unsaid.peakMode == nil)
-        #expect([exact, unsaid].flatMap { RunPlanner.cases(of: $0, options: RunOptions(repetitions: 1)) }.map(\.peakMode) == [.exact, .exact, .sampled, .sampled])
+        #expect(
+            [exact, unsaid].flatMap { RunPlanner.cases(of: $0, options: RunOptions(repetitions: 1)) }.map(\.peakMode)
+                == [.exact, .exact, .sampled, .sampled])
         var sampled = RunOptions()
         sampled.peakMode = .sampled
         #expect(RunPlanner.cases(of: exact, options: sampled).allSatisfy { $0.peakMode == .sampled })
         var forced = RunOptions()
         forced.peakMode = .exact
         #expect(RunPlanner.cases(of: unsaid, options: forced).allSatisfy { $0.peakMode == .exact })
-        #expect(diagnostics("scenario: s\nworkload: example\npeak: exakt\n") == [
-            "Scenarios/x.yaml:3:7: bad value 'exakt' for 'peak'; expected one of: sampled, exact (did you mean 'exact'?)",
-        ])
+        #expect(
+            diagnostics("scenario: s\nworkload: example\npeak: exakt\n") == [
+                "Scenarios/x.yaml:3:7: bad value 'exakt' for 'peak'; expected one of: sampled, exact (did you mean 'exact'?)"
+            ])
     }
 
     @Test func quickModeRunsOnceWithQuarterDurations() throws {
-        let spec = try parser.parse("scenario: s\nworkload: example\nsteps: [{burst: 4s}]\nrepetitions: 3\n", file: "f.yaml")
+        let spec = try parser.parse(
+            "scenario: s\nworkload: example\nsteps: [{burst: 4s}]\nrepetitions: 3\n", file: "f.yaml")
         let full = RunPlanner.cases(of: spec, options: RunOptions())
         let quick = RunPlanner.cases(of: spec, options: RunOptions(quick: true))
         #expect(full.count == 6)
@@ -162,53 +173,64 @@ struct ThresholdParserTests {
     let head = "scenario: s\nworkload: example\nsteps: [subscribe, burst]\n"
 
     @Test func readsGroupedAndRelativeThresholds() throws {
-        let spec = try parser.parse(head + """
-            thresholds:
-              signal-next:
-                peakAllocated: <= 32MiB
-                phases.burst.peakAllocated: < 40MiB
-                metrics.callbacks: == 0
-              all:
-                residue: <= 256KiB
-              relative:
-                - signal-next.peakAllocated <= 0.1 * unbounded-dispatch.peakAllocated
-                - unbounded-dispatch.duration <= 2s
-            """, file: "t.yaml")
+        let spec = try parser.parse(
+            head + """
+                thresholds:
+                  signal-next:
+                    peakAllocated: <= 32MiB
+                    phases.burst.peakAllocated: < 40MiB
+                    metrics.callbacks: == 0
+                  all:
+                    residue: <= 256KiB
+                  relative:
+                    - signal-next.peakAllocated <= 0.1 * unbounded-dispatch.peakAllocated
+                    - unbounded-dispatch.duration <= 2s
+                """, file: "t.yaml")
         let texts = spec.thresholds.map(\.text)
-        #expect(texts == [
-            "signal-next.peakAllocated <= 32MiB", "signal-next.phases.burst.peakAllocated < 40MiB", "signal-next.metrics.callbacks == 0",
-            "unbounded-dispatch.residue <= 256KiB", "signal-next.residue <= 256KiB",
-            "signal-next.peakAllocated <= 0.1 * unbounded-dispatch.peakAllocated", "unbounded-dispatch.duration <= 2s",
-        ])
+        #expect(
+            texts == [
+                "signal-next.peakAllocated <= 32MiB", "signal-next.phases.burst.peakAllocated < 40MiB",
+                "signal-next.metrics.callbacks == 0",
+                "unbounded-dispatch.residue <= 256KiB", "signal-next.residue <= 256KiB",
+                "signal-next.peakAllocated <= 0.1 * unbounded-dispatch.peakAllocated",
+                "unbounded-dispatch.duration <= 2s",
+            ])
         #expect(spec.thresholds[0].limit == .absolute(32 * 1_048_576))
         #expect(spec.thresholds[0].line == 6 && spec.thresholds[0].column == 20)
-        #expect(spec.thresholds[5].limit == .relative(factor: 0.1, of: FigureReference(strategy: "unbounded-dispatch", figure: .peakAllocated)))
+        #expect(
+            spec.thresholds[5].limit
+                == .relative(factor: 0.1, of: FigureReference(strategy: "unbounded-dispatch", figure: .peakAllocated)))
         #expect(spec.thresholds[6].limit == .absolute(2000))
     }
 
     @Test func rejectsUnknownStrategiesFiguresPhasesAndValues() {
         do {
-            _ = try parser.parse(head + """
-                thresholds:
-                  signal-nxt:
-                    peakAllocated: <= 1MiB
-                  signal-next:
-                    phases.bust.peakAllocated: <= 1MiB
-                    residue: <= lots
-                    peakAllocated: 1MiB
-                  relative:
-                    - signal-next.peakAllocated <= 0.1 * unbounded.peakAllocated
-                """, file: "t.yaml")
+            _ = try parser.parse(
+                head + """
+                    thresholds:
+                      signal-nxt:
+                        peakAllocated: <= 1MiB
+                      signal-next:
+                        phases.bust.peakAllocated: <= 1MiB
+                        residue: <= lots
+                        peakAllocated: 1MiB
+                      relative:
+                        - signal-next.peakAllocated <= 0.1 * unbounded.peakAllocated
+                    """, file: "t.yaml")
             Issue.record("expected errors")
         } catch {
-            guard case let .invalid(found) = error else { Issue.record("\(error)"); return }
-            #expect(found.map(\.description) == [
-                "t.yaml:5:3: unknown threshold group 'signal-nxt'; expected one of: unbounded-dispatch, signal-next, all, relative (did you mean 'signal-next'?)",
-                "t.yaml:8:5: unknown phase 'bust' in 'phases.bust.peakAllocated'; phases: setup, subscribe, burst, teardown (did you mean 'burst'?)",
-                "t.yaml:9:14: bad limit 'lots' for residue; expected a size with a binary unit, e.g. 32MiB, 256KiB, or 0, or a factor of another strategy's figure",
-                "t.yaml:10:20: '1MiB' needs a comparison first; expected one of: <=, <, >=, >, ==, e.g. '<= 32MiB'",
-                "t.yaml:12:7: unknown strategy 'unbounded' in '0.1 * unbounded.peakAllocated'; expected one of: unbounded-dispatch, signal-next (did you mean 'unbounded-dispatch'?)",
-            ])
+            guard case .invalid(let found) = error else {
+                Issue.record("\(error)")
+                return
+            }
+            #expect(
+                found.map(\.description) == [
+                    "t.yaml:5:3: unknown threshold group 'signal-nxt'; expected one of: unbounded-dispatch, signal-next, all, relative (did you mean 'signal-next'?)",
+                    "t.yaml:8:5: unknown phase 'bust' in 'phases.bust.peakAllocated'; phases: setup, subscribe, burst, teardown (did you mean 'burst'?)",
+                    "t.yaml:9:14: bad limit 'lots' for residue; expected a size with a binary unit, e.g. 32MiB, 256KiB, or 0, or a factor of another strategy's figure",
+                    "t.yaml:10:20: '1MiB' needs a comparison first; expected one of: <=, <, >=, >, ==, e.g. '<= 32MiB'",
+                    "t.yaml:12:7: unknown strategy 'unbounded' in '0.1 * unbounded.peakAllocated'; expected one of: unbounded-dispatch, signal-next (did you mean 'unbounded-dispatch'?)",
+                ])
         }
     }
 }

@@ -19,15 +19,17 @@ public struct ExampleWorkload: Workload {
             ],
             steps: [
                 StepDescriptor("subscribe", "start observing"),
-                StepDescriptor("burst", "write", arguments: [.duration("duration", default: .seconds(1), range: .zero ... .seconds(60), "how long")]),
+                StepDescriptor(
+                    "burst", "write",
+                    arguments: [.duration("duration", default: .seconds(1), range: .zero ... .seconds(60), "how long")]),
             ],
             gauges: [GaugeDescriptor("pending", "queue depth")],
             defaultSteps: ["subscribe", "burst"]
         )
     }
 
-    public func makeCase(strategy: String, parameters: ParameterValues, context: CaseContext) throws -> any WorkloadCase {
+    public func makeCase(strategy: String, parameters: ParameterValues, context: CaseContext) throws -> any WorkloadCase
+    {
         preconditionFailure("not run in parser tests")
     }
 }
-

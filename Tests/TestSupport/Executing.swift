@@ -1,7 +1,7 @@
 import HarnessModel
 import Measurement
-import WorkloadKit
 import Testing
+import WorkloadKit
 
 extension CaseExecutor {
     /// Runs `spec` in this process with a scratch folder of `/tmp` and names its outcome.
@@ -18,7 +18,8 @@ extension CaseExecutor {
     ) throws -> CaseMeasurements {
         let result = try result(spec, scratchDirectory: scratchDirectory)
         return try #require(
-            result.completed, "\(result.label) did not complete: \(result.failure ?? "")", sourceLocation: sourceLocation)
+            result.completed, "\(result.label) did not complete: \(result.failure ?? "")",
+            sourceLocation: sourceLocation)
     }
 }
 

@@ -66,13 +66,15 @@ extension CaseResult {
         case .ok: outcome = .completed(measurements: m)
         case .failed: outcome = .failed(reason: failure ?? "the workload threw", measurements: m)
         case .crashed:
-            outcome = .crashed(crash: CaseCrash(signal: 6, signalName: "SIGABRT", message: failure ?? ""), measurements: partial)
+            outcome = .crashed(
+                crash: CaseCrash(signal: 6, signalName: "SIGABRT", message: failure ?? ""), measurements: partial)
         case .timedOut: outcome = .timedOut(limitNanoseconds: 120_000_000_000, measurements: partial)
         case .killedByMemoryLimit: outcome = .killedByMemoryLimit(hit: hit, measurements: m)
         case .notMeasured: outcome = .notMeasured(reason: failure ?? "not measured")
         }
         return CaseResult(
-            scenario: scenario, workload: workload, strategy: strategy, repetition: repetition, expectation: expectation,
+            scenario: scenario, workload: workload, strategy: strategy, repetition: repetition,
+            expectation: expectation,
             outcome: outcome)
     }
 }
@@ -80,7 +82,7 @@ extension CaseResult {
 extension CaseResult {
     /// The same case with its measurements changed by `change` (a completed case only; others unchanged).
     public func changingMeasurements(_ change: (inout MeasurementsDraft) -> Void) -> CaseResult {
-        guard case let .completed(m) = outcome else { return self }
+        guard case .completed(let m) = outcome else { return self }
         var draft = MeasurementsDraft(m)
         change(&draft)
         var copy = self

@@ -1,6 +1,6 @@
-import WorkloadKit
 import HarnessModel
 import Testing
+import WorkloadKit
 
 @Suite struct LifetimeTrackerTests {
     final class Screen {}
@@ -26,7 +26,10 @@ import Testing
         tracker.track(objects[0], as: "ViewModel")
         tracker.track(objects[1], as: "Screen")
         tracker.track(objects[2], as: "ViewModel")
-        #expect(tracker.survivors() == [TypeCount(typeName: "Screen", count: 1), TypeCount(typeName: "ViewModel", count: 2)])
+        #expect(
+            tracker.survivors() == [
+                TypeCount(typeName: "Screen", count: 1), TypeCount(typeName: "ViewModel", count: 2),
+            ])
         tracker.removeAll()
         #expect(tracker.survivors().isEmpty)
         #expect(tracker.tracked().isEmpty)

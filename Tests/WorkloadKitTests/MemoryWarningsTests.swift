@@ -4,7 +4,7 @@ import Testing
 import WorkloadKit
 
 #if os(Linux)
-import Glibc
+    import Glibc
 #endif
 
 /// Memory warnings: handlers off the posting thread, once per post, dropped at the end.
@@ -20,7 +20,9 @@ struct MemoryWarningsTests {
         warnings.onWarning { calls.withLock { $0.append(pthread_equal(pthread_self(), poster) != 0) } }
         for _ in 0..<3 { warnings.post() }
         #expect(waitUntil { warnings.deliveredCount >= 3 }, "the warnings were never delivered")
-        #expect(calls.withLock { $0 } == Array(repeating: false, count: 6), "two handlers × three warnings, never on the poster's thread")
+        #expect(
+            calls.withLock { $0 } == Array(repeating: false, count: 6),
+            "two handlers × three warnings, never on the poster's thread")
         #expect(warnings.gauge.value == 3)
         warnings.end()
     }

@@ -10,18 +10,23 @@ public enum AttributionMarkdown {
         out.append("| # | Allocation site | Location | Live at peak | Share | Blocks |")
         out.append("|---:|---|---|---:|---:|---:|")
         for (index, row) in table.rows.enumerated() {
-            out.append("| \(index + 1) | \(code(row.site.function)) | \(MarkdownReport.cell(row.site.shortLocation)) | "
-                + "\(Units.formatBytes(row.liveBytes)) | \(percent(row.shareOfPeak)) | \(row.liveCount) |")
+            out.append(
+                "| \(index + 1) | \(code(row.site.function)) | \(MarkdownReport.cell(row.site.shortLocation)) | "
+                    + "\(Units.formatBytes(row.liveBytes)) | \(percent(row.shareOfPeak)) | \(row.liveCount) |")
         }
         if table.otherSites > 0 {
             let share = table.totalLiveBytes > 0 ? Double(table.otherBytes) / Double(table.totalLiveBytes) : 0
-            out.append("|  | \(table.otherSites) other site\(table.otherSites == 1 ? "" : "s") |  | \(Units.formatBytes(table.otherBytes)) | \(percent(share)) |  |")
+            out.append(
+                "|  | \(table.otherSites) other site\(table.otherSites == 1 ? "" : "s") |  | \(Units.formatBytes(table.otherBytes)) | \(percent(share)) |  |"
+            )
         }
         out.append("")
-        out.append("Live at peak: bytes allocated at the site (by it or the library code it called) and still live at the peak, "
-            + "above the baseline; estimated from byte-sampled stacks, \(Units.formatBytes(table.totalLiveBytes)) in all"
-            + (table.peakNetBytes > 0 ? " against a measured peak of \(Units.formatBytes(table.peakNetBytes)) above the baseline" : "")
-            + ". A site is the innermost frame of your code on the stack.")
+        out.append(
+            "Live at peak: bytes allocated at the site (by it or the library code it called) and still live at the peak, "
+                + "above the baseline; estimated from byte-sampled stacks, \(Units.formatBytes(table.totalLiveBytes)) in all"
+                + (table.peakNetBytes > 0
+                    ? " against a measured peak of \(Units.formatBytes(table.peakNetBytes)) above the baseline" : "")
+                + ". A site is the innermost frame of your code on the stack.")
         return out.joined(separator: "\n") + "\n"
     }
 
@@ -35,11 +40,13 @@ public enum AttributionMarkdown {
         let explaining = difference.sites.filter { growing ? $0.deltaBytes > 0 : $0.deltaBytes < 0 }
             .sorted { (abs($0.deltaBytes), $1.site) > (abs($1.deltaBytes), $0.site) }
         guard delta != 0, let top = explaining.first else { return head + "." }
-        var sentence = head + ", of which \(Units.formatBytes(abs(top.deltaBytes))) "
+        var sentence =
+            head + ", of which \(Units.formatBytes(abs(top.deltaBytes))) "
             + (growing ? "from" : "less from") + " \(code(top.site.function)) (\(top.site.shortLocation))"
         if explaining.count > 1 {
             let second = explaining[1]
-            sentence += " and \(Units.formatBytes(abs(second.deltaBytes))) \(growing ? "from" : "less from") \(code(second.site.function)) (\(second.site.shortLocation))"
+            sentence +=
+                " and \(Units.formatBytes(abs(second.deltaBytes))) \(growing ? "from" : "less from") \(code(second.site.function)) (\(second.site.shortLocation))"
         }
         return sentence + "."
     }
@@ -47,19 +54,24 @@ public enum AttributionMarkdown {
     /// The sentence and a table of the sites that differ most (`limit` rows), both profiles side by side.
     public static func difference(_ difference: ProfileDifference, limit: Int = 10) -> String {
         var out = [differenceSentence(difference), ""]
-        out.append("| Allocation site | Location | \(code(difference.baseLabel)) | \(code(difference.label)) | Difference |")
+        out.append(
+            "| Allocation site | Location | \(code(difference.baseLabel)) | \(code(difference.label)) | Difference |")
         out.append("|---|---|---:|---:|---:|")
         // Largest changes either way first; a negative limit shows none.
-        let rows = difference.sites.sorted { (abs($0.deltaBytes), $1.site) > (abs($1.deltaBytes), $0.site) }.prefix(max(limit, 0))
+        let rows = difference.sites.sorted { (abs($0.deltaBytes), $1.site) > (abs($1.deltaBytes), $0.site) }.prefix(
+            max(limit, 0))
         for row in rows {
-            out.append("| \(code(row.site.function)) | \(MarkdownReport.cell(row.site.shortLocation)) | "
-                + "\(Units.formatBytes(row.baseBytes)) | \(Units.formatBytes(row.bytes)) | \(signed(row.deltaBytes)) |")
+            out.append(
+                "| \(code(row.site.function)) | \(MarkdownReport.cell(row.site.shortLocation)) | "
+                    + "\(Units.formatBytes(row.baseBytes)) | \(Units.formatBytes(row.bytes)) | \(signed(row.deltaBytes)) |"
+            )
         }
         let rest = difference.sites.count - rows.count
         if rest > 0 { out.append("|  \(rest) other site\(rest == 1 ? "" : "s") |  |  |  |  |") }
         out.append("")
-        out.append("The total is the difference of the measured peaks above the baseline; per site, of the sampled live bytes at each peak "
-            + "(sampled in all: \(signed(difference.sampledDeltaBytes))).")
+        out.append(
+            "The total is the difference of the measured peaks above the baseline; per site, of the sampled live bytes at each peak "
+                + "(sampled in all: \(signed(difference.sampledDeltaBytes))).")
         return out.joined(separator: "\n") + "\n"
     }
 
@@ -68,19 +80,26 @@ public enum AttributionMarkdown {
     public static func growth(_ rows: [SiteGrowth], criteria: LeakCriteria = .standard, limit: Int = 10) -> String {
         let growing = rows.filter { LeakAnalysis.isGrowing($0.fit, criteria: criteria) }
         guard !growing.isEmpty else { return "No allocation site grows per iteration.\n" }
-        var out = ["| Phase | Allocation site | Location | Growth per iteration | Iterations |", "|---|---|---|---:|---:|"]
+        var out = [
+            "| Phase | Allocation site | Location | Growth per iteration | Iterations |", "|---|---|---|---:|---:|",
+        ]
         for row in growing.prefix(max(limit, 0)) {
-            out.append("| \(MarkdownReport.cell(row.phase)) | \(code(row.site.function)) | \(MarkdownReport.cell(row.site.shortLocation)) | "
-                + "\(Units.formatBytes(row.fit.slopeBytesPerIteration)) ± \(Units.formatBytes(row.fit.boundBytesPerIteration)) | \(row.fit.iterations) |")
+            out.append(
+                "| \(MarkdownReport.cell(row.phase)) | \(code(row.site.function)) | \(MarkdownReport.cell(row.site.shortLocation)) | "
+                    + "\(Units.formatBytes(row.fit.slopeBytesPerIteration)) ± \(Units.formatBytes(row.fit.boundBytesPerIteration)) | \(row.fit.iterations) |"
+            )
         }
         out.append("")
-        out.append("Growth: least-squares slope of the site's live bytes after each iteration, ± the half-width of its 95% confidence interval.")
+        out.append(
+            "Growth: least-squares slope of the site's live bytes after each iteration, ± the half-width of its 95% confidence interval."
+        )
         return out.joined(separator: "\n") + "\n"
     }
 
     /// `text` as an inline code span that survives backticks and table pipes inside it.
     static func code(_ text: String) -> String {
-        var longest = 0, run = 0
+        var longest = 0
+        var run = 0
         for character in text {
             run = character == "`" ? run + 1 : 0
             longest = max(longest, run)

@@ -12,12 +12,17 @@ public enum FlameGraph {
     /// - Parameters:
     ///   - title: what the graph shows, e.g. `live-query / unbounded-dispatch: live memory at the peak`.
     ///   - minimumWidth: boxes narrower than this many pixels are not drawn (their bytes stay in their parent's width).
-    public static func render(_ profile: AllocationProfile, title: String, width: Double = 1200,
-                              minimumWidth: Double = 0.5) -> String? {
+    public static func render(
+        _ profile: AllocationProfile, title: String, width: Double = 1200,
+        minimumWidth: Double = 0.5
+    ) -> String? {
         let tree = Node.build(profile)
         guard tree.bytes > 0 else { return nil }
-        let frameHeight = 18.0, left = 10.0, right = 10.0
-        let top = 78.0, bottom = 34.0
+        let frameHeight = 18.0
+        let left = 10.0
+        let right = 10.0
+        let top = 78.0
+        let bottom = 34.0
         let plotWidth = width - left - right
         let depth = tree.depth
         let height = top + Double(depth) * frameHeight + bottom
@@ -27,7 +32,8 @@ public enum FlameGraph {
         var svg = SVGDocument(width: width, height: height)
         svg.text(title, x: left, y: 22, size: 15, weight: "bold")
         let measured = profile.peakNetBytes
-        let subtitle = "\(ValueAxis.compactBytes(Double(tree.bytes))) sampled live above the baseline at the peak"
+        let subtitle =
+            "\(ValueAxis.compactBytes(Double(tree.bytes))) sampled live above the baseline at the peak"
             + (measured > 0 ? " (measured: \(ValueAxis.compactBytes(Double(measured))))" : "")
             + " · one sample per \(ValueAxis.compactBytes(Double(profile.sampleMeanBytes))) on average"
             + " · width = bytes · callers below, the allocating function on top"
@@ -54,17 +60,23 @@ public enum FlameGraph {
             var tooltip = node.name
             if !node.locations.isEmpty { tooltip += "\n" + node.locations.joined(separator: ", ") }
             if !node.moduleName.isEmpty { tooltip += "\n" + node.moduleName }
-            tooltip += "\n\(Units.formatBytes(node.bytes)) (\(Units.fixed(share * 100, decimals: 1))%)"
+            tooltip +=
+                "\n\(Units.formatBytes(node.bytes)) (\(Units.fixed(share * 100, decimals: 1))%)"
                 + ", \(node.count) block\(node.count == 1 ? "" : "s")"
-                + (node.selfBytes > 0 && !node.children.isEmpty ? ", \(Units.formatBytes(node.selfBytes)) allocated here" : "")
+                + (node.selfBytes > 0 && !node.children.isEmpty
+                    ? ", \(Units.formatBytes(node.selfBytes)) allocated here" : "")
             var element = "<g><title>\(SVGDocument.escape(tooltip))</title>"
-            element += "<rect x=\"\(SVGDocument.number(x))\" y=\"\(SVGDocument.number(y))\" width=\"\(SVGDocument.number(boxWidth))\" "
+            element +=
+                "<rect x=\"\(SVGDocument.number(x))\" y=\"\(SVGDocument.number(y))\" width=\"\(SVGDocument.number(boxWidth))\" "
                 + "height=\"\(SVGDocument.number(frameHeight - 1))\" fill=\"\(colour)\" stroke=\"#ffffff\" stroke-width=\"0.5\"/>"
             // The box's bytes beside its name where both fit; else the name, cut to fit.
             let name = level == 0 ? "all stacks" : node.name
             let sized = "\(name) · \(ValueAxis.compactBytes(Double(node.bytes / 1024 * 1024)))"
-            if let label = SVGDocument.textWidth(sized, size: 11) <= boxWidth - 6 ? sized : fit(name, width: boxWidth - 6, size: 11) {
-                element += "<text x=\"\(SVGDocument.number(x + 3))\" y=\"\(SVGDocument.number(y + frameHeight - 5.5))\" font-size=\"11\" "
+            if let label = SVGDocument.textWidth(sized, size: 11) <= boxWidth - 6
+                ? sized : fit(name, width: boxWidth - 6, size: 11)
+            {
+                element +=
+                    "<text x=\"\(SVGDocument.number(x + 3))\" y=\"\(SVGDocument.number(y + frameHeight - 5.5))\" font-size=\"11\" "
                     + "fill=\"#000000\">\(SVGDocument.escape(label))</text>"
             }
             svg.raw(element + "</g>")
@@ -75,15 +87,19 @@ public enum FlameGraph {
             }
         }
         draw(tree, x: left, level: 0)
-        svg.text("root at the bottom; boxes narrower than \(Units.fixed(minimumWidth, decimals: 1)) px are left out"
-                 + (hidden > 0 ? " (\(hidden))" : ""), x: left, y: height - 12, size: 10, fill: "#777777")
+        svg.text(
+            "root at the bottom; boxes narrower than \(Units.fixed(minimumWidth, decimals: 1)) px are left out"
+                + (hidden > 0 ? " (\(hidden))" : ""), x: left, y: height - 12, size: 10, fill: "#777777")
 
         let sites = profile.siteTable(limit: 5)
-        let description = "Flame graph of the memory live at the peak above the baseline, \(Units.formatBytes(tree.bytes)) sampled, "
+        let description =
+            "Flame graph of the memory live at the peak above the baseline, \(Units.formatBytes(tree.bytes)) sampled, "
             + "by allocation stack: each box is a function, as wide as the bytes allocated by it and the functions it called. "
             + "Largest allocation sites: "
-            + sites.rows.map { "\($0.site.function) (\($0.site.shortLocation)) \(Units.formatBytes($0.liveBytes)), \(Units.fixed($0.shareOfPeak * 100, decimals: 1))%" }
-                .joined(separator: "; ") + "."
+            + sites.rows.map {
+                "\($0.site.function) (\($0.site.shortLocation)) \(Units.formatBytes($0.liveBytes)), \(Units.fixed($0.shareOfPeak * 100, decimals: 1))%"
+            }
+            .joined(separator: "; ") + "."
         return svg.render(title: title, description: description)
     }
 
@@ -141,7 +157,9 @@ public enum FlameGraph {
                         node.childIndex[frame.function] = node.children.count
                         node.children.append(child)
                     }
-                    if let location = frame.shortLocation, !child.locations.contains(location) { child.locations.append(location) }
+                    if let location = frame.shortLocation, !child.locations.contains(location) {
+                        child.locations.append(location)
+                    }
                     child.bytes += stack.peakLiveBytes
                     child.count += stack.peakLiveCount
                     node = child

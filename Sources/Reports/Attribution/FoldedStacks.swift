@@ -16,12 +16,13 @@ public enum FoldedStacks {
 
     /// A name that cannot break the format: `;` separates frames and a line ends the stack.
     static func frameName(_ function: String) -> String {
-        String(function.map { character -> Character in
-            switch character {
-            case ";": return ":"
-            case "\n", "\r\n", "\r": return " "
-            default: return character
-            }
-        })
+        String(
+            function.map { character -> Character in
+                switch character {
+                case ";": return ":"
+                case "\n", "\r\n", "\r": return " "
+                default: return character
+                }
+            })
     }
 }

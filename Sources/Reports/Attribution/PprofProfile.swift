@@ -16,14 +16,16 @@ public enum PprofProfile {
 
         public var description: String {
             switch self {
-            case let .zlib(code, step):
-                return "zlib \(step) failed with code \(code) while writing the pprof profile; with -4 (out of memory) free memory and retry"
+            case .zlib(let code, let step):
+                return
+                    "zlib \(step) failed with code \(code) while writing the pprof profile; with -4 (out of memory) free memory and retry"
             }
         }
     }
 
     /// The profile as a `*.pb.gz` file: the protobuf encoding, gzip-compressed as pprof expects.
-    public static func gzipped(_ profile: AllocationProfile, comment: String? = nil) throws(CompressionError) -> [UInt8] {
+    public static func gzipped(_ profile: AllocationProfile, comment: String? = nil) throws(CompressionError) -> [UInt8]
+    {
         try Gzip.compress(encode(profile, comment: comment))
     }
 
@@ -31,8 +33,10 @@ public enum PprofProfile {
     /// - Parameter comment: a line for the profile's comments (the scenario and strategy), besides the one saying what the values are.
     public static func encode(_ profile: AllocationProfile, comment: String? = nil) -> [UInt8] {
         var strings = StringTable()
-        let space = strings.index("space"), bytes = strings.index("bytes")
-        let objects = strings.index("objects"), count = strings.index("count")
+        let space = strings.index("space")
+        let bytes = strings.index("bytes")
+        let objects = strings.index("objects")
+        let count = strings.index("count")
 
         let live = profile.stacks.filter { $0.peakLiveBytes > 0 }
         // Only frames of live stacks; ids in order of first use (leaf to root, largest stack first).
@@ -61,8 +65,14 @@ public enum PprofProfile {
 
         var message = ProtobufWriter()
         // sample_type = 1: ValueType { type = 1, unit = 2 }
-        message.message(1) { $0.int(1, space); $0.int(2, bytes) }
-        message.message(1) { $0.int(1, objects); $0.int(2, count) }
+        message.message(1) {
+            $0.int(1, space)
+            $0.int(2, bytes)
+        }
+        message.message(1) {
+            $0.int(1, objects)
+            $0.int(2, count)
+        }
         // sample = 2: Sample { location_id = 1 (packed, leaf first), value = 2 (packed) }
         for stack in live {
             message.message(2) { sample in
@@ -106,10 +116,14 @@ public enum PprofProfile {
             }
         }
         // period_type = 11, period = 12: one sample per `sampleMeanBytes` bytes on average.
-        message.message(11) { $0.int(1, space); $0.int(2, bytes) }
+        message.message(11) {
+            $0.int(1, space)
+            $0.int(2, bytes)
+        }
         message.int(12, profile.sampleMeanBytes)
         // comment = 13 (string indices), default_sample_type = 14.
-        let what = "memharness: live bytes at the peak above the baseline (measured peak above baseline \(profile.peakNetBytes) bytes); "
+        let what =
+            "memharness: live bytes at the peak above the baseline (measured peak above baseline \(profile.peakNetBytes) bytes); "
             + "byte-sampled, one sample per \(profile.sampleMeanBytes) bytes on average"
         for line in [what] + (comment.map { [$0] } ?? []) { message.int(13, strings.index(line)) }
         message.int(14, space)
@@ -199,8 +213,9 @@ struct ProtobufWriter {
 enum Gzip {
     static func compress(_ input: [UInt8], level: Int32 = 9) throws(PprofProfile.CompressionError) -> [UInt8] {
         var stream = z_stream()
-        let status = deflateInit2_(&stream, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY,
-                                   ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
+        let status = deflateInit2_(
+            &stream, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY,
+            ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
         guard status == Z_OK else { throw .zlib(code: status, step: "deflateInit2") }
         defer { deflateEnd(&stream) }
         // deflateBound covers the deflate stream; the gzip header and trailer add 18 bytes.

@@ -1,7 +1,7 @@
 import HarnessModel
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A value axis: linear or logarithmic, with readable ticks in binary units (bytes) or plain numbers.
@@ -42,7 +42,10 @@ struct ValueAxis {
                 high *= 4
                 marks.append(high)
             }
-            if marks.count < 2 { marks.append(high * 4); high *= 4 }
+            if marks.count < 2 {
+                marks.append(high * 4)
+                high *= 4
+            }
             minimum = low
             maximum = high
             ticks = marks
@@ -102,8 +105,13 @@ struct ValueAxis {
     }
 
     static func compactNumber(_ value: Double) -> String {
-        if abs(value) >= 1_000_000 { return Units.fixed(value / 1_000_000, decimals: value.truncatingRemainder(dividingBy: 1_000_000) == 0 ? 0 : 1) + "M" }
-        if abs(value) >= 10_000 { return Units.fixed(value / 1000, decimals: value.truncatingRemainder(dividingBy: 1000) == 0 ? 0 : 1) + "k" }
+        if abs(value) >= 1_000_000 {
+            return Units.fixed(
+                value / 1_000_000, decimals: value.truncatingRemainder(dividingBy: 1_000_000) == 0 ? 0 : 1) + "M"
+        }
+        if abs(value) >= 10_000 {
+            return Units.fixed(value / 1000, decimals: value.truncatingRemainder(dividingBy: 1000) == 0 ? 0 : 1) + "k"
+        }
         return Units.fixed(value, decimals: value == value.rounded() ? 0 : 2)
     }
 }

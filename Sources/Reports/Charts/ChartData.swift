@@ -43,7 +43,8 @@ func minMaxDownsample(times: [Double], values: [Double], buckets: Int) -> [(Doub
             if values[index] < values[low] { low = index }
             if values[index] > values[high] { high = index }
         }
-        for index in [low, high].sorted() where points.last.map({ $0.0 != times[index] || $0.1 != values[index] }) ?? true {
+        for index in [low, high].sorted()
+        where points.last.map({ $0.0 != times[index] || $0.1 != values[index] }) ?? true {
             points.append((times[index], values[index]))
         }
         start = end

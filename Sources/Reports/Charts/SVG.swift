@@ -34,23 +34,32 @@ struct SVGDocument {
         body.append(element)
     }
 
-    mutating func rect(x: Double, y: Double, width: Double, height: Double, fill: String, opacity: Double = 1, stroke: String? = nil) {
-        var element = "<rect x=\"\(Self.number(x))\" y=\"\(Self.number(y))\" width=\"\(Self.number(max(width, 0)))\" height=\"\(Self.number(max(height, 0)))\" fill=\"\(fill)\""
+    mutating func rect(
+        x: Double, y: Double, width: Double, height: Double, fill: String, opacity: Double = 1, stroke: String? = nil
+    ) {
+        var element =
+            "<rect x=\"\(Self.number(x))\" y=\"\(Self.number(y))\" width=\"\(Self.number(max(width, 0)))\" height=\"\(Self.number(max(height, 0)))\" fill=\"\(fill)\""
         if opacity < 1 { element += " fill-opacity=\"\(Units.fixed(opacity, decimals: 2))\"" }
         if let stroke { element += " stroke=\"\(stroke)\"" }
         body.append(element + "/>")
     }
 
-    mutating func line(x1: Double, y1: Double, x2: Double, y2: Double, stroke: String, width: Double = 1, dash: String? = nil) {
-        var element = "<line x1=\"\(Self.number(x1))\" y1=\"\(Self.number(y1))\" x2=\"\(Self.number(x2))\" y2=\"\(Self.number(y2))\" stroke=\"\(stroke)\" stroke-width=\"\(Self.number(width))\""
+    mutating func line(
+        x1: Double, y1: Double, x2: Double, y2: Double, stroke: String, width: Double = 1, dash: String? = nil
+    ) {
+        var element =
+            "<line x1=\"\(Self.number(x1))\" y1=\"\(Self.number(y1))\" x2=\"\(Self.number(x2))\" y2=\"\(Self.number(y2))\" stroke=\"\(stroke)\" stroke-width=\"\(Self.number(width))\""
         if let dash { element += " stroke-dasharray=\"\(dash)\"" }
         body.append(element + "/>")
     }
 
-    mutating func polyline(_ points: [(Double, Double)], stroke: String, width: Double = 1.5, dash: String? = nil, label: String? = nil) {
+    mutating func polyline(
+        _ points: [(Double, Double)], stroke: String, width: Double = 1.5, dash: String? = nil, label: String? = nil
+    ) {
         guard !points.isEmpty else { return }
         let coordinates = points.map { "\(Self.number($0.0)),\(Self.number($0.1))" }.joined(separator: " ")
-        var element = "<polyline points=\"\(coordinates)\" fill=\"none\" stroke=\"\(stroke)\" stroke-width=\"\(Self.number(width))\" stroke-linejoin=\"round\""
+        var element =
+            "<polyline points=\"\(coordinates)\" fill=\"none\" stroke=\"\(stroke)\" stroke-width=\"\(Self.number(width))\" stroke-linejoin=\"round\""
         if let dash { element += " stroke-dasharray=\"\(dash)\"" }
         if let label {
             body.append(element + "><title>\(Self.escape(label))</title></polyline>")
@@ -60,14 +69,19 @@ struct SVGDocument {
     }
 
     mutating func circle(x: Double, y: Double, radius: Double, fill: String, stroke: String = "#ffffff") {
-        body.append("<circle cx=\"\(Self.number(x))\" cy=\"\(Self.number(y))\" r=\"\(Self.number(radius))\" fill=\"\(fill)\" stroke=\"\(stroke)\" stroke-width=\"1\"/>")
+        body.append(
+            "<circle cx=\"\(Self.number(x))\" cy=\"\(Self.number(y))\" r=\"\(Self.number(radius))\" fill=\"\(fill)\" stroke=\"\(stroke)\" stroke-width=\"1\"/>"
+        )
     }
 
     enum Anchor: String { case start, middle, end }
 
-    mutating func text(_ content: String, x: Double, y: Double, size: Double = 12, anchor: Anchor = .start,
-                       fill: String = "#222222", weight: String? = nil, rotate: Double? = nil, halo: Bool = false) {
-        var element = "<text x=\"\(Self.number(x))\" y=\"\(Self.number(y))\" font-size=\"\(Self.number(size))\" text-anchor=\"\(anchor.rawValue)\" fill=\"\(fill)\""
+    mutating func text(
+        _ content: String, x: Double, y: Double, size: Double = 12, anchor: Anchor = .start,
+        fill: String = "#222222", weight: String? = nil, rotate: Double? = nil, halo: Bool = false
+    ) {
+        var element =
+            "<text x=\"\(Self.number(x))\" y=\"\(Self.number(y))\" font-size=\"\(Self.number(size))\" text-anchor=\"\(anchor.rawValue)\" fill=\"\(fill)\""
         if let weight { element += " font-weight=\"\(weight)\"" }
         // A white outline under the glyphs keeps a label readable where it crosses a line.
         if halo { element += " stroke=\"#ffffff\" stroke-width=\"3\" paint-order=\"stroke\" stroke-linejoin=\"round\"" }

@@ -82,7 +82,8 @@ public struct ChangeSet: Sendable, Hashable {
         // Matched items stay in place when their old indexes increase along the new list; the rest move.
         let forward = keptRun(pairedOld)
         let backward = keptRun(pairedOld.reversed().map { -$0 })
-        let moved: (Int) -> Bool = forward.moves <= backward.moves
+        let moved: (Int) -> Bool =
+            forward.moves <= backward.moves
             ? { forward.moved[$0] }
             : { backward.moved[pairedOld.count - 1 - $0] }
         changes.moves.reserveCapacity(min(forward.moves, backward.moves))

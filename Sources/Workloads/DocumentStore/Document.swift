@@ -7,9 +7,9 @@ public enum FieldValue: Sendable, Hashable, Comparable, CustomStringConvertible 
     /// Orders values of one kind naturally, and kinds as bool < int < string (a stable order for sorting mixed fields).
     public static func < (lhs: FieldValue, rhs: FieldValue) -> Bool {
         switch (lhs, rhs) {
-        case let (.bool(a), .bool(b)): return !a && b
-        case let (.int(a), .int(b)): return a < b
-        case let (.string(a), .string(b)): return a < b
+        case (.bool(let a), .bool(let b)): return !a && b
+        case (.int(let a), .int(let b)): return a < b
+        case (.string(let a), .string(let b)): return a < b
         default: return lhs.kindRank < rhs.kindRank
         }
     }
@@ -25,9 +25,9 @@ public enum FieldValue: Sendable, Hashable, Comparable, CustomStringConvertible 
     /// The value as a query literal: `'abc'`, `42`, `true`.
     public var description: String {
         switch self {
-        case let .bool(value): return "\(value)"
-        case let .int(value): return "\(value)"
-        case let .string(value): return "'\(value)'"
+        case .bool(let value): return "\(value)"
+        case .int(let value): return "\(value)"
+        case .string(let value): return "'\(value)'"
         }
     }
 }

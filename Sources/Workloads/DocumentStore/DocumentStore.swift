@@ -216,11 +216,11 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case let .invalidQuery(text, reason):
+        case .invalidQuery(let text, let reason):
             return "query '\(text)': \(reason)"
-        case let .duplicateID(collection, id):
+        case .duplicateID(let collection, let id):
             return "collection '\(collection)' already has a document with _id '\(id)'; use upsert to replace it"
-        case let .missingDocument(collection, id):
+        case .missingDocument(let collection, let id):
             return "collection '\(collection)' has no document with _id '\(id)'; insert it first"
         }
     }

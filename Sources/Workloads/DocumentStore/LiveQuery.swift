@@ -69,8 +69,9 @@ public final class LiveQuery: Sendable {
 
     /// The query's counters so far.
     public var statistics: LiveQueryStatistics {
-        LiveQueryStatistics(callbacksDelivered: core.callbacksDelivered, evaluations: core.evaluationCount,
-                            documentsCopied: core.delivery.documentsCopied)
+        LiveQueryStatistics(
+            callbacksDelivered: core.callbacksDelivered, evaluations: core.evaluationCount,
+            documentsCopied: core.delivery.documentsCopied)
     }
 }
 
@@ -91,8 +92,10 @@ extension PendingQuery {
     ///
     /// Equivalent to, and implemented as, `observeLocalWithNextSignal(deliverOn: queue)` with
     /// `signalNext()` called right after `handler` returns.
-    public func observeLocal(deliverOn queue: DispatchQueue,
-                             _ handler: @escaping @Sendable ([Document], LiveQueryEvent) -> Void) -> LiveQuery {
+    public func observeLocal(
+        deliverOn queue: DispatchQueue,
+        _ handler: @escaping @Sendable ([Document], LiveQueryEvent) -> Void
+    ) -> LiveQuery {
         observeLocalWithNextSignal(deliverOn: queue) { documents, event, signalNext in
             handler(documents, event)
             signalNext()
@@ -118,7 +121,8 @@ extension PendingQuery {
         deliverOn queue: DispatchQueue,
         _ handler: @escaping @Sendable ([Document], LiveQueryEvent, @escaping SignalNext) -> Void
     ) -> LiveQuery {
-        let core = ObservationCore(store: store, query: query, queue: queue, delivery: LiveQueryDelivery(handler: handler))
+        let core = ObservationCore(
+            store: store, query: query, queue: queue, delivery: LiveQueryDelivery(handler: handler))
         core.start()
         return LiveQuery(core: core)
     }
@@ -139,7 +143,9 @@ final class LiveQueryDelivery: ObservationDelivery {
     /// Documents deep-copied for callbacks so far.
     var documentsCopied: Int { copies.load(ordering: .relaxed) }
 
-    func prepare(_ result: [Document], previous: [Document]?) -> (callback: @Sendable (@escaping SignalNext) -> Void, retained: [Document]) {
+    func prepare(_ result: [Document], previous: [Document]?) -> (
+        callback: @Sendable (@escaping SignalNext) -> Void, retained: [Document]
+    ) {
         let documents = result.map { $0.deepCopy() }
         copies.add(documents.count, ordering: .relaxed)
         let event = LiveQueryEvent(previous: previous, current: documents)

@@ -11,7 +11,9 @@ protocol ObservationDelivery: Sendable {
 
     /// Builds the callback for `result` (documents sharing the store's storage; copy what the app
     /// may keep) given what was retained from the previous callback (nil before the first).
-    func prepare(_ result: [Document], previous: Retained?) -> (callback: @Sendable (@escaping SignalNext) -> Void, retained: Retained)
+    func prepare(_ result: [Document], previous: Retained?) -> (
+        callback: @Sendable (@escaping SignalNext) -> Void, retained: Retained
+    )
 }
 
 /// Identity and revision of a document in a result: what "the result differs" compares.
@@ -102,7 +104,9 @@ final class ObservationCore<Delivery: ObservationDelivery>: StoreListener {
 
     private func signalNext(_ generation: UInt64) {
         let shouldDeliver = state.withLock { state -> Bool in
-            guard !state.stopped, generation == state.generation, state.signalledGeneration < generation else { return false }
+            guard !state.stopped, generation == state.generation, state.signalledGeneration < generation else {
+                return false
+            }
             state.signalledGeneration = generation
             // With writes pending this thread keeps `awaitingSignal` and delivers the latest result.
             guard state.dirty else {
@@ -148,7 +152,7 @@ final class ObservationCore<Delivery: ObservationDelivery>: StoreListener {
                 return
             case .retry:
                 continue
-            case let .deliver(previous):
+            case .deliver(let previous):
                 let (callback, retained) = delivery.prepare(result, previous: previous)
                 let generation = state.withLock { state -> UInt64? in
                     guard !state.stopped else { return nil }

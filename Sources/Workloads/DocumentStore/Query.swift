@@ -17,12 +17,16 @@ public struct Predicate: Sendable, Hashable, CustomStringConvertible {
     /// Reads `field == literal`, where the literal is `'text'`, `"text"`, a whole number, `true` or `false`.
     public init(parsing text: String) throws(StoreError) {
         let parts = text.split(separator: "==", maxSplits: 1, omittingEmptySubsequences: false)
-        guard parts.count == 2 else { throw .invalidQuery(text, reason: "expected FIELD == VALUE, e.g. store_id == 'abc123'") }
+        guard parts.count == 2 else {
+            throw .invalidQuery(text, reason: "expected FIELD == VALUE, e.g. store_id == 'abc123'")
+        }
         let field = parts[0].trimmingSpaces
         let literal = parts[1].trimmingSpaces
         guard let first = field.first, first.isLetter || first == "_",
-              field.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) else {
-            throw .invalidQuery(text, reason: "'\(field)' is not a field name (letters, digits and _, not starting with a digit)")
+            field.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" })
+        else {
+            throw .invalidQuery(
+                text, reason: "'\(field)' is not a field name (letters, digits and _, not starting with a digit)")
         }
         let value: FieldValue
         if literal.count >= 2, let quote = literal.first, quote == "'" || quote == "\"", literal.last == quote {
@@ -32,7 +36,8 @@ public struct Predicate: Sendable, Hashable, CustomStringConvertible {
         } else if literal == "true" || literal == "false" {
             value = .bool(literal == "true")
         } else {
-            throw .invalidQuery(text, reason: "'\(literal)' is not a value; expected 'text', a whole number, true or false")
+            throw .invalidQuery(
+                text, reason: "'\(literal)' is not a value; expected 'text', a whole number, true or false")
         }
         self.init(field, equals: value)
     }
@@ -73,7 +78,9 @@ public struct Query: Sendable, Hashable {
     public init(parsing text: String) throws(StoreError) {
         let tokens = Self.tokens(text)
         func fail(_ reason: String) -> StoreError { .invalidQuery(text, reason: "\(reason); expected \(Self.grammar)") }
-        func keyword(_ index: Int, _ word: String) -> Bool { index < tokens.count && tokens[index].uppercased() == word }
+        func keyword(_ index: Int, _ word: String) -> Bool {
+            index < tokens.count && tokens[index].uppercased() == word
+        }
         guard keyword(0, "SELECT"), tokens.count > 1, tokens[1] == "*", keyword(2, "FROM") else {
             throw fail("a query starts with SELECT * FROM")
         }
@@ -123,7 +130,8 @@ public struct Query: Sendable, Hashable {
     /// True when `lhs` comes before `rhs` in this query's result order.
     func precedes(_ lhs: Document, _ rhs: Document) -> Bool {
         if let orderBy {
-            let left = lhs[orderBy], right = rhs[orderBy]
+            let left = lhs[orderBy]
+            let right = rhs[orderBy]
             if left != right {
                 // A document without the sort field sorts first, as a null would.
                 guard let left else { return ascending }

@@ -115,8 +115,10 @@ extension DocumentStore {
     /// Equivalent to, and implemented as, the `handlerWithSignalNext` variant with `signalNext()`
     /// called right after `handler`. `query` is read by `Query(parsing:)`, e.g. `SELECT * FROM cars`.
     /// No diff is computed: use a `Differ` when one is needed.
-    public func registerObserver(query: String, deliverOn queue: DispatchQueue? = nil,
-                                 handler: @escaping @Sendable (QueryResult) -> Void) throws(StoreError) -> StoreObserver {
+    public func registerObserver(
+        query: String, deliverOn queue: DispatchQueue? = nil,
+        handler: @escaping @Sendable (QueryResult) -> Void
+    ) throws(StoreError) -> StoreObserver {
         try registerObserver(query: query, deliverOn: queue) { result, signalNext in
             handler(result)
             signalNext()
@@ -126,12 +128,16 @@ extension DocumentStore {
     /// Calls `handler` on `queue` (default: the store's `mainQueue`) with the result of `query` now,
     /// and again after changes once the app calls the `SignalNext` it was given: the signal-next
     /// contract of live queries (at most one callback after it, with the latest result, only if changed).
-    public func registerObserver(query: String, deliverOn queue: DispatchQueue? = nil,
-                                 handlerWithSignalNext handler: @escaping @Sendable (QueryResult, @escaping SignalNext) -> Void)
-        throws(StoreError) -> StoreObserver {
+    public func registerObserver(
+        query: String, deliverOn queue: DispatchQueue? = nil,
+        handlerWithSignalNext handler: @escaping @Sendable (QueryResult, @escaping SignalNext) -> Void
+    )
+        throws(StoreError) -> StoreObserver
+    {
         let parsed = try Query(parsing: query)
-        let core = ObservationCore(store: self, query: parsed, queue: queue ?? mainQueue,
-                                   delivery: StoreObserverDelivery(handler: handler, counter: materializations))
+        let core = ObservationCore(
+            store: self, query: parsed, queue: queue ?? mainQueue,
+            delivery: StoreObserverDelivery(handler: handler, counter: materializations))
         core.start()
         return StoreObserver(core: core)
     }
@@ -158,7 +164,9 @@ final class StoreObserverDelivery: ObservationDelivery {
         self.counter = counter
     }
 
-    func prepare(_ result: [Document], previous: Void?) -> (callback: @Sendable (@escaping SignalNext) -> Void, retained: Void) {
+    func prepare(_ result: [Document], previous: Void?) -> (
+        callback: @Sendable (@escaping SignalNext) -> Void, retained: Void
+    ) {
         let queryResult = QueryResult(documents: result, counter: counter)
         let handler = handler
         return ({ signalNext in handler(queryResult, signalNext) }, ())

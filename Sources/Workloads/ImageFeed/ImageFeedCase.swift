@@ -1,9 +1,9 @@
-import WorkloadKit
 import HarnessModel
 import Synchronization
+import WorkloadKit
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A post of the timeline: its image slot and how many cells bind it (the seed's `post.image`
@@ -90,8 +90,9 @@ final class ImageFeedCase: WorkloadCase {
 
     init(strategy: ImageFeedWorkload.Strategy, parameters: ParameterValues, context: CaseContext) {
         self.strategy = strategy
-        files = ImageFiles(directory: context.scratchDirectory, fileSize: parameters.bytes("imageSize"),
-                           decodedSize: parameters.bytes("decodedSize"))
+        files = ImageFiles(
+            directory: context.scratchDirectory, fileSize: parameters.bytes("imageSize"),
+            decodedSize: parameters.bytes("decodedSize"))
         postCount = parameters.count("posts")
         visibleCells = min(parameters.count("visibleCells"), postCount)
         scrollIntervalNanoseconds = Int64(1e9 / parameters.rate("scrollSpeed"))
@@ -127,7 +128,8 @@ final class ImageFeedCase: WorkloadCase {
                 let start = Pacer.monotonicNanoseconds()
                 let before = ledger.bytes.value
                 cache?.removeAll()
-                warnings.record(freedBytes: before - ledger.bytes.value, nanoseconds: Pacer.monotonicNanoseconds() - start)
+                warnings.record(
+                    freedBytes: before - ledger.bytes.value, nanoseconds: Pacer.monotonicNanoseconds() - start)
             }
         }
         try mainThread.run { () throws(ImageFeedError) in
@@ -139,8 +141,9 @@ final class ImageFeedCase: WorkloadCase {
 
     func run(_ step: StepInvocation, context: CaseContext) throws {
         guard step.name == "scroll" else { return }
-        let plan = ScrollPlan(distance: step.arguments.count("distance"), stride: step.arguments.count("stride"),
-                              backtrack: step.arguments.count("backtrack"), forward: step.arguments.choice("direction") == "down")
+        let plan = ScrollPlan(
+            distance: step.arguments.count("distance"), stride: step.arguments.count("stride"),
+            backtrack: step.arguments.count("backtrack"), forward: step.arguments.choice("direction") == "down")
         let positions = plan.positions(from: top, lastTop: postCount - visibleCells)
         cellNanoseconds.reserveCapacity(cellNanoseconds.count + positions.count)
         let start = Self.now()
@@ -175,17 +178,23 @@ final class ImageFeedCase: WorkloadCase {
         return [
             Metric(name: "cellsScrolled", value: Double(cellsScrolled), unit: .count),
             Metric(name: "diskLoads", value: Double(diskLoads), unit: .count),
-            Metric(name: "hitRate", value: cellsScrolled == 0 ? 0 : Double(memoryHits) / Double(cellsScrolled), unit: .ratio),
+            Metric(
+                name: "hitRate", value: cellsScrolled == 0 ? 0 : Double(memoryHits) / Double(cellsScrolled),
+                unit: .ratio),
             Metric(name: "cellTimeP50", value: Statistics.percentile(times, 50) ?? 0, unit: .milliseconds),
             Metric(name: "cellTimeP99", value: Statistics.percentile(times, 99) ?? 0, unit: .milliseconds),
             Metric(name: "peakImageBytes", value: Double(ledger.peakBytes), unit: .bytes),
             Metric(name: "warningsReceived", value: Double(warnings.value), unit: .count),
-            Metric(name: "bytesFreedPerWarning", value: warnings.value == 0 ? 0 : Double(warnings.freedBytes) / Double(warnings.value),
-                   unit: .bytes),
+            Metric(
+                name: "bytesFreedPerWarning",
+                value: warnings.value == 0 ? 0 : Double(warnings.freedBytes) / Double(warnings.value),
+                unit: .bytes),
             // What emptying costs the main thread: the cells wait meanwhile.
-            Metric(name: "warningHandlingTime",
-                   value: warnings.value == 0 ? 0 : Double(warnings.handlingTimeNanoseconds) / 1e6 / Double(warnings.value),
-                   unit: .milliseconds),
+            Metric(
+                name: "warningHandlingTime",
+                value: warnings.value == 0
+                    ? 0 : Double(warnings.handlingTimeNanoseconds) / 1e6 / Double(warnings.value),
+                unit: .milliseconds),
         ]
     }
 

@@ -1,5 +1,5 @@
-import WorkloadKit
 import HarnessModel
+import WorkloadKit
 
 /// A timeline of posts with images, scrolled through a few reusable cells (seed 001).
 ///
@@ -34,38 +34,62 @@ public struct ImageFeedWorkload: Workload {
     public var descriptor: WorkloadDescriptor {
         WorkloadDescriptor(
             name: "image-feed",
-            summary: "A timeline of posts with image files scrolled through reusable cells: images kept, released, or cached.",
+            summary:
+                "A timeline of posts with image files scrolled through reusable cells: images kept, released, or cached.",
             strategies: [
-                StrategyDescriptor(Strategy.retainAll.rawValue,
-                                   "An image stays attached to its post once loaded, and cells never unbind (the seed's memory problem)."),
-                StrategyDescriptor(Strategy.unbindOffscreen.rawValue,
-                                   "A reused cell unbinds its old post; an image no cell binds is released and read from disk again next time."),
-                StrategyDescriptor(Strategy.nscacheUnbounded.rawValue,
-                                   "The seed's fix: as unbind-offscreen, plus Foundation's NSCache with no count or cost limit, emptied on a memory warning."),
-                StrategyDescriptor(Strategy.unbindNSCache.rawValue,
-                                   "As nscache-unbounded, but with a cost limit (cacheCostLimit; our addition, not the seed's)."),
-                StrategyDescriptor(Strategy.unbindLRUCache.rawValue,
-                                   "As unbind-offscreen, plus a least-recently-used cache with a cost limit (our addition), emptied on a memory warning."),
+                StrategyDescriptor(
+                    Strategy.retainAll.rawValue,
+                    "An image stays attached to its post once loaded, and cells never unbind (the seed's memory problem)."
+                ),
+                StrategyDescriptor(
+                    Strategy.unbindOffscreen.rawValue,
+                    "A reused cell unbinds its old post; an image no cell binds is released and read from disk again next time."
+                ),
+                StrategyDescriptor(
+                    Strategy.nscacheUnbounded.rawValue,
+                    "The seed's fix: as unbind-offscreen, plus Foundation's NSCache with no count or cost limit, emptied on a memory warning."
+                ),
+                StrategyDescriptor(
+                    Strategy.unbindNSCache.rawValue,
+                    "As nscache-unbounded, but with a cost limit (cacheCostLimit; our addition, not the seed's)."),
+                StrategyDescriptor(
+                    Strategy.unbindLRUCache.rawValue,
+                    "As unbind-offscreen, plus a least-recently-used cache with a cost limit (our addition), emptied on a memory warning."
+                ),
             ],
             parameters: [
                 .count("posts", default: 400, range: 1...100_000, "Posts in the timeline, one image file each."),
-                .bytes("imageSize", default: 128 << 10, range: 16...(64 << 20), "Size of each image file (what a load reads)."),
-                .bytes("decodedSize", default: 1 << 20, range: 0...(256 << 20),
-                       "Size of the bitmap an image is decoded into and kept as; 0 keeps the file's bytes undecoded."),
-                .count("visibleCells", default: 5, range: 1...1_000, "Cells on screen at once (reused as the viewport moves)."),
-                .rate("scrollSpeed", default: 500, range: 1...1_000_000, "Cells scrolled per second (a slow load makes the scroll fall behind)."),
-                .bytes("cacheCostLimit", default: 32 << 20, range: 0...(16 << 30),
-                       "Total bytes of images unbind-nscache and unbind-lru-cache keep (NSCache totalCostLimit; the LRU's limit); 0 means no limit. nscache-unbounded ignores it."),
+                .bytes(
+                    "imageSize", default: 128 << 10, range: 16...(64 << 20),
+                    "Size of each image file (what a load reads)."),
+                .bytes(
+                    "decodedSize", default: 1 << 20, range: 0...(256 << 20),
+                    "Size of the bitmap an image is decoded into and kept as; 0 keeps the file's bytes undecoded."),
+                .count(
+                    "visibleCells", default: 5, range: 1...1_000,
+                    "Cells on screen at once (reused as the viewport moves)."),
+                .rate(
+                    "scrollSpeed", default: 500, range: 1...1_000_000,
+                    "Cells scrolled per second (a slow load makes the scroll fall behind)."),
+                .bytes(
+                    "cacheCostLimit", default: 32 << 20, range: 0...(16 << 30),
+                    "Total bytes of images unbind-nscache and unbind-lru-cache keep (NSCache totalCostLimit; the LRU's limit); 0 means no limit. nscache-unbounded ignores it."
+                ),
             ],
             steps: [
-                StepDescriptor("scroll", "Scroll the viewport: `stride` posts on, `backtrack` back, until it moved `distance` posts or hit an end.",
-                               arguments: [
-                                   .count("distance", default: 400, range: 0...1_000_000, "Net posts to move."),
-                                   .count("stride", default: 40, range: 1...1_000_000, "Posts moved on before each glance back."),
-                                   .count("backtrack", default: 20, range: 0...1_000_000,
-                                          "Posts moved back at each glance (below stride); 0 scrolls straight through."),
-                                   .choice("direction", ["down", "up"], default: "down", "down: towards older posts; up: back to the top."),
-                               ]),
+                StepDescriptor(
+                    "scroll",
+                    "Scroll the viewport: `stride` posts on, `backtrack` back, until it moved `distance` posts or hit an end.",
+                    arguments: [
+                        .count("distance", default: 400, range: 0...1_000_000, "Net posts to move."),
+                        .count("stride", default: 40, range: 1...1_000_000, "Posts moved on before each glance back."),
+                        .count(
+                            "backtrack", default: 20, range: 0...1_000_000,
+                            "Posts moved back at each glance (below stride); 0 scrolls straight through."),
+                        .choice(
+                            "direction", ["down", "up"], default: "down",
+                            "down: towards older posts; up: back to the top."),
+                    ])
             ],
             gauges: [
                 GaugeDescriptor("imagesInMemory", "Images alive (attached to posts or cached)."),
@@ -77,7 +101,8 @@ public struct ImageFeedWorkload: Workload {
         )
     }
 
-    public func makeCase(strategy: String, parameters: ParameterValues, context: CaseContext) throws -> any WorkloadCase {
+    public func makeCase(strategy: String, parameters: ParameterValues, context: CaseContext) throws -> any WorkloadCase
+    {
         guard let known = Strategy(rawValue: strategy) else {
             throw ImageFeedError.unknownStrategy(strategy, expected: Strategy.allCases.map(\.rawValue))
         }

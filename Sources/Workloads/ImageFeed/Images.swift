@@ -1,8 +1,8 @@
-import WorkloadKit
 import Synchronization
+import WorkloadKit
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Counts the images alive: gauges for the time line and the peak for the metrics.
@@ -103,7 +103,9 @@ struct ImageFiles: Sendable {
 
     /// Opens the file of `post` and calls `step` (a read or write at an offset, returning the
     /// bytes moved) until `fileSize` bytes have moved.
-    private func transfer(_ post: Int, flags: Int32, _ step: (_ file: Int32, _ offset: Int) -> Int) throws(ImageFeedError) {
+    private func transfer(_ post: Int, flags: Int32, _ step: (_ file: Int32, _ offset: Int) -> Int)
+        throws(ImageFeedError)
+    {
         let file = open(path(of: post), flags, 0o644)
         guard file >= 0 else { throw .io(path: path(of: post), reason: String(cString: strerror(errno))) }
         defer { close(file) }
@@ -112,7 +114,9 @@ struct ImageFiles: Sendable {
             let result = step(file, moved)
             if result < 0 && errno == EINTR { continue }
             guard result > 0 else {
-                throw .io(path: path(of: post), reason: result == 0 ? "the file is shorter than imageSize" : String(cString: strerror(errno)))
+                throw .io(
+                    path: path(of: post),
+                    reason: result == 0 ? "the file is shorter than imageSize" : String(cString: strerror(errno)))
             }
             moved += result
         }
@@ -153,9 +157,10 @@ public enum ImageFeedError: Error, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case let .io(path, reason):
-            return "\(path): \(reason); the image files live in the case's scratch directory, which needs room for posts × imageSize"
-        case let .unknownStrategy(name, expected):
+        case .io(let path, let reason):
+            return
+                "\(path): \(reason); the image files live in the case's scratch directory, which needs room for posts × imageSize"
+        case .unknownStrategy(let name, let expected):
             return "unknown image-feed strategy '\(name)'; expected one of: \(expected.joined(separator: ", "))"
         }
     }

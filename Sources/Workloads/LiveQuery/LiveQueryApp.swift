@@ -1,7 +1,7 @@
 import Dispatch
 import DocumentStore
-import WorkloadKit
 import Synchronization
+import WorkloadKit
 
 /// The app under study: how it observes the live query, its queues, and its one consumer.
 ///
@@ -114,7 +114,7 @@ final class LiveQueryApp: Sendable {
         guard !discarding.load(ordering: .relaxed) else { return }
         var newestWrite = 0
         for document in documents {
-            if case let .int(sequence)? = document["seq"], sequence > newestWrite { newestWrite = sequence }
+            if case .int(let sequence)? = document["seq"], sequence > newestWrite { newestWrite = sequence }
         }
         switch configuration.consumerWorkKind {
         case .sleep:

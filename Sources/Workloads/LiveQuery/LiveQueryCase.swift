@@ -1,6 +1,6 @@
 import DocumentStore
-import WorkloadKit
 import HarnessModel
+import WorkloadKit
 
 /// One case of the live-query workload: the store, the app, and the script's steps.
 final class LiveQueryCase: WorkloadCase {
@@ -40,15 +40,16 @@ final class LiveQueryCase: WorkloadCase {
             let matches = (index + 1) * matching / total > index * matching / total
             let id = Self.documentID(index)
             if matches { matchingIDs.append(id) }
-            try collection.insert(Document(
-                id: id,
-                fields: [
-                    "store_id": .string(matches ? "abc123" : "store-\(index % 7)"),
-                    "seq": .int(0),
-                    "title": .string("Document \(index)"),
-                ],
-                payload: Document.payload(size: configuration.payloadSize, fill: UInt8(truncatingIfNeeded: index))
-            ))
+            try collection.insert(
+                Document(
+                    id: id,
+                    fields: [
+                        "store_id": .string(matches ? "abc123" : "store-\(index % 7)"),
+                        "seq": .int(0),
+                        "title": .string("Document \(index)"),
+                    ],
+                    payload: Document.payload(size: configuration.payloadSize, fill: UInt8(truncatingIfNeeded: index))
+                ))
         }
         self.store = store
         app = LiveQueryApp(strategy: strategy, configuration: configuration, context: context)

@@ -1,9 +1,9 @@
 import AllocatorProbe
 import Dispatch
 import DocumentStore
-import WorkloadKit
 import HarnessModel
 import Synchronization
+import WorkloadKit
 
 /// Times and measures the `Differ` on large query results, at several sizes side by side.
 ///
@@ -46,7 +46,8 @@ public enum DifferBenchmark {
         }
         let queue = DispatchQueue(label: "memharness.differ-benchmark")
         let latest = Latest()
-        let observer = try store.registerObserver(query: "SELECT * FROM cars ORDER BY rank", deliverOn: queue) { result, signalNext in
+        let observer = try store.registerObserver(query: "SELECT * FROM cars ORDER BY rank", deliverOn: queue) {
+            result, signalNext in
             latest.value.withLock { $0 = (result, signalNext) }
         }
         defer { observer.cancel() }
@@ -57,7 +58,10 @@ public enum DifferBenchmark {
         var random = SeededRandom(seed: UInt64(items))
         let quarter = max(items / 400, 1)
         for step in 0..<quarter {
-            try cars.insert(Document(id: "new-\(step)", fields: ["rank": .int(Int.random(in: 0..<(items * 10), using: &random)), "counter": .int(0)]))
+            try cars.insert(
+                Document(
+                    id: "new-\(step)",
+                    fields: ["rank": .int(Int.random(in: 0..<(items * 10), using: &random)), "counter": .int(0)]))
             cars.remove("doc-\(Int.random(in: 0..<items, using: &random))")
             // A target removed a moment ago is simply skipped: the 1% is approximate.
             try? cars.update("doc-\(Int.random(in: 0..<items, using: &random))") { $0.fields["counter"] = .int(1) }
@@ -67,7 +71,8 @@ public enum DifferBenchmark {
         signalNext?()
         queue.sync {}
         let after = latest.value.withLock { $0.result }
-        let old = before?.items ?? [], new = after?.items ?? []
+        let old = before?.items ?? []
+        let new = after?.items ?? []
 
         func timed(_ body: () -> ChangeSet) -> (nanoseconds: Int64, allocatedBytes: Int, changes: ChangeSet) {
             let allocatedBefore = probe.threadAllocatedBytes() ?? 0
@@ -97,8 +102,10 @@ public enum DifferBenchmark {
                 changes = measured.changes
             }
         }
-        return Row(items: items, firstNanoseconds: first.nanoseconds, steadyNanoseconds: Int64(Statistics.median(steady) ?? 0),
-                   firstAllocatedBytes: first.allocatedBytes, steadyAllocatedBytes: steadyAllocated, keptBytes: kept, changes: changes)
+        return Row(
+            items: items, firstNanoseconds: first.nanoseconds, steadyNanoseconds: Int64(Statistics.median(steady) ?? 0),
+            firstAllocatedBytes: first.allocatedBytes, steadyAllocatedBytes: steadyAllocated, keptBytes: kept,
+            changes: changes)
     }
 
     private static func report(_ rows: [Row], rounds: Int) -> String {
@@ -116,24 +123,29 @@ public enum DifferBenchmark {
         ]
         for row in rows {
             let perItem = Double(row.steadyNanoseconds) / Double(max(row.items, 1))
-            let found = "+\(row.changes.insertions.count) −\(row.changes.deletions.count) "
+            let found =
+                "+\(row.changes.insertions.count) −\(row.changes.deletions.count) "
                 + "~\(row.changes.updates.count) ↔\(row.changes.moves.count)"
-            lines.append("| \(row.items) | \(time(row.firstNanoseconds)) | \(time(row.steadyNanoseconds)) | "
-                + "\(Units.fixed(perItem, decimals: 1)) ns | \(Units.formatBytes(row.firstAllocatedBytes)) / "
-                + "\(Units.formatBytes(row.steadyAllocatedBytes)) | \(row.steadyAllocatedBytes / max(row.items, 1)) B | "
-                + "\(Units.formatBytes(row.keptBytes)) | \(found) |")
+            lines.append(
+                "| \(row.items) | \(time(row.firstNanoseconds)) | \(time(row.steadyNanoseconds)) | "
+                    + "\(Units.fixed(perItem, decimals: 1)) ns | \(Units.formatBytes(row.firstAllocatedBytes)) / "
+                    + "\(Units.formatBytes(row.steadyAllocatedBytes)) | \(row.steadyAllocatedBytes / max(row.items, 1)) B | "
+                    + "\(Units.formatBytes(row.keptBytes)) | \(found) |")
         }
         lines.append("")
         for (smaller, larger) in zip(rows, rows.dropFirst()) where smaller.steadyNanoseconds > 0 {
             let sizeRatio = Double(larger.items) / Double(max(smaller.items, 1))
             let timeRatio = Double(larger.steadyNanoseconds) / Double(smaller.steadyNanoseconds)
-            lines.append("- \(larger.items) vs \(smaller.items) items (\(Units.fixed(sizeRatio, decimals: 1))x): steady diff "
-                + "takes \(Units.fixed(timeRatio, decimals: 2))x as long (linear: \(Units.fixed(sizeRatio, decimals: 2))x).")
+            lines.append(
+                "- \(larger.items) vs \(smaller.items) items (\(Units.fixed(sizeRatio, decimals: 1))x): steady diff "
+                    + "takes \(Units.fixed(timeRatio, decimals: 2))x as long (linear: \(Units.fixed(sizeRatio, decimals: 2))x)."
+            )
         }
         lines.append("")
-        lines.append("Every step of the diff is a pass over the items or a hash lookup per item, and the bytes it allocates "
-            + "per item stay the same at every size, so time per item that still rises with size most likely reflects "
-            + "the working set (items, the identities' hash table, index arrays) outgrowing the CPU caches.")
+        lines.append(
+            "Every step of the diff is a pass over the items or a hash lookup per item, and the bytes it allocates "
+                + "per item stay the same at every size, so time per item that still rises with size most likely reflects "
+                + "the working set (items, the identities' hash table, index arrays) outgrowing the CPU caches.")
         lines.append("")
         return lines.joined(separator: "\n")
     }

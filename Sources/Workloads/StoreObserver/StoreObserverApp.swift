@@ -1,6 +1,6 @@
 import DocumentStore
-import WorkloadKit
 import Synchronization
+import WorkloadKit
 
 /// The app under study: how it observes the query and what it keeps between callbacks.
 ///
@@ -39,20 +39,23 @@ final class StoreObserverApp: Sendable {
     func subscribe(_ store: DocumentStore) throws -> Subscription {
         switch strategy {
         case .legacyLiveQuery:
-            let query = try store.collection(StoreObserverWorkload.collection).find(StoreObserverWorkload.predicate).sort("rank")
-            return .liveQuery(query.observeLocal { [self] documents, event in
-                legacyCallback(documents, event)
-            })
+            let query = try store.collection(StoreObserverWorkload.collection).find(StoreObserverWorkload.predicate)
+                .sort("rank")
+            return .liveQuery(
+                query.observeLocal { [self] documents, event in
+                    legacyCallback(documents, event)
+                })
         case .retainItems, .extractIDsDematerialize, .noDiff:
-            return .observer(try store.registerObserver(query: StoreObserverWorkload.query) { [self] result in
-                materializedGauge.set(Int64(store.materializedItemCount))
-                switch strategy {
-                case .retainItems: retainItemsCallback(result)
-                case .extractIDsDematerialize: extractIDsCallback(result)
-                default: noDiffCallback(result)
-                }
-                materializedGauge.set(Int64(store.materializedItemCount))
-            })
+            return .observer(
+                try store.registerObserver(query: StoreObserverWorkload.query) { [self] result in
+                    materializedGauge.set(Int64(store.materializedItemCount))
+                    switch strategy {
+                    case .retainItems: retainItemsCallback(result)
+                    case .extractIDsDematerialize: extractIDsCallback(result)
+                    default: noDiffCallback(result)
+                    }
+                    materializedGauge.set(Int64(store.materializedItemCount))
+                })
         }
     }
 
@@ -75,7 +78,9 @@ final class StoreObserverApp: Sendable {
         let diff = timedDiff(result.items)
         let currentIDs = result.items.map { $0.value.id }
         state.withLock { state in
-            report(diff, currentIDs: currentIDs, deletedIDs: diff.deletions.map { state.previousItems[$0].value.id }, into: &state)
+            report(
+                diff, currentIDs: currentIDs, deletedIDs: diff.deletions.map { state.previousItems[$0].value.id },
+                into: &state)
             retainedGauge.set(Int64(state.previousItems.count + result.items.count))
             state.previousItems = result.items
         }
@@ -145,21 +150,21 @@ enum Subscription {
 
     func stop() {
         switch self {
-        case let .liveQuery(liveQuery): liveQuery.stop()
-        case let .observer(observer): observer.cancel()
+        case .liveQuery(let liveQuery): liveQuery.stop()
+        case .observer(let observer): observer.cancel()
         }
     }
 
     var callbacksDelivered: Int {
         switch self {
-        case let .liveQuery(liveQuery): return liveQuery.statistics.callbacksDelivered
-        case let .observer(observer): return observer.callbacksDelivered
+        case .liveQuery(let liveQuery): return liveQuery.statistics.callbacksDelivered
+        case .observer(let observer): return observer.callbacksDelivered
         }
     }
 
     /// Documents copied for the app: the live query's deep copies (observers' materializations are counted by the store).
     var documentsCopied: Int? {
-        if case let .liveQuery(liveQuery) = self { return liveQuery.statistics.documentsCopied }
+        if case .liveQuery(let liveQuery) = self { return liveQuery.statistics.documentsCopied }
         return nil
     }
 }

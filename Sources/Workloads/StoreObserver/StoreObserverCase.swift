@@ -1,6 +1,6 @@
 import DocumentStore
-import WorkloadKit
 import HarnessModel
+import WorkloadKit
 
 /// One case of the store-observer workload: the store, the app, and the write script.
 final class StoreObserverCase: WorkloadCase {
@@ -96,7 +96,7 @@ final class StoreObserverCase: WorkloadCase {
                     try collection.update(id) { $0.fields["counter"] = $0.fields["counter"] }
                 } else {
                     try collection.update(id) { document in
-                        guard case let .int(counter)? = document.fields["counter"] else { return }
+                        guard case .int(let counter)? = document.fields["counter"] else { return }
                         document.fields["counter"] = .int(counter + 1)
                     }
                 }
@@ -141,7 +141,8 @@ final class StoreObserverCase: WorkloadCase {
             Metric(name: "diffTimeP50", value: Statistics.percentile(diffMilliseconds, 50) ?? 0, unit: .milliseconds),
             Metric(name: "diffTimeP99", value: Statistics.percentile(diffMilliseconds, 99) ?? 0, unit: .milliseconds),
             // Copies made for the app: the live query's deep copies, or the observers' materialized items.
-            Metric(name: "documentsCopied", value: Double(liveQueryCopies ?? store.itemsMaterializedTotal), unit: .count),
+            Metric(
+                name: "documentsCopied", value: Double(liveQueryCopies ?? store.itemsMaterializedTotal), unit: .count),
             Metric(name: "maxItemsMaterialized", value: Double(store.peakMaterializedItemCount), unit: .count),
         ]
     }

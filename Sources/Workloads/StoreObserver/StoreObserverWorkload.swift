@@ -1,6 +1,6 @@
 import DocumentStore
-import WorkloadKit
 import HarnessModel
+import WorkloadKit
 
 /// Query results held between callbacks vs extracted and dematerialized, with the `Differ` (seed 002).
 ///
@@ -33,51 +33,71 @@ public struct StoreObserverWorkload: Workload {
     public var descriptor: WorkloadDescriptor {
         WorkloadDescriptor(
             name: "store-observer",
-            summary: "Store observer + Differ: query results retained between callbacks vs extracted and dematerialized.",
+            summary:
+                "Store observer + Differ: query results retained between callbacks vs extracted and dematerialized.",
             strategies: [
-                StrategyDescriptor(Strategy.legacyLiveQuery.rawValue,
-                                   "Legacy observeLocal with its event; the live query keeps the previous documents for event.oldDocuments."),
-                StrategyDescriptor(Strategy.retainItems.rawValue,
-                                   "registerObserver + Differ, previousItems = result.items kept materialized between callbacks."),
-                StrategyDescriptor(Strategy.extractIDsDematerialize.rawValue,
-                                   "registerObserver + Differ, extract _id and dematerialize every item, keep only the IDs."),
-                StrategyDescriptor(Strategy.noDiff.rawValue,
-                                   "registerObserver without a Differ: extract _id, dematerialize, keep nothing (the floor)."),
+                StrategyDescriptor(
+                    Strategy.legacyLiveQuery.rawValue,
+                    "Legacy observeLocal with its event; the live query keeps the previous documents for event.oldDocuments."
+                ),
+                StrategyDescriptor(
+                    Strategy.retainItems.rawValue,
+                    "registerObserver + Differ, previousItems = result.items kept materialized between callbacks."),
+                StrategyDescriptor(
+                    Strategy.extractIDsDematerialize.rawValue,
+                    "registerObserver + Differ, extract _id and dematerialize every item, keep only the IDs."),
+                StrategyDescriptor(
+                    Strategy.noDiff.rawValue,
+                    "registerObserver without a Differ: extract _id, dematerialize, keep nothing (the floor)."),
             ],
             parameters: [
                 .count("documents", default: 2000, range: 1...1_000_000, "Documents in the collection at the start."),
-                .fraction("resultShare", default: 1.0,
-                          "Share of the documents (and of inserted ones) the query's store_id == 'abc123' selects."),
+                .fraction(
+                    "resultShare", default: 1.0,
+                    "Share of the documents (and of inserted ones) the query's store_id == 'abc123' selects."),
                 .bytes("payloadSize", default: 4096, range: 0...(16 << 20), "Payload bytes of every document."),
                 .rate("writeRate", default: 20, range: 0.1...100_000, "Writes per second during churn."),
                 .fraction("insertShare", default: 0.1, "Share of writes that insert a document."),
                 .fraction("deleteShare", default: 0.1, "Share of writes that delete a document."),
-                .fraction("moveShare", default: 0.1, "Share of writes that change a document's rank (its position in the result)."),
-                .fraction("touchShare", default: 0.1,
-                          "Share of writes that store a field's own value again (metadata only: no update for the Differ). The rest change a field."),
+                .fraction(
+                    "moveShare", default: 0.1,
+                    "Share of writes that change a document's rank (its position in the result)."),
+                .fraction(
+                    "touchShare", default: 0.1,
+                    "Share of writes that store a field's own value again (metadata only: no update for the Differ). The rest change a field."
+                ),
             ],
             steps: [
                 StepDescriptor("subscribe", "Start observing the strategy's way; the initial callback is delivered."),
-                StepDescriptor("churn", "Write at writeRate with the configured mix for a while.", arguments: [
-                    .duration("duration", default: .seconds(2), range: .zero ... .seconds(600), "How long to write."),
-                ]),
+                StepDescriptor(
+                    "churn", "Write at writeRate with the configured mix for a while.",
+                    arguments: [
+                        .duration(
+                            "duration", default: .seconds(2), range: .zero ... .seconds(600), "How long to write.")
+                    ]),
                 StepDescriptor("cancel", "Stop observing; a callback already queued is dropped, one running finishes."),
             ],
             gauges: [
-                GaugeDescriptor("itemsMaterialized", "Query-result items holding a materialized document (read at the start and end of each callback)."),
+                GaugeDescriptor(
+                    "itemsMaterialized",
+                    "Query-result items holding a materialized document (read at the start and end of each callback)."),
                 GaugeDescriptor("itemsRetained", "Documents or materialized items kept from one callback to the next."),
-                GaugeDescriptor("diffMicroseconds", "Time the last Differ call took, microseconds (0 where the app runs no Differ)."),
+                GaugeDescriptor(
+                    "diffMicroseconds", "Time the last Differ call took, microseconds (0 where the app runs no Differ)."
+                ),
             ],
             defaultSteps: ["subscribe", "churn", "cancel", "settle"]
         )
     }
 
-    public func makeCase(strategy: String, parameters: ParameterValues, context: CaseContext) throws -> any WorkloadCase {
+    public func makeCase(strategy: String, parameters: ParameterValues, context: CaseContext) throws -> any WorkloadCase
+    {
         guard let strategy = Strategy(rawValue: strategy) else {
             throw StoreObserverError.unknownStrategy(strategy)
         }
         let configuration = StoreObserverConfiguration(parameters)
-        let mix = configuration.insertShare + configuration.deleteShare + configuration.moveShare + configuration.touchShare
+        let mix =
+            configuration.insertShare + configuration.deleteShare + configuration.moveShare + configuration.touchShare
         // A little slack for shares written as decimals that do not add up exactly in binary.
         guard mix <= 1 + 1e-9 else { throw StoreObserverError.mixAboveOne(mix) }
         return StoreObserverCase(strategy: strategy, configuration: configuration)
@@ -116,13 +136,15 @@ enum StoreObserverError: Error, CustomStringConvertible {
 
     var description: String {
         switch self {
-        case let .unknownStrategy(name):
-            return "unknown store-observer strategy '\(name)'; expected one of: \(StoreObserverWorkload.Strategy.allCases.map(\.rawValue).joined(separator: ", "))"
-        case let .mixAboveOne(sum):
-            return "insertShare + deleteShare + moveShare + touchShare is \(sum * 100)%; it must be at most 100% (the rest are updates)"
-        case let .notSetUp(step):
+        case .unknownStrategy(let name):
+            return
+                "unknown store-observer strategy '\(name)'; expected one of: \(StoreObserverWorkload.Strategy.allCases.map(\.rawValue).joined(separator: ", "))"
+        case .mixAboveOne(let sum):
+            return
+                "insertShare + deleteShare + moveShare + touchShare is \(sum * 100)%; it must be at most 100% (the rest are updates)"
+        case .notSetUp(let step):
             return "step '\(step)' ran before setUp made the store"
-        case let .unknownStep(step):
+        case .unknownStep(let step):
             return "unknown store-observer step '\(step)'; expected one of: subscribe, churn, cancel"
         }
     }

@@ -1,5 +1,5 @@
-import WorkloadKit
 import OpenCombine
+import WorkloadKit
 
 /// A screen-like owner: it subscribes when presented and is dismissed later.
 ///
@@ -57,19 +57,23 @@ final class ProfileScreen {
         // ReactiveCocoa's rule: the subscriber is retained by the upstream, not by the screen.
         case .implicitFinite:
             // Not stored; the load completes at the next publish and the subscription ends by itself.
-            store.load().subscribeNext(presence: presence, deliveries: deliveries, onSubscribe: onSubscribe) { profile in
+            store.load().subscribeNext(presence: presence, deliveries: deliveries, onSubscribe: onSubscribe) {
+                profile in
                 self.profile = profile
             }
         case .implicitInfinite:
             // Not stored, and the store's updates never complete: the subscriber and the screen it
             // captures live on, and keep receiving, after the screen is dismissed.
-            store.updates.subscribeNext(presence: presence, deliveries: deliveries, onSubscribe: onSubscribe) { profile in
+            store.updates.subscribeNext(presence: presence, deliveries: deliveries, onSubscribe: onSubscribe) {
+                profile in
                 self.profile = profile
             }
         case .disposed:
             // The same strong capture on the infinite updates, but the screen keeps the disposable
             // and disposes it when dismissed (`dismissed()`).
-            disposable = store.updates.subscribeNext(presence: presence, deliveries: deliveries, onSubscribe: onSubscribe) { profile in
+            disposable = store.updates.subscribeNext(
+                presence: presence, deliveries: deliveries, onSubscribe: onSubscribe
+            ) { profile in
                 self.profile = profile
             }
         case .selfDerivedStrong:
@@ -79,35 +83,42 @@ final class ProfileScreen {
                 self.validate(name)
             }
         case .selfDerivedWeak:
-            username.subscribeNext(presence: presence, deliveries: deliveries, onSubscribe: onSubscribe) { [weak self] name in
+            username.subscribeNext(presence: presence, deliveries: deliveries, onSubscribe: onSubscribe) {
+                [weak self] name in
                 self?.validate(name)
             }
 
         // Combine's default: the screen stores an AnyCancellable, which cancels when released.
         case .strongSelfCapture:
             // screen -> AnyCancellable -> Sink -> closure -> screen: a cycle until cancelled.
-            let sink = Subscribers.Sink<Profile, Never>(receiveCompletion: { _ in }) { profile in
-                deliveries.record(presence)
-                self.profile = profile
-            }
+            let sink = Subscribers.Sink<Profile, Never>(
+                receiveCompletion: { _ in },
+                receiveValue: { profile in
+                    deliveries.record(presence)
+                    self.profile = profile
+                })
             onSubscribe(sink)
             store.updates.subscribe(sink)
             cancellable = AnyCancellable(sink)
         case .weakSelf:
-            let sink = Subscribers.Sink<Profile, Never>(receiveCompletion: { _ in }) { [weak self] profile in
-                deliveries.record(presence)
-                self?.profile = profile
-            }
+            let sink = Subscribers.Sink<Profile, Never>(
+                receiveCompletion: { _ in },
+                receiveValue: { [weak self] profile in
+                    deliveries.record(presence)
+                    self?.profile = profile
+                })
             onSubscribe(sink)
             store.updates.subscribe(sink)
             cancellable = AnyCancellable(sink)
         case .finitePublisher:
             // The seed's finite example: the handle is stored and the block captures the screen, but
             // the Future completes and the Sink then drops its closure, breaking the cycle.
-            let sink = Subscribers.Sink<Profile, Never>(receiveCompletion: { _ in }) { profile in
-                deliveries.record(presence)
-                self.profile = profile
-            }
+            let sink = Subscribers.Sink<Profile, Never>(
+                receiveCompletion: { _ in },
+                receiveValue: { profile in
+                    deliveries.record(presence)
+                    self.profile = profile
+                })
             onSubscribe(sink)
             store.load().subscribe(sink)
             cancellable = AnyCancellable(sink)

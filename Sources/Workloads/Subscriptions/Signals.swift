@@ -1,5 +1,5 @@
-import WorkloadKit
 import OpenCombine
+import WorkloadKit
 
 /// ReactiveCocoa's lifetime rule on OpenCombine: "you don't need to retain signals".
 ///
@@ -84,8 +84,10 @@ extension Publisher where Failure == Never {
     /// The subscription lives until the publisher completes or the returned handle is disposed,
     /// whether or not anyone keeps the handle. `onSubscribe` gets the subscriber (for tracking).
     @discardableResult
-    func subscribeNext(presence: ScreenPresence, deliveries: Deliveries, onSubscribe: (AnyObject) -> Void = { _ in },
-                       _ next: @escaping (Output) -> Void) -> Disposable {
+    func subscribeNext(
+        presence: ScreenPresence, deliveries: Deliveries, onSubscribe: (AnyObject) -> Void = { _ in },
+        _ next: @escaping (Output) -> Void
+    ) -> Disposable {
         let subscriber = SignalSubscriber<Output>(presence: presence, deliveries: deliveries, next: next)
         onSubscribe(subscriber)
         subscribe(subscriber)

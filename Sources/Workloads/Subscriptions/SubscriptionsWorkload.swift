@@ -1,6 +1,6 @@
-import WorkloadKit
 import HarnessModel
 import OpenCombine
+import WorkloadKit
 
 /// How a screen subscribes, and so how long its subscription lives (seed 003).
 ///
@@ -32,21 +32,28 @@ public enum SubscriptionStrategy: String, CaseIterable, Sendable {
     public var summary: String {
         switch self {
         case .implicitFinite:
-            return "RAC rule: subscribeNext { self.profile = $0 } on a one-shot load, not stored: the load completes and the subscription ends by itself."
+            return
+                "RAC rule: subscribeNext { self.profile = $0 } on a one-shot load, not stored: the load completes and the subscription ends by itself."
         case .implicitInfinite:
-            return "RAC rule: subscribeNext { self.profile = $0 } on the store's infinite updates, not stored: lives on and keeps receiving after dismissal."
+            return
+                "RAC rule: subscribeNext { self.profile = $0 } on the store's infinite updates, not stored: lives on and keeps receiving after dismissal."
         case .disposed:
-            return "RAC rule: the same on the infinite updates, the disposable kept by the screen and disposed on dismissal."
+            return
+                "RAC rule: the same on the infinite updates, the disposable kept by the screen and disposed on dismissal."
         case .selfDerivedStrong:
-            return "RAC rule: subscribeNext { self.validate($0) } on the screen's own username (RACObserve(self, ...)): a cycle no completion breaks."
+            return
+                "RAC rule: subscribeNext { self.validate($0) } on the screen's own username (RACObserve(self, ...)): a cycle no completion breaks."
         case .selfDerivedWeak:
             return "RAC rule: the same with [weak self]: the screen deallocates and its username's publisher completes."
         case .strongSelfCapture:
-            return "Combine: sink { self.profile = $0 } on the infinite updates, AnyCancellable stored in the screen (a cycle)."
+            return
+                "Combine: sink { self.profile = $0 } on the infinite updates, AnyCancellable stored in the screen (a cycle)."
         case .weakSelf:
-            return "Combine: sink { [weak self] in ... } on the infinite updates; the screen's deinit releases the cancellable, which cancels."
+            return
+                "Combine: sink { [weak self] in ... } on the infinite updates; the screen's deinit releases the cancellable, which cancels."
         case .finitePublisher:
-            return "Combine: strong capture of a one-shot load (a Future), AnyCancellable stored: the load completes at the next update."
+            return
+                "Combine: strong capture of a one-shot load (a Future), AnyCancellable stored: the load completes at the next update."
         case .assignToSelf:
             return "Combine: assign(to: \\.profile, on: self) on the infinite updates (Assign holds self strongly)."
         }
@@ -65,30 +72,41 @@ public struct SubscriptionsWorkload: Workload {
     public var descriptor: WorkloadDescriptor {
         WorkloadDescriptor(
             name: "subscriptions",
-            summary: "Screens subscribe (ReactiveCocoa's lifetimes modelled on OpenCombine, and Combine's) and are dismissed; some subscriptions outlive their screen.",
+            summary:
+                "Screens subscribe (ReactiveCocoa's lifetimes modelled on OpenCombine, and Combine's) and are dismissed; some subscriptions outlive their screen.",
             strategies: SubscriptionStrategy.allCases.map { StrategyDescriptor($0.rawValue, $0.summary) },
             parameters: [
-                .bytes("payloadSize", default: 64 * 1024, range: 0...(64 << 20),
-                       "View state each screen holds, so a leaked screen shows in bytes."),
+                .bytes(
+                    "payloadSize", default: 64 * 1024, range: 0...(64 << 20),
+                    "View state each screen holds, so a leaked screen shows in bytes.")
             ],
             steps: [
-                StepDescriptor("present", "Create a screen with its payload, subscribe it the strategy's way, push it."),
-                StepDescriptor("publish", "The store sends an update to its subscribers and answers pending loads; the screen on top gets the new name in its own username.", arguments: [
-                    .count("count", default: 1, range: 1...1_000_000, "Updates to send."),
-                ]),
-                StepDescriptor("dismiss", "Pop the top screen (disposing its subscription under disposed) and drop it."),
+                StepDescriptor(
+                    "present", "Create a screen with its payload, subscribe it the strategy's way, push it."),
+                StepDescriptor(
+                    "publish",
+                    "The store sends an update to its subscribers and answers pending loads; the screen on top gets the new name in its own username.",
+                    arguments: [
+                        .count("count", default: 1, range: 1...1_000_000, "Updates to send.")
+                    ]),
+                StepDescriptor(
+                    "dismiss", "Pop the top screen (disposing its subscription under disposed) and drop it."),
             ],
             gauges: [
                 GaugeDescriptor("liveScreens", "Screens alive (created and not yet deinitialized)."),
                 GaugeDescriptor("liveSubscribers", "Subscriber objects alive, read after each step."),
-                GaugeDescriptor("renders", "Updates screens have received so far (profile updates and username checks)."),
-                GaugeDescriptor("deliveriesAfterDismiss", "Values delivered to subscribers of screens already dismissed (wasted work)."),
+                GaugeDescriptor(
+                    "renders", "Updates screens have received so far (profile updates and username checks)."),
+                GaugeDescriptor(
+                    "deliveriesAfterDismiss",
+                    "Values delivered to subscribers of screens already dismissed (wasted work)."),
             ],
             defaultSteps: ["present", "publish", "dismiss"]
         )
     }
 
-    public func makeCase(strategy: String, parameters: ParameterValues, context: CaseContext) throws -> any WorkloadCase {
+    public func makeCase(strategy: String, parameters: ParameterValues, context: CaseContext) throws -> any WorkloadCase
+    {
         guard let strategy = SubscriptionStrategy(rawValue: strategy) else {
             throw SubscriptionsError.unknownStrategy(strategy)
         }
@@ -103,10 +121,10 @@ public enum SubscriptionsError: Error, CustomStringConvertible, Sendable {
 
     public var description: String {
         switch self {
-        case let .unknownStrategy(name):
+        case .unknownStrategy(let name):
             return "subscriptions: unknown strategy '\(name)'; expected one of: "
                 + SubscriptionStrategy.allCases.map(\.rawValue).joined(separator: ", ")
-        case let .unknownStep(name):
+        case .unknownStep(let name):
             return "subscriptions: unknown step '\(name)'; expected one of: present, publish, dismiss"
         }
     }
@@ -155,7 +173,8 @@ final class SubscriptionsCase: WorkloadCase {
 
     func present(context: CaseContext) {
         guard let store else { return }
-        let screen = ProfileScreen(payloadBytes: payloadBytes, liveScreens: liveScreens, renders: renders, deliveries: deliveries)
+        let screen = ProfileScreen(
+            payloadBytes: payloadBytes, liveScreens: liveScreens, renders: renders, deliveries: deliveries)
         screen.subscribe(to: store, strategy: strategy) { subscriber in
             context.track(subscriber, as: SubscriptionsWorkload.trackedSubscriberType)
             subscribers.append(WeakSubscriber(object: subscriber))

@@ -1,5 +1,5 @@
-import WorkloadKit
 import Synchronization
+import WorkloadKit
 
 /// Who is using the database file right now: the app's read transactions and write sessions.
 ///
@@ -80,13 +80,16 @@ final class AutoCompactor: Sendable {
     var isSettled: Bool { settled.value }
 
     /// Starts the compactor on the database at `path`.
-    static func start(path: String, options: ConnectionOptions, interval: Duration, pagesPerStep: Int,
-                      access: FileAccess, gauges: CompactionGauges) -> AutoCompactor {
+    static func start(
+        path: String, options: ConnectionOptions, interval: Duration, pagesPerStep: Int,
+        access: FileAccess, gauges: CompactionGauges
+    ) -> AutoCompactor {
         let stop = StopSignal()
         let settled = SettledFlag()
         let worker = WorkerThread.start(name: "auto-compactor") {
-            runAutoCompactor(path: path, options: options, intervalNanoseconds: interval.nanoseconds,
-                             pagesPerStep: pagesPerStep, access: access, gauges: gauges, settled: settled, stop: stop)
+            runAutoCompactor(
+                path: path, options: options, intervalNanoseconds: interval.nanoseconds,
+                pagesPerStep: pagesPerStep, access: access, gauges: gauges, settled: settled, stop: stop)
         }
         return AutoCompactor(stop: stop, settled: settled, worker: worker)
     }
@@ -112,9 +115,11 @@ struct CompactionGauges: Sendable {
     let compactionBlocked: Gauge
 }
 
-private func runAutoCompactor(path: String, options: ConnectionOptions, intervalNanoseconds: Int64, pagesPerStep: Int,
-                              access: FileAccess, gauges: CompactionGauges, settled: SettledFlag,
-                              stop: StopSignal) -> AutoCompactionFigures {
+private func runAutoCompactor(
+    path: String, options: ConnectionOptions, intervalNanoseconds: Int64, pagesPerStep: Int,
+    access: FileAccess, gauges: CompactionGauges, settled: SettledFlag,
+    stop: StopSignal
+) -> AutoCompactionFigures {
     var figures = AutoCompactionFigures()
     do {
         let connection = try SQLiteConnection(path: path, options: options)
@@ -129,7 +134,10 @@ private func runAutoCompactor(path: String, options: ConnectionOptions, interval
             guard sleep(until: next, unless: stop) else { break }
             let now = try reader.read()
             figures.peaks.note(now)
-            guard compacting || CompactionRules.autoCompactionDue(totalBytes: now.totalPageBytes, usedBytes: now.usedBytes) else {
+            guard
+                compacting
+                    || CompactionRules.autoCompactionDue(totalBytes: now.totalPageBytes, usedBytes: now.usedBytes)
+            else {
                 gauges.compactionBlocked.set(0)
                 settled.set(true)
                 continue

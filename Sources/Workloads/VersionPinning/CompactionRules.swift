@@ -18,7 +18,8 @@ public enum CompactionRules {
     ///   - usedBytes: bytes that hold data.
     ///   - totalAbove: file size above which compaction is considered, bytes (100 MB in the seed).
     ///   - usedBelow: used share below which the file is compacted, 0...1 (0.5 in the seed).
-    public static func launchCompactionDue(totalBytes: Int, usedBytes: Int, totalAbove: Int, usedBelow: Double) -> Bool {
+    public static func launchCompactionDue(totalBytes: Int, usedBytes: Int, totalAbove: Int, usedBelow: Double) -> Bool
+    {
         // An empty file is never "over" any size; the guard also keeps the division defined.
         guard totalBytes > 0 else { return false }
         return totalBytes > totalAbove && Double(usedBytes) / Double(totalBytes) < usedBelow

@@ -1,9 +1,9 @@
 import CSQLite
-import WorkloadKit
 import HarnessModel
+import WorkloadKit
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Bulk deletes leave free pages behind and the file keeps its size until it is compacted: SQLite.
@@ -45,54 +45,82 @@ public struct CompactionWorkload: Workload {
     public var descriptor: WorkloadDescriptor {
         WorkloadDescriptor(
             name: "compaction",
-            summary: "SQLite after bulk deletes: free pages stay in the file until a compaction policy gives them back.",
+            summary:
+                "SQLite after bulk deletes: free pages stay in the file until a compaction policy gives them back.",
             strategies: [
                 StrategyDescriptor(Strategy.neverCompact.rawValue, "Never compact: the file keeps its largest size."),
-                StrategyDescriptor(Strategy.autoCompact.rawValue,
-                                   "In the background, when unused space exceeds twice the used data and no one reads or writes the file: "
-                                   + "incremental_vacuum steps, then a truncating checkpoint."),
-                StrategyDescriptor(Strategy.compactOnLaunch.rawValue,
-                                   "At relaunch, VACUUM in place when the file is over launchCompactAbove and less than launchUsedBelow of it is used."),
-                StrategyDescriptor(Strategy.compactedCopy.rawValue,
-                                   "At relaunch, write a compacted copy with VACUUM INTO and move it over the original."),
+                StrategyDescriptor(
+                    Strategy.autoCompact.rawValue,
+                    "In the background, when unused space exceeds twice the used data and no one reads or writes the file: "
+                        + "incremental_vacuum steps, then a truncating checkpoint."),
+                StrategyDescriptor(
+                    Strategy.compactOnLaunch.rawValue,
+                    "At relaunch, VACUUM in place when the file is over launchCompactAbove and less than launchUsedBelow of it is used."
+                ),
+                StrategyDescriptor(
+                    Strategy.compactedCopy.rawValue,
+                    "At relaunch, write a compacted copy with VACUUM INTO and move it over the original."),
             ],
             parameters: [
                 .bytes("payloadSize", default: 1024, range: 1...(1 << 20), "Size of each row's random blob, bytes."),
-                .count("rowsPerTransaction", default: 500, range: 1...10_000_000, "Rows inserted or deleted per commit."),
-                .bytes("launchCompactAbove", default: 100 << 20, range: 0...(1 << 40),
-                       "compact-on-launch: file size above which it compacts, bytes (the seed's example: 100 MB, i.e. 100 * 1024 * 1024)."),
-                .fraction("launchUsedBelow", default: 0.5,
-                          "compact-on-launch: used share of the file below which it compacts (the seed's example uses 50%)."),
-                .duration("autoCompactInterval", default: .milliseconds(10), range: .microseconds(100) ... .seconds(10),
-                          "auto-compact: how often the background compactor looks at the file."),
-                .count("autoCompactPages", default: 1024, range: 1...10_000_000,
-                       "auto-compact: pages moved per incremental_vacuum step (one write transaction: a write arriving waits for one step at most, "
-                       + "a reader arriving stops the compaction after it)."),
+                .count(
+                    "rowsPerTransaction", default: 500, range: 1...10_000_000, "Rows inserted or deleted per commit."),
+                .bytes(
+                    "launchCompactAbove", default: 100 << 20, range: 0...(1 << 40),
+                    "compact-on-launch: file size above which it compacts, bytes (the seed's example: 100 MB, i.e. 100 * 1024 * 1024)."
+                ),
+                .fraction(
+                    "launchUsedBelow", default: 0.5,
+                    "compact-on-launch: used share of the file below which it compacts (the seed's example uses 50%)."),
+                .duration(
+                    "autoCompactInterval", default: .milliseconds(10), range: .microseconds(100) ... .seconds(10),
+                    "auto-compact: how often the background compactor looks at the file."),
+                .count(
+                    "autoCompactPages", default: 1024, range: 1...10_000_000,
+                    "auto-compact: pages moved per incremental_vacuum step (one write transaction: a write arriving waits for one step at most, "
+                        + "a reader arriving stops the compaction after it)."),
             ],
             steps: [
-                StepDescriptor("fill", "Insert rows of payloadSize until this much payload was added.",
-                               arguments: [.bytes("size", default: 80 << 20, range: 1...(1 << 40), "Payload to insert, bytes.")]),
-                StepDescriptor("delete", "Delete this share of the rows, oldest first (a purge of old records).",
-                               arguments: [.fraction("fraction", default: 0.8, "Share of the current rows to delete.")]),
-                StepDescriptor("pin", "A reader opens a read transaction and keeps it (a version pinned, e.g. by a screen still showing old results)."),
+                StepDescriptor(
+                    "fill", "Insert rows of payloadSize until this much payload was added.",
+                    arguments: [.bytes("size", default: 80 << 20, range: 1...(1 << 40), "Payload to insert, bytes.")]),
+                StepDescriptor(
+                    "delete", "Delete this share of the rows, oldest first (a purge of old records).",
+                    arguments: [.fraction("fraction", default: 0.8, "Share of the current rows to delete.")]),
+                StepDescriptor(
+                    "pin",
+                    "A reader opens a read transaction and keeps it (a version pinned, e.g. by a screen still showing old results)."
+                ),
                 StepDescriptor("unpin", "The reader ends its read transaction."),
-                StepDescriptor("await-compaction", "Stay idle (no reads, no writes) until no automatic compaction is due or under way; at once for the other policies.",
-                               arguments: [.duration("limit", default: .seconds(10), range: .zero ... .seconds(600),
-                                                     "Give up waiting after this long (what is left shows in finalFreePages).")]),
-                StepDescriptor("relaunch", "Close the database and open it again, as an app does at launch (compact-on-launch and compacted-copy act here)."),
+                StepDescriptor(
+                    "await-compaction",
+                    "Stay idle (no reads, no writes) until no automatic compaction is due or under way; at once for the other policies.",
+                    arguments: [
+                        .duration(
+                            "limit", default: .seconds(10), range: .zero ... .seconds(600),
+                            "Give up waiting after this long (what is left shows in finalFreePages).")
+                    ]),
+                StepDescriptor(
+                    "relaunch",
+                    "Close the database and open it again, as an app does at launch (compact-on-launch and compacted-copy act here)."
+                ),
             ],
             gauges: FileGauges.descriptors + [
                 GaugeDescriptor("diskBytes", "Database, WAL and compacted copy together on disk, bytes."),
                 GaugeDescriptor("compactions", "Compactions finished so far, compactions."),
-                GaugeDescriptor("readTransactions", "Read transactions the app holds open (pinned versions), transactions."),
-                GaugeDescriptor("compactionBlocked", "1 while automatic compaction is due but the file is being read or written."),
+                GaugeDescriptor(
+                    "readTransactions", "Read transactions the app holds open (pinned versions), transactions."),
+                GaugeDescriptor(
+                    "compactionBlocked", "1 while automatic compaction is due but the file is being read or written."),
             ],
             defaultSteps: ["fill", "delete", "relaunch"]
         )
     }
 
-    public func makeCase(strategy: String, parameters: ParameterValues, context: CaseContext) throws -> any WorkloadCase {
-        CompactionCase(strategy: validatedStrategy(strategy, of: descriptor.name), parameters: parameters, context: context)
+    public func makeCase(strategy: String, parameters: ParameterValues, context: CaseContext) throws -> any WorkloadCase
+    {
+        CompactionCase(
+            strategy: validatedStrategy(strategy, of: descriptor.name), parameters: parameters, context: context)
     }
 }
 
@@ -130,8 +158,9 @@ final class CompactionCase: WorkloadCase {
         self.parameters = parameters
         path = context.scratchDirectory + "/compaction.sqlite"
         options = ConnectionOptions(flushes: false)
-        gauges = CompactionGauges(files: FileGauges(context), compactions: context.gauge("compactions"),
-                                  compactionBlocked: context.gauge("compactionBlocked"))
+        gauges = CompactionGauges(
+            files: FileGauges(context), compactions: context.gauge("compactions"),
+            compactionBlocked: context.gauge("compactionBlocked"))
         diskBytes = context.gauge("diskBytes")
         fileAccess = FileAccess(readGauge: context.gauge("readTransactions"))
     }
@@ -151,8 +180,14 @@ final class CompactionCase: WorkloadCase {
     func run(_ step: StepInvocation, context: CaseContext) throws {
         guard let connection else { return }
         switch step.name {
-        case "fill": try writing { () throws(VersionPinningError) in try fill(connection, payloadBytes: step.arguments.bytes("size")) }
-        case "delete": try writing { () throws(VersionPinningError) in try delete(connection, fraction: step.arguments.fraction("fraction")) }
+        case "fill":
+            try writing { () throws(VersionPinningError) in
+                try fill(connection, payloadBytes: step.arguments.bytes("size"))
+            }
+        case "delete":
+            try writing { () throws(VersionPinningError) in
+                try delete(connection, fraction: step.arguments.fraction("fraction"))
+            }
         case "pin": try pin()
         case "unpin": try unpin()
         case "await-compaction": awaitCompaction(limit: step.arguments.duration("limit"))
@@ -258,9 +293,11 @@ final class CompactionCase: WorkloadCase {
         let figures = try observe(reopened)
         switch strategy {
         case .compactOnLaunch:
-            if CompactionRules.launchCompactionDue(totalBytes: figures.databaseBytes, usedBytes: figures.usedBytes,
-                                                   totalAbove: parameters.bytes("launchCompactAbove"),
-                                                   usedBelow: parameters.fraction("launchUsedBelow")) {
+            if CompactionRules.launchCompactionDue(
+                totalBytes: figures.databaseBytes, usedBytes: figures.usedBytes,
+                totalAbove: parameters.bytes("launchCompactAbove"),
+                usedBelow: parameters.fraction("launchUsedBelow"))
+            {
                 try compactInPlace(reopened)
             }
         case .compactedCopy:
@@ -280,8 +317,9 @@ final class CompactionCase: WorkloadCase {
 
     private func startCompactor() {
         guard strategy == .autoCompact, compactor == nil else { return }
-        compactor = AutoCompactor.start(path: path, options: options, interval: parameters.duration("autoCompactInterval"),
-                                        pagesPerStep: parameters.count("autoCompactPages"), access: fileAccess, gauges: gauges)
+        compactor = AutoCompactor.start(
+            path: path, options: options, interval: parameters.duration("autoCompactInterval"),
+            pagesPerStep: parameters.count("autoCompactPages"), access: fileAccess, gauges: gauges)
     }
 
     /// Stops the background compactor (after its step under way) and adds up what it did.
@@ -306,8 +344,10 @@ final class CompactionCase: WorkloadCase {
         try observe(connection)
         let result = try connection.checkpoint(.truncate)
         guard result.isComplete else {
-            throw .sqlite(code: SQLITE_BUSY, message: "checkpoint after VACUUM left \(result.logFrames - result.checkpointedFrames) frames",
-                          operation: "checkpoint (truncate)", path: path)
+            throw .sqlite(
+                code: SQLITE_BUSY,
+                message: "checkpoint after VACUUM left \(result.logFrames - result.checkpointedFrames) frames",
+                operation: "checkpoint (truncate)", path: path)
         }
         finishLaunchCompaction(startedAt: start)
         try observe(connection)
@@ -323,7 +363,9 @@ final class CompactionCase: WorkloadCase {
         try connection.execute("VACUUM INTO " + sqlStringLiteral(copy))
         try observe(connection)
         connection.close()
-        guard rename(copy, path) == 0 else { throw .fileSystem(operation: "rename to \(path)", path: copy, errno: errno) }
+        guard rename(copy, path) == 0 else {
+            throw .fileSystem(operation: "rename to \(path)", path: copy, errno: errno)
+        }
         let reopened = try reopen()
         finishLaunchCompaction(startedAt: start)
         try observe(reopened)

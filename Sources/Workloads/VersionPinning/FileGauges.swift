@@ -1,11 +1,14 @@
-import WorkloadKit
 import HarnessModel
+import WorkloadKit
 
 /// The database-file gauges both SQLite workloads declare, so the report shows disk beside memory.
 struct FileGauges: Sendable {
     static let descriptors = [
         GaugeDescriptor("databaseBytes", "Size of the database file on disk, bytes."),
-        GaugeDescriptor("walBytes", "Size of the -wal file on disk, bytes (it grows while a reader pins it; only a TRUNCATE checkpoint or closing the last connection shrinks it)."),
+        GaugeDescriptor(
+            "walBytes",
+            "Size of the -wal file on disk, bytes (it grows while a reader pins it; only a TRUNCATE checkpoint or closing the last connection shrinks it)."
+        ),
         GaugeDescriptor("pageCount", "PRAGMA page_count: pages in the database (data plus free), pages."),
         GaugeDescriptor("freePages", "PRAGMA freelist_count: pages that hold no data, pages."),
     ]
@@ -65,7 +68,8 @@ func validatedStrategy<Strategy: RawRepresentable & CaseIterable>(_ name: String
 where Strategy.RawValue == String {
     guard let strategy = Strategy(rawValue: name) else {
         // Reaching here means a caller skipped the parser's validation: a programming error.
-        preconditionFailure("unknown \(workload) strategy '\(name)'; expected one of: \(Strategy.allCases.map(\.rawValue))")
+        preconditionFailure(
+            "unknown \(workload) strategy '\(name)'; expected one of: \(Strategy.allCases.map(\.rawValue))")
     }
     return strategy
 }

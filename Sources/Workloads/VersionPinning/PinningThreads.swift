@@ -33,9 +33,12 @@ struct WriterReport: Sendable {
 struct WriterGauges: Sendable {
     static let descriptors = [
         GaugeDescriptor("walFrames", "Frames in the WAL after the last commit (the WAL hook's count), frames."),
-        GaugeDescriptor("checkpointedFrames", "Frames the last checkpoint had copied back into the database file, frames."),
+        GaugeDescriptor(
+            "checkpointedFrames", "Frames the last checkpoint had copied back into the database file, frames."),
         GaugeDescriptor("pinningReaders", "Readers holding a read transaction across reads or while blocked, readers."),
-        GaugeDescriptor("fileBytes", "Database and WAL files together on disk, bytes: the file that grows while a version is pinned."),
+        GaugeDescriptor(
+            "fileBytes",
+            "Database and WAL files together on disk, bytes: the file that grows while a version is pinned."),
     ]
 
     let files: FileGauges
@@ -78,7 +81,8 @@ func runWriter(_ plan: WriterPlan, gauges: WriterGauges, stop: StopSignal) -> Wr
         connection.countWALFrames(into: frames)
         let figures = try FigureReader(connection)
         let begin = try connection.prepare("BEGIN IMMEDIATE")
-        let update = try connection.prepare("UPDATE items SET payload = randomblob(?1), version = version + 1 WHERE id = ?2")
+        let update = try connection.prepare(
+            "UPDATE items SET payload = randomblob(?1), version = version + 1 WHERE id = ?2")
         let commit = try connection.prepare("COMMIT")
         var random = SeededRandom(seed: plan.seed)
         var pacer = StoppablePacer(rate: plan.rate)
@@ -174,7 +178,8 @@ func runReader(_ plan: ReaderPlan, pinning: Gauge, ready: DispatchSemaphore, sto
         }
         func close(openedAt start: Int64) throws(VersionPinningError) {
             try commit.run()
-            report.longestTransactionNanoseconds = max(report.longestTransactionNanoseconds, monotonicNanoseconds() - start)
+            report.longestTransactionNanoseconds = max(
+                report.longestTransactionNanoseconds, monotonicNanoseconds() - start)
         }
 
         switch plan.behaviour {
@@ -182,7 +187,7 @@ func runReader(_ plan: ReaderPlan, pinning: Gauge, ready: DispatchSemaphore, sto
             let start = try open()
             pinning.increment()
             signalReady()
-            if case let .blocked(nanoseconds) = plan.behaviour {
+            if case .blocked(let nanoseconds) = plan.behaviour {
                 sleep(until: start + nanoseconds, unless: stop)
             } else {
                 var pacer = StoppablePacer(rate: plan.rate)

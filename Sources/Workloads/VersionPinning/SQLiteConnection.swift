@@ -1,7 +1,7 @@
 import CSQLite
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 // Why the SQLite C API and not GRDB: these workloads are about what SQLite does with its files, so
@@ -108,7 +108,9 @@ final class SQLiteConnection {
     /// - Parameters:
     ///   - busyTimeout: how long SQLite retries a lock before answering `SQLITE_BUSY`.
     ///   - options: file-system flushes, the auto-vacuum mode of a new file.
-    init(path: String, busyTimeout: Duration = .seconds(2), options: ConnectionOptions = ConnectionOptions()) throws(VersionPinningError) {
+    init(path: String, busyTimeout: Duration = .seconds(2), options: ConnectionOptions = ConnectionOptions())
+        throws(VersionPinningError)
+    {
         self.path = path
         var handle: OpaquePointer?
         let status = sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil)
@@ -144,8 +146,9 @@ final class SQLiteConnection {
         let status = sqlite3_exec(handle, sql, nil, nil, &message)
         defer { sqlite3_free(message) }
         if status != SQLITE_OK {
-            throw .sqlite(code: status, message: message.map { String(cString: $0) } ?? errorMessage(status),
-                          operation: sql, path: path)
+            throw .sqlite(
+                code: status, message: message.map { String(cString: $0) } ?? errorMessage(status),
+                operation: sql, path: path)
         }
     }
 
@@ -177,10 +180,12 @@ final class SQLiteConnection {
         var checkpointedFrames: Int32 = 0
         let status = sqlite3_wal_checkpoint_v2(handle, nil, mode.code, &logFrames, &checkpointedFrames)
         guard status == SQLITE_OK || status == SQLITE_BUSY else {
-            throw .sqlite(code: status, message: errorMessage(status), operation: "checkpoint (\(mode.rawValue))", path: path)
+            throw .sqlite(
+                code: status, message: errorMessage(status), operation: "checkpoint (\(mode.rawValue))", path: path)
         }
-        return CheckpointResult(logFrames: Int(logFrames), checkpointedFrames: Int(checkpointedFrames),
-                                busy: status == SQLITE_BUSY)
+        return CheckpointResult(
+            logFrames: Int(logFrames), checkpointedFrames: Int(checkpointedFrames),
+            busy: status == SQLITE_BUSY)
     }
 
     /// Calls `counter.frames = n` after every commit with the number of frames now in the WAL.
@@ -188,12 +193,14 @@ final class SQLiteConnection {
     /// This replaces SQLite's own automatic checkpoint (which is this same hook), so the caller decides
     /// when to checkpoint and sees each result. `counter` must outlive the connection.
     func countWALFrames(into counter: WALFrameCounter) {
-        sqlite3_wal_hook(handle, { context, _, _, frames in
-            if let context {
-                Unmanaged<WALFrameCounter>.fromOpaque(context).takeUnretainedValue().frames = Int(frames)
-            }
-            return SQLITE_OK
-        }, Unmanaged.passUnretained(counter).toOpaque())
+        sqlite3_wal_hook(
+            handle,
+            { context, _, _, frames in
+                if let context {
+                    Unmanaged<WALFrameCounter>.fromOpaque(context).takeUnretainedValue().frames = Int(frames)
+                }
+                return SQLITE_OK
+            }, Unmanaged.passUnretained(counter).toOpaque())
     }
 
     fileprivate func errorMessage(_ status: Int32) -> String {
@@ -217,8 +224,9 @@ final class FigureReader {
 
     /// Page figures as of the connection's latest view, file sizes as on disk now.
     func read() throws(VersionPinningError) -> DatabaseFigures {
-        DatabaseFigures(pageSize: pageSize, pageCount: try pageCount.scalar(), freePages: try freePages.scalar(),
-                        databaseBytes: fileBytes(connection.path), walBytes: fileBytes(connection.path + "-wal"))
+        DatabaseFigures(
+            pageSize: pageSize, pageCount: try pageCount.scalar(), freePages: try freePages.scalar(),
+            databaseBytes: fileBytes(connection.path), walBytes: fileBytes(connection.path + "-wal"))
     }
 }
 

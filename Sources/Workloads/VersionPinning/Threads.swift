@@ -1,10 +1,10 @@
 import Dispatch
 import Foundation
-import WorkloadKit
 import Synchronization
+import WorkloadKit
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A thread that runs one body and hands back its report when joined.

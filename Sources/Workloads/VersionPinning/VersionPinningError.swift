@@ -1,7 +1,7 @@
 import CSQLite
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Why a version-pinning or compaction case could not run.
@@ -17,23 +17,26 @@ public enum VersionPinningError: Error, CustomStringConvertible, Sendable, Hasha
 
     public var description: String {
         switch self {
-        case let .sqlite(code, message, operation, path):
+        case .sqlite(let code, let message, let operation, let path):
             return "\(path): SQLite error \(code) (\(message)) during '\(operation)'" + Self.hint(code)
-        case let .copyDestinationExists(path):
-            return "\(path): the compacted copy's destination already exists; remove it or pick another scratch directory"
-        case let .fileSystem(operation, path, number):
+        case .copyDestinationExists(let path):
+            return
+                "\(path): the compacted copy's destination already exists; remove it or pick another scratch directory"
+        case .fileSystem(let operation, let path, let number):
             return "\(path): \(operation) failed: \(String(cString: strerror(number)))"
                 + "; check that the scratch directory exists, is writable and has free space"
-        case let .workerVanished(name):
+        case .workerVanished(let name):
             return "the \(name) thread ended without a report; this is a bug in the workload, please report it"
         }
     }
 
     private static func hint(_ code: Int32) -> String {
         switch code & 0xFF {
-        case SQLITE_FULL: return "; the disk is full: free space, or shorten the burst / lower writeRate or the fill size"
+        case SQLITE_FULL:
+            return "; the disk is full: free space, or shorten the burst / lower writeRate or the fill size"
         case SQLITE_CANTOPEN: return "; check that the scratch directory exists and is writable"
-        case SQLITE_BUSY, SQLITE_LOCKED: return "; another connection holds a lock: a workload bug, or a second process uses the file"
+        case SQLITE_BUSY, SQLITE_LOCKED:
+            return "; another connection holds a lock: a workload bug, or a second process uses the file"
         default: return ""
         }
     }

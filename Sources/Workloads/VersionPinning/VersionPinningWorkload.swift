@@ -1,6 +1,6 @@
 import Dispatch
-import WorkloadKit
 import HarnessModel
+import WorkloadKit
 
 /// A reader that keeps a read transaction open pins old versions, and the file grows: SQLite in WAL mode.
 ///
@@ -32,42 +32,67 @@ public struct VersionPinningWorkload: Workload {
     public var descriptor: WorkloadDescriptor {
         WorkloadDescriptor(
             name: "version-pinning",
-            summary: "SQLite in WAL mode: a reader holding a read transaction pins the WAL, which grows with every commit.",
+            summary:
+                "SQLite in WAL mode: a reader holding a read transaction pins the WAL, which grows with every commit.",
             strategies: [
-                StrategyDescriptor(Strategy.pinnedReader.rawValue,
-                                   "A reader opens a read transaction and keeps reading from it for the whole burst (a version kept alive on a background thread)."),
-                StrategyDescriptor(Strategy.blockedReader.rawValue,
-                                   "A reader reads, then blocks in a long operation for blockedShare of the burst while holding its transaction, then releases it and refreshes per read."),
-                StrategyDescriptor(Strategy.refreshingReader.rawValue,
-                                   "A reader opens a short read transaction per read (auto-refresh, or invalidate() after use)."),
+                StrategyDescriptor(
+                    Strategy.pinnedReader.rawValue,
+                    "A reader opens a read transaction and keeps reading from it for the whole burst (a version kept alive on a background thread)."
+                ),
+                StrategyDescriptor(
+                    Strategy.blockedReader.rawValue,
+                    "A reader reads, then blocks in a long operation for blockedShare of the burst while holding its transaction, then releases it and refreshes per read."
+                ),
+                StrategyDescriptor(
+                    Strategy.refreshingReader.rawValue,
+                    "A reader opens a short read transaction per read (auto-refresh, or invalidate() after use)."),
                 StrategyDescriptor(Strategy.noReader.rawValue, "The writer alone: the floor."),
             ],
             parameters: [
-                .count("rows", default: 2000, range: 1...10_000_000, "Rows in the table; the writer rewrites random ones."),
+                .count(
+                    "rows", default: 2000, range: 1...10_000_000, "Rows in the table; the writer rewrites random ones."),
                 .bytes("payloadSize", default: 1024, range: 1...(1 << 20), "Size of each row's random blob, bytes."),
                 .rate("writeRate", default: 1000, range: 0.1...100_000, "Commits per second during a burst."),
                 .count("rowsPerCommit", default: 4, range: 1...10_000, "Rows rewritten by each commit."),
-                .rate("readRate", default: 100, range: 0.1...100_000, "Reads per second of the reader (not while it is blocked)."),
+                .rate(
+                    "readRate", default: 100, range: 0.1...100_000,
+                    "Reads per second of the reader (not while it is blocked)."),
                 .count("rowsPerRead", default: 8, range: 1...10_000, "Rows a read looks up by primary key."),
-                .count("checkpointFrames", default: 1000, range: 1...10_000_000,
-                       "WAL frames after a commit at which the writer runs a PASSIVE checkpoint (SQLite's wal_autocheckpoint; its default is 1000)."),
-                .fraction("blockedShare", default: 0.5,
-                          "Share of each burst blocked-reader spends blocked holding its transaction, from its first read (a share, so --quick scales it with the burst)."),
+                .count(
+                    "checkpointFrames", default: 1000, range: 1...10_000_000,
+                    "WAL frames after a commit at which the writer runs a PASSIVE checkpoint (SQLite's wal_autocheckpoint; its default is 1000)."
+                ),
+                .fraction(
+                    "blockedShare", default: 0.5,
+                    "Share of each burst blocked-reader spends blocked holding its transaction, from its first read (a share, so --quick scales it with the burst)."
+                ),
             ],
             steps: [
-                StepDescriptor("burst", "Start the strategy's reader and the writer, run for a while, stop the writer, then the reader (which releases its transaction).",
-                               arguments: [.duration("duration", default: .seconds(2), range: .milliseconds(1) ... .seconds(3600), "How long the burst lasts.")]),
-                StepDescriptor("checkpoint", "Run one checkpoint on the main connection and record its outcome.",
-                               arguments: [.choice("mode", CheckpointMode.allCases.map(\.rawValue), default: CheckpointMode.truncate.rawValue,
-                                                   "Checkpoint mode: passive copies what it can, truncate also shrinks the WAL file to zero.")]),
+                StepDescriptor(
+                    "burst",
+                    "Start the strategy's reader and the writer, run for a while, stop the writer, then the reader (which releases its transaction).",
+                    arguments: [
+                        .duration(
+                            "duration", default: .seconds(2), range: .milliseconds(1) ... .seconds(3600),
+                            "How long the burst lasts.")
+                    ]),
+                StepDescriptor(
+                    "checkpoint", "Run one checkpoint on the main connection and record its outcome.",
+                    arguments: [
+                        .choice(
+                            "mode", CheckpointMode.allCases.map(\.rawValue), default: CheckpointMode.truncate.rawValue,
+                            "Checkpoint mode: passive copies what it can, truncate also shrinks the WAL file to zero.")
+                    ]),
             ],
             gauges: FileGauges.descriptors + WriterGauges.descriptors,
             defaultSteps: ["burst", "checkpoint"]
         )
     }
 
-    public func makeCase(strategy: String, parameters: ParameterValues, context: CaseContext) throws -> any WorkloadCase {
-        VersionPinningCase(strategy: validatedStrategy(strategy, of: descriptor.name), parameters: parameters, context: context)
+    public func makeCase(strategy: String, parameters: ParameterValues, context: CaseContext) throws -> any WorkloadCase
+    {
+        VersionPinningCase(
+            strategy: validatedStrategy(strategy, of: descriptor.name), parameters: parameters, context: context)
     }
 }
 
@@ -107,7 +132,8 @@ final class VersionPinningCase: WorkloadCase {
     func setUp(context: CaseContext) throws {
         let connection = try SQLiteConnection(path: path)
         self.connection = connection
-        try connection.execute("CREATE TABLE items(id INTEGER PRIMARY KEY, version INTEGER NOT NULL, payload BLOB NOT NULL)")
+        try connection.execute(
+            "CREATE TABLE items(id INTEGER PRIMARY KEY, version INTEGER NOT NULL, payload BLOB NOT NULL)")
         try connection.execute("BEGIN")
         let insert = try connection.prepare("INSERT INTO items(id, version, payload) VALUES (?1, 0, randomblob(?2))")
         for id in 1...parameters.count("rows") {
@@ -161,26 +187,31 @@ final class VersionPinningCase: WorkloadCase {
         let stopReader = StopSignal()
         let ready = DispatchSemaphore(value: 0)
         let rows = parameters.count("rows")
-        let behaviour: ReaderBehaviour? = switch strategy {
-        case .pinnedReader: .pinned
-        case .blockedReader: .blocked(nanoseconds: Int64(Double(duration.nanoseconds) * parameters.fraction("blockedShare")))
-        case .refreshingReader: .refreshing
-        case .noReader: nil
-        }
+        let behaviour: ReaderBehaviour? =
+            switch strategy {
+            case .pinnedReader: .pinned
+            case .blockedReader:
+                .blocked(nanoseconds: Int64(Double(duration.nanoseconds) * parameters.fraction("blockedShare")))
+            case .refreshingReader: .refreshing
+            case .noReader: nil
+            }
         let reader = behaviour.map { behaviour in
-            let plan = ReaderPlan(path: path, rows: rows, rowsPerRead: parameters.count("rowsPerRead"),
-                                  rate: parameters.rate("readRate"), behaviour: behaviour, seed: seed &* 31 &+ 7)
+            let plan = ReaderPlan(
+                path: path, rows: rows, rowsPerRead: parameters.count("rowsPerRead"),
+                rate: parameters.rate("readRate"), behaviour: behaviour, seed: seed &* 31 &+ 7)
             return WorkerThread.start(name: "reader") { [gauges] in
                 runReader(plan, pinning: gauges.pinningReaders, ready: ready, stop: stopReader)
             }
         }
         // The writer starts once the reader holds its snapshot, so a pinned reader pins from the first commit.
         if reader != nil { ready.wait() }
-        let plan = WriterPlan(path: path, rows: rows, payloadBytes: parameters.bytes("payloadSize"),
-                              rate: parameters.rate("writeRate"), rowsPerCommit: parameters.count("rowsPerCommit"),
-                              checkpointFrames: parameters.count("checkpointFrames"), seed: seed)
+        let plan = WriterPlan(
+            path: path, rows: rows, payloadBytes: parameters.bytes("payloadSize"),
+            rate: parameters.rate("writeRate"), rowsPerCommit: parameters.count("rowsPerCommit"),
+            checkpointFrames: parameters.count("checkpointFrames"), seed: seed)
         let start = monotonicNanoseconds()
-        let writer = WorkerThread.start(name: "writer") { [gauges] in runWriter(plan, gauges: gauges, stop: stopWriter) }
+        let writer = WorkerThread.start(name: "writer") { [gauges] in runWriter(plan, gauges: gauges, stop: stopWriter)
+        }
         sleep(until: start + duration.nanoseconds, unless: StopSignal())
         stopWriter.stop()
         let writerReport = writer.join()
@@ -200,7 +231,8 @@ final class VersionPinningCase: WorkloadCase {
             if let failure = readerReport.failure { throw failure }
             reads += readerReport.reads
             readTransactions += readerReport.readTransactions
-            longestReadTransactionNanoseconds = max(longestReadTransactionNanoseconds, readerReport.longestTransactionNanoseconds)
+            longestReadTransactionNanoseconds = max(
+                longestReadTransactionNanoseconds, readerReport.longestTransactionNanoseconds)
         }
     }
 
@@ -218,8 +250,10 @@ final class VersionPinningCase: WorkloadCase {
         }
         metrics += [
             .count("commits", commits),
-            Metric(name: "commitRate", value: burstNanoseconds > 0 ? Double(commits) / (Double(burstNanoseconds) / 1e9) : 0,
-                   unit: .perSecond),
+            Metric(
+                name: "commitRate",
+                value: burstNanoseconds > 0 ? Double(commits) / (Double(burstNanoseconds) / 1e9) : 0,
+                unit: .perSecond),
             .count("reads", reads),
             .count("readTransactions", readTransactions),
             .milliseconds("longestReadTransaction", nanoseconds: longestReadTransactionNanoseconds),

@@ -2,9 +2,9 @@ import AllocatorProbe
 import CalibrationWorkload
 import Foundation
 import Measurement
-import WorkloadKit
 import TestSupport
 import Testing
+import WorkloadKit
 
 /// Runs calibration cases in this process and checks the measured figures against the truth,
 /// which each test computes from the allocator (`nallocx`), never from a written-down number.
@@ -12,14 +12,22 @@ import Testing
 struct CalibrationTests {
     let executor = CaseExecutor(catalog: WorkloadCatalog([CalibrationWorkload()]))
 
-    func spec(_ strategy: String, _ parameters: [String: ParameterValue] = [:], hold: Duration = .milliseconds(100)) -> CaseSpec {
-        var values = ParameterValues(Dictionary(uniqueKeysWithValues: CalibrationWorkload().descriptor.parameters.map { ($0.name, $0.defaultValue) }))
+    func spec(_ strategy: String, _ parameters: [String: ParameterValue] = [:], hold: Duration = .milliseconds(100))
+        -> CaseSpec
+    {
+        var values = ParameterValues(
+            Dictionary(
+                uniqueKeysWithValues: CalibrationWorkload().descriptor.parameters.map { ($0.name, $0.defaultValue) }))
         for (name, value) in parameters { values[name] = value }
-        let idle = StepInvocation(name: "idle", phase: "idle", arguments: ParameterValues(["duration": .duration(nanoseconds: hold.nanoseconds)]))
+        let idle = StepInvocation(
+            name: "idle", phase: "idle",
+            arguments: ParameterValues(["duration": .duration(nanoseconds: hold.nanoseconds)]))
         return CaseSpec(
             scenario: "calibration", workload: "calibration", strategy: strategy, repetition: 1, parameters: values,
-            steps: [StepInvocation(name: "allocate", phase: "allocate", arguments: ParameterValues()), idle,
-                    StepInvocation(name: "release", phase: "release", arguments: ParameterValues())],
+            steps: [
+                StepInvocation(name: "allocate", phase: "allocate", arguments: ParameterValues()), idle,
+                StepInvocation(name: "release", phase: "release", arguments: ParameterValues()),
+            ],
             samplingIntervalNanoseconds: 1_000_000, settleNanoseconds: 50_000_000
         )
     }
@@ -32,7 +40,9 @@ struct CalibrationTests {
         let error = Double(result.peakAllocatedNetBytes - truth) / Double(truth)
         #expect(abs(error) < 0.02, "peak \(result.peakAllocatedNetBytes) vs truth \(truth): \(error * 100)%")
         let allocatePhase = try #require(result.phases.first { $0.name == "idle" })
-        #expect(abs(Double(allocatePhase.peakAllocatedBytes - result.baselineAllocatedBytes - truth)) < Double(truth) * 0.02)
+        #expect(
+            abs(Double(allocatePhase.peakAllocatedBytes - result.baselineAllocatedBytes - truth)) < Double(truth) * 0.02
+        )
         #expect(result.sampling.sampleCount > 50)
         #expect(result.sampling.samplerAllocatedBytes == 0)
     }
@@ -40,8 +50,9 @@ struct CalibrationTests {
     @Test func smallObjectsPeakIsWithinTwoPercentOfTheirSizeClassBytes() throws {
         let count = 16_384
         let size = 1000
-        let result = try executor.measure(spec("hold-small-objects", ["objectCount": .count(count), "objectSize": .bytes(size)]),
-                                      scratchDirectory: "/tmp")
+        let result = try executor.measure(
+            spec("hold-small-objects", ["objectCount": .count(count), "objectSize": .bytes(size)]),
+            scratchDirectory: "/tmp")
         let truth = count * JemallocProbe.sizeClassBytes(for: size)
         let error = Double(result.peakAllocatedNetBytes - truth) / Double(truth)
         #expect(abs(error) < 0.02, "peak \(result.peakAllocatedNetBytes) vs truth \(truth): \(error * 100)%")
@@ -58,8 +69,11 @@ struct CalibrationTests {
 
     @Test func spikesReportOneSpikeAsTheirTopAndLeaveNothing() throws {
         let size = 3 << 20
-        let result = try executor.measure(spec("spikes", ["spikeCount": .count(20), "spikeSize": .bytes(size), "spikeGap": .duration(nanoseconds: 100_000)]),
-                                      scratchDirectory: "/tmp")
+        let result = try executor.measure(
+            spec(
+                "spikes",
+                ["spikeCount": .count(20), "spikeSize": .bytes(size), "spikeGap": .duration(nanoseconds: 100_000)]),
+            scratchDirectory: "/tmp")
         #expect(result.metric("heldBytes")?.value == Double(JemallocProbe.sizeClassBytes(for: size)))
         #expect(result.metric("operations")?.value == 20)
         let residue = try #require(result.residueBytes)
@@ -69,13 +83,19 @@ struct CalibrationTests {
     @Test func crossThreadHoldsItsFullQueueAtTheTopAndFreesEverything() throws {
         let depth = 1000
         let size = 3000
-        let result = try executor.measure(spec("cross-thread", ["crossThreadDepth": .count(depth), "crossThreadItems": .count(20_000),
-                                                            "objectSize": .bytes(size)]))
+        let result = try executor.measure(
+            spec(
+                "cross-thread",
+                [
+                    "crossThreadDepth": .count(depth), "crossThreadItems": .count(20_000),
+                    "objectSize": .bytes(size),
+                ]))
         let truth = depth * JemallocProbe.sizeClassBytes(for: size) + JemallocProbe.sizeClassBytes(for: depth * 8)
         #expect(result.metric("heldBytes")?.value == Double(truth))
         #expect(result.metric("operations")?.value == 20_000)
         // The top lasts until the consumer starts; the sampler may or may not see all of it, never more.
-        #expect(result.peakAllocatedNetBytes < truth + truth / 10, "peak \(result.peakAllocatedNetBytes) vs truth \(truth)")
+        #expect(
+            result.peakAllocatedNetBytes < truth + truth / 10, "peak \(result.peakAllocatedNetBytes) vs truth \(truth)")
         let residue = try #require(result.residueBytes)
         #expect(residue < 256 << 10, "residue \(residue) bytes")
     }
@@ -88,7 +108,7 @@ struct CalibrationTests {
         final class Keeper: @unchecked Sendable { var block: UnsafeMutableRawPointer? }
         let keeper = Keeper()
         let thread = Thread {
-            usleep(120_000) // after the 50 ms baseline settle, during the 100 ms idle
+            usleep(120_000)  // after the 50 ms baseline settle, during the 100 ms idle
             keeper.block = malloc(size)
         }
         thread.start()

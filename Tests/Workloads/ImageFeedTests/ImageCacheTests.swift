@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import ImageFeedWorkload
 
 struct ImageCacheTests {
@@ -33,7 +34,9 @@ struct ImageCacheTests {
 
     /// The images of three posts, written and loaded for real (16 KiB bitmaps from 4 KiB files).
     func images(_ posts: Range<Int>) throws -> [LoadedImage] {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("image-cache-\(UUID().uuidString)").path
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "image-cache-\(UUID().uuidString)"
+        ).path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let files = ImageFiles(directory: directory, fileSize: 4 << 10, decodedSize: 16 << 10)

@@ -1,14 +1,15 @@
 import AllocatorProbe
 import Foundation
-import Measurement
-import WorkloadKit
 import HarnessModel
+import Measurement
 import TestSupport
 import Testing
+import WorkloadKit
+
 @testable import ImageFeedWorkload
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Image-feed cases run in this process on a small timeline: 60 posts, 4 KiB files decoded to
@@ -30,9 +31,13 @@ struct ImageFeedCaseTests {
         func metric(_ name: String) -> Double? { feed.metrics().first { $0.name == name }?.value }
 
         func scroll(distance: Int = 60, stride: Int = 8, backtrack: Int = 4, direction: String = "down") throws {
-            try feed.run(StepInvocation(name: "scroll", phase: "scroll", arguments: ParameterValues([
-                "distance": .count(distance), "stride": .count(stride), "backtrack": .count(backtrack), "direction": .choice(direction),
-            ])), context: context)
+            try feed.run(
+                StepInvocation(
+                    name: "scroll", phase: "scroll",
+                    arguments: ParameterValues([
+                        "distance": .count(distance), "stride": .count(stride), "backtrack": .count(backtrack),
+                        "direction": .choice(direction),
+                    ])), context: context)
         }
 
         func finish() throws {
@@ -44,17 +49,23 @@ struct ImageFeedCaseTests {
 
     func start(_ strategy: ImageFeedWorkload.Strategy, decodedSize: Int = decodedSize) throws -> Running {
         let workload = ImageFeedWorkload()
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("image-feed-\(UUID().uuidString)").path
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("image-feed-\(UUID().uuidString)")
+            .path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let context = CaseContext(strategy: strategy.rawValue, gaugeNames: workload.descriptor.gauges.map(\.name), scratchDirectory: directory)
-        var parameters = ParameterValues(Dictionary(uniqueKeysWithValues: workload.descriptor.parameters.map { ($0.name, $0.defaultValue) }))
+        let context = CaseContext(
+            strategy: strategy.rawValue, gaugeNames: workload.descriptor.gauges.map(\.name), scratchDirectory: directory
+        )
+        var parameters = ParameterValues(
+            Dictionary(uniqueKeysWithValues: workload.descriptor.parameters.map { ($0.name, $0.defaultValue) }))
         parameters["posts"] = .count(Self.posts)
         parameters["imageSize"] = .bytes(4 << 10)
         parameters["decodedSize"] = .bytes(decodedSize)
         parameters["visibleCells"] = .count(Self.cells)
         parameters["scrollSpeed"] = .rate(perSecond: 1_000_000)
         parameters["cacheCostLimit"] = .bytes(8 * decodedSize)
-        let feed = try #require(try workload.makeCase(strategy: strategy.rawValue, parameters: parameters, context: context) as? ImageFeedCase)
+        let feed = try #require(
+            try workload.makeCase(strategy: strategy.rawValue, parameters: parameters, context: context)
+                as? ImageFeedCase)
         try feed.setUp(context: context)
         return Running(feed: feed, context: context, directory: directory)
     }
@@ -63,7 +74,8 @@ struct ImageFeedCaseTests {
         let running = try start(.retainAll)
         #expect(running.gauge("imagesInMemory") == Int64(Self.cells), "the first screen")
         try running.scroll()
-        #expect(running.gauge("imagesInMemory") == Int64(Self.posts), "every post was on screen once and kept its image")
+        #expect(
+            running.gauge("imagesInMemory") == Int64(Self.posts), "every post was on screen once and kept its image")
         #expect(running.gauge("imageBytes") == Int64(Self.posts * Self.decodedSize))
         #expect(running.metric("diskLoads") == Double(Self.posts - Self.cells), "each image read once")
         let scrolled = try #require(running.metric("cellsScrolled"))
@@ -112,7 +124,9 @@ struct ImageFeedCaseTests {
         // Every post was on screen once; its image is still cached although no cell binds it.
         #expect(running.gauge("imagesInMemory") == Int64(Self.posts))
         #expect(running.gauge("bindings") == Int64(Self.cells), "cells unbind as they are reused")
-        #expect(running.metric("diskLoads") == Double(Self.posts - Self.cells), "each image read once, every glance back a hit")
+        #expect(
+            running.metric("diskLoads") == Double(Self.posts - Self.cells),
+            "each image read once, every glance back a hit")
         #expect(try #require(running.metric("hitRate")) > 0.5)
         #expect(running.metric("bytesFreedPerWarning") == 0, "no warning yet")
 
@@ -182,7 +196,9 @@ struct ImageFeedCaseTests {
         let added = probe.allocatedBytes() - firstScreen
         let loaded = Self.posts - Self.cells
         // Within two bitmaps: other threads' caches (counted as allocated) flush when threads end.
-        #expect(abs(added - loaded * size) < 2 * size, "the probe sees the \(loaded) bitmaps loaded while scrolling: \(added) bytes")
+        #expect(
+            abs(added - loaded * size) < 2 * size,
+            "the probe sees the \(loaded) bitmaps loaded while scrolling: \(added) bytes")
         try running.finish()
         probe.flushThreadCache()
         #expect(probe.allocatedBytes() - before < 2 * size, "after teardown less than two bitmaps' worth is left")
@@ -195,22 +211,29 @@ struct ImageFeedCaseTests {
         let probe = try JemallocProbe()
         probe.flushThreadCache()
         let decodedSize = 256 << 10
-        let budget = MemoryBudget(footprint: .allocated, limitBytes: probe.allocatedBytes() + (32 << 20),
-                                  warningBytes: probe.allocatedBytes() + (16 << 20))
+        let budget = MemoryBudget(
+            footprint: .allocated, limitBytes: probe.allocatedBytes() + (32 << 20),
+            warningBytes: probe.allocatedBytes() + (16 << 20))
         func run(_ strategy: ImageFeedWorkload.Strategy) throws -> CaseResult {
             let workload = ImageFeedWorkload()
-            var parameters = ParameterValues(Dictionary(uniqueKeysWithValues: workload.descriptor.parameters.map { ($0.name, $0.defaultValue) }))
+            var parameters = ParameterValues(
+                Dictionary(uniqueKeysWithValues: workload.descriptor.parameters.map { ($0.name, $0.defaultValue) }))
             parameters["posts"] = .count(200)
             parameters["imageSize"] = .bytes(4 << 10)
             parameters["decodedSize"] = .bytes(decodedSize)
             parameters["scrollSpeed"] = .rate(perSecond: 2000)
-            let scroll = StepInvocation(name: "scroll", phase: "scroll", arguments: ParameterValues([
-                "distance": .count(200), "stride": .count(8), "backtrack": .count(4), "direction": .choice("down"),
-            ]))
-            let spec = CaseSpec(scenario: "test", workload: "image-feed", strategy: strategy.rawValue, repetition: 1,
-                                parameters: parameters, steps: [scroll], samplingIntervalNanoseconds: 1_000_000,
-                                settleNanoseconds: 10_000_000, memoryBudget: budget)
-            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("image-feed-\(UUID().uuidString)").path
+            let scroll = StepInvocation(
+                name: "scroll", phase: "scroll",
+                arguments: ParameterValues([
+                    "distance": .count(200), "stride": .count(8), "backtrack": .count(4), "direction": .choice("down"),
+                ]))
+            let spec = CaseSpec(
+                scenario: "test", workload: "image-feed", strategy: strategy.rawValue, repetition: 1,
+                parameters: parameters, steps: [scroll], samplingIntervalNanoseconds: 1_000_000,
+                settleNanoseconds: 10_000_000, memoryBudget: budget)
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "image-feed-\(UUID().uuidString)"
+            ).path
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(atPath: directory) }
             return try CaseExecutor(catalog: WorkloadCatalog([workload])).result(spec, scratchDirectory: directory)
@@ -224,7 +247,9 @@ struct ImageFeedCaseTests {
         #expect(unbounded.status == .ok, "\(unbounded.failure ?? "")")
         let warnings = try #require(unbounded.metric("warningsReceived")?.value)
         #expect(warnings >= 2, "it fills to the warning level, empties, and fills again")
-        #expect(unbounded.completed?.memoryWarnings.map(Double.init) == warnings, "every warning posted reached the handler")
+        #expect(
+            unbounded.completed?.memoryWarnings.map(Double.init) == warnings, "every warning posted reached the handler"
+        )
         let freed = try #require(unbounded.metric("bytesFreedPerWarning")?.value)
         // A warning comes at 16 MiB over the baseline: the cache holds at least most of that by then.
         #expect(freed >= Double(8 << 20) && freed <= Double(32 << 20), "\(freed) bytes freed per warning")

@@ -16,7 +16,9 @@ import Testing
     /// Deterministic: after the initial callback nothing is owed, so the first write is evaluated
     /// and queued at once (behind the block); the next two only mark the query dirty, and the
     /// `signalNext()` after the first callback delivers them together.
-    private func runScript(queue: DispatchQueue, fixture: Fixture, subscribe: (DeliveryLog) -> LiveQuery) throws -> [Delivery] {
+    private func runScript(queue: DispatchQueue, fixture: Fixture, subscribe: (DeliveryLog) -> LiveQuery) throws
+        -> [Delivery]
+    {
         let log = DeliveryLog()
         let liveQuery = subscribe(log)
         defer { liveQuery.stop() }

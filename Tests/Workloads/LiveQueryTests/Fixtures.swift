@@ -15,12 +15,16 @@ struct Fixture {
         store.mainQueue.setSpecific(key: Self.queueName, value: "store-main")
         cars = store.collection("cars")
         for (index, id) in ["a1", "a2", "a3"].enumerated() {
-            try cars.insert(Document(id: id, fields: ["store_id": .string("abc123"), "seq": .int(0), "rank": .int(index)],
-                                     payload: Document.payload(size: payloadSize, fill: UInt8(index))))
+            try cars.insert(
+                Document(
+                    id: id, fields: ["store_id": .string("abc123"), "seq": .int(0), "rank": .int(index)],
+                    payload: Document.payload(size: payloadSize, fill: UInt8(index))))
         }
         for id in ["b1", "b2"] {
-            try cars.insert(Document(id: id, fields: ["store_id": .string("other"), "seq": .int(0)],
-                                     payload: Document.payload(size: payloadSize, fill: 9)))
+            try cars.insert(
+                Document(
+                    id: id, fields: ["store_id": .string("other"), "seq": .int(0)],
+                    payload: Document.payload(size: payloadSize, fill: 9)))
         }
     }
 
@@ -66,7 +70,7 @@ final class DeliveryLog: Sendable {
     func record(_ documents: [Document], _ event: LiveQueryEvent, _ signalNext: @escaping SignalNext = {}) {
         let delivery = Delivery(
             ids: documents.map(\.id),
-            seqs: documents.map { if case let .int(seq)? = $0["seq"] { return seq } else { return -1 } },
+            seqs: documents.map { if case .int(let seq)? = $0["seq"] { return seq } else { return -1 } },
             revisions: documents.map(\.revision), event: event, documents: documents,
             queue: Fixture.currentQueueName, signalNext: signalNext
         )

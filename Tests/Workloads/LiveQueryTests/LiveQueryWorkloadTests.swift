@@ -2,17 +2,20 @@ import AllocatorProbe
 import Dispatch
 import DocumentStore
 import Foundation
+import HarnessModel
 import Measurement
 import Scenarios
-import WorkloadKit
-import HarnessModel
-@testable import LiveQueryWorkload
 import TestSupport
 import Testing
+import WorkloadKit
+
+@testable import LiveQueryWorkload
 
 @Suite(.serialized) struct LiveQueryWorkloadTests {
     private static func parameters(_ overrides: [String: ParameterValue] = [:]) -> ParameterValues {
-        var values = ParameterValues(Dictionary(uniqueKeysWithValues: LiveQueryWorkload().descriptor.parameters.map { ($0.name, $0.defaultValue) }))
+        var values = ParameterValues(
+            Dictionary(
+                uniqueKeysWithValues: LiveQueryWorkload().descriptor.parameters.map { ($0.name, $0.defaultValue) }))
         for (name, value) in overrides { values[name] = value }
         return values
     }
@@ -24,9 +27,13 @@ import Testing
     @Test func declaresTheFourStrategiesOfTheSeedAndTheDeliverOnTrap() {
         let descriptor = LiveQueryWorkload().descriptor
         #expect(descriptor.name == "live-query")
-        #expect(descriptor.strategies.map(\.name)
-            == ["unbounded-dispatch", "signal-next", "deliver-on", "signal-next-deliver-on", "deliver-on-dispatch"])
-        #expect(descriptor.gauges.map(\.name) == ["pendingCallbacks", "callbacksDelivered", "writesCoalesced", "documentsCopied"])
+        #expect(
+            descriptor.strategies.map(\.name)
+                == ["unbounded-dispatch", "signal-next", "deliver-on", "signal-next-deliver-on", "deliver-on-dispatch"])
+        #expect(
+            descriptor.gauges.map(\.name) == [
+                "pendingCallbacks", "callbacksDelivered", "writesCoalesced", "documentsCopied",
+            ])
         #expect(descriptor.defaultSteps == ["subscribe", "burst", "drain", "cancel", "settle"])
     }
 
@@ -34,7 +41,8 @@ import Testing
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().deletingLastPathComponent()
         let text = try String(contentsOf: root.appendingPathComponent("Scenarios/live-query.yaml"), encoding: .utf8)
-        let scenario = try ScenarioParser(catalog: WorkloadCatalog([LiveQueryWorkload()])).parse(text, file: "Scenarios/live-query.yaml")
+        let scenario = try ScenarioParser(catalog: WorkloadCatalog([LiveQueryWorkload()])).parse(
+            text, file: "Scenarios/live-query.yaml")
         #expect(scenario.strategies.map(\.name) == LiveQueryWorkload.Strategy.allCases.map(\.rawValue))
         #expect(scenario.steps.map(\.name) == LiveQueryWorkload().descriptor.defaultSteps)
         #expect(scenario.parameters == Self.parameters(), "the file states the workload's defaults")
@@ -42,18 +50,23 @@ import Testing
 
     /// Drives the app's strategy with the processing queue blocked: `writes` writes, each followed
     /// by a flush of the delivery queues; returns the pending callbacks and the bytes held for them.
-    private func heldWhileConsumerIsBlocked(_ strategy: LiveQueryWorkload.Strategy, writes: Int,
-                                            probe: JemallocProbe) throws -> (pending: Int, heldBytes: Int, releasedBytes: Int) {
-        let configuration = LiveQueryConfiguration(Self.parameters([
-            // Payloads above jemalloc's thread-cache limit (32 KiB), so frees on other threads show at once.
-            "documents": .count(40), "matchingShare": .fraction(0.5), "payloadSize": .bytes(64 << 10),
-        ]))
+    private func heldWhileConsumerIsBlocked(
+        _ strategy: LiveQueryWorkload.Strategy, writes: Int,
+        probe: JemallocProbe
+    ) throws -> (pending: Int, heldBytes: Int, releasedBytes: Int) {
+        let configuration = LiveQueryConfiguration(
+            Self.parameters([
+                // Payloads above jemalloc's thread-cache limit (32 KiB), so frees on other threads show at once.
+                "documents": .count(40), "matchingShare": .fraction(0.5), "payloadSize": .bytes(64 << 10),
+            ]))
         let store = DocumentStore()
         let collection = store.collection(LiveQueryCase.collection)
         for index in 0..<configuration.documents {
-            try collection.insert(Document(id: LiveQueryCase.documentID(index),
-                                           fields: ["store_id": .string(index % 2 == 0 ? "abc123" : "other"), "seq": .int(0)],
-                                           payload: Document.payload(size: configuration.payloadSize, fill: 1)))
+            try collection.insert(
+                Document(
+                    id: LiveQueryCase.documentID(index),
+                    fields: ["store_id": .string(index % 2 == 0 ? "abc123" : "other"), "seq": .int(0)],
+                    payload: Document.payload(size: configuration.payloadSize, fill: 1)))
         }
         let app = LiveQueryApp(strategy: strategy, configuration: configuration, context: Self.context())
         let gate = app.processingQueue.block()
@@ -93,7 +106,9 @@ import Testing
             let unbounded = try heldWhileConsumerIsBlocked(strategy, writes: writes, probe: probe)
             #expect(unbounded.pending == writes + 1, "\(strategy)")
             #expect(unbounded.heldBytes >= writes * copyBytes, "\(strategy)")
-            #expect(unbounded.releasedBytes < copyBytes, "\(strategy): queued copies are released once the work items are dropped")
+            #expect(
+                unbounded.releasedBytes < copyBytes,
+                "\(strategy): queued copies are released once the work items are dropped")
         }
 
         // ...so when it sees about one copy under back-pressure, the others were never made.
@@ -121,7 +136,8 @@ import Testing
         let descriptors = LiveQueryWorkload().descriptor.steps + BuiltInStep.all
         return ["subscribe", "burst", "drain", "cancel", "settle"].compactMap { name in
             guard let descriptor = descriptors.first(where: { $0.name == name }) else { return nil }
-            var arguments = ParameterValues(Dictionary(uniqueKeysWithValues: descriptor.arguments.map { ($0.name, $0.defaultValue) }))
+            var arguments = ParameterValues(
+                Dictionary(uniqueKeysWithValues: descriptor.arguments.map { ($0.name, $0.defaultValue) }))
             if name == "burst" { arguments["duration"] = .duration(nanoseconds: burst.nanoseconds) }
             return StepInvocation(name: name, phase: name, arguments: arguments)
         }
@@ -129,12 +145,16 @@ import Testing
 
     @Test(arguments: LiveQueryWorkload.Strategy.allCases.map(\.rawValue))
     func everyStrategyRunsToTheEndAndProcessesEveryWrite(_ strategy: String) throws {
-        let spec = CaseSpec(scenario: "test", workload: "live-query", strategy: strategy, repetition: 1,
-                            parameters: Self.parameters(["documents": .count(200), "writeRate": .rate(perSecond: 400),
-                                                         "consumerWork": .duration(nanoseconds: 2_000_000)]),
-                            steps: Self.steps(burst: .milliseconds(100)), samplingIntervalNanoseconds: 1_000_000,
-                            settleNanoseconds: 10_000_000)
-        let result = try CaseExecutor(catalog: WorkloadCatalog([LiveQueryWorkload()])).result(spec, scratchDirectory: "/tmp")
+        let spec = CaseSpec(
+            scenario: "test", workload: "live-query", strategy: strategy, repetition: 1,
+            parameters: Self.parameters([
+                "documents": .count(200), "writeRate": .rate(perSecond: 400),
+                "consumerWork": .duration(nanoseconds: 2_000_000),
+            ]),
+            steps: Self.steps(burst: .milliseconds(100)), samplingIntervalNanoseconds: 1_000_000,
+            settleNanoseconds: 10_000_000)
+        let result = try CaseExecutor(catalog: WorkloadCatalog([LiveQueryWorkload()])).result(
+            spec, scratchDirectory: "/tmp")
         #expect(result.status == .ok, "\(result.failure ?? "")")
         func metric(_ name: String) -> Double { result.metric(name)?.value ?? -1 }
         #expect(metric("writesApplied") == 40)
@@ -142,7 +162,10 @@ import Testing
         #expect(metric("callbacksDelivered") >= 1)
         #expect(metric("documentsCopied") >= metric("callbacksDelivered") * 50)
         #expect(metric("writesCoalesced") == metric("writesApplied") - (metric("callbacksDelivered") - 1))
-        if ![LiveQueryWorkload.Strategy.unboundedDispatch.rawValue, LiveQueryWorkload.Strategy.deliverOnDispatch.rawValue].contains(strategy) {
+        if ![
+            LiveQueryWorkload.Strategy.unboundedDispatch.rawValue,
+            LiveQueryWorkload.Strategy.deliverOnDispatch.rawValue,
+        ].contains(strategy) {
             #expect(metric("maxPendingCallbacks") == 1)
         }
         #expect(metric("stalenessP99") >= metric("stalenessP50"))
@@ -155,16 +178,20 @@ import Testing
         let probe = try JemallocProbe()
         probe.flushThreadCache()
         let budget = MemoryBudget(footprint: .allocated, limitBytes: probe.allocatedBytes() + (24 << 20))
-        let spec = CaseSpec(scenario: "test", workload: "live-query", strategy: strategy.rawValue, repetition: 1,
-                            parameters: Self.parameters(["documents": .count(100), "matchingShare": .fraction(0.5),
-                                                         "payloadSize": .bytes(16 << 10), "writeRate": .rate(perSecond: 400),
-                                                         "consumerWork": .duration(nanoseconds: 10_000_000)]),
-                            steps: Self.steps(burst: .milliseconds(250)), samplingIntervalNanoseconds: 1_000_000,
-                            settleNanoseconds: 10_000_000, memoryBudget: budget)
-        let result = try CaseExecutor(catalog: WorkloadCatalog([LiveQueryWorkload()])).result(spec, scratchDirectory: "/tmp")
+        let spec = CaseSpec(
+            scenario: "test", workload: "live-query", strategy: strategy.rawValue, repetition: 1,
+            parameters: Self.parameters([
+                "documents": .count(100), "matchingShare": .fraction(0.5),
+                "payloadSize": .bytes(16 << 10), "writeRate": .rate(perSecond: 400),
+                "consumerWork": .duration(nanoseconds: 10_000_000),
+            ]),
+            steps: Self.steps(burst: .milliseconds(250)), samplingIntervalNanoseconds: 1_000_000,
+            settleNanoseconds: 10_000_000, memoryBudget: budget)
+        let result = try CaseExecutor(catalog: WorkloadCatalog([LiveQueryWorkload()])).result(
+            spec, scratchDirectory: "/tmp")
         switch strategy {
         case .unboundedDispatch, .deliverOnDispatch:
-            guard case let .killedByMemoryLimit(hit, _) = result.outcome else {
+            guard case .killedByMemoryLimit(let hit, _) = result.outcome else {
                 Issue.record("not killed: \(result.status) \(result.failure ?? "")")
                 return
             }
@@ -175,10 +202,12 @@ import Testing
     }
 
     @Test func aShareThatMatchesNothingFailsTheCaseWithAFix() throws {
-        let spec = CaseSpec(scenario: "test", workload: "live-query", strategy: "signal-next", repetition: 1,
-                            parameters: Self.parameters(["documents": .count(10), "matchingShare": .fraction(0.01)]),
-                            steps: Self.steps(burst: .zero), samplingIntervalNanoseconds: 0, settleNanoseconds: 0)
-        let result = try CaseExecutor(catalog: WorkloadCatalog([LiveQueryWorkload()])).result(spec, scratchDirectory: "/tmp")
+        let spec = CaseSpec(
+            scenario: "test", workload: "live-query", strategy: "signal-next", repetition: 1,
+            parameters: Self.parameters(["documents": .count(10), "matchingShare": .fraction(0.01)]),
+            steps: Self.steps(burst: .zero), samplingIntervalNanoseconds: 0, settleNanoseconds: 0)
+        let result = try CaseExecutor(catalog: WorkloadCatalog([LiveQueryWorkload()])).result(
+            spec, scratchDirectory: "/tmp")
         #expect(result.status == .failed)
         #expect(result.failure?.contains("raise matchingShare or documents") == true)
     }

@@ -7,13 +7,16 @@ import Testing
 @Suite struct SignalNextContractTests {
     /// A live query on a fresh fixture delivering on its own serial queue, its initial callback delivered:
     /// `observeLocalWithNextSignal(deliverOn:)`, or `observeLocal(deliverOn:)` when `implicitSignal`.
-    private func observe(payloadSize: Int = 64, sortedBy field: String? = nil,
-                         implicitSignal: Bool = false) throws -> (Fixture, DispatchQueue, DeliveryLog, LiveQuery) {
+    private func observe(
+        payloadSize: Int = 64, sortedBy field: String? = nil,
+        implicitSignal: Bool = false
+    ) throws -> (Fixture, DispatchQueue, DeliveryLog, LiveQuery) {
         let fixture = try Fixture(payloadSize: payloadSize)
         let queue = Fixture.queue("delivery")
         let log = DeliveryLog()
         let query = field.map { fixture.query.sort($0) } ?? fixture.query
-        let liveQuery = implicitSignal
+        let liveQuery =
+            implicitSignal
             ? query.observeLocal(deliverOn: queue) { log.record($0, $1) }
             : query.observeLocalWithNextSignal(deliverOn: queue) { log.record($0, $1, $2) }
         queue.flush()
@@ -119,7 +122,8 @@ import Testing
         #expect(log.count == 2)
         // Same payload bytes, different buffers: no copy-on-write sharing between callbacks.
         for index in 0..<3 {
-            let first = log[0].documents[index].payload, second = log[1].documents[index].payload
+            let first = log[0].documents[index].payload
+            let second = log[1].documents[index].payload
             #expect(first == second)
             let firstAddress = first.withUnsafeBufferPointer { $0.baseAddress }
             let secondAddress = second.withUnsafeBufferPointer { $0.baseAddress }

@@ -1,10 +1,11 @@
 import Dispatch
 import DocumentStore
-@testable import StoreObserverWorkload
-import Synchronization
 import Measurement
-import WorkloadKit
+import Synchronization
 import Testing
+import WorkloadKit
+
+@testable import StoreObserverWorkload
 
 /// Rebuilds the new list from the old one and a change set, the way a list view applies a batch:
 /// deletions and move sources leave the old list, insertions and move targets take their new
@@ -20,7 +21,8 @@ func apply(_ changes: ChangeSet, to old: [String], new: [String]) -> [String]? {
     }
     for move in changes.moves {
         guard slots.indices.contains(move.to), slots[move.to] == nil, old.indices.contains(move.from),
-              leaving.insert(move.from).inserted else { return nil }
+            leaving.insert(move.from).inserted
+        else { return nil }
         slots[move.to] = old[move.from]
     }
     var staying = old.indices.filter { !leaving.contains($0) }.makeIterator()
@@ -46,29 +48,45 @@ func apply(_ changes: ChangeSet, to old: [String], new: [String]) -> [String]? {
     static let examples: [Example] = [
         Example(name: "nothing", old: [], new: [], expected: ChangeSet()),
         Example(name: "unchanged", old: ["a", "b", "c"], new: ["a", "b", "c"], expected: ChangeSet()),
-        Example(name: "insert in the middle", old: ["a", "c"], new: ["a", "b", "c"], expected: ChangeSet(insertions: [1])),
-        Example(name: "delete in the middle", old: ["a", "b", "c"], new: ["a", "c"], expected: ChangeSet(deletions: [1])),
-        Example(name: "update", old: ["a", "b", "c"], new: ["a", "b", "c"], updated: ["b"], expected: ChangeSet(updates: [1])),
-        Example(name: "last moved to the front", old: ["a", "b", "c", "d"], new: ["d", "a", "b", "c"],
-                expected: ChangeSet(moves: [Move(from: 3, to: 0)])),
-        Example(name: "first moved to the end", old: ["a", "b", "c", "d"], new: ["b", "c", "d", "a"],
-                expected: ChangeSet(moves: [Move(from: 0, to: 3)])),
-        Example(name: "adjacent swap", old: ["a", "b"], new: ["b", "a"], expected: ChangeSet(moves: [Move(from: 1, to: 0)])),
-        Example(name: "reversal", old: ["a", "b", "c"], new: ["c", "b", "a"],
-                expected: ChangeSet(moves: [Move(from: 2, to: 0), Move(from: 1, to: 1)])),
-        Example(name: "two items moved opposite ways", old: ["a", "b", "c", "d", "e", "f"], new: ["f", "b", "c", "d", "e", "a"],
-                expected: ChangeSet(moves: [Move(from: 5, to: 0), Move(from: 0, to: 5)])),
-        Example(name: "a block moved ahead", old: ["a", "b", "c", "d", "e", "f"], new: ["e", "f", "a", "b", "c", "d"],
-                expected: ChangeSet(moves: [Move(from: 4, to: 0), Move(from: 5, to: 1)])),
-        Example(name: "insert, delete, move and update together", old: ["a", "b", "c", "d", "e"], new: ["e", "a", "c", "x"],
-                updated: ["c"],
-                expected: ChangeSet(insertions: [3], deletions: [1, 3], updates: [2], moves: [Move(from: 4, to: 0)])),
-        Example(name: "moved and updated", old: ["a", "b", "c"], new: ["c", "a", "b"], updated: ["c"],
-                expected: ChangeSet(updates: [0], moves: [Move(from: 2, to: 0)])),
-        Example(name: "repeated identity matches once", old: ["a", "a", "b"], new: ["a", "b", "a"],
-                expected: ChangeSet(insertions: [2], deletions: [1])),
-        Example(name: "everything replaced", old: ["a", "b"], new: ["c", "d", "e"],
-                expected: ChangeSet(insertions: [0, 1, 2], deletions: [0, 1])),
+        Example(
+            name: "insert in the middle", old: ["a", "c"], new: ["a", "b", "c"], expected: ChangeSet(insertions: [1])),
+        Example(
+            name: "delete in the middle", old: ["a", "b", "c"], new: ["a", "c"], expected: ChangeSet(deletions: [1])),
+        Example(
+            name: "update", old: ["a", "b", "c"], new: ["a", "b", "c"], updated: ["b"],
+            expected: ChangeSet(updates: [1])),
+        Example(
+            name: "last moved to the front", old: ["a", "b", "c", "d"], new: ["d", "a", "b", "c"],
+            expected: ChangeSet(moves: [Move(from: 3, to: 0)])),
+        Example(
+            name: "first moved to the end", old: ["a", "b", "c", "d"], new: ["b", "c", "d", "a"],
+            expected: ChangeSet(moves: [Move(from: 0, to: 3)])),
+        Example(
+            name: "adjacent swap", old: ["a", "b"], new: ["b", "a"], expected: ChangeSet(moves: [Move(from: 1, to: 0)])),
+        Example(
+            name: "reversal", old: ["a", "b", "c"], new: ["c", "b", "a"],
+            expected: ChangeSet(moves: [Move(from: 2, to: 0), Move(from: 1, to: 1)])),
+        Example(
+            name: "two items moved opposite ways", old: ["a", "b", "c", "d", "e", "f"],
+            new: ["f", "b", "c", "d", "e", "a"],
+            expected: ChangeSet(moves: [Move(from: 5, to: 0), Move(from: 0, to: 5)])),
+        Example(
+            name: "a block moved ahead", old: ["a", "b", "c", "d", "e", "f"], new: ["e", "f", "a", "b", "c", "d"],
+            expected: ChangeSet(moves: [Move(from: 4, to: 0), Move(from: 5, to: 1)])),
+        Example(
+            name: "insert, delete, move and update together", old: ["a", "b", "c", "d", "e"],
+            new: ["e", "a", "c", "x"],
+            updated: ["c"],
+            expected: ChangeSet(insertions: [3], deletions: [1, 3], updates: [2], moves: [Move(from: 4, to: 0)])),
+        Example(
+            name: "moved and updated", old: ["a", "b", "c"], new: ["c", "a", "b"], updated: ["c"],
+            expected: ChangeSet(updates: [0], moves: [Move(from: 2, to: 0)])),
+        Example(
+            name: "repeated identity matches once", old: ["a", "a", "b"], new: ["a", "b", "a"],
+            expected: ChangeSet(insertions: [2], deletions: [1])),
+        Example(
+            name: "everything replaced", old: ["a", "b"], new: ["c", "d", "e"],
+            expected: ChangeSet(insertions: [0, 1, 2], deletions: [0, 1])),
     ]
 
     @Test(arguments: examples)
@@ -118,7 +136,8 @@ func apply(_ changes: ChangeSet, to old: [String], new: [String]) -> [String]? {
             new.insert(item, at: target)
             // Insertions and deletions around it do not change the relative order of the rest.
             new.insert("fresh", at: Int.random(in: 0...new.count, using: &random))
-            if let deleted = new.indices.filter({ new[$0] != item && new[$0] != "fresh" }).randomElement(using: &random) {
+            if let deleted = new.indices.filter({ new[$0] != item && new[$0] != "fresh" }).randomElement(using: &random)
+            {
                 new.remove(at: deleted)
             }
             let changes = ChangeSet.between(old: old, new: new) { _, _ in false }
@@ -131,7 +150,8 @@ func apply(_ changes: ChangeSet, to old: [String], new: [String]) -> [String]? {
     static func minimalMoves(_ oldIndexes: [Int]) -> Int {
         var tails: [Int] = []
         for value in oldIndexes {
-            var low = 0, high = tails.count
+            var low = 0
+            var high = tails.count
             while low < high {
                 let middle = (low + high) / 2
                 if tails[middle] < value { low = middle + 1 } else { high = middle }
@@ -144,7 +164,8 @@ func apply(_ changes: ChangeSet, to old: [String], new: [String]) -> [String]? {
     @Test(arguments: [0.001, 0.01, 0.05])
     func scatteredMovesAreReportedNearlyAsFewAsPossible(_ share: Double) {
         var random = SeededRandom(seed: 4)
-        var reported = 0, fewest = 0
+        var reported = 0
+        var fewest = 0
         for _ in 0..<40 {
             let old = Array(0..<1000)
             var new = old
@@ -175,7 +196,8 @@ func apply(_ changes: ChangeSet, to old: [String], new: [String]) -> [String]? {
             let cars = store.collection("cars")
             for document in documents { try cars.insert(document) }
             let latest = latest
-            observer = try store.registerObserver(query: "SELECT * FROM cars ORDER BY rank", deliverOn: queue) { result, signalNext in
+            observer = try store.registerObserver(query: "SELECT * FROM cars ORDER BY rank", deliverOn: queue) {
+                result, signalNext in
                 latest.set(result, signalNext)
             }
             queue.sync {}
@@ -224,7 +246,9 @@ func apply(_ changes: ChangeSet, to old: [String], new: [String]) -> [String]? {
     }
 
     @Test func insertionsDeletionsAndMovesIndexTheRightLists() throws {
-        let results = try Results([Self.car("a", rank: 10), Self.car("b", rank: 20), Self.car("c", rank: 30), Self.car("d", rank: 40)])
+        let results = try Results([
+            Self.car("a", rank: 10), Self.car("b", rank: 20), Self.car("c", rank: 30), Self.car("d", rank: 40),
+        ])
         defer { results.cancel() }
         let differ = Differ()
         _ = differ.diff(try #require(results.current).items)

@@ -9,8 +9,11 @@ import Testing
         let store = DocumentStore()
         let cars = store.collection("cars")
         for index in 0..<documents {
-            try cars.insert(Document(id: "car\(index)", fields: ["rank": .int(index), "store_id": .string(index % 2 == 0 ? "abc123" : "x")],
-                                     payload: Document.payload(size: payloadSize, fill: 7)))
+            try cars.insert(
+                Document(
+                    id: "car\(index)",
+                    fields: ["rank": .int(index), "store_id": .string(index % 2 == 0 ? "abc123" : "x")],
+                    payload: Document.payload(size: payloadSize, fill: 7)))
         }
         return store
     }
@@ -18,7 +21,9 @@ import Testing
     private static func firstResult(of store: DocumentStore, _ query: String) throws -> QueryResult? {
         let queue = DispatchQueue(label: "query-result-tests")
         let latest = LatestResult()
-        let observer = try store.registerObserver(query: query, deliverOn: queue) { result, signalNext in latest.set(result, signalNext) }
+        let observer = try store.registerObserver(query: query, deliverOn: queue) { result, signalNext in
+            latest.set(result, signalNext)
+        }
         queue.sync {}
         observer.cancel()
         return latest.result
@@ -35,7 +40,9 @@ import Testing
         #expect(items[0].isMaterialized)
         #expect(store.materializedItemCount == 1)
         // The same materialized copy while it is held, not a new one per access.
-        #expect(first.payload.withUnsafeBufferPointer { $0.baseAddress } == again.payload.withUnsafeBufferPointer { $0.baseAddress })
+        #expect(
+            first.payload.withUnsafeBufferPointer { $0.baseAddress }
+                == again.payload.withUnsafeBufferPointer { $0.baseAddress })
         #expect(store.itemsMaterializedTotal == 1)
 
         items[0].dematerialize()
@@ -49,7 +56,7 @@ import Testing
         let store = try Self.store(documents: 4, payloadSize: 16)
         do {
             let result = try #require(try Self.firstResult(of: store, "SELECT * FROM cars"))
-            result.items.forEach { $0.materialize() }
+            for item in result.items { item.materialize() }
             #expect(store.materializedItemCount == 4)
         }
         #expect(store.materializedItemCount == 0)
@@ -69,13 +76,13 @@ import Testing
         probe.flushThreadCache()
         let unmaterialized = probe.allocatedBytes() - before
 
-        result.items.forEach { $0.materialize() }
+        for item in result.items { item.materialize() }
         probe.flushThreadCache()
         let materialized = probe.allocatedBytes() - before
         #expect(materialized - unmaterialized >= 20 * copyBytes, "the probe sees the materialized copies")
         #expect(unmaterialized < copyBytes, "an unmaterialized result shares the store's data")
 
-        result.items.forEach { $0.dematerialize() }
+        for item in result.items { item.dematerialize() }
         probe.flushThreadCache()
         #expect(probe.allocatedBytes() - before < copyBytes)
     }
@@ -104,7 +111,9 @@ import Testing
         let store = try Self.store(documents: 2, payloadSize: 0)
         let queue = DispatchQueue(label: "implicit")
         let count = CallCounter()
-        let observer = try store.registerObserver(query: "SELECT * FROM cars ORDER BY rank DESC", deliverOn: queue) { _ in count.increment() }
+        let observer = try store.registerObserver(query: "SELECT * FROM cars ORDER BY rank DESC", deliverOn: queue) {
+            _ in count.increment()
+        }
         defer { observer.cancel() }
         queue.sync {}
         try store.collection("cars").update("car0") { $0.fields["rank"] = .int(9) }
@@ -121,9 +130,14 @@ import Testing
 @Suite struct QueryParsingTests {
     @Test func readsTheSubsetOfTheQueryLanguage() throws {
         let query = try Query(parsing: "select * from cars where store_id == 'abc 123' order by rank desc")
-        #expect(query == Query(collection: "cars", predicate: Predicate("store_id", equals: .string("abc 123")), orderBy: "rank", ascending: false))
+        #expect(
+            query
+                == Query(
+                    collection: "cars", predicate: Predicate("store_id", equals: .string("abc 123")), orderBy: "rank",
+                    ascending: false))
         #expect(try Query(parsing: "SELECT * FROM cars") == Query(collection: "cars"))
-        #expect(try Query(parsing: "SELECT * FROM cars ORDER BY rank ASC") == Query(collection: "cars", orderBy: "rank"))
+        #expect(
+            try Query(parsing: "SELECT * FROM cars ORDER BY rank ASC") == Query(collection: "cars", orderBy: "rank"))
         #expect(try Query(parsing: "SELECT * FROM cars WHERE n == 3").predicate == Predicate("n", equals: .int(3)))
     }
 

@@ -1,31 +1,33 @@
 import AllocatorProbe
 import Foundation
+import HarnessModel
 import Measurement
+import OpenCombine
 import Runner
 import Scenarios
-import WorkloadKit
-import HarnessModel
-import OpenCombine
-@testable import SubscriptionsWorkload
 import TestSupport
 import Testing
+import WorkloadKit
+
+@testable import SubscriptionsWorkload
 
 /// Runs the subscriptions workload in-process through the harness, the way a child process would.
 enum Harness {
     static let catalog = WorkloadCatalog([SubscriptionsWorkload()])
 
     /// Runs `strategy` once: `iterations` screens presented, updated and dismissed.
-    static func run(_ strategy: String, expect: LeakExpectation, iterations: Int, warmup: Int = 3) throws -> CaseResult {
+    static func run(_ strategy: String, expect: LeakExpectation, iterations: Int, warmup: Int = 3) throws -> CaseResult
+    {
         let yaml = """
-        scenario: subscriptions-test
-        workload: subscriptions
-        parameters: {payloadSize: 64KiB}
-        strategies: [{name: \(strategy), expect: \(expect.rawValue)}]
-        steps:
-          - repeat: {times: \(iterations), warmup: \(warmup), settle: 1ms, steps: [present, publish, dismiss]}
-        interval: 1ms
-        settle: 20ms
-        """
+            scenario: subscriptions-test
+            workload: subscriptions
+            parameters: {payloadSize: 64KiB}
+            strategies: [{name: \(strategy), expect: \(expect.rawValue)}]
+            steps:
+              - repeat: {times: \(iterations), warmup: \(warmup), settle: 1ms, steps: [present, publish, dismiss]}
+            interval: 1ms
+            settle: 20ms
+            """
         let scenario = try ScenarioParser(catalog: catalog).parse(yaml, file: "subscriptions-test.yaml")
         let spec = try #require(RunPlanner.cases(of: scenario, options: RunOptions(repetitions: 1)).first)
         let result = try CaseExecutor(catalog: catalog).result(spec, scratchDirectory: "/tmp")
@@ -71,7 +73,9 @@ enum Harness {
         var keeper: Keeper? = Keeper()
         if let keeper { context.track(keeper, as: "Keeper") }
         #expect(liveHeapBytes(probe) - before >= 64 * 1024, "the live heap must show a retained 64 KiB block")
-        #expect(context.lifetimes.survivors() == [TypeCount(typeName: "Keeper", count: 1)], "the tracker must see a live object")
+        #expect(
+            context.lifetimes.survivors() == [TypeCount(typeName: "Keeper", count: 1)],
+            "the tracker must see a live object")
         keeper = nil
         #expect(context.lifetimes.survivors().isEmpty, "the tracker must see the object die")
     }
@@ -80,11 +84,14 @@ enum Harness {
 @Suite(.serialized) struct SubscriptionLeakDetectionTests {
     /// `count` screens and `count` subscribers, as the tracker reports them.
     static func screenAndSubscriber(_ count: Int) -> [TypeCount] {
-        [TypeCount(typeName: SubscriptionsWorkload.trackedScreenType, count: count),
-         TypeCount(typeName: SubscriptionsWorkload.trackedSubscriberType, count: count)]
+        [
+            TypeCount(typeName: SubscriptionsWorkload.trackedScreenType, count: count),
+            TypeCount(typeName: SubscriptionsWorkload.trackedSubscriberType, count: count),
+        ]
     }
 
-    @Test(arguments: ["strong-self-capture", "assign-to-self", "implicit-infinite", "self-derived-strong"], [6, 20, 50])
+    @Test(
+        arguments: ["strong-self-capture", "assign-to-self", "implicit-infinite", "self-derived-strong"], [6, 20, 50])
     func everyScreenOfACycleLeaksInCountAndBytes(strategy: String, iterations: Int) throws {
         try Harness.proveProbesSeeALiveObject()
         let truth = try Harness.bytesRetainedByOneScreen(strategy)
@@ -94,8 +101,9 @@ enum Harness {
         let leaks = try #require(result.completed?.leaks)
         #expect(leaks.survivors == Self.screenAndSubscriber(iterations), "every screen and its subscriber")
         let fit = try #require(leaks.growth.first?.fit)
-        #expect(abs(fit.slopeBytesPerIteration - truth) <= 0.10 * truth,
-                "slope \(fit.slopeBytesPerIteration) B per iteration vs \(truth) B retained by one screen")
+        #expect(
+            abs(fit.slopeBytesPerIteration - truth) <= 0.10 * truth,
+            "slope \(fit.slopeBytesPerIteration) B per iteration vs \(truth) B retained by one screen")
         #expect(LeakAnalysis.isGrowing(fit))
         let assessment = result.leakAssessment
         #expect(assessment.verdict == .leaks)
@@ -124,7 +132,9 @@ enum Harness {
         #expect(leaks.tracked == Self.screenAndSubscriber(20), "the tracker saw every screen and subscriber")
         #expect(leaks.survivors.isEmpty)
         let fit = try #require(leaks.growth.first?.fit)
-        #expect(!LeakAnalysis.isGrowing(fit), "slope \(fit.slopeBytesPerIteration) ± \(fit.boundBytesPerIteration) B per iteration")
+        #expect(
+            !LeakAnalysis.isGrowing(fit),
+            "slope \(fit.slopeBytesPerIteration) ± \(fit.boundBytesPerIteration) B per iteration")
         #expect(result.leakAssessment.verdict == .leakFree)
         #expect(result.leakAssessment.outcome == .asExpected)
         // Each screen rendered its one update (and a self-derived one its name on subscription too), then went.
@@ -142,7 +152,9 @@ enum Harness {
             #expect(leaks.survivors.isEmpty, "run \(run)")
             let series = try #require(leaks.growth.first)
             let fit = try #require(series.fit)
-            #expect(!LeakAnalysis.isGrowing(fit), "run \(run): slope \(fit.slopeBytesPerIteration) ± \(fit.boundBytesPerIteration)")
+            #expect(
+                !LeakAnalysis.isGrowing(fit),
+                "run \(run): slope \(fit.slopeBytesPerIteration) ± \(fit.boundBytesPerIteration)")
             #expect(result.leakAssessment.verdict == .leakFree, "run \(run): \(result.leakAssessment.reasons)")
         }
     }
@@ -165,7 +177,8 @@ enum Harness {
         let expected: [String: String] = [
             "implicit-finite": "leak-free", "implicit-infinite": "leaks", "disposed": "leak-free",
             "self-derived-strong": "leaks", "self-derived-weak": "leak-free",
-            "strong-self-capture": "leaks", "weak-self": "leak-free", "finite-publisher": "leak-free", "assign-to-self": "leaks",
+            "strong-self-capture": "leaks", "weak-self": "leak-free", "finite-publisher": "leak-free",
+            "assign-to-self": "leaks",
         ]
         for strategy in scenario.strategies {
             #expect(strategy.expect == expected[strategy.name], "\(strategy.name)")
@@ -177,9 +190,11 @@ enum Harness {
     @Test func anUnknownStrategyNamesTheValidOnes() {
         let context = CaseContext(strategy: "strong", gaugeNames: [])
         #expect {
-            _ = try SubscriptionsWorkload().makeCase(strategy: "strong", parameters: ParameterValues(), context: context)
+            _ = try SubscriptionsWorkload().makeCase(
+                strategy: "strong", parameters: ParameterValues(), context: context)
         } throws: { error in
-            "\(error)" == "subscriptions: unknown strategy 'strong'; expected one of: implicit-finite, implicit-infinite, "
+            "\(error)"
+                == "subscriptions: unknown strategy 'strong'; expected one of: implicit-finite, implicit-infinite, "
                 + "disposed, self-derived-strong, self-derived-weak, strong-self-capture, weak-self, finite-publisher, assign-to-self"
         }
     }
@@ -195,8 +210,9 @@ enum Harness {
         init(_ strategy: SubscriptionStrategy) throws {
             let workload = SubscriptionsWorkload()
             context = CaseContext(strategy: strategy.rawValue, gaugeNames: workload.descriptor.gauges.map(\.name))
-            workloadCase = try workload.makeCase(strategy: strategy.rawValue, parameters: ParameterValues(["payloadSize": .bytes(1024)]),
-                                                 context: context)
+            workloadCase = try workload.makeCase(
+                strategy: strategy.rawValue, parameters: ParameterValues(["payloadSize": .bytes(1024)]),
+                context: context)
             try workloadCase.setUp(context: context)
         }
 
@@ -259,8 +275,11 @@ enum Harness {
 
     /// A publisher derived from the screen completes only when the screen deallocates: a strong
     /// capture prevents exactly that. The store going away does not help; a weak capture does.
-    @Test(arguments: [(SubscriptionStrategy.selfDerivedStrong, Int64(1)), (SubscriptionStrategy.selfDerivedWeak, Int64(0))])
-    func aSelfDerivedSubscriptionLivesExactlyAsLongAsItsScreen(strategy: SubscriptionStrategy, survivors: Int64) throws {
+    @Test(arguments: [
+        (SubscriptionStrategy.selfDerivedStrong, Int64(1)), (SubscriptionStrategy.selfDerivedWeak, Int64(0)),
+    ])
+    func aSelfDerivedSubscriptionLivesExactlyAsLongAsItsScreen(strategy: SubscriptionStrategy, survivors: Int64) throws
+    {
         let screens = try Screens(strategy)
         try screens.run("present", "publish")
         #expect(screens.gauge("renders") == 2, "the name on subscription and the published one")
@@ -280,9 +299,9 @@ enum Harness {
         var signalReceived = 0
         _ = subject.sink { _ in sinkReceived += 1 }
         weak var subscriber: AnyObject?
-        subject.subscribeNext(presence: ScreenPresence(), deliveries: deliveries, onSubscribe: { subscriber = $0 }) { _ in
-            signalReceived += 1
-        }
+        subject.subscribeNext(
+            presence: ScreenPresence(), deliveries: deliveries, onSubscribe: { subscriber = $0 },
+            { _ in signalReceived += 1 })
         subject.send(1)
         subject.send(2)
         #expect(sinkReceived == 0, "Combine: the discarded AnyCancellable cancelled the sink")

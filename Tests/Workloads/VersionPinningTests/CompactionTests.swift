@@ -1,13 +1,14 @@
 import Foundation
-import Measurement
-import WorkloadKit
 import HarnessModel
+import Measurement
 import Synchronization
 import Testing
+import WorkloadKit
+
 @testable import VersionPinningWorkload
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 extension SQLiteWorkloadTests {
@@ -26,9 +27,12 @@ extension SQLiteWorkloadTests {
         }
 
         /// Fills, deletes `fraction`, and returns the case with SQLite's figures right after the delete.
-        static func filledAndDeleted(_ strategy: String, fraction: Double = 0.8, _ overrides: [String: ParameterValue] = [:],
-                                     in scratch: ScratchDirectory) throws -> (CaseUnderTest, DatabaseFigures, rows: Int) {
-            let run = try CaseUnderTest(CompactionWorkload(), strategy: strategy, parameters.merging(overrides) { $1 }, in: scratch)
+        static func filledAndDeleted(
+            _ strategy: String, fraction: Double = 0.8, _ overrides: [String: ParameterValue] = [:],
+            in scratch: ScratchDirectory
+        ) throws -> (CaseUnderTest, DatabaseFigures, rows: Int) {
+            let run = try CaseUnderTest(
+                CompactionWorkload(), strategy: strategy, parameters.merging(overrides) { $1 }, in: scratch)
             try run.run("fill", fill)
             try run.run("delete", .fraction(fraction))
             let (figures, rows) = try figures(scratch)
@@ -71,7 +75,9 @@ extension SQLiteWorkloadTests {
             #expect(try metrics.int("finalDatabaseBytes") == final.databaseBytes)
             #expect(try metrics.int("peakDatabaseBytes") > final.databaseBytes)
             #expect(try #require(metrics["compactionTime"]) > 0)
-            #expect(try #require(metrics["launchTime"]) >= (try #require(metrics["compactionTime"])), "the launch waited for it")
+            #expect(
+                try #require(metrics["launchTime"]) >= (try #require(metrics["compactionTime"])),
+                "the launch waited for it")
             #expect(fileBytes(scratch.path + "/compaction.sqlite.compacted") == 0)
             let observer = try SQLiteConnection(path: scratch.path + "/compaction.sqlite")
             #expect(try observer.integer("SELECT integrity_check = 'ok' FROM pragma_integrity_check") == 1)
@@ -80,7 +86,8 @@ extension SQLiteWorkloadTests {
 
         @Test func compactOnLaunchLeavesAFileUnderTheSizeAlone() throws {
             let scratch = try ScratchDirectory()
-            let (run, afterDelete, _) = try Self.filledAndDeleted("compact-on-launch", ["launchCompactAbove": .bytes(1 << 40)], in: scratch)
+            let (run, afterDelete, _) = try Self.filledAndDeleted(
+                "compact-on-launch", ["launchCompactAbove": .bytes(1 << 40)], in: scratch)
             try run.run("relaunch")
             let (final, _) = try Self.figures(scratch)
             let metrics = try run.tearDown()
@@ -120,15 +127,18 @@ extension SQLiteWorkloadTests {
             try run.run("pin")
             try run.run("delete", .fraction(0.8))
             let (afterDelete, rows) = try Self.figures(scratch)
-            try #require(CompactionRules.autoCompactionDue(totalBytes: afterDelete.totalPageBytes, usedBytes: afterDelete.usedBytes),
-                         "the rule must hold for this test to mean anything")
+            try #require(
+                CompactionRules.autoCompactionDue(
+                    totalBytes: afterDelete.totalPageBytes, usedBytes: afterDelete.usedBytes),
+                "the rule must hold for this test to mean anything")
             #expect(run.gauge("readTransactions") == 1)
             // Many times the compactor's interval: it looked, found the reader, and waited.
             #expect(Self.eventually { run.gauge("compactionBlocked") == 1 })
             usleep(200_000)
             let (whilePinned, _) = try Self.figures(scratch)
-            #expect(whilePinned.pageCount == afterDelete.pageCount && whilePinned.freePages == afterDelete.freePages,
-                    "not a page moved while the reader was open")
+            #expect(
+                whilePinned.pageCount == afterDelete.pageCount && whilePinned.freePages == afterDelete.freePages,
+                "not a page moved while the reader was open")
             #expect(run.gauge("compactions") == 0)
 
             try run.run("unpin")
@@ -137,13 +147,16 @@ extension SQLiteWorkloadTests {
             let (compacted, compactedRows) = try Self.figures(scratch)
             #expect(compacted.freePages == 0)
             #expect(compacted.databaseBytes == compacted.pageCount * compacted.pageSize, "the file itself shrank")
-            #expect(compacted.pageCount < afterDelete.pageCount - afterDelete.freePages + afterDelete.pageCount / 100 + 2,
-                    "no more pages than the data (and its pointer maps) needs")
+            #expect(
+                compacted.pageCount < afterDelete.pageCount - afterDelete.freePages + afterDelete.pageCount / 100 + 2,
+                "no more pages than the data (and its pointer maps) needs")
             #expect(compactedRows == rows)
             #expect(run.gauge("compactionBlocked") == 0)
             let metrics = try run.tearDown()
             #expect(try metrics.int("compactions") == 1)
-            #expect(try #require(metrics["compactionBlockedTime"]) >= 100, "blocked for the 200 ms the reader held on, give or take")
+            #expect(
+                try #require(metrics["compactionBlockedTime"]) >= 100,
+                "blocked for the 200 ms the reader held on, give or take")
             #expect(try #require(metrics["compactionTime"]) > 0)
             #expect(metrics["launchTime"] == 0, "no launch waited for it")
             #expect(try metrics.int("finalFreePages") == 0)
@@ -158,8 +171,9 @@ extension SQLiteWorkloadTests {
         @Test func autoCompactionWaitsForTheAppsWritesToEnd() throws {
             let scratch = try ScratchDirectory()
             // Single-row commits, so the delete lasts many compactor intervals after the rule starts to hold.
-            let run = try CaseUnderTest(CompactionWorkload(), strategy: "auto-compact",
-                                        Self.parameters.merging(["rowsPerTransaction": .count(1)]) { $1 }, in: scratch)
+            let run = try CaseUnderTest(
+                CompactionWorkload(), strategy: "auto-compact",
+                Self.parameters.merging(["rowsPerTransaction": .count(1)]) { $1 }, in: scratch)
             try run.run("fill", Self.fill)
             let deleting = UncheckedBox(run)
             let done = DispatchSemaphore(value: 0)
@@ -180,7 +194,8 @@ extension SQLiteWorkloadTests {
             observer.close()
             try #require(failure.withLock { $0 } == nil)
             #expect(sawBlocked, "the rule held while the app was still deleting")
-            #expect(zip(freePages, freePages.dropFirst()).allSatisfy { $0 <= $1 }, "no compaction step during the deletes")
+            #expect(
+                zip(freePages, freePages.dropFirst()).allSatisfy { $0 <= $1 }, "no compaction step during the deletes")
             try run.run("await-compaction")
             #expect(run.gauge("compactions") == 1, "compacted once the deletes were over")
             let metrics = try run.tearDown()
@@ -192,7 +207,9 @@ extension SQLiteWorkloadTests {
             let scratch = try ScratchDirectory()
             let (run, afterDelete, _) = try Self.filledAndDeleted("auto-compact", fraction: 0.5, in: scratch)
             // Half deleted: unused space about equals the data, under the rule's "twice".
-            #expect(!CompactionRules.autoCompactionDue(totalBytes: afterDelete.totalPageBytes, usedBytes: afterDelete.usedBytes))
+            #expect(
+                !CompactionRules.autoCompactionDue(
+                    totalBytes: afterDelete.totalPageBytes, usedBytes: afterDelete.usedBytes))
             try run.run("await-compaction")
             let metrics = try run.tearDown()
             #expect(try metrics.int("compactions") == 0)
@@ -210,11 +227,12 @@ extension SQLiteWorkloadTests {
         @Test func launchRuleIsTheSeedsExample() {
             let hundredMB = 100 * 1024 * 1024
             func due(_ total: Int, _ used: Int) -> Bool {
-                CompactionRules.launchCompactionDue(totalBytes: total, usedBytes: used, totalAbove: hundredMB, usedBelow: 0.5)
+                CompactionRules.launchCompactionDue(
+                    totalBytes: total, usedBytes: used, totalAbove: hundredMB, usedBelow: 0.5)
             }
             #expect(due(hundredMB + 1, hundredMB / 4))
-            #expect(!due(hundredMB, hundredMB / 4))          // not over the size
-            #expect(!due(2 * hundredMB, hundredMB))          // exactly half used is not less than 50%
+            #expect(!due(hundredMB, hundredMB / 4))  // not over the size
+            #expect(!due(2 * hundredMB, hundredMB))  // exactly half used is not less than 50%
             #expect(due(2 * hundredMB, hundredMB - 1))
             #expect(!due(0, 0))
         }

@@ -4,8 +4,8 @@ import Runner
 import Scenarios
 import TestSupport
 import Testing
-import WorkloadKit
 import VersionPinningWorkload
+import WorkloadKit
 
 extension SQLiteWorkloadTests {
     @Suite struct Scenarios {
@@ -13,7 +13,8 @@ extension SQLiteWorkloadTests {
 
         /// The package's `Scenarios` directory, found from this file's place in the package.
         static let directory = URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
             .appendingPathComponent("Scenarios")
 
         static func parse(_ name: String) throws -> ScenarioSpec {
@@ -47,7 +48,9 @@ extension SQLiteWorkloadTests {
             // The scenario ends without a truncating checkpoint: the grown file stays, and the report shows it.
             let growth = try #require(result.metric("fileGrowth")?.value)
             #expect(growth > 0)
-            #expect(result.metric("finalWalBytes")?.value == result.metric("walBytesAfterBurst")?.value, "nothing shrank it")
+            #expect(
+                result.metric("finalWalBytes")?.value == result.metric("walBytesAfterBurst")?.value, "nothing shrank it"
+            )
             let fileColumn = try #require(samples.gaugeNames.firstIndex(of: "fileBytes"))
             #expect(try #require(samples.gauges[fileColumn].max()) > 0)
         }

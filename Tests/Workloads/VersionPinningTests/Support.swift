@@ -1,8 +1,9 @@
 import Foundation
-import Measurement
-import WorkloadKit
 import HarnessModel
+import Measurement
 import Testing
+import WorkloadKit
+
 @testable import VersionPinningWorkload
 
 /// Every test of the SQLite workloads, one at a time: they share SQLite's process-wide memory
@@ -29,15 +30,19 @@ final class CaseUnderTest {
     let context: CaseContext
     let workloadCase: any WorkloadCase
 
-    init(_ workload: any Workload, strategy: String, _ overrides: [String: ParameterValue] = [:],
-         in scratch: ScratchDirectory) throws {
+    init(
+        _ workload: any Workload, strategy: String, _ overrides: [String: ParameterValue] = [:],
+        in scratch: ScratchDirectory
+    ) throws {
         self.workload = workload
-        var parameters = ParameterValues(Dictionary(uniqueKeysWithValues: workload.descriptor.parameters.map { ($0.name, $0.defaultValue) }))
+        var parameters = ParameterValues(
+            Dictionary(uniqueKeysWithValues: workload.descriptor.parameters.map { ($0.name, $0.defaultValue) }))
         for (name, value) in overrides {
             #expect(parameters[name] != nil, "no parameter '\(name)'")
             parameters[name] = value
         }
-        context = CaseContext(strategy: strategy, gaugeNames: workload.descriptor.gauges.map(\.name), scratchDirectory: scratch.path)
+        context = CaseContext(
+            strategy: strategy, gaugeNames: workload.descriptor.gauges.map(\.name), scratchDirectory: scratch.path)
         workloadCase = try workload.makeCase(strategy: strategy, parameters: parameters, context: context)
         try workloadCase.setUp(context: context)
     }
@@ -45,7 +50,8 @@ final class CaseUnderTest {
     /// Runs the workload's step `name`, its first argument set to `argument` when given.
     func run(_ name: String, _ argument: ParameterValue? = nil) throws {
         let descriptor = try #require(workload.descriptor.steps.first { $0.name == name }, "no step '\(name)'")
-        var arguments = ParameterValues(Dictionary(uniqueKeysWithValues: descriptor.arguments.map { ($0.name, $0.defaultValue) }))
+        var arguments = ParameterValues(
+            Dictionary(uniqueKeysWithValues: descriptor.arguments.map { ($0.name, $0.defaultValue) }))
         if let argument, let first = descriptor.arguments.first { arguments[first.name] = argument }
         try workloadCase.run(StepInvocation(name: name, phase: name, arguments: arguments), context: context)
     }

@@ -1,8 +1,9 @@
 import CSQLite
-import Measurement
-import WorkloadKit
 import HarnessModel
+import Measurement
 import Testing
+import WorkloadKit
+
 @testable import VersionPinningWorkload
 
 extension SQLiteWorkloadTests {
@@ -63,9 +64,11 @@ extension SQLiteWorkloadTests {
         /// every commit's frames, and a truncating checkpoint afterwards does not hide that it grew.
         @Test func pinnedReaderGrowsTheFileByEveryCommitAndTheGrowthOutlivesATruncatingCheckpoint() throws {
             let scratch = try ScratchDirectory()
-            let run = try CaseUnderTest(VersionPinningWorkload(), strategy: "pinned-reader", Self.parameters, in: scratch)
+            let run = try CaseUnderTest(
+                VersionPinningWorkload(), strategy: "pinned-reader", Self.parameters, in: scratch)
             let databaseBytes = fileBytes(scratch.path + "/version-pinning.sqlite")
-            #expect(fileBytes(scratch.path + "/version-pinning.sqlite-wal") == 0, "every strategy starts from an empty WAL")
+            #expect(
+                fileBytes(scratch.path + "/version-pinning.sqlite-wal") == 0, "every strategy starts from an empty WAL")
             try run.run("burst", Self.burst)
             let walAfterBurst = fileBytes(scratch.path + "/version-pinning.sqlite-wal")
             #expect(run.gauge("fileBytes") == databaseBytes + walAfterBurst)
@@ -92,7 +95,8 @@ extension SQLiteWorkloadTests {
             #expect(try noReader.metrics.int("fileGrowth") <= bound)
             #expect(try noReader.metrics.int("finalFileBytes") <= noReader.metrics.int("peakDatabaseBytes") + bound)
             #expect(try refreshing.metrics.int("readTransactions") > 1)
-            #expect(try refreshing.metrics.int("fileGrowth") * 4 < Self.burst("pinned-reader").metrics.int("fileGrowth"))
+            #expect(
+                try refreshing.metrics.int("fileGrowth") * 4 < Self.burst("pinned-reader").metrics.int("fileGrowth"))
         }
 
         @Test func withoutAPinTheWALStaysAtTheCheckpointThreshold() throws {
@@ -104,7 +108,9 @@ extension SQLiteWorkloadTests {
             try #require(try pinned.int("peakWalFrames") > 10 * Self.unpinnedFrameBound)
             // With no reader every checkpoint completes and the WAL restarts: never past the bound.
             #expect(try noReader.metrics.int("peakWalFrames") <= Self.unpinnedFrameBound)
-            #expect(try noReader.metrics.int("peakWalBytes") <= walFileBytes(frames: Self.unpinnedFrameBound, pageSize: noReader.pageSize))
+            #expect(
+                try noReader.metrics.int("peakWalBytes")
+                    <= walFileBytes(frames: Self.unpinnedFrameBound, pageSize: noReader.pageSize))
             #expect(try noReader.metrics.int("incompleteCheckpoints") == 0)
             // A short read can delay a restart by a commit or two, never by the whole burst.
             #expect(try refreshing.int("peakWalBytes") * 4 < pinned.int("peakWalBytes"))
@@ -128,7 +134,8 @@ extension SQLiteWorkloadTests {
 
         @Test func truncateCheckpointGivesTheSpaceBack() throws {
             let scratch = try ScratchDirectory()
-            let pinned = try CaseUnderTest(VersionPinningWorkload(), strategy: "pinned-reader", Self.parameters, in: scratch)
+            let pinned = try CaseUnderTest(
+                VersionPinningWorkload(), strategy: "pinned-reader", Self.parameters, in: scratch)
             try pinned.run("burst", Self.burst)
             let walPath = scratch.path + "/version-pinning.sqlite-wal"
             try #require(fileBytes(walPath) > 0)
@@ -170,7 +177,8 @@ extension SQLiteWorkloadTests {
         @Test func tearDownReleasesEverythingSQLiteAllocated() throws {
             let before = sqlite3_memory_used()
             let scratch = try ScratchDirectory()
-            let run = try CaseUnderTest(VersionPinningWorkload(), strategy: "pinned-reader", Self.parameters, in: scratch)
+            let run = try CaseUnderTest(
+                VersionPinningWorkload(), strategy: "pinned-reader", Self.parameters, in: scratch)
             try run.run("burst", .duration(nanoseconds: 50_000_000))
             // The probe sees the case: its main connection's page cache is live.
             #expect(sqlite3_memory_used() > before)
