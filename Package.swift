@@ -13,6 +13,11 @@ let package = Package(
         .executable(name: "memharness", targets: ["memharness"]),
         // The same command line with every allocation counted (`run --peak exact` launches its cases with it).
         .executable(name: "memharness-exact", targets: ["memharness-exact"]),
+        // The agent: preloaded into case processes (LD_PRELOAD="libmemharness-agent.so libjemalloc.so.2"),
+        // never linked (it would replace the allocator of whatever links it). See notes/agent-contract.md.
+        .library(name: "memharness-agent", type: .dynamic, targets: ["MemHarnessAgent"]),
+        // A C program with known allocations for the agent's tests and for trying `memharness profile`.
+        .executable(name: "agent-probe", targets: ["agent-probe"]),
         // Everything a user needs to define and run scenarios of their own in Swift.
         .library(name: "MemHarness", targets: ["AllocatorProbe", "HarnessModel", "HarnessCore", "Reports", "Workloads"]),
     ],
@@ -41,6 +46,14 @@ let package = Package(
         .target(name: "CExactPeak", dependencies: ["CJemalloc", "CExactPeakHooks"]),
         // Weak references to CExactPeak's counters: "not available" in binaries without it.
         .target(name: "CExactPeakHooks"),
+        // The preloaded agent (C, one C++ file for operator new/delete): exact counts, allocation stacks,
+        // peak snapshots, a sampler thread for external programs. Only the `memharness-agent` product uses it.
+        .target(
+            name: "MemHarnessAgent",
+            dependencies: ["CJemalloc"],
+            exclude: ["bench"],
+            linkerSettings: [.linkedLibrary("m")]
+        ),
 
         // MARK: Harness
         .target(name: "HarnessModel", swiftSettings: settings),
@@ -97,7 +110,12 @@ let package = Package(
             path: "Sources/Benchmarks", swiftSettings: settings
         ),
 
+        // MARK: Test programs (plain executables the tests spawn)
+        .executableTarget(name: "agent-probe", path: "Tests/Programs/agent-probe"),
+
         // MARK: Tests (mirror the source targets)
+        // Spawns agent-probe with the built agent preloaded (both built first: see the suite's comment).
+        .testTarget(name: "MemHarnessAgentTests", swiftSettings: settings),
         .testTarget(name: "AllocatorProbeTests", dependencies: ["AllocatorProbe"], swiftSettings: settings),
         .testTarget(name: "HarnessModelTests", dependencies: ["HarnessModel"], swiftSettings: settings),
         .testTarget(name: "HarnessCoreTests", dependencies: ["HarnessCore", "AllocatorProbe"],
