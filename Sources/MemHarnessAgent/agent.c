@@ -294,10 +294,13 @@ static inline int64_t usable_of_request(size_t request, void *block) {
                                                                                : (int64_t)sallocx(block, 0);
 }
 
-// A new block of `usable` bytes: sampled first, so a peak snapshot triggered by it includes it.
-static inline void account_allocation(void *block, int64_t usable, unsigned state, void *frame) {
-    if (state & MH_STACKS) mh_sample_check(block, usable, frame);
+// A new block for a request of `request` bytes: sampled first, so a peak snapshot triggered by it includes
+// it. `usable` is its size-class bytes when the caller knows them, -1 when they are still to be found (the
+// sampler counts requested bytes and asks for the usable size only of the blocks it samples).
+static inline void account_allocation(void *block, size_t request, int64_t usable, unsigned state, void *frame) {
+    if (state & MH_STACKS) mh_sample_check(block, (int64_t)request, frame);
     if (state & MH_EXACT) {
+        if (usable < 0) usable = usable_of_request(request, block);
         atomic_fetch_add_explicit(&mh_counts.allocation_count, 1, memory_order_relaxed);
         int64_t now = add_live(usable);
         if ((state & MH_STACKS) && MH_UNLIKELY(now > atomic_load_explicit(&mh_counts.snapshot_threshold, memory_order_relaxed))) {
@@ -333,29 +336,38 @@ static bool formula_matches_jemalloc(void) {
 
 // ---- Slow paths -----------------------------------------------------------------------------------
 #define FRAME() __builtin_frame_address(0)
-// After a slow call that was given FRAME(): the empty asm must run after the call returns, so the call
-// is not a tail call and the entry point's frame stays on the stack while the slow path walks from it.
-#define KEEP_FRAME() __asm__ __volatile__("" ::: "memory")
 
-__attribute__((noinline)) static void *malloc_slow(size_t size, unsigned state, void *frame) {
-    if (state & MH_UNREAD) state = mh_read_environment();
+// malloc and free with a mode on: inlined into the entry points (the hottest paths: no extra call).
+static inline __attribute__((always_inline)) void *counted_malloc(size_t size, unsigned state, void *frame) {
+    if (MH_UNLIKELY(state & MH_UNREAD)) state = mh_read_environment();
     void *block = NEXT(malloc)(size);
     if (MH_UNLIKELY(block == NULL)) {
         errno = ENOMEM;
         return NULL;
     }
-    if (state & MH_COUNTING) account_allocation(block, usable_of_request(size == 0 ? 1 : size, block), state, frame);
+    if (state & MH_COUNTING) account_allocation(block, size == 0 ? 1 : size, -1, state, frame);
     return block;
 }
 
-__attribute__((noinline)) static void free_slow(void *block, unsigned state) {
+static inline __attribute__((always_inline)) void counted_free(void *block, unsigned state) {
     if (block == NULL) return;
-    if (state & MH_UNREAD) state = mh_read_environment();
+    if (MH_UNLIKELY(state & MH_UNREAD)) state = mh_read_environment();
     if (state & MH_COUNTING) account_release(block, state);
     NEXT(free)(block);
 }
 
-__attribute__((noinline)) static void *calloc_slow(size_t count, size_t size, unsigned state, void *frame) {
+// The slow paths are tail-called by their entry points, so their own frame is where the entry point's
+// would be (its return address is the one into malloc's caller): they walk from there. Without the tail
+// call (-O0) the entry point's frame is one up, and the walk skips it as agent code. `frame` non-NULL:
+// the caller's frame instead (operator new's).
+__attribute__((noinline)) static void *malloc_slow(size_t size, unsigned state, void *frame) {
+    return counted_malloc(size, state, frame != NULL ? frame : FRAME());
+}
+
+__attribute__((noinline)) static void free_slow(void *block, unsigned state) { counted_free(block, state); }
+
+__attribute__((noinline)) static void *calloc_slow(size_t count, size_t size, unsigned state) {
+    void *frame = FRAME();
     if (state & MH_UNREAD) state = mh_read_environment();
     size_t total;
     if (__builtin_mul_overflow(count, size, &total)) {
@@ -368,11 +380,12 @@ __attribute__((noinline)) static void *calloc_slow(size_t count, size_t size, un
         errno = ENOMEM;
         return NULL;
     }
-    if (state & MH_COUNTING) account_allocation(block, usable_of_request(request, block), state, frame);
+    if (state & MH_COUNTING) account_allocation(block, request, -1, state, frame);
     return block;
 }
 
 __attribute__((noinline)) static void *realloc_slow(void *block, size_t size, unsigned state, void *frame) {
+    if (frame == NULL) frame = FRAME();
     if (state & MH_UNREAD) state = mh_read_environment();
     if (block == NULL) return malloc_slow(size, state, frame);
     if (size == 0) {
@@ -391,7 +404,7 @@ __attribute__((noinline)) static void *realloc_slow(void *block, size_t size, un
         return NULL;
     }
     int64_t after = (int64_t)sallocx(moved, 0);
-    if (state & MH_STACKS) mh_sample_check(moved, after, frame);
+    if (state & MH_STACKS) mh_sample_check(moved, (int64_t)size, frame);
     if (state & MH_EXACT) {
         atomic_fetch_add_explicit(&mh_counts.allocation_count, 1, memory_order_relaxed);
         int64_t now;
@@ -411,7 +424,7 @@ __attribute__((noinline)) static void *realloc_slow(void *block, size_t size, un
 static void *aligned_block(size_t alignment, size_t size, unsigned state, void *frame) {
     if (state & MH_UNREAD) state = mh_read_environment();
     void *block = mallocx(size == 0 ? 1 : size, MH_MALLOCX_LG_ALIGN(__builtin_ctzl(alignment)));
-    if (block != NULL && (state & MH_COUNTING)) account_allocation(block, (int64_t)sallocx(block, 0), state, frame);
+    if (block != NULL && (state & MH_COUNTING)) account_allocation(block, size == 0 ? 1 : size, (int64_t)sallocx(block, 0), state, frame);
     return block;
 }
 
@@ -421,9 +434,7 @@ static inline unsigned load_state(void) { return atomic_load_explicit(&mh_state,
 void *malloc(size_t size) {
     unsigned state = load_state();
     if (MH_LIKELY(state == 0)) return NEXT(malloc)(size);
-    void *block = malloc_slow(size, state, FRAME());
-    KEEP_FRAME();
-    return block;
+    return malloc_slow(size, state, NULL);
 }
 
 void free(void *block) {
@@ -438,17 +449,13 @@ void free(void *block) {
 void *calloc(size_t count, size_t size) {
     unsigned state = load_state();
     if (MH_LIKELY(state == 0)) return NEXT(calloc)(count, size);
-    void *block = calloc_slow(count, size, state, FRAME());
-    KEEP_FRAME();
-    return block;
+    return calloc_slow(count, size, state);
 }
 
 void *realloc(void *block, size_t size) {
     unsigned state = load_state();
     if (MH_LIKELY(state == 0)) return NEXT(realloc)(block, size);
-    void *moved = realloc_slow(block, size, state, FRAME());
-    KEEP_FRAME();
-    return moved;
+    return realloc_slow(block, size, state, NULL);
 }
 
 // jemalloc has no reallocarray, and glibc's calls its own realloc internally (past any interposer).
@@ -460,9 +467,7 @@ void *reallocarray(void *block, size_t count, size_t size) {
     }
     unsigned state = load_state();
     if (state == 0) return NEXT(realloc)(block, total);
-    void *moved = realloc_slow(block, total, state, FRAME());
-    KEEP_FRAME();
-    return moved;
+    return realloc_slow(block, total, state, NULL);
 }
 
 int posix_memalign(void **result, size_t alignment, size_t size) {
@@ -524,10 +529,8 @@ void *pvalloc(size_t size) {
     return block;
 }
 
-size_t malloc_usable_size(void *block) {
-    if (MH_LIKELY(load_state() == 0)) return NEXT(usable_size)(block);
-    return block == NULL ? 0 : sallocx(block, 0);
-}
+// Counts nothing, whatever the mode: always jemalloc's own.
+size_t malloc_usable_size(void *block) { return NEXT(usable_size)(block); }
 
 // operator new's allocation (the C++ file passes its own frame): NULL when it fails.
 void *mh_new_block(size_t size, size_t alignment, void *frame) {

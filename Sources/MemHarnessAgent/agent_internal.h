@@ -141,18 +141,18 @@ extern struct mh_stack *mh_stacks MH_HIDDEN;
 extern uintptr_t *mh_frame_pool MH_HIDDEN;
 extern _Atomic uint32_t mh_stack_count MH_HIDDEN;
 extern _Atomic uint8_t *mh_filter MH_HIDDEN;
-extern _Atomic int64_t mh_sampled_live_bytes MH_HIDDEN;
 extern _Atomic int64_t mh_samples_taken MH_HIDDEN;
 extern _Atomic int64_t mh_samples_dropped MH_HIDDEN;
 extern uintptr_t mh_text_lo MH_HIDDEN, mh_text_hi MH_HIDDEN;
 
 MH_HIDDEN bool mh_stacks_init(void);
 MH_HIDDEN void mh_find_agent_text(void);
-MH_HIDDEN void mh_sample_slow(void *block, int64_t usable, void *frame);
+MH_HIDDEN void mh_sample_slow(void *block, int64_t request, void *frame);
 MH_HIDDEN void mh_forget_slow(void *block, uint64_t hash);
 MH_HIDDEN int mh_walk(void *frame, uintptr_t *frames, int capacity, bool *truncated);
 MH_HIDDEN void mh_thread_bounds(struct mh_thread *thread);
-MH_HIDDEN int64_t mh_weight_bytes(int64_t usable);
+MH_HIDDEN int64_t mh_weight_bytes(int64_t request, int64_t usable);
+MH_HIDDEN int64_t mh_sampled_live_bytes(void);  // sum over the stack table (for the self-check)
 
 // A sampled block taken out of the table (realloc puts it back when jemalloc fails).
 struct mh_sampled {
@@ -178,11 +178,11 @@ static inline void mh_forget_sampled(void *block) {
     mh_forget_slow(block, hash);
 }
 
-// The one test an allocation pays in stacks mode: the thread's byte countdown to its next sample.
-static inline void mh_sample_check(void *block, int64_t usable, void *frame) {
+// The one test an allocation pays in stacks mode: the thread's countdown of requested bytes to its next sample.
+static inline void mh_sample_check(void *block, int64_t request, void *frame) {
     struct mh_thread *thread = &mh_tls;
-    thread->countdown -= usable;
-    if (MH_UNLIKELY(thread->countdown <= 0)) mh_sample_slow(block, usable, frame);
+    thread->countdown -= request;
+    if (MH_UNLIKELY(thread->countdown <= 0)) mh_sample_slow(block, request, frame);
 }
 
 // ---- Snapshots, marks, record (marks.c) -------------------------------------------------------

@@ -162,13 +162,13 @@ int memharness_agent_self_check(memharness_agent_check_row *rows, int capacity) 
     // mean up to 1 MiB) and moves the sampled live bytes by its weight, both ways. Skipped for sparser means.
     if ((atomic_load_explicit(&mh_state, memory_order_relaxed) & MH_STACKS) && mh_config.stack_sample_bytes <= (1 << 20)) {
         int64_t taken = atomic_load_explicit(&mh_samples_taken, memory_order_relaxed);
-        int64_t before = atomic_load_explicit(&mh_sampled_live_bytes, memory_order_relaxed);
+        int64_t before = mh_sampled_live_bytes();
         void *block = publish(malloc(16 << 20));
-        int64_t after = atomic_load_explicit(&mh_sampled_live_bytes, memory_order_relaxed);
+        int64_t after = mh_sampled_live_bytes();
         int64_t sampled = atomic_load_explicit(&mh_samples_taken, memory_order_relaxed) - taken;
-        int64_t weight = mh_weight_bytes((int64_t)malloc_usable_size(block));
+        int64_t weight = mh_weight_bytes(16 << 20, (int64_t)malloc_usable_size(block));
         free(block);
-        int64_t released = atomic_load_explicit(&mh_sampled_live_bytes, memory_order_relaxed) - after;
+        int64_t released = mh_sampled_live_bytes() - after;
         append(&checker, (memharness_agent_check_row){"sampled block (stack table)", weight, after - before, -weight, released, sampled});
     }
     return checker.count;

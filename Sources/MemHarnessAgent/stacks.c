@@ -1,11 +1,12 @@
 // Allocation-stack sampling by bytes: which allocations are sampled, how their stacks are unwound,
 // the table of stacks (with the live bytes of each) and the table of sampled blocks still alive.
 //
-// Sampling (as tcmalloc's sampler): each thread counts down the bytes it allocates; when the count
+// Sampling (as tcmalloc's sampler): each thread counts down the bytes it requests; when the count
 // crosses zero the allocation that crossed it is sampled and a new count is drawn from an exponential
-// distribution of mean N (MEMHARNESS_AGENT_STACK_SAMPLE_BYTES). A block of s bytes is then sampled with
-// probability p = 1 - exp(-s/N) whatever happened before it, so it stands for s/p bytes and 1/p blocks:
-// those are the weights added to its stack while it lives. Big blocks are always seen (p ~ 1).
+// distribution of mean N (MEMHARNESS_AGENT_STACK_SAMPLE_BYTES). A request of s bytes is then sampled with
+// probability p = 1 - exp(-s/N) whatever happened before it, so its block stands for u/p bytes (u: its
+// usable, size-class bytes, asked of jemalloc only for sampled blocks) and 1/p blocks: those are the
+// weights added to its stack while it lives. Big blocks are always seen (p ~ 1).
 //
 // Unwinding: a frame-pointer walk from the interposer's own frame. Each step is checked (aligned, moving
 // up the stack, by less than 8 MiB, inside the thread's stack when its bounds are known) so that a broken
@@ -44,7 +45,6 @@ struct mh_stack *mh_stacks;
 uintptr_t *mh_frame_pool;
 _Atomic uint32_t mh_stack_count;
 _Atomic uint8_t *mh_filter;
-_Atomic int64_t mh_sampled_live_bytes;
 _Atomic int64_t mh_samples_taken;
 _Atomic int64_t mh_samples_dropped;
 uintptr_t mh_text_lo, mh_text_hi;
@@ -298,7 +298,14 @@ static void add_to_stack(const struct mh_sampled *sampled, int sign) {
     struct mh_stack *stack = &mh_stacks[sampled->stack];
     atomic_fetch_add_explicit(&stack->live_bytes, sign * sampled->bytes, memory_order_relaxed);
     atomic_fetch_add_explicit(&stack->live_count_fx, sign * sampled->count_fx, memory_order_relaxed);
-    atomic_fetch_add_explicit(&mh_sampled_live_bytes, sign * sampled->bytes, memory_order_relaxed);
+}
+
+int64_t mh_sampled_live_bytes(void) {
+    if (mh_stacks == NULL) return 0;
+    int64_t total = 0;
+    uint32_t count = atomic_load_explicit(&mh_stack_count, memory_order_acquire);
+    for (uint32_t id = 0; id < count; id++) total += atomic_load_explicit(&mh_stacks[id].live_bytes, memory_order_relaxed);
+    return total;
 }
 
 void mh_forget_slow(void *block, uint64_t hash) {
@@ -352,17 +359,20 @@ static void seed(struct mh_thread *thread) {
     thread->rng = z == 0 ? 1 : z;
 }
 
-static double sample_probability(int64_t usable) {
-    return -expm1(-(double)usable / (double)mh_config.stack_sample_bytes);
+// The chance that an allocation of `request` bytes is sampled.
+static double sample_probability(int64_t request) {
+    return -expm1(-(double)request / (double)mh_config.stack_sample_bytes);
 }
 
-int64_t mh_weight_bytes(int64_t usable) { return llround((double)usable / sample_probability(usable)); }
+int64_t mh_weight_bytes(int64_t request, int64_t usable) {
+    return (int64_t)((double)usable / sample_probability(request) + 0.5);
+}
 
-void mh_sample_slow(void *block, int64_t usable, void *frame) {
+void mh_sample_slow(void *block, int64_t request, void *frame) {
     struct mh_thread *thread = &mh_tls;
     if (thread->guard) {
         // The agent's own allocations (pthread_getattr_np's) are not part of the program's sample stream.
-        thread->countdown += usable;
+        thread->countdown += request;
         return;
     }
     thread->guard = 1;
@@ -370,7 +380,7 @@ void mh_sample_slow(void *block, int64_t usable, void *frame) {
         // A new thread: its first distance is drawn now, and this allocation is measured against it.
         thread->ready = 1;
         seed(thread);
-        thread->countdown = draw_countdown(thread) - usable;
+        thread->countdown = draw_countdown(thread) - request;
         if (thread->countdown > 0) {
             thread->guard = 0;
             return;
@@ -382,11 +392,14 @@ void mh_sample_slow(void *block, int64_t usable, void *frame) {
     bool truncated;
     int depth = mh_walk(frame, frames, MH_MAX_FRAMES, &truncated);
     uint32_t stack = intern(frames, depth, truncated);
-    double probability = sample_probability(usable);
+    // Sampled by requested bytes, weighed in usable (size-class) bytes: the estimate stays unbiased in the
+    // currency of stats.allocated and of the exact count.
+    double probability = sample_probability(request);
+    int64_t usable = (int64_t)sallocx(block, 0);
     struct mh_sampled sampled = {
         .stack = stack,
-        .bytes = llround((double)usable / probability),
-        .count_fx = llround((double)MH_COUNT_ONE / probability),
+        .bytes = (int64_t)((double)usable / probability + 0.5),
+        .count_fx = (int64_t)((double)MH_COUNT_ONE / probability + 0.5),
     };
     if (insert_block(block, stack, sampled.bytes, sampled.count_fx)) {
         add_to_stack(&sampled, 1);
