@@ -14,10 +14,8 @@ let package = Package(
         // The same command line with every allocation counted (`run --peak exact` launches its cases with it).
         .executable(name: "memharness-exact", targets: ["memharness-exact"]),
         // The agent: preloaded into case processes (LD_PRELOAD="libmemharness-agent.so libjemalloc.so.2"),
-        // never linked (it would replace the allocator of whatever links it). See notes/agent-contract.md.
+        // never linked (it would replace the allocator of whatever links it). API: Sources/MemHarnessAgent/include.
         .library(name: "memharness-agent", type: .dynamic, targets: ["MemHarnessAgent"]),
-        // A C program with known allocations for the agent's tests and for trying `memharness profile`.
-        .executable(name: "agent-probe", targets: ["agent-probe"]),
         // Everything a user needs to define and run scenarios of their own in Swift.
         .library(name: "MemHarness", targets: ["AllocatorProbe", "HarnessModel", "HarnessCore", "Reports", "Workloads"]),
     ],
@@ -111,6 +109,7 @@ let package = Package(
         ),
 
         // MARK: Test programs (plain executables the tests spawn)
+        // A C program with known allocations for the agent's tests and for trying `memharness profile`.
         .executableTarget(name: "agent-probe", path: "Tests/Programs/agent-probe"),
 
         // MARK: Tests (mirror the source targets)
