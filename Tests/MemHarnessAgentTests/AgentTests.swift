@@ -280,6 +280,22 @@ struct AgentTests {
         #expect(exit.timeNanoseconds >= last.timeNanoseconds)
     }
 
+    @Test func theSamplerThreadAllocatesNothing() throws {
+        let probe = try runner()
+        defer { probe.cleanUp() }
+        let samplesPath = probe.path("samples")
+        let outcome = try probe.run(["hold", "1MiB", "300"], environment: [
+            "MEMHARNESS_AGENT_EXACT": "1", "MEMHARNESS_AGENT_INTERVAL_NS": "1000000", "MEMHARNESS_AGENT_SAMPLES": samplesPath,
+        ])
+        expectClean(outcome)
+        // The probe sees allocations: its own were counted before it slept.
+        let before = try #require(outcome.value("sleep", "calls_before")), after = try #require(outcome.value("sleep", "calls_after"))
+        #expect(before > 0)
+        // ~300 samples were written while the probe slept, and not one allocation was counted.
+        #expect(try SampleStream(contentsOf: samplesPath).samples.count >= 100)
+        #expect(after == before, "the sampler allocated: \(after - before) calls while the probe slept")
+    }
+
     // MARK: Modes off, bad values
 
     @Test func withNothingOnTheAgentOnlyForwards() throws {

@@ -72,16 +72,23 @@ struct ProbeRunner {
     func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
 
     /// Runs the probe with `arguments`, the agent preloaded and `environment` added; waits at most `timeout`
-    /// (then kills it and says so in the outcome). Output goes to files, so a chatty child never blocks on a pipe.
+    /// (then kills it and says so in the outcome).
     func run(_ arguments: [String], environment: [String: String] = [:], preload: Bool = true,
              timeout: Duration = .seconds(60)) throws -> Outcome {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.probePath)
-        process.arguments = arguments
         var childEnvironment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("MEMHARNESS_AGENT_") }
         childEnvironment["LD_PRELOAD"] = preload ? "\(Self.agentPath) \(Self.jemallocPath ?? "")" : Self.jemallocPath ?? ""
         for (key, value) in environment { childEnvironment[key] = value }
-        process.environment = childEnvironment
+        return try runTool(Self.probePath, arguments, environment: childEnvironment, timeout: timeout)
+    }
+
+    /// Runs `executable` and waits at most `timeout` (then kills it and says so in the outcome). Output goes
+    /// to files, so a chatty child never blocks on a pipe and a hung one never blocks a read.
+    func runTool(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
+                 timeout: Duration) throws -> Outcome {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        if let environment { process.environment = environment }
         let tag = UUID().uuidString
         let outURL = directory.appendingPathComponent("stdout-\(tag)")
         let errURL = directory.appendingPathComponent("stderr-\(tag)")
@@ -101,7 +108,7 @@ struct ProbeRunner {
         let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
         var timedOut = false
         if finished.wait(timeout: .now() + seconds) == .timedOut {
-            // Bounded: a hung probe is killed, and the test fails on `timedOut` with whatever it printed.
+            // Bounded: a hung child is killed, and the caller fails on `timedOut` with whatever it printed.
             timedOut = true
             kill(process.processIdentifier, SIGKILL)
             _ = finished.wait(timeout: .now() + 10)
@@ -124,18 +131,12 @@ struct ProbeSymbols {
 
     init(binary: String) throws {
         var listing = ""
+        let scratch = try ProbeRunner()
+        defer { scratch.cleanUp() }
         for tool in ["nm", "llvm-nm"] {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = [tool, "-S", "--defined-only", binary]
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            process.standardError = FileHandle.nullDevice
-            guard (try? process.run()) != nil else { continue }
-            let data = pipe.fileHandleForReading.readDataToEndOfFile()  // ends when nm exits
-            process.waitUntilExit()
-            if process.terminationStatus == 0 {
-                listing = String(decoding: data, as: UTF8.self)
+            let outcome = try scratch.runTool("/usr/bin/env", [tool, "-S", "--defined-only", binary], timeout: .seconds(30))
+            if outcome.status == 0, !outcome.timedOut {
+                listing = outcome.stdout
                 break
             }
         }

@@ -123,8 +123,12 @@ static int run_hold(int64_t size, int64_t ms) {
     printf("hold requested %lld usable %zu address %p\n", (long long)size, malloc_usable_size(block), block);
     printf("live before %lld held %lld\n", (long long)before, (long long)live_bytes());
     fflush(stdout);
+    // The probe allocates nothing while it sleeps: any call counted meanwhile is another thread's (the agent's sampler).
+    int64_t calls_before = agent_allocation_count ? agent_allocation_count() : -1;
     sleep_ms(ms);
+    int64_t calls_after = agent_allocation_count ? agent_allocation_count() : -1;
     free(block);
+    printf("sleep calls_before %lld calls_after %lld\n", (long long)calls_before, (long long)calls_after);
     printf("live after %lld\n", (long long)live_bytes());
     return 0;
 }
