@@ -34,18 +34,23 @@ deps:
 bench-deps:
 	$(call install-missing,$(BENCH_PACKAGES))
 
+# The executable and the agent it preloads into cases for exact peaks and allocation stacks. Swift code
+# keeps its frame pointers (-fno-omit-frame-pointer), so the agent's stack walk goes through it.
+FRAME_POINTERS := -Xswiftc -Xcc -Xswiftc -fno-omit-frame-pointer -Xcc -fno-omit-frame-pointer
+
 build: deps
-	$(SWIFT) build -c release --product memharness
-	$(SWIFT) build -c release --product memharness-exact
+	$(SWIFT) build -c release $(FRAME_POINTERS) --product memharness
+	$(SWIFT) build -c release $(FRAME_POINTERS) --product memharness-agent
 
 run: build
 	$(RELEASE_BIN)/memharness run $(ARGS)
 
 # Serial: many tests read process-wide allocator figures, which a test running beside them would disturb.
-# memharness-exact is built first: no test target links it (it would replace the allocator of the test
-# bundle), so the tests drive the binary, which `swift test` alone does not build.
+# The agent and agent-probe are built first: no test target links them (the agent would replace the
+# allocator of the test bundle), so the tests preload and spawn them, and `swift test` alone does not build them.
 test: deps lint
-	$(SWIFT) build --product memharness-exact
+	$(SWIFT) build --product memharness-agent
+	$(SWIFT) build --product agent-probe
 	$(SWIFT) test --no-parallel
 
 # The house style: swift-format with the repository's .swift-format (120 columns), no findings.
@@ -59,7 +64,7 @@ format:
 # Side-by-side benchmarks (sampling overhead, the Differ, overhead and accuracy against massif and
 # heaptrack, stability over 5 runs); writes Reports/benchmarks/. Takes several minutes.
 bench: build bench-deps
-	$(SWIFT) build -c release --product memharness-bench
+	$(SWIFT) build -c release $(FRAME_POINTERS) --product memharness-bench
 	$(RELEASE_BIN)/memharness-bench
 
 # Regenerates the committed sample report.

@@ -13,8 +13,10 @@ let package = Package(
     name: "memharness",
     products: [
         .executable(name: "memharness", targets: ["memharness"]),
-        // The same command line with every allocation counted (`run --peak exact` launches its cases with it).
-        .executable(name: "memharness-exact", targets: ["memharness-exact"]),
+        // The agent: preloaded into case processes (LD_PRELOAD="libmemharness-agent.so libjemalloc.so.2") for
+        // exact peaks, allocation stacks and the sampler of external programs; never linked (it would replace
+        // the allocator of whatever links it). API: Sources/MemHarnessAgent/include.
+        .library(name: "memharness-agent", type: .dynamic, targets: ["MemHarnessAgent"]),
         // What a package builds its own harness on: `MemHarness.main(workloads:)`, the whole command line.
         .library(name: "MemHarness", targets: ["MemHarness"]),
         // What a workload imports: the Workload protocol, CaseContext, parameters, gauges, tracking.
@@ -45,17 +47,16 @@ let package = Package(
         // MARK: Measuring one case in this process
         // jemalloc's mallctl and the kernel's /proc figures.
         .target(name: "AllocatorProbe", dependencies: ["CJemalloc"], swiftSettings: settings),
-        // Exact peaks: a malloc family that counts every allocation, linked only into `memharness-exact`
-        // (never into a library or test target: it would replace the allocator of everything it is linked into).
-        .target(name: "CExactPeak", dependencies: ["CJemalloc", "CExactPeakHooks"]),
-        // Weak references to CExactPeak's counters: "not available" in binaries without it.
-        .target(name: "CExactPeakHooks"),
-        // The sampler, exact-peak readings, memory budgets and the case executor.
+        // The preloaded agent (C, one C++ file for operator new/delete): exact counts, allocation stacks,
+        // peak snapshots, a sampler thread for external programs. Only the `memharness-agent` product uses it.
         .target(
-            name: "Measurement",
-            dependencies: ["WorkloadKit", "AllocatorProbe", "CExactPeakHooks"],
-            swiftSettings: settings
+            name: "MemHarnessAgent",
+            dependencies: ["CJemalloc"],
+            exclude: ["bench"],
+            linkerSettings: [.linkedLibrary("m")]
         ),
+        // The sampler, the agent's readings (found at run time), memory budgets and the case executor.
+        .target(name: "Measurement", dependencies: ["WorkloadKit", "AllocatorProbe"], swiftSettings: settings),
 
         // MARK: Scenario files -> validated ScenarioSpec (every error before any work)
         .target(
@@ -67,7 +68,9 @@ let package = Package(
         // MARK: Running: request -> plan -> case results -> run report
         .target(
             name: "Runner",
-            dependencies: ["Scenarios", "Measurement", "Reports", "WorkloadKit", "AllocatorProbe", "HarnessModel"],
+            dependencies: [
+                "Scenarios", "Measurement", "Reports", "WorkloadKit", "AllocatorProbe", "HarnessModel", "CSystem",
+            ],
             swiftSettings: settings
         ),
 
@@ -129,14 +132,14 @@ let package = Package(
             name: "memharness", dependencies: ["MemHarness", "BuiltInWorkloads"], swiftSettings: settings
         ),
         .executableTarget(
-            name: "memharness-exact", dependencies: ["MemHarness", "BuiltInWorkloads", "CExactPeak"],
-            swiftSettings: settings
-        ),
-        .executableTarget(
             name: "memharness-bench",
             dependencies: ["Runner", "Reports", "BuiltInWorkloads", "StoreObserverWorkload", "AllocatorProbe"],
             path: "Sources/Benchmarks", swiftSettings: settings
         ),
+
+        // MARK: Test programs (plain executables the tests spawn)
+        // A C program with known allocations for the agent's tests and for trying `memharness profile`.
+        .executableTarget(name: "agent-probe", path: "Tests/Programs/agent-probe"),
 
         // MARK: Tests (mirror the source targets)
         // Builders of made-up results and a way to run a case in the test process, for every test target.
@@ -144,6 +147,8 @@ let package = Package(
             name: "TestSupport", dependencies: ["HarnessModel", "Measurement"], path: "Tests/TestSupport",
             swiftSettings: settings
         ),
+        // Spawns agent-probe with the built agent preloaded (`make test` builds both first).
+        .testTarget(name: "MemHarnessAgentTests", swiftSettings: settings),
         .testTarget(name: "HarnessModelTests", dependencies: ["TestSupport", "HarnessModel"], swiftSettings: settings),
         .testTarget(name: "WorkloadKitTests", dependencies: ["TestSupport", "WorkloadKit"], swiftSettings: settings),
         .testTarget(

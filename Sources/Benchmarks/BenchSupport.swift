@@ -49,7 +49,8 @@ struct BenchEnvironment {
     }
 
     var plainBinary: String { binDirectory.appendingPathComponent("memharness").path }
-    var exactBinary: String { binDirectory.appendingPathComponent(ExactPeak.executableName).path }
+    /// The agent preloaded for exact and attributed modes.
+    var agent: AgentPreload? { AgentPreload.locate(besideExecutable: plainBinary) }
     /// `memharness` without its debug information, for valgrind: valgrind 3.19 cannot read the DWARF 5
     /// the Swift toolchain writes ("Possibly corrupted debuginfo file") and gives up. The symbol table
     /// stays, so massif still names every function.
@@ -79,8 +80,8 @@ struct BenchEnvironment {
         if !fileManager.isExecutableFile(atPath: plainBinary) {
             problems.append("\(plainBinary) is missing; build it with `swift build -c release --product memharness`")
         }
-        if modes.contains(.exact) && !fileManager.isExecutableFile(atPath: exactBinary) {
-            problems.append("\(exactBinary) is missing; \(ExactPeak.buildHint)")
+        if modes.contains(.exact) && agent == nil {
+            problems.append(AgentPreload.missingDescription(besideExecutable: plainBinary))
         }
         for (mode, tool, package) in [(Mode.massif, "valgrind", "valgrind"), (.heaptrack, "heaptrack", "heaptrack")]
         where modes.contains(mode) && Self.which(tool) == nil {
@@ -99,7 +100,7 @@ struct BenchEnvironment {
 
     /// The launcher of `mode`; tools write their output to `output` (massif: that file; heaptrack: that stem plus `.zst`).
     func launcher(_ mode: Mode, output: String = "") -> ProcessCaseLauncher {
-        var launcher = ProcessCaseLauncher(executable: plainBinary, exactExecutable: exactBinary)
+        var launcher = ProcessCaseLauncher(executable: plainBinary, agent: agent)
         switch mode {
         case .uninstrumented, .sampled, .exact:
             break

@@ -46,8 +46,10 @@ public struct CaseExecutor: Sendable {
     /// throws gives a `failed` outcome, a footprint over the memory limit `killedByMemoryLimit`.
     /// An exact case (`spec.peakMode`) throws unless this process counts every allocation (`ExactPeak`).
     public func run(_ spec: CaseSpec, in environment: CaseEnvironment) throws(MeasurementError) -> CaseOutcome {
-        if spec.peakMode == .exact && !ExactPeak.isAvailable {
-            throw .exactPeakUnavailable(detail: "this process does not count allocations (\(ExactPeak.missingHint))")
+        if spec.peakMode == .exact && !Agent.isCounting {
+            throw .exactPeakUnavailable(
+                detail: "this process does not count allocations: run it with \(Agent.libraryName) preloaded "
+                    + "(the runner does; \(Agent.buildHint))")
         }
         guard let workload = catalog.workload(named: spec.workload) else {
             throw .unknownWorkload(spec.workload, known: catalog.names)
@@ -155,11 +157,11 @@ final class CaseRun {
             baseline.peakRSSReset = false
         }
         if spec.peakMode == .exact {
-            baseline.exactLiveBytes = ExactPeak.liveBytes()
-            baseline.exactCalls = ExactPeak.allocationCalls()
+            baseline.exactLiveBytes = Agent.liveBytes()
+            baseline.exactCalls = Agent.allocationCalls()
             // The exact marks restart here; the overall one is read after teardown, each phase's when it ends.
-            _ = ExactPeak.takePeak()
-            _ = ExactPeak.takePhasePeak()
+            _ = Agent.takePeak()
+            _ = Agent.takePhasePeak()
         }
         baseline.originNanoseconds = MonotonicClock.nanoseconds()
         baseline.cpuNanoseconds = CaseExecutor.processCPUNanoseconds()
@@ -215,8 +217,8 @@ final class CaseRun {
 
     /// Stops the sampler, reads the residue and survivors, and builds the outcome.
     func finish(_ script: ScriptResult) -> CaseOutcome {
-        let exactPeak = spec.peakMode == .exact ? ExactPeak.takePeak() : nil
-        let exactCalls = spec.peakMode == .exact ? ExactPeak.allocationCalls() : nil
+        let exactPeak = spec.peakMode == .exact ? Agent.takePeak() : nil
+        let exactCalls = spec.peakMode == .exact ? Agent.allocationCalls() : nil
         context.memoryWarnings.end()
         let duration = MonotonicClock.nanoseconds() - baseline.originNanoseconds
         let cpu = CaseExecutor.processCPUNanoseconds() - baseline.cpuNanoseconds

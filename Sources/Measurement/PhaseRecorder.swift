@@ -21,7 +21,7 @@ struct PhaseRecorder {
 
     /// Ends the current phase and starts phase `index` (`names.count` ends the last one).
     mutating func enter(_ index: Int, allocatedBytes: Int, atNanoseconds now: Int64) {
-        let exactPhasePeak = exact ? ExactPeak.takePhasePeak() : nil
+        let exactPhasePeak = exact ? Agent.takePhasePeak() : nil
         if names.indices.contains(current) {
             boundaryPeak[current] = max(boundaryPeak[current], allocatedBytes)
             recorded.append((current, currentStart, now, exactPhasePeak))

@@ -24,7 +24,9 @@ public struct InProcessCaseLauncher: CaseLaunching {
     }
 
     public var exactPeakProblem: String? {
-        ExactPeak.isAvailable ? nil : "this process does not count allocations (\(ExactPeak.missingHint))"
+        Agent.isCounting
+            ? nil
+            : "this process does not count allocations (start it with \(Agent.libraryName) preloaded; \(Agent.buildHint))"
     }
 
     public func launch(_ spec: CaseSpec) -> CaseOutcome {

@@ -1,3 +1,4 @@
+import CSystem
 import Foundation
 import Measurement
 import WorkloadKit
@@ -17,8 +18,8 @@ import WorkloadKit
 public struct ProcessCaseLauncher: CaseLaunching {
     /// The harness executable that understands `_run-case`.
     public var executable: String
-    /// The executable for exact-peak cases (one that counts every allocation); nil when there is none.
-    public var exactExecutable: String?
+    /// The agent library preloaded into cases that need it (exact peaks, attribution); nil when there is none.
+    public var agent: AgentPreload?
     /// Extra environment for children (e.g. `MALLOC_CONF`).
     public var environment: [String: String]
     /// A command the child runs under, e.g. `["valgrind", "--tool=massif"]` (looked up in `PATH`); empty: none.
@@ -26,40 +27,38 @@ public struct ProcessCaseLauncher: CaseLaunching {
     /// Arguments added after `_run-case`'s own, e.g. `--no-allocator-check`.
     public var childArguments: [String] = []
 
-    public init(executable: String, exactExecutable: String? = nil, environment: [String: String] = [:]) {
+    public init(executable: String, agent: AgentPreload? = nil, environment: [String: String] = [:]) {
         self.executable = executable
-        self.exactExecutable = exactExecutable
+        self.agent = agent
         self.environment = environment
     }
 
     /// The running binary's own path (`/proc/self/exe`).
     public static var currentExecutable: String {
+        // /proc/self/exe always resolves on Linux; argv[0] is the fallback for a process that lost it (a chroot).
         (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
     }
 
-    /// A launcher for the running harness: sampled cases in this binary (or the uninstrumented one beside
-    /// it), exact cases in the counting binary (this one, or the one beside it; nil when there is none).
-    public static func forCurrentBinary(plainName: String = "memharness") -> ProcessCaseLauncher {
-        let current = currentExecutable
-        let directory = URL(fileURLWithPath: current).deletingLastPathComponent()
-        func sibling(_ name: String) -> String? {
-            let path = directory.appendingPathComponent(name).path
-            return FileManager.default.isExecutableFile(atPath: path) ? path : nil
-        }
-        if ExactPeak.isAvailable {
-            return ProcessCaseLauncher(executable: sibling(plainName) ?? current, exactExecutable: current)
-        }
-        return ProcessCaseLauncher(executable: current, exactExecutable: sibling(ExactPeak.executableName))
+    /// A launcher for the running harness, with the agent found beside it (or where
+    /// `MEMHARNESS_AGENT_LIBRARY` says).
+    public static func forCurrentBinary() -> ProcessCaseLauncher {
+        let executable = currentExecutable
+        return ProcessCaseLauncher(executable: executable, agent: AgentPreload.locate(besideExecutable: executable))
     }
 
     public var exactPeakProblem: String? {
-        exactExecutable == nil
-            ? "there is no \(ExactPeak.executableName) beside \(executable); \(ExactPeak.buildHint)" : nil
+        agent == nil ? AgentPreload.missingDescription(besideExecutable: executable) : nil
     }
 
-    /// The executable that runs `spec`, or nil when it needs the counting one and there is none.
-    public func executable(for spec: CaseSpec) -> String? {
-        spec.peakMode == .exact ? exactExecutable : executable
+    /// The environment of the child that runs `spec`: the agent preloaded with its modes when the case
+    /// needs it; nil when it needs the agent and there is none.
+    public func childEnvironment(for spec: CaseSpec) -> [String: String]? {
+        var variables = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        if spec.peakMode == .exact {
+            guard let agent else { return nil }
+            variables.merge(agent.variables(exact: true)) { _, new in new }
+        }
+        return variables
     }
 
     public func launch(_ spec: CaseSpec) -> CaseOutcome {
@@ -70,8 +69,8 @@ public struct ProcessCaseLauncher: CaseLaunching {
             return .notMeasured(reason: "could not prepare the case: \(error.localizedDescription)")
         }
         defer { ScratchFolder.remove(work.root) }
-        guard let executable = executable(for: spec) else {
-            return .notMeasured(reason: exactPeakProblem ?? "no executable for the case")
+        guard let childEnvironment = childEnvironment(for: spec) else {
+            return .notMeasured(reason: exactPeakProblem ?? "the case needs the agent")
         }
         let arguments =
             [
@@ -81,7 +80,7 @@ public struct ProcessCaseLauncher: CaseLaunching {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: wrapper.isEmpty ? executable : "/usr/bin/env")
         process.arguments = wrapper.isEmpty ? arguments : wrapper + [executable] + arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        process.environment = childEnvironment
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
         let stderrHandle = FileHandle(forWritingAtPath: work.stderr)
@@ -126,6 +125,58 @@ public struct ProcessCaseLauncher: CaseLaunching {
         }
         let detail = stderr.failureMessage
         return .notMeasured(reason: "exited with status \(status)" + (detail.isEmpty ? "" : ": \(detail)"))
+    }
+}
+
+/// The agent library and the jemalloc it forwards to, as a case process preloads them.
+public struct AgentPreload: Sendable, Hashable {
+    /// `libmemharness-agent.so`.
+    public var library: String
+    /// The jemalloc shared library (`libjemalloc.so.2`), preloaded after the agent so that it is the
+    /// process allocator even in programs that do not link it; nil when the harness itself links jemalloc statically.
+    public var jemalloc: String?
+
+    public init(library: String, jemalloc: String?) {
+        self.library = library
+        self.jemalloc = jemalloc
+    }
+
+    /// The agent named by `MEMHARNESS_AGENT_LIBRARY`, else the one beside `executable`; nil when neither exists.
+    public static func locate(besideExecutable executable: String) -> AgentPreload? {
+        let fileManager = FileManager.default
+        let candidates: [String?] = [
+            ProcessInfo.processInfo.environment["MEMHARNESS_AGENT_LIBRARY"],
+            URL(fileURLWithPath: executable).deletingLastPathComponent().appendingPathComponent(Agent.libraryName).path,
+        ]
+        guard let library = candidates.compactMap({ $0 }).first(where: { fileManager.isReadableFile(atPath: $0) })
+        else {
+            return nil
+        }
+        return AgentPreload(library: library, jemalloc: jemallocLibraryPath)
+    }
+
+    /// The path of the jemalloc shared library serving this process; nil when it is linked statically.
+    public static var jemallocLibraryPath: String? {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        guard memharness_library_path_of_symbol("mallctl", &buffer, UInt(buffer.count)) == 0 else { return nil }
+        return String(cString: buffer)
+    }
+
+    /// Why there is no agent, and how to build it.
+    public static func missingDescription(besideExecutable executable: String) -> String {
+        let folder = URL(fileURLWithPath: executable).deletingLastPathComponent().path
+        let release = folder.hasSuffix("/release") ? " -c release" : ""
+        return "there is no \(Agent.libraryName) beside \(executable) (nor in MEMHARNESS_AGENT_LIBRARY); build it with "
+            + "`swift build\(release) --product memharness-agent` (`make build` does)"
+    }
+
+    /// The variables that load the agent into a process and set its modes.
+    public func variables(exact: Bool = false, stackSampleBytes: Int? = nil) -> [String: String] {
+        let existing = ProcessInfo.processInfo.environment["LD_PRELOAD"].map { " " + $0 } ?? ""
+        var variables = ["LD_PRELOAD": ([library] + (jemalloc.map { [$0] } ?? [])).joined(separator: " ") + existing]
+        if exact { variables["MEMHARNESS_AGENT_EXACT"] = "1" }
+        if let stackSampleBytes { variables["MEMHARNESS_AGENT_STACK_SAMPLE_BYTES"] = String(stackSampleBytes) }
+        return variables
     }
 }
 

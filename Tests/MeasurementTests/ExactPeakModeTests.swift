@@ -6,15 +6,16 @@ import TestSupport
 import Testing
 import WorkloadKit
 
-/// Exact mode inside a binary without the counting malloc family (every test bundle): the hooks say
-/// so, and an exact case is refused with how to get the right binary. The counting itself is tested
-/// end to end on the built `memharness-exact` (memharnessTests/ExactPeakTests).
+/// Exact mode inside a process without the agent (every test bundle): the readings say so, and an
+/// exact case is refused with how to get the agent. The counting itself is tested end to end with the
+/// agent preloaded (MemHarnessTests/ExactPeakTests, MemHarnessAgentTests).
 struct ExactPeakModeTests {
     @Test func aBinaryWithoutTheInterposerHasNoExactCounts() {
-        #expect(!ExactPeak.isAvailable)
-        #expect(ExactPeak.liveBytes() == nil)
-        #expect(ExactPeak.takePeak() == nil)
-        #expect(ExactPeak.selfCheck() == nil)
+        #expect(!Agent.isLoaded)
+        #expect(!Agent.isCounting)
+        #expect(Agent.liveBytes() == nil)
+        #expect(Agent.takePeak() == nil)
+        #expect(Agent.selfCheck() == nil)
     }
 
     @Test func anExactCaseIsRefusedWithTheBuildCommand() throws {
@@ -31,20 +32,23 @@ struct ExactPeakModeTests {
                 Issue.record("unexpected error: \(error)")
                 return
             }
-            #expect(error.description.contains("swift build --product memharness-exact"))
+            #expect(error.description.contains("swift build --product memharness-agent"))
         }
     }
 
-    @Test func theLauncherSendsExactCasesToTheCountingBinary() throws {
+    @Test func theLauncherPreloadsTheAgentIntoExactCasesOnly() throws {
         var spec = CaseSpec(
             scenario: "s", workload: "w", strategy: "x", repetition: 1, parameters: ParameterValues(),
             steps: [], samplingIntervalNanoseconds: 1_000_000)
-        let launcher = ProcessCaseLauncher(executable: "/bin/memharness", exactExecutable: "/bin/memharness-exact")
-        #expect(launcher.executable(for: spec) == "/bin/memharness")
+        let agent = AgentPreload(library: "/lib/libmemharness-agent.so", jemalloc: "/lib/libjemalloc.so.2")
+        let launcher = ProcessCaseLauncher(executable: "/bin/memharness", agent: agent)
+        #expect(launcher.childEnvironment(for: spec)?["MEMHARNESS_AGENT_EXACT"] == nil)
         spec.peakMode = .exact
-        #expect(launcher.executable(for: spec) == "/bin/memharness-exact")
+        let exact = try #require(launcher.childEnvironment(for: spec))
+        #expect(exact["LD_PRELOAD"]?.hasPrefix("/lib/libmemharness-agent.so /lib/libjemalloc.so.2") == true)
+        #expect(exact["MEMHARNESS_AGENT_EXACT"] == "1")
         let missing = ProcessCaseLauncher(executable: "/bin/memharness").launch(spec)
         #expect(missing.status == .notMeasured)
-        #expect(missing.failure?.contains("there is no memharness-exact beside /bin/memharness") == true)
+        #expect(missing.failure?.contains("there is no libmemharness-agent.so beside /bin/memharness") == true)
     }
 }

@@ -1,16 +1,18 @@
 import AllocatorProbe
 import Foundation
 import Reports
+import Runner
 import Testing
 
 /// Exact peak mode end to end, on the built binaries: `memharness run --peak exact` launches its
-/// cases in `memharness-exact`, whose malloc family counts every allocation. No test target links
-/// that family (it would count the test bundle's allocations too), so these tests drive the binaries.
+/// cases with the agent (`libmemharness-agent.so`) preloaded, whose malloc family counts every
+/// allocation. No test target loads the agent (it would count the test bundle's allocations too), so
+/// these tests drive the binaries.
 /// Truths come from jemalloc (`nallocx`), never from written-down numbers.
 @Suite(.serialized)
 struct ExactPeakTests {
     let cli = CommandLineTests()
-    static let exactBinary = CommandLineTests.binary(named: "memharness-exact")
+    static let agentLibrary = CommandLineTests.binary(named: "libmemharness-agent.so")
 
     /// Runs `yaml` (a scenario file's text) with `arguments` and returns summary.csv's rows keyed by column.
     func run(_ yaml: String, _ arguments: [String] = []) throws -> [[String: String]] {
@@ -33,9 +35,10 @@ struct ExactPeakTests {
 
     @Test func theCountingBinarySeesEveryEntryPointOfTheMallocFamily() throws {
         #expect(
-            FileManager.default.isExecutableFile(atPath: Self.exactBinary),
-            "\(Self.exactBinary) is missing: `make test` builds it first (swift build --product memharness-exact)")
-        let outcome = try cli.memharness(["_exact-check"], binary: Self.exactBinary)
+            FileManager.default.fileExists(atPath: Self.agentLibrary),
+            "\(Self.agentLibrary) is missing: `make test` builds it first (swift build --product memharness-agent)")
+        let preload = try #require(AgentPreload.locate(besideExecutable: CommandLineTests.binary))
+        let outcome = try cli.memharness(["_exact-check"], environment: preload.variables(exact: true))
         #expect(outcome.status == 0, "\(outcome.stdout)\(outcome.stderr)")
         let rows = outcome.stdout.split(separator: "\n").map { $0.components(separatedBy: " | ") }.filter {
             $0.count == 7
@@ -129,7 +132,7 @@ struct ExactPeakTests {
         #expect(try int(row, "exact_allocation_calls") >= 200_000)
     }
 
-    @Test func withoutTheCountingBinaryAnExactRunStopsBeforeAnyCase() throws {
+    @Test func withoutTheAgentAnExactRunStopsBeforeAnyCase() throws {
         let directory = try cli.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let lonely = "\(directory)/memharness"
@@ -140,8 +143,8 @@ struct ExactPeakTests {
                 "--peak", "exact", "--out", "\(directory)/report",
             ], binary: lonely)
         #expect(outcome.status == 1)
-        #expect(outcome.stderr.contains("there is no memharness-exact beside \(lonely)"), "\(outcome.stderr)")
-        #expect(outcome.stderr.contains("swift build --product memharness-exact"))
+        #expect(outcome.stderr.contains("there is no libmemharness-agent.so beside \(lonely)"), "\(outcome.stderr)")
+        #expect(outcome.stderr.contains("swift build --product memharness-agent"))
         #expect(!FileManager.default.fileExists(atPath: "\(directory)/report"))
     }
 }

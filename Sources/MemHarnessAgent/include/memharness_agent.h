@@ -1,0 +1,85 @@
+// The control API of libmemharness-agent.so, the preloaded agent. The modes, the record and the sample
+// stream are specified in the agent contract (notes/agent-contract.md); in short, from the environment:
+//   MEMHARNESS_AGENT_EXACT=1                 count every allocation (live bytes, high-water marks, calls)
+//   MEMHARNESS_AGENT_STACK_SAMPLE_BYTES=N    sample allocation stacks, one per N requested bytes on average
+//   MEMHARNESS_AGENT_SNAPSHOT_STEP=F         retake the `peak` snapshot F above the last (default 0.02, >= 64 KiB)
+//   MEMHARNESS_AGENT_INTERVAL_NS=N + MEMHARNESS_AGENT_SAMPLES=PATH   a sampler thread writing jemalloc's stats
+//   MEMHARNESS_AGENT_RECORD=PATH             write the record at exit (%p in a PATH: the process id)
+//   MEMHARNESS_AGENT_ORIGIN_NS=N             CLOCK_MONOTONIC origin of the times written
+//
+// Nothing links this library: the runner preloads it (LD_PRELOAD="libmemharness-agent.so libjemalloc.so.2")
+// and the harness finds these functions with dlsym(RTLD_DEFAULT, ...). The header exists for the agent's own
+// sources and for C programs that want the declarations; a Swift target importing it would not get the
+// functions unless the process was started with the agent preloaded.
+#ifndef MEMHARNESS_AGENT_H
+#define MEMHARNESS_AGENT_H
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// One entry point of the malloc family exercised by `memharness_agent_self_check`.
+/// Same layout as CExactPeakHooks' `memharness_exact_check_row` (its own name so this header stands alone).
+/// Byte figures are size-class bytes of the agent's live count.
+typedef struct {
+    /// The entry point, e.g. "posix_memalign" (a static string).
+    const char *name;
+    /// How far the live count should move on the call: the block's usable size (for realloc, new minus old).
+    int64_t expected_delta_bytes;
+    /// How far it did move.
+    int64_t delta_bytes;
+    /// How far the live count should move when the block is released (minus its usable size).
+    int64_t expected_release_bytes;
+    /// How far it did move.
+    int64_t release_bytes;
+    /// Allocation calls counted during the call (at least 1 for an allocating call).
+    int64_t counted_calls;
+} memharness_agent_check_row;
+
+/// The version of this API and of the record format: 1.
+int memharness_agent_version(void);
+/// Live size-class bytes now (every block of the malloc family, as `malloc_usable_size` counts it); -1 unless EXACT.
+int64_t memharness_agent_live_bytes(void);
+/// The high-water mark of the live bytes since the last call (restarted at the live bytes now), bytes; -1 unless EXACT.
+int64_t memharness_agent_take_peak(void);
+/// The same for the phase mark, which the harness restarts at each phase boundary; -1 unless EXACT.
+int64_t memharness_agent_take_phase_peak(void);
+/// Allocating calls counted so far; -1 unless EXACT.
+int64_t memharness_agent_allocation_count(void);
+/// 1 when malloc/calloc sizes come from jemalloc's size-class formula (checked against nallocx at start-up).
+int memharness_agent_fast_size_classes(void);
+/// 1 when the entry points forward to jemalloc's own malloc, free... (their fast paths), 0 when they use mallocx/dallocx.
+int memharness_agent_forwards_to_fast_paths(void);
+/// Calls every entry point of the malloc family (C and C++) once, plus a free on another thread and a
+/// short-lived block for the high-water mark, and writes one row per call into `rows` (at most `capacity`);
+/// returns the rows there are (may exceed `capacity`), or -1 unless EXACT. With stacks on, one more row
+/// checks that a 16 MiB block moves the sampled live bytes by its weight. Run it while no other thread
+/// allocates: the figures are process-wide.
+int memharness_agent_self_check(memharness_agent_check_row *rows, int capacity);
+/// 1 when allocation stacks are sampled (MEMHARNESS_AGENT_STACK_SAMPLE_BYTES > 0).
+int memharness_agent_stacks_enabled(void);
+/// Stores a labelled copy of the live set per stack (label: up to 63 bytes, spaces become '_'), with the
+/// peak signal now (exact live bytes in EXACT mode, else the last observed footprint) and `time_ns` as given.
+/// A label stored before is replaced. Storage is bounded (4,096 marks, 1 Mi rows in all): a mark that does not
+/// fit is not stored, and the record counts it (`droppedMarks`).
+void memharness_agent_mark(const char *label, int64_t time_ns);
+/// At a case's baseline: forgets the peak snapshot; the next one is taken when the peak signal exceeds
+/// `level_bytes`. In EXACT mode also restarts the record's baseline and peak at the live bytes now.
+void memharness_agent_restart_peak_snapshot(int64_t level_bytes);
+/// The sampler's reading of the footprint (`stats.allocated`), bytes, at `time_ns`. Without EXACT and with
+/// stacks on, snapshots the live set as mark `peak` when it passes the step above the last snapshot.
+void memharness_agent_observe(int64_t footprint_bytes, int64_t time_ns);
+/// Writes the caller's stack into `frames`: return addresses, innermost first (the first is where the
+/// caller resumes after this call), at most `capacity` (clamped to 0...256); returns the count written.
+/// A frame-pointer walk: it stops where the chain of frame pointers breaks.
+int memharness_agent_capture_stack(uintptr_t *frames, int capacity);
+/// Writes the record (text, see the contract) to `path` now (through `path`.tmp and a rename); 0 or an errno.
+int memharness_agent_write_record(const char *path);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,467 @@
+// agent-probe: a plain C program with known allocations, for the agent's tests and for trying
+// `memharness profile` on something whose truth is known. It runs with or without the agent; with it
+// (LD_PRELOAD="libmemharness-agent.so libjemalloc.so.2") it also prints the agent's own figures.
+//
+//   agent-probe hold <bytes> <ms>                      hold one block (every page touched) for <ms>
+//   agent-probe spike <holdBytes> <spikeBytes> <ms>    a block alive ~<ms> on top of a held one
+//   agent-probe two-sites [ms]                         48 MiB from probe_site_large, 16 MiB from
+//                                                      probe_site_small, 1 MiB blocks, held <ms> (200)
+//   agent-probe churn <pairs>                          malloc/free pairs of 16 B-4 KiB, 64 alive; timed
+//   agent-probe threads [blocks]                       two threads allocate, a third frees (4,000 blocks)
+//   agent-probe fork [children]                        forks children that allocate (4) while a thread churns
+//   agent-probe marks <record>                         the control API: marks, capture_stack, write_record
+//   agent-probe self-check                             the agent's self-check rows
+//
+// Sizes take a suffix: 64MiB, 512KiB, 2GiB (or plain bytes). Output is one `key value...` fact per line.
+// Every function named probe_* keeps its frame (a frame pointer) whatever the optimization level, so an
+// allocation stack unwound by frame pointers passes through it; they are never inlined.
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PROBE __attribute__((noinline))
+// Taking the frame's address forces the function to set up its frame pointer, even at -O2.
+static void *volatile frame_sink;
+#define KEEP_FRAME() (frame_sink = __builtin_frame_address(0))
+
+static void *volatile sink;
+
+// ---- The agent, when preloaded --------------------------------------------------------------------------
+typedef struct {
+    const char *name;
+    int64_t expected_delta_bytes, delta_bytes, expected_release_bytes, release_bytes, counted_calls;
+} check_row;
+
+static int64_t (*agent_live_bytes)(void);
+static int64_t (*agent_take_peak)(void);
+static int64_t (*agent_allocation_count)(void);
+
+static void find_agent(void) {
+    agent_live_bytes = (int64_t (*)(void))dlsym(RTLD_DEFAULT, "memharness_agent_live_bytes");
+    agent_take_peak = (int64_t (*)(void))dlsym(RTLD_DEFAULT, "memharness_agent_take_peak");
+    agent_allocation_count = (int64_t (*)(void))dlsym(RTLD_DEFAULT, "memharness_agent_allocation_count");
+    printf("agent %s\n", agent_live_bytes ? "loaded" : "absent");
+}
+
+static int64_t live_bytes(void) { return agent_live_bytes ? agent_live_bytes() : -1; }
+
+// ---- Helpers ------------------------------------------------------------------------------------------------
+static int64_t now_ns(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+}
+
+static int64_t cpu_ns(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
+    return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+}
+
+static void sleep_ms(int64_t ms) {
+    struct timespec duration = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000};
+    while (nanosleep(&duration, &duration) == -1 && errno == EINTR) {
+    }
+}
+
+static int64_t parse_bytes(const char *text) {
+    char *end;
+    errno = 0;
+    long long value = strtoll(text, &end, 10);
+    if (errno != 0 || end == text || value < 0) {
+        fprintf(stderr, "agent-probe: '%s' is not a size (e.g. 64MiB, 512KiB, 4096)\n", text);
+        exit(64);
+    }
+    static const struct {
+        const char *suffix;
+        int shift;
+    } units[] = {{"", 0}, {"B", 0}, {"KiB", 10}, {"K", 10}, {"MiB", 20}, {"M", 20}, {"GiB", 30}, {"G", 30}};
+    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+        if (strcmp(end, units[i].suffix) == 0) return (int64_t)value << units[i].shift;
+    }
+    fprintf(stderr, "agent-probe: unknown unit in '%s'; expected B, KiB, MiB or GiB\n", text);
+    exit(64);
+}
+
+static int64_t argument(int argc, char **argv, int index, const char *fallback) {
+    return parse_bytes(index < argc ? argv[index] : fallback);
+}
+
+static void touch_pages(char *block, size_t size) {
+    for (size_t offset = 0; offset < size; offset += 4096) block[offset] = (char)offset;
+    if (size > 0) block[size - 1] = 1;
+}
+
+static void print_function(const char *name, void *address) { printf("function %s %p\n", name, address); }
+
+// ---- hold ---------------------------------------------------------------------------------------------------
+PROBE static void *probe_hold_block(size_t size) {
+    KEEP_FRAME();
+    char *block = malloc(size);
+    if (block == NULL) {
+        fprintf(stderr, "agent-probe: malloc(%zu) failed\n", size);
+        exit(70);
+    }
+    touch_pages(block, size);
+    return block;
+}
+
+static int run_hold(int64_t size, int64_t ms) {
+    print_function("probe_hold_block", (void *)probe_hold_block);
+    int64_t before = live_bytes();
+    void *block = probe_hold_block((size_t)size);
+    printf("hold requested %lld usable %zu address %p\n", (long long)size, malloc_usable_size(block), block);
+    printf("live before %lld held %lld\n", (long long)before, (long long)live_bytes());
+    fflush(stdout);
+    // The probe allocates nothing while it sleeps: any call counted meanwhile is another thread's (the agent's sampler).
+    int64_t calls_before = agent_allocation_count ? agent_allocation_count() : -1;
+    sleep_ms(ms);
+    int64_t calls_after = agent_allocation_count ? agent_allocation_count() : -1;
+    free(block);
+    printf("sleep calls_before %lld calls_after %lld\n", (long long)calls_before, (long long)calls_after);
+    printf("live after %lld\n", (long long)live_bytes());
+    return 0;
+}
+
+// ---- spike --------------------------------------------------------------------------------------------------
+PROBE static int64_t probe_spike(size_t size, int64_t ms) {
+    KEEP_FRAME();
+    int64_t start = now_ns();
+    char *block = malloc(size);
+    if (block == NULL) exit(70);
+    sink = block;
+    block[0] = 1;  // the pages stay untouched: the spike is in the heap, and short
+    int64_t usable = (int64_t)malloc_usable_size(block);
+    while (now_ns() - start < ms * 1000000) {
+    }
+    free(block);
+    printf("spike usable %lld lasted_ns %lld\n", (long long)usable, (long long)(now_ns() - start));
+    return usable;
+}
+
+static int run_spike(int64_t hold, int64_t spike, int64_t ms) {
+    print_function("probe_hold_block", (void *)probe_hold_block);
+    print_function("probe_spike", (void *)probe_spike);
+    if (agent_take_peak) agent_take_peak();
+    void *block = probe_hold_block((size_t)hold);
+    printf("hold requested %lld usable %zu\n", (long long)hold, malloc_usable_size(block));
+    sleep_ms(20);
+    probe_spike((size_t)spike, ms);
+    sleep_ms(20);
+    if (agent_take_peak) printf("peak %lld live %lld\n", (long long)agent_take_peak(), (long long)live_bytes());
+    free(block);
+    return 0;
+}
+
+// ---- two sites ----------------------------------------------------------------------------------------------
+#define SITE_BLOCK ((size_t)1 << 20)
+static void *large_blocks[48], *small_blocks[16];
+
+PROBE static void probe_site_large(void) {
+    KEEP_FRAME();
+    for (int i = 0; i < 48; i++) {
+        large_blocks[i] = malloc(SITE_BLOCK);
+        touch_pages(large_blocks[i], SITE_BLOCK);
+    }
+}
+
+PROBE static void probe_site_small(void) {
+    KEEP_FRAME();
+    for (int i = 0; i < 16; i++) {
+        small_blocks[i] = malloc(SITE_BLOCK);
+        touch_pages(small_blocks[i], SITE_BLOCK);
+    }
+}
+
+static int run_two_sites(int64_t ms) {
+    print_function("probe_site_large", (void *)probe_site_large);
+    print_function("probe_site_small", (void *)probe_site_small);
+    probe_site_large();
+    probe_site_small();
+    printf("two-sites large %zu small %zu live %lld\n", 48 * malloc_usable_size(large_blocks[0]),
+           16 * malloc_usable_size(small_blocks[0]), (long long)live_bytes());
+    fflush(stdout);
+    sleep_ms(ms);
+    for (int i = 0; i < 48; i++) free(large_blocks[i]);
+    for (int i = 0; i < 16; i++) free(small_blocks[i]);
+    return 0;
+}
+
+// ---- churn --------------------------------------------------------------------------------------------------
+// The calibration workload's `churn` in C: a ring of 64 slots, sizes from a fixed-seed xorshift64*.
+PROBE static int64_t probe_churn(int64_t pairs, int live, size_t max_size) {
+    KEEP_FRAME();
+    void *slots[64] = {0};
+    uint64_t state = 0x9E3779B97F4A7C15ull;
+    int64_t live_bytes = 0;
+    for (int64_t operation = 0; operation < pairs; operation++) {
+        state ^= state >> 12;
+        state ^= state << 25;
+        state ^= state >> 27;
+        uint64_t random = state * 0x2545F4914F6CDD1Dull;
+        size_t size = 16 + (size_t)(random % (max_size - 15));
+        int slot = (int)(operation % live);
+        if (slots[slot] != NULL) {
+            live_bytes -= (int64_t)malloc_usable_size(slots[slot]);
+            free(slots[slot]);
+        }
+        char *block = malloc(size);
+        if (block != NULL) {
+            block[0] = (char)operation;  // the block is really used
+            live_bytes += (int64_t)malloc_usable_size(block);
+        }
+        slots[slot] = block;
+    }
+    for (int i = 0; i < live; i++) free(slots[i]);
+    return live_bytes;
+}
+
+static int run_churn(int64_t pairs) {
+    int64_t wall = now_ns(), cpu = cpu_ns();
+    int64_t held = probe_churn(pairs, 64, 4096);
+    wall = now_ns() - wall;
+    cpu = cpu_ns() - cpu;
+    printf("churn pairs %lld wall_ns %lld cpu_ns %lld ns_per_pair %.2f held_at_end %lld\n", (long long)pairs, (long long)wall,
+           (long long)cpu, pairs > 0 ? (double)wall / (double)pairs : 0.0, (long long)held);
+    return 0;
+}
+
+// ---- threads ------------------------------------------------------------------------------------------------
+// Two producers allocate, one consumer frees: every block dies on a thread other than its own.
+#define QUEUE_CAPACITY 64
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    void *items[QUEUE_CAPACITY];
+    int head, count, producers_left;
+} queue = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, {0}, 0, 0, 0};
+
+static int64_t blocks_per_producer;
+
+PROBE static void *probe_thread_block(int64_t index) {
+    KEEP_FRAME();
+    // Every 8th block is 256 KiB (sampled at any usual mean), the others 64 B-8 KiB.
+    size_t size = index % 8 == 0 ? (size_t)256 << 10 : (size_t)(64 + (index * 977) % 8128);
+    char *block = malloc(size);
+    if (block != NULL) block[0] = 1;
+    return block;
+}
+
+static void *producer(void *argument) {
+    (void)argument;
+    for (int64_t i = 0; i < blocks_per_producer; i++) {
+        void *block = probe_thread_block(i);
+        pthread_mutex_lock(&queue.lock);
+        while (queue.count == QUEUE_CAPACITY) pthread_cond_wait(&queue.changed, &queue.lock);
+        queue.items[(queue.head + queue.count) % QUEUE_CAPACITY] = block;
+        queue.count++;
+        pthread_cond_broadcast(&queue.changed);
+        pthread_mutex_unlock(&queue.lock);
+    }
+    pthread_mutex_lock(&queue.lock);
+    queue.producers_left--;
+    pthread_cond_broadcast(&queue.changed);
+    pthread_mutex_unlock(&queue.lock);
+    return NULL;
+}
+
+static void *consumer(void *argument) {
+    int64_t *freed = argument;
+    for (;;) {
+        pthread_mutex_lock(&queue.lock);
+        while (queue.count == 0 && queue.producers_left > 0) pthread_cond_wait(&queue.changed, &queue.lock);
+        if (queue.count == 0) {
+            pthread_mutex_unlock(&queue.lock);
+            return NULL;
+        }
+        void *block = queue.items[queue.head];
+        queue.head = (queue.head + 1) % QUEUE_CAPACITY;
+        queue.count--;
+        pthread_cond_broadcast(&queue.changed);
+        pthread_mutex_unlock(&queue.lock);
+        free(block);
+        (*freed)++;
+    }
+}
+
+static int run_threads(int64_t blocks) {
+    print_function("probe_thread_block", (void *)probe_thread_block);
+    // Start and join one thread first, so what glibc keeps per started thread is in place before `before`.
+    pthread_t warmup;
+    int64_t unused = 0;
+    queue.producers_left = 0;
+    pthread_create(&warmup, NULL, consumer, &unused);
+    pthread_join(warmup, NULL);
+
+    int64_t before = live_bytes();
+    int64_t calls_before = agent_allocation_count ? agent_allocation_count() : -1;
+    blocks_per_producer = blocks / 2;
+    queue.producers_left = 2;
+    int64_t freed = 0;
+    pthread_t producers[2], eater;
+    pthread_create(&eater, NULL, consumer, &freed);
+    for (int i = 0; i < 2; i++) pthread_create(&producers[i], NULL, producer, NULL);
+    for (int i = 0; i < 2; i++) pthread_join(producers[i], NULL);
+    pthread_join(eater, NULL);
+    int64_t calls = agent_allocation_count ? agent_allocation_count() - calls_before : -1;
+    printf("threads allocated %lld freed %lld calls %lld\n", (long long)(2 * blocks_per_producer), (long long)freed, (long long)calls);
+    printf("live before %lld after %lld\n", (long long)before, (long long)live_bytes());
+    return freed == 2 * blocks_per_producer ? 0 : 1;
+}
+
+// ---- fork ---------------------------------------------------------------------------------------------------
+static volatile int churning = 1;
+
+static void *background_churn(void *argument) {
+    (void)argument;
+    while (churning) probe_churn(10000, 64, 65536);
+    return NULL;
+}
+
+PROBE static void *probe_child_block(size_t size) {
+    KEEP_FRAME();
+    char *block = malloc(size);
+    if (block != NULL) touch_pages(block, size);
+    return block;
+}
+
+static int run_fork(int64_t children) {
+    print_function("probe_child_block", (void *)probe_child_block);
+    printf("parent pid %d\n", (int)getpid());
+    pthread_t churner;
+    pthread_create(&churner, NULL, background_churn, NULL);
+    int failures = 0;
+    for (int64_t i = 0; i < children; i++) {
+        fflush(stdout);
+        pid_t child = fork();
+        if (child < 0) {
+            perror("agent-probe: fork");
+            failures++;
+            continue;
+        }
+        if (child == 0) {
+            // The child allocates at once (a lock inherited held would hang it here), holds 8 MiB, and
+            // exits through exit() so the agent's exit handler writes the child's files.
+            void *blocks[256];
+            for (int k = 0; k < 256; k++) blocks[k] = malloc((size_t)(16 + k * 61));
+            for (int k = 0; k < 256; k++) free(blocks[k]);
+            void *held = probe_child_block((size_t)8 << 20);
+            printf("child %d held %zu live %lld\n", (int)getpid(), malloc_usable_size(held), (long long)live_bytes());
+            fflush(stdout);
+            exit(0);
+        }
+        int status = 0;
+        // Bounded: a child that has not finished within 10 s is reported hung and killed.
+        int64_t deadline = now_ns() + (int64_t)10 * 1000000000;
+        pid_t done;
+        while ((done = waitpid(child, &status, WNOHANG)) == 0 && now_ns() < deadline) sleep_ms(1);
+        if (done == 0) {
+            kill(child, SIGKILL);
+            waitpid(child, &status, 0);
+            printf("child %d hung\n", (int)child);
+            failures++;
+            continue;
+        }
+        int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        printf("child %d status %d\n", (int)child, code);
+        if (code != 0) failures++;
+    }
+    churning = 0;
+    pthread_join(churner, NULL);
+    printf("fork children %lld failures %d\n", (long long)children, failures);
+    return failures == 0 ? 0 : 1;
+}
+
+// ---- marks: the control API as the harness uses it --------------------------------------------------------
+PROBE static int probe_marks(const char *record) {
+    KEEP_FRAME();
+    void (*mark)(const char *, int64_t) = (void (*)(const char *, int64_t))dlsym(RTLD_DEFAULT, "memharness_agent_mark");
+    void (*restart)(int64_t) = (void (*)(int64_t))dlsym(RTLD_DEFAULT, "memharness_agent_restart_peak_snapshot");
+    int (*capture)(uintptr_t *, int) = (int (*)(uintptr_t *, int))dlsym(RTLD_DEFAULT, "memharness_agent_capture_stack");
+    int (*write_record)(const char *) = (int (*)(const char *))dlsym(RTLD_DEFAULT, "memharness_agent_write_record");
+    if (!mark || !restart || !capture || !write_record) {
+        fprintf(stderr, "agent-probe: the agent is not loaded\n");
+        return 2;
+    }
+    restart(live_bytes() > 0 ? live_bytes() : 0);
+    mark("baseline", now_ns());
+    void *held = probe_hold_block((size_t)8 << 20);
+    mark("after hold", now_ns());  // the space becomes '_' in the record
+    free(held);
+    mark("after-free", now_ns());
+    uintptr_t frames[8];
+    int depth = capture(frames, 8);
+    printf("capture %d", depth);
+    for (int i = 0; i < depth; i++) printf(" %#lx", (unsigned long)frames[i]);
+    printf("\n");
+    int error = write_record(record);
+    printf("write_record %d\n", error);
+    return error == 0 ? 0 : 1;
+}
+
+// ---- self-check ---------------------------------------------------------------------------------------------
+static int run_self_check(void) {
+    int (*self_check)(check_row *, int) = (int (*)(check_row *, int))dlsym(RTLD_DEFAULT, "memharness_agent_self_check");
+    if (self_check == NULL) {
+        fprintf(stderr, "agent-probe: the agent is not loaded (LD_PRELOAD=\"libmemharness-agent.so libjemalloc.so.2\")\n");
+        return 2;
+    }
+    int (*fast)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "memharness_agent_fast_size_classes");
+    int (*forwards)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "memharness_agent_forwards_to_fast_paths");
+    int (*stacks)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "memharness_agent_stacks_enabled");
+    printf("fast_size_classes %d forwards_to_fast_paths %d stacks_enabled %d\n", fast ? fast() : -1, forwards ? forwards() : -1,
+           stacks ? stacks() : -1);
+    check_row rows[64];
+    int count = self_check(rows, 64);
+    if (count < 0) {
+        fprintf(stderr, "agent-probe: the self-check needs MEMHARNESS_AGENT_EXACT=1\n");
+        return 3;
+    }
+    printf("check name | expected | counted | expected release | released | calls\n");
+    for (int i = 0; i < count && i < 64; i++) {
+        printf("check %s | %lld | %lld | %lld | %lld | %lld\n", rows[i].name, (long long)rows[i].expected_delta_bytes,
+               (long long)rows[i].delta_bytes, (long long)rows[i].expected_release_bytes, (long long)rows[i].release_bytes,
+               (long long)rows[i].counted_calls);
+    }
+    return 0;
+}
+
+static int usage(void) {
+    fprintf(stderr,
+            "usage: agent-probe hold <bytes> <ms> | spike <holdBytes> <spikeBytes> <ms> | two-sites [ms] |\n"
+            "       churn <pairs> | threads [blocks] | fork [children] | marks <record> | self-check\n");
+    return 64;
+}
+
+int main(int argc, char **argv) {
+    KEEP_FRAME();
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (argc < 2) return usage();
+    const char *mode = argv[1];
+    find_agent();
+    if (strcmp(mode, "hold") == 0) return run_hold(argument(argc, argv, 2, "64MiB"), argument(argc, argv, 3, "200"));
+    if (strcmp(mode, "spike") == 0) {
+        return run_spike(argument(argc, argv, 2, "16MiB"), argument(argc, argv, 3, "32MiB"), argument(argc, argv, 4, "1"));
+    }
+    if (strcmp(mode, "two-sites") == 0) return run_two_sites(argument(argc, argv, 2, "200"));
+    if (strcmp(mode, "churn") == 0) return run_churn(argument(argc, argv, 2, "20000000"));
+    if (strcmp(mode, "threads") == 0) return run_threads(argument(argc, argv, 2, "4000"));
+    if (strcmp(mode, "fork") == 0) return run_fork(argument(argc, argv, 2, "4"));
+    if (strcmp(mode, "marks") == 0 && argc > 2) {
+        print_function("probe_hold_block", (void *)probe_hold_block);
+        print_function("probe_marks", (void *)probe_marks);
+        return probe_marks(argv[2]);
+    }
+    if (strcmp(mode, "self-check") == 0) return run_self_check();
+    return usage();
+}
