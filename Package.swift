@@ -69,7 +69,8 @@ let package = Package(
         .target(
             name: "Runner",
             dependencies: [
-                "Scenarios", "Measurement", "Reports", "WorkloadKit", "AllocatorProbe", "HarnessModel", "CSystem",
+                "Scenarios", "Measurement", "Attribution", "Reports", "WorkloadKit", "AllocatorProbe", "HarnessModel",
+                "CSystem",
             ],
             swiftSettings: settings
         ),

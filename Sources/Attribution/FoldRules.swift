@@ -151,6 +151,12 @@ public struct StackFolder: Sendable, Hashable, Codable {
         rules += [
             FoldRule(.functionPrefix("__libc_start_"), .entry, reason: "process entry (glibc)"),
             FoldRule(.functionPrefix("__clone"), .entry, reason: "thread entry (glibc)"),
+            FoldRule(
+                .swiftType(module: "Measurement", type: "Agent"), .allocator,
+                reason: "the agent's stack capture (a tracked object's stack ends where the workload tracks it)"),
+            FoldRule(
+                .swiftType(module: "WorkloadKit", type: "LifetimeTracker"), .allocator, reason: "tracking an object"),
+            FoldRule(.swiftType(module: "WorkloadKit", type: "CaseContext"), .allocator, reason: "tracking an object"),
             FoldRule(.swiftModule("MemHarness"), .harness, reason: "the harness's command line"),
             FoldRule(.swiftModule("memharness"), .harness, reason: "the harness's main"),
             FoldRule(
@@ -199,8 +205,8 @@ public struct StackFolder: Sendable, Hashable, Codable {
         }
         return stack[start..<end].map { frame in
             AllocationFrame(
-                function: frame.function, file: frame.file, line: frame.line, module: frame.module,
-                isLibrary: matches(frame, .library))
+                function: ReadableName.shortened(frame.function), file: frame.file, line: frame.line,
+                module: frame.module, isLibrary: matches(frame, .library))
         }
     }
 

@@ -2,14 +2,24 @@
 #include "memharness_system.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <stdatomic.h>
+#include <signal.h>
 #include <string.h>
-#include <stdio.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifndef RENAME_EXCHANGE
 #define RENAME_EXCHANGE (1 << 1)
+#endif
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
 #endif
 
 int memharness_rename_exchange(const char *a, const char *b) {
@@ -28,3 +38,186 @@ int memharness_library_path_of_symbol(const char *symbol, char *buffer, unsigned
     memcpy(buffer, info.dli_fname, length + 1);
     return 0;
 }
+
+// In the child, between fork and exec: only async-signal-safe calls. On failure the errno goes to the
+// parent through `report` (close-on-exec, so a successful exec closes it and the parent reads nothing).
+static void become_child(const memharness_spawn_request *request, pid_t parent, int report) {
+    if (request->new_process_group) setpgid(0, 0);
+    if (request->die_with_parent) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        // The parent may have died before the call: then no signal will ever come.
+        if (getppid() != parent) _exit(127);
+    }
+    // Dispositions the harness set (SIGPIPE ignored, handlers for SIGINT...) must not reach the program.
+    struct sigaction default_action;
+    memset(&default_action, 0, sizeof default_action);
+    default_action.sa_handler = SIG_DFL;
+    for (int signal = 1; signal < NSIG; signal++) {
+        if (signal != SIGKILL && signal != SIGSTOP) sigaction(signal, &default_action, NULL);
+    }
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    if (request->working_directory != NULL && chdir(request->working_directory) != 0) {
+        int error = errno;
+        ssize_t ignored = write(report, &error, sizeof error);
+        (void)ignored;
+        _exit(127);
+    }
+    int null = open("/dev/null", O_RDWR);
+    int fds[3] = {request->stdin_fd, request->stdout_fd, request->stderr_fd};
+    for (int target = 0; target < 3; target++) {
+        int source = fds[target] >= 0 ? fds[target] : null;
+        if (source >= 0 && source != target) dup2(source, target);
+    }
+    execve(request->path, request->argv, request->envp);
+    int error = errno;
+    ssize_t ignored = write(report, &error, sizeof error);
+    (void)ignored;
+    _exit(127);
+}
+
+int memharness_spawn(const memharness_spawn_request *request, pid_t *pid_out) {
+    int report[2];
+    if (pipe2(report, O_CLOEXEC) != 0) return -1;
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid < 0) {
+        int error = errno;
+        close(report[0]);
+        close(report[1]);
+        errno = error;
+        return -1;
+    }
+    if (pid == 0) {
+        close(report[0]);
+        become_child(request, parent, report[1]);
+    }
+    close(report[1]);
+    int child_error = 0;
+    ssize_t count;
+    do {
+        count = read(report[0], &child_error, sizeof child_error);
+    } while (count < 0 && errno == EINTR);
+    close(report[0]);
+    if (count == (ssize_t)sizeof child_error) {
+        // The exec failed: reap the child, which exits at once, and report its errno.
+        int status;
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+        }
+        errno = child_error;
+        return -1;
+    }
+    *pid_out = pid;
+    return 0;
+}
+
+static int64_t nanoseconds(struct timeval time) { return (int64_t)time.tv_sec * 1000000000 + (int64_t)time.tv_usec * 1000; }
+
+static int reap(pid_t pid, int options, memharness_wait_result *result) {
+    int status = 0;
+    struct rusage usage;
+    memset(&usage, 0, sizeof usage);
+    pid_t done;
+    do {
+        done = wait4(pid, &status, options, &usage);
+    } while (done < 0 && errno == EINTR);
+    if (done <= 0) return done;
+    result->exited = WIFEXITED(status) ? 1 : 0;
+    result->status = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
+    result->signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    result->max_rss_kib = usage.ru_maxrss;
+    result->user_ns = nanoseconds(usage.ru_utime);
+    result->system_ns = nanoseconds(usage.ru_stime);
+    return 1;
+}
+
+static int64_t now_ns(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+}
+
+int memharness_wait(pid_t pid, int64_t timeout_ns, memharness_wait_result *result) {
+    int64_t deadline = timeout_ns < 0 ? -1 : now_ns() + timeout_ns;
+    int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    for (;;) {
+        int done = reap(pid, WNOHANG, result);
+        if (done != 0) {
+            if (pidfd >= 0) close(pidfd);
+            return done;
+        }
+        int64_t left = deadline < 0 ? -1 : deadline - now_ns();
+        if (deadline >= 0 && left <= 0) {
+            if (pidfd >= 0) close(pidfd);
+            return 0;
+        }
+        // Sleep until the child ends (pidfd becomes readable) or the deadline; without pidfd (kernels
+        // before 5.3) wake every 10 ms to ask again.
+        int wait_ms = left < 0 ? -1 : (int)((left + 999999) / 1000000);
+        if (pidfd >= 0) {
+            struct pollfd entry = {.fd = pidfd, .events = POLLIN};
+            poll(&entry, 1, wait_ms);
+        } else {
+            struct timespec pause = {.tv_sec = 0, .tv_nsec = 10000000};
+            nanosleep(&pause, NULL);
+        }
+    }
+}
+
+int memharness_kill_group(pid_t group, int signal) { return kill(-group, signal); }
+
+int memharness_become_subreaper(void) { return prctl(PR_SET_CHILD_SUBREAPER, 1); }
+
+// Child process groups the interruption handler kills: a fixed table of atomics, so the handler needs no lock.
+#define MEMHARNESS_CHILD_SLOTS 256
+static _Atomic pid_t children[MEMHARNESS_CHILD_SLOTS];
+static _Atomic int interruption;
+
+int memharness_child_register(pid_t group) {
+    for (int slot = 0; slot < MEMHARNESS_CHILD_SLOTS; slot++) {
+        pid_t empty = 0;
+        if (atomic_compare_exchange_strong(&children[slot], &empty, group)) {
+            // A signal that came before the registration found nothing to kill: kill it now.
+            if (atomic_load(&interruption) != 0) kill(-group, SIGKILL);
+            return 0;
+        }
+    }
+    return -1;
+}
+
+void memharness_child_unregister(pid_t group) {
+    for (int slot = 0; slot < MEMHARNESS_CHILD_SLOTS; slot++) {
+        pid_t expected = group;
+        if (atomic_compare_exchange_strong(&children[slot], &expected, 0)) return;
+    }
+}
+
+static void on_interruption(int signal) {
+    int first = 0;
+    if (!atomic_compare_exchange_strong(&interruption, &first, signal)) {
+        // A second signal: the user insists. Children are already killed; end now.
+        struct sigaction default_action;
+        memset(&default_action, 0, sizeof default_action);
+        default_action.sa_handler = SIG_DFL;
+        sigaction(signal, &default_action, NULL);
+        raise(signal);
+        return;
+    }
+    for (int slot = 0; slot < MEMHARNESS_CHILD_SLOTS; slot++) {
+        pid_t group = atomic_load(&children[slot]);
+        if (group > 0) kill(-group, SIGKILL);
+    }
+}
+
+void memharness_interruption_install(void) {
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = on_interruption;
+    sigemptyset(&action.sa_mask);
+    // No SA_RESTART: a blocking wait returns with EINTR and the run notices the interruption at once.
+    int signals[] = {SIGINT, SIGTERM, SIGHUP};
+    for (int index = 0; index < 3; index++) sigaction(signals[index], &action, NULL);
+}
+
+int memharness_interruption_signal(void) { return atomic_load(&interruption); }

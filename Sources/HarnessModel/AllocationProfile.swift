@@ -122,6 +122,10 @@ public struct AllocationProfile: Sendable, Hashable, Codable {
     public var iterations: [IterationLiveSet]
     /// Stacks that were deeper than the agent's frame limit (their root side is missing).
     public var truncatedStacks: Int
+    /// Where the tracked objects that survived the case were tracked from (leaks with a place).
+    public var leakSites: [LeakSite] = []
+    /// What to know about how the profile was made (a tool missing, a module without symbols), sorted.
+    public var notes: [String] = []
 
     public init(
         frames: [AllocationFrame], stacks: [AllocationStack], peakLevelBytes: Int, baselineLevelBytes: Int,
@@ -375,5 +379,24 @@ extension AllocationProfile {
             result += rows
         }
         return result
+    }
+}
+
+/// Surviving tracked objects of one type tracked from one place, with that place's frames.
+public struct LeakSite: Sendable, Hashable, Codable {
+    public var typeName: String
+    public var count: Int
+    /// The stack of the `track` call, root first, folded like allocation stacks.
+    public var frames: [AllocationFrame]
+
+    public init(typeName: String, count: Int, frames: [AllocationFrame]) {
+        self.typeName = typeName
+        self.count = count
+        self.frames = frames
+    }
+
+    /// Where the objects were made: the innermost frame that is not library code.
+    public var site: AllocationSite? {
+        (frames.last(where: { !$0.isLibrary }) ?? frames.last).map(AllocationSite.init)
     }
 }

@@ -41,8 +41,11 @@ public struct CaseResult: Sendable, Hashable, Codable {
     /// A metric of the measurements, by name.
     public func metric(_ name: String) -> Metric? { measurements?.metric(name) }
 
-    /// `live-query / signal-next #2`, for progress lines and messages.
-    public var label: String { "\(scenario) / \(strategy) #\(repetition)" }
+    /// True for the extra case of a strategy that recorded allocation stacks: its figures never gate.
+    public var attributed = false
+
+    /// `live-query / signal-next #2`, for progress lines and messages (`#stacks` for the attributed case).
+    public var label: String { "\(scenario) / \(strategy) #\(attributed ? "stacks" : String(repetition))" }
 }
 
 /// What happened to a case. Every kind carries what it needs and nothing it cannot have.
@@ -233,12 +236,17 @@ public struct CaseMeasurements: Sendable, Hashable, Codable {
     public let exact: ExactPeakValues?
     /// Memory warnings posted to the case; nil when warnings were off.
     public let memoryWarnings: Int?
+    /// Where the memory is (an attributed case): the symbolized live set at the peak; nil otherwise.
+    public let profile: AllocationProfile?
+    /// What an external program did (a `command` case): its exit and the tail of its output; nil for workloads.
+    public let program: ProgramReport?
 
     public init(
         baselineAllocatedBytes: Int, peak: AllocatorStatsValues, peakRSSBytes: Int, residueBytes: Int?,
         durationNanoseconds: Int64, cpuNanoseconds: Int64? = nil, sampling: SamplingFigures = SamplingFigures(),
         phases: [PhaseResult] = [], metrics: [Metric] = [], samples: SampleSeries? = nil,
-        leaks: LeakMeasurements? = nil, exact: ExactPeakValues? = nil, memoryWarnings: Int? = nil
+        leaks: LeakMeasurements? = nil, exact: ExactPeakValues? = nil, memoryWarnings: Int? = nil,
+        profile: AllocationProfile? = nil, program: ProgramReport? = nil
     ) {
         self.baselineAllocatedBytes = baselineAllocatedBytes
         self.peak = peak
@@ -253,6 +261,8 @@ public struct CaseMeasurements: Sendable, Hashable, Codable {
         self.leaks = leaks
         self.exact = exact
         self.memoryWarnings = memoryWarnings
+        self.profile = profile
+        self.program = program
     }
 
     /// Peak `stats.allocated` above the baseline, bytes: what the scenario itself added at its worst.
@@ -281,6 +291,34 @@ public struct CaseMeasurements: Sendable, Hashable, Codable {
             baselineAllocatedBytes: baselineAllocatedBytes, peak: peak, peakRSSBytes: peakRSSBytes,
             residueBytes: residueBytes, durationNanoseconds: durationNanoseconds, cpuNanoseconds: cpuNanoseconds,
             sampling: sampling, phases: phases, metrics: metrics, samples: samples, leaks: leaks, exact: exact,
-            memoryWarnings: memoryWarnings)
+            memoryWarnings: memoryWarnings, profile: profile, program: program)
+    }
+
+    /// The same measurements with a profile (the runner symbolizes the record after the case ends).
+    public func replacingProfile(_ profile: AllocationProfile?) -> CaseMeasurements {
+        CaseMeasurements(
+            baselineAllocatedBytes: baselineAllocatedBytes, peak: peak, peakRSSBytes: peakRSSBytes,
+            residueBytes: residueBytes, durationNanoseconds: durationNanoseconds, cpuNanoseconds: cpuNanoseconds,
+            sampling: sampling, phases: phases, metrics: metrics, samples: samples, leaks: leaks, exact: exact,
+            memoryWarnings: memoryWarnings, profile: profile, program: program)
+    }
+}
+
+/// What an external program did.
+public struct ProgramReport: Sendable, Hashable, Codable {
+    /// The command line run.
+    public var commandLine: String
+    /// How it ended.
+    public var exitStatus: Int32?
+    /// The signal that killed it, if one did.
+    public var signal: Int32?
+    /// The last lines of its stderr (at most 10), for the report.
+    public var stderrTail: String
+
+    public init(commandLine: String, exitStatus: Int32?, signal: Int32?, stderrTail: String) {
+        self.commandLine = commandLine
+        self.exitStatus = exitStatus
+        self.signal = signal
+        self.stderrTail = stderrTail
     }
 }

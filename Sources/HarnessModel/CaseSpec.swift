@@ -25,13 +25,17 @@ public struct CaseSpec: Sendable, Hashable, Codable {
     public var peakMode: PeakMode?
     /// The workload's gauges, in its declaration order (for reading the samples of a case that died); nil: unknown.
     public var gaugeNames: [String]?
+    /// The external program this case runs instead of a workload (`workload: command` scenarios, `profile`).
+    public var program: ProgramInvocation?
+    /// Record allocation stacks in this case (an extra repetition whose figures never gate); nil: off.
+    public var attribution: AttributionRequest?
 
     public init(
         scenario: String, workload: String, strategy: String, repetition: Int, parameters: ParameterValues,
         steps: [StepInvocation], samplingIntervalNanoseconds: Int64, sampleCapacity: Int = 16_384,
         settleNanoseconds: Int64 = 100_000_000, timeoutNanoseconds: Int64 = 120_000_000_000,
         memoryBudget: MemoryBudget? = nil, expectation: LeakExpectation? = nil, peakMode: PeakMode? = nil,
-        gaugeNames: [String]? = nil
+        gaugeNames: [String]? = nil, program: ProgramInvocation? = nil, attribution: AttributionRequest? = nil
     ) {
         self.scenario = scenario
         self.workload = workload
@@ -47,13 +51,50 @@ public struct CaseSpec: Sendable, Hashable, Codable {
         self.expectation = expectation
         self.peakMode = peakMode
         self.gaugeNames = gaugeNames
+        self.program = program
+        self.attribution = attribution
     }
 
     /// Phase names in order: `setup`, each step's phase, `teardown`.
     public var phaseNames: [String] { ["setup"] + steps.map(\.phase) + ["teardown"] }
 
-    /// A short label for progress lines: `live-query / signal-next #2`.
-    public var label: String { "\(scenario) / \(strategy) #\(repetition)" }
+    /// A short label for progress lines: `live-query / signal-next #2` (`#stacks` for the attributed case).
+    public var label: String { "\(scenario) / \(strategy) #\(attribution == nil ? String(repetition) : "stacks")" }
+}
+
+/// An external program run as a case: any dynamically linked Linux program, with the agent preloaded.
+public struct ProgramInvocation: Sendable, Hashable, Codable {
+    /// The program's path, resolved (an absolute path, or relative to the working directory).
+    public var executable: String
+    /// Its arguments (argv[1...]), parameters already substituted.
+    public var arguments: [String]
+    /// Where it runs; nil: the runner's working directory.
+    public var workingDirectory: String?
+
+    public init(executable: String, arguments: [String] = [], workingDirectory: String? = nil) {
+        self.executable = executable
+        self.arguments = arguments
+        self.workingDirectory = workingDirectory
+    }
+
+    /// The command line as a person would type it (arguments with spaces quoted).
+    public var commandLine: String {
+        ([executable] + arguments).map { $0.contains(" ") || $0.isEmpty ? "'\($0)'" : $0 }.joined(separator: " ")
+    }
+}
+
+/// How an attributed case samples allocation stacks.
+public struct AttributionRequest: Sendable, Hashable, Codable {
+    /// The mean sampling interval, bytes: one stack per this many bytes allocated on average (Poisson,
+    /// so a block larger than this is almost always sampled).
+    public var sampleMeanBytes: Int
+
+    /// 64 KiB: measured on the churn benchmark at 1.27-1.35x the uninstrumented time (Reports/benchmarks).
+    public static let defaultSampleMeanBytes = 64 << 10
+
+    public init(sampleMeanBytes: Int = AttributionRequest.defaultSampleMeanBytes) {
+        self.sampleMeanBytes = sampleMeanBytes
+    }
 }
 
 /// A step of the script as the workload receives it.

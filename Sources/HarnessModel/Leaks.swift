@@ -87,16 +87,20 @@ public struct LeakMeasurements: Sendable, Hashable, Codable {
     public var threadCacheBytesAtBaseline: Int
     /// Freed bytes held in thread caches when the residue was read, bytes (counted as allocated).
     public var threadCacheBytesAtEnd: Int
+    /// Where the surviving objects were tracked (the stack of the `track` call, which follows their
+    /// creation), when the case recorded stacks: raw return addresses, symbolized by the runner.
+    public var survivorStacks: [SurvivorStack]?
 
     public init(
         tracked: [TypeCount] = [], survivors: [TypeCount] = [], growth: [GrowthSeries] = [],
-        threadCacheBytesAtBaseline: Int = 0, threadCacheBytesAtEnd: Int = 0
+        threadCacheBytesAtBaseline: Int = 0, threadCacheBytesAtEnd: Int = 0, survivorStacks: [SurvivorStack]? = nil
     ) {
         self.tracked = tracked
         self.survivors = survivors
         self.growth = growth
         self.threadCacheBytesAtBaseline = threadCacheBytesAtBaseline
         self.threadCacheBytesAtEnd = threadCacheBytesAtEnd
+        self.survivorStacks = survivorStacks
     }
 
     /// Objects tracked over the case, all types.
@@ -322,5 +326,19 @@ extension CaseResult {
     /// This case's leak verdict under the standard criteria (not assessed unless the case completed).
     public var leakAssessment: LeakAssessment {
         LeakAnalysis.assess(completed?.leaks, expectation: expectation)
+    }
+}
+
+/// Surviving tracked objects of one type that were tracked from the same place.
+public struct SurvivorStack: Sendable, Hashable, Codable {
+    public var typeName: String
+    public var count: Int
+    /// The return addresses of the `track` call's stack, innermost first (the agent's frames removed).
+    public var returnAddresses: [UInt64]
+
+    public init(typeName: String, count: Int, returnAddresses: [UInt64]) {
+        self.typeName = typeName
+        self.count = count
+        self.returnAddresses = returnAddresses
     }
 }

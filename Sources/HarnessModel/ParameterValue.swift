@@ -39,7 +39,9 @@ extension ParameterValue {
         case .rate(let value): return value
         case .duration(let value): return Double(value)
         case .fraction(let value): return value
-        case .flag, .choice: return nil
+        case .flag: return nil
+        // Text that is a number (a command scenario's `documents: 20000`) still sweeps along an axis.
+        case .choice(let text): return Double(text)
         }
     }
 }

@@ -128,6 +128,17 @@ public struct AllocatorStatsValues: Sendable, Hashable, Codable {
     }
 }
 
+extension AllocatorStatsValues {
+    /// The element-wise maximum of two readings (peaks of each figure, not one consistent reading).
+    public func elementwiseMax(_ other: AllocatorStatsValues) -> AllocatorStatsValues {
+        AllocatorStatsValues(
+            allocatedBytes: max(allocatedBytes, other.allocatedBytes), activeBytes: max(activeBytes, other.activeBytes),
+            residentBytes: max(residentBytes, other.residentBytes), mappedBytes: max(mappedBytes, other.mappedBytes),
+            retainedBytes: max(retainedBytes, other.retainedBytes),
+            metadataBytes: max(metadataBytes, other.metadataBytes))
+    }
+}
+
 /// A parameter of a scenario as it was run, for the report.
 public struct NamedValue: Sendable, Hashable, Codable {
     public var name: String
@@ -160,6 +171,9 @@ public struct ScenarioRun: Sendable, Hashable, Codable {
     public var thresholds: [Threshold] = []
     /// The figure that ranks the strategies (`rank:`; peak allocated unless the file says otherwise).
     public var ranking: Figure = .peakAllocated
+    /// One case per strategy that recorded allocation stacks (`--attribute`), kept apart from `cases`:
+    /// its figures are inflated by the recording and never enter medians, rankings or gates.
+    public var attributedCases: [CaseResult] = []
 
     public init(
         name: String, file: String, workload: String, summary: String, parameters: [NamedValue],
@@ -239,6 +253,7 @@ extension RunReport {
             for run in report.scenarios {
                 if let index = scenarios.firstIndex(where: { $0.name == run.name }) {
                     scenarios[index].cases += run.cases
+                    scenarios[index].attributedCases += run.attributedCases
                     for strategy in run.strategies where !scenarios[index].strategies.contains(strategy) {
                         scenarios[index].strategies.append(strategy)
                     }

@@ -74,6 +74,9 @@ public enum Agent {
         return Array(frames.prefix(Int(max(0, count))))
     }
 
+    /// `captureStack()` as a closure declared here, so its frame folds away with the agent's own.
+    public static let stackCapture: @Sendable () -> [UInt] = { captureStack() }
+
     /// Writes the agent's record to `path`; nil when written, else why not.
     public static func writeRecord(to path: String) -> String? {
         guard let functions else { return "the agent is not loaded into this process" }

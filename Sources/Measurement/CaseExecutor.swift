@@ -13,6 +13,8 @@ public struct CaseEnvironment: Sendable {
     public var scratchDirectory: String
     /// A file for the sampler's rows, so they survive the process (see `SampleBuffer`); nil: memory only.
     public var sampleFile: String?
+    /// Where an attributed case writes the agent's record (allocation stacks, marks, modules).
+    public var recordFile: String?
     /// False skips the start-up check that jemalloc is the process allocator: for a case run under a
     /// tool that replaces malloc (valgrind), whose jemalloc figures are then meaningless.
     public var checkAllocator: Bool
@@ -22,11 +24,12 @@ public struct CaseEnvironment: Sendable {
     public var onMemoryLimit: (@Sendable (CaseOutcome) -> Void)?
 
     public init(
-        scratchDirectory: String, sampleFile: String? = nil, checkAllocator: Bool = true,
+        scratchDirectory: String, sampleFile: String? = nil, recordFile: String? = nil, checkAllocator: Bool = true,
         onMemoryLimit: (@Sendable (CaseOutcome) -> Void)? = nil
     ) {
         self.scratchDirectory = scratchDirectory
         self.sampleFile = sampleFile
+        self.recordFile = recordFile
         self.checkAllocator = checkAllocator
         self.onMemoryLimit = onMemoryLimit
     }
@@ -51,6 +54,11 @@ public struct CaseExecutor: Sendable {
                 detail: "this process does not count allocations: run it with \(Agent.libraryName) preloaded "
                     + "(the runner does; \(Agent.buildHint))")
         }
+        if spec.attribution != nil && (!Agent.recordsStacks || environment.recordFile == nil) {
+            throw .attributionUnavailable(
+                detail: Agent.recordsStacks
+                    ? "no file to write the record to" : "this process does not record allocation stacks")
+        }
         guard let workload = catalog.workload(named: spec.workload) else {
             throw .unknownWorkload(spec.workload, known: catalog.names)
         }
@@ -64,7 +72,13 @@ public struct CaseExecutor: Sendable {
         let run = try CaseRun(spec: spec, workload: workload, probe: probe, environment: environment)
         try run.start()
         let script = run.runScript()
-        return run.finish(script)
+        let outcome = run.finish(script)
+        if let recordFile = environment.recordFile, spec.attribution != nil,
+            let problem = Agent.writeRecord(to: recordFile)
+        {
+            throw .attributionUnavailable(detail: problem)
+        }
+        return outcome
     }
 
     /// Flushes this thread's cache, purges every arena, waits, and purges again.
@@ -124,9 +138,17 @@ final class CaseRun {
         self.spec = spec
         self.probe = probe
         self.workload = workload
+        // An attributed case keeps the stack of every tracked object and feeds the agent the sampled peak.
+        var captureStack: (@Sendable () -> [UInt])?
+        var observer: (@Sendable (Int, Int64) -> Void)?
+        if spec.attribution != nil {
+            captureStack = Agent.stackCapture
+            observer = { footprint, time in Agent.observe(footprintBytes: footprint, timeNanoseconds: time) }
+        }
         context = CaseContext(
             strategy: spec.strategy, repetition: spec.repetition,
-            gaugeNames: workload.descriptor.gauges.map(\.name), scratchDirectory: environment.scratchDirectory)
+            gaugeNames: workload.descriptor.gauges.map(\.name), scratchDirectory: environment.scratchDirectory,
+            captureStack: captureStack)
         phases = PhaseRecorder(names: spec.phaseNames, exact: spec.peakMode == .exact)
         let context = context
         sampler =
@@ -137,7 +159,8 @@ final class CaseRun {
                 phaseIndex: { context.phaseIndex.load(ordering: .relaxed) },
                 watch: CaseExecutor.footprintWatch(
                     spec, context: context, probe: probe, outcome: limit, onMemoryLimit: environment.onMemoryLimit),
-                sampleFile: environment.sampleFile)
+                sampleFile: environment.sampleFile,
+                observer: observer)
             : nil
     }
 
@@ -165,6 +188,11 @@ final class CaseRun {
         }
         baseline.originNanoseconds = MonotonicClock.nanoseconds()
         baseline.cpuNanoseconds = CaseExecutor.processCPUNanoseconds()
+        if spec.attribution != nil {
+            // The live set per stack at the baseline is subtracted from the one at the peak.
+            Agent.restartPeakSnapshot(levelBytes: baseline.exactLiveBytes ?? baseline.allocatedBytes)
+            Agent.mark("baseline", timeNanoseconds: 0)
+        }
         try sampler?.start(originNanoseconds: baseline.originNanoseconds)
     }
 
@@ -208,8 +236,20 @@ final class CaseRun {
         case BuiltInStep.settle.name:
             CaseExecutor.settle(probe, nanoseconds: step.arguments.duration("duration").nanoseconds)
         case BuiltInStep.repeat.name:
+            let marks = spec.attribution != nil
+            let origin = baseline.originNanoseconds
             growth.append(
-                try CaseExecutor.runRepeat(step, probe: probe) { try self.run($0, in: workloadCase, growth: &growth) })
+                try CaseExecutor.runRepeat(
+                    step, probe: probe,
+                    afterIteration: { iteration in
+                        // The live set per stack after each iteration: growth per site.
+                        if marks {
+                            Agent.mark(
+                                "iteration.\(step.phase).\(iteration)",
+                                timeNanoseconds: MonotonicClock.nanoseconds() - origin)
+                        }
+                    }
+                ) { try self.run($0, in: workloadCase, growth: &growth) })
         default:
             try workloadCase?.run(step, context: context)
         }
@@ -230,12 +270,14 @@ final class CaseRun {
         // tracker's references go before the residue is read, so its side tables are not residue.
         let tracked = context.lifetimes.tracked()
         let survivors = context.lifetimes.survivors()
+        let survivorStacks = spec.attribution == nil ? nil : context.lifetimes.survivorStacks()
         context.lifetimes.removeAll()
         probe.flushThreadCache()
         let residue = probe.allocatedBytes() - baseline.allocatedBytes
         let leaks = LeakMeasurements(
             tracked: tracked, survivors: survivors, growth: script.growth,
-            threadCacheBytesAtBaseline: baseline.threadCacheBytes, threadCacheBytesAtEnd: probe.threadCacheBytes())
+            threadCacheBytesAtBaseline: baseline.threadCacheBytes, threadCacheBytesAtEnd: probe.threadCacheBytes(),
+            survivorStacks: survivorStacks)
         if let killed = limit.outcome.withLock({ $0 }) { return killed }
         var exact: ExactPeakValues?
         if let live = baseline.exactLiveBytes, let peak = exactPeak, let calls = exactCalls,

@@ -12,6 +12,8 @@ public enum MeasurementError: Error, CustomStringConvertible, Sendable {
     case unknownWorkload(String, known: [String])
     /// An exact-peak case, but this process does not count allocations (`detail` says what is missing).
     case exactPeakUnavailable(detail: String)
+    /// Allocation stacks were asked for, but this process cannot record them (`detail` says why).
+    case attributionUnavailable(detail: String)
     /// A system call the measurement needs failed.
     case system(call: String, errno: Int32)
 
@@ -23,6 +25,9 @@ public enum MeasurementError: Error, CustomStringConvertible, Sendable {
             return "unknown workload '\(name)'; this binary knows: \(known.joined(separator: ", "))"
         case .exactPeakUnavailable(let detail):
             return "exact peaks (--peak exact, peak: exact) need every allocation counted, but \(detail)"
+        case .attributionUnavailable(let detail):
+            return "allocation stacks (--attribute) cannot be recorded: \(detail); the runner preloads "
+                + "\(Agent.libraryName) with MEMHARNESS_AGENT_STACK_SAMPLE_BYTES into attributed cases"
         case .system(let call, let errno):
             return "\(call) failed: \(String(cString: strerror(errno))) (errno \(errno))"
         }

@@ -9,7 +9,7 @@ extension CaseExecutor {
     /// The readings go into storage reserved before the first iteration, so recording them
     /// allocates nothing the next reading could see.
     static func runRepeat(
-        _ step: StepInvocation, probe: JemallocProbe,
+        _ step: StepInvocation, probe: JemallocProbe, afterIteration: (Int) -> Void = { _ in },
         runStep: (StepInvocation) throws -> Void
     ) throws -> GrowthSeries {
         let times = step.arguments.count("times")
@@ -17,12 +17,13 @@ extension CaseExecutor {
         let body = step.body ?? []
         var liveBytes: [Int] = []
         liveBytes.reserveCapacity(times)
-        for _ in 0..<times {
+        for iteration in 1...times {
             for bodyStep in body {
                 try runStep(bodyStep)
             }
             settle(probe, nanoseconds: settleNanoseconds)
             liveBytes.append(liveHeapBytes(probe))
+            afterIteration(iteration)
         }
         return GrowthSeries(
             phase: step.phase, warmupIterations: step.arguments.count("warmup"),

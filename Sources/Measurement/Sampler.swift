@@ -205,13 +205,4 @@ extension AllocatorStatsValues {
             allocatedBytes: stats.allocatedBytes, activeBytes: stats.activeBytes, residentBytes: stats.residentBytes,
             mappedBytes: stats.mappedBytes, retainedBytes: stats.retainedBytes, metadataBytes: stats.metadataBytes)
     }
-
-    /// The element-wise maximum of two readings (peaks of each figure, not one consistent reading).
-    func elementwiseMax(_ other: AllocatorStatsValues) -> AllocatorStatsValues {
-        AllocatorStatsValues(
-            allocatedBytes: max(allocatedBytes, other.allocatedBytes), activeBytes: max(activeBytes, other.activeBytes),
-            residentBytes: max(residentBytes, other.residentBytes), mappedBytes: max(mappedBytes, other.mappedBytes),
-            retainedBytes: max(retainedBytes, other.retainedBytes),
-            metadataBytes: max(metadataBytes, other.metadataBytes))
-    }
 }

@@ -55,7 +55,8 @@ struct MemHarnessCommand: ParsableCommand {
         discussion: ExitStatus.summary + " A report folder is replaced in one step: it always holds one complete run.",
         version: MemHarness.version,
         subcommands: [
-            RunCommand.self, ReportCommand.self, CompareCommand.self, BaselineCommand.self, MergeCommand.self,
+            RunCommand.self, ProfileCommand.self, ReportCommand.self, CompareCommand.self, BaselineCommand.self,
+            MergeCommand.self,
             ListCommand.self, RunCaseCommand.self, ExactCheckCommand.self,
         ]
     )

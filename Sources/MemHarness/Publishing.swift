@@ -36,6 +36,26 @@ enum Publishing {
         }
     }
 
+    /// What `profile` prints: per run of the program its peak above its start, exact peak, RSS peak and exit.
+    static func profileSummary(_ report: RunReport, folder: String) -> String {
+        var lines: [String] = []
+        for result in report.scenarios.flatMap({ $0.cases + $0.attributedCases }) {
+            guard let m = result.measurements else { continue }
+            var parts = ["peak allocated \(Units.formatBytes(m.peakAllocatedNetBytes)) above its start"]
+            if let exact = m.exactPeakNetBytes { parts.append("exact peak \(Units.formatBytes(exact))") }
+            parts.append("peak RSS \(Units.formatBytes(m.peakRSSBytes))")
+            if let residue = m.residueBytes { parts.append("still allocated at exit \(Units.formatBytes(residue))") }
+            if let program = m.program {
+                parts.append(
+                    program.exitStatus.map { "exit status \($0)" } ?? program.signal.map { "killed by signal \($0)" }
+                        ?? "")
+            }
+            lines.append("\(result.label): " + parts.filter { !$0.isEmpty }.joined(separator: ", "))
+        }
+        lines.append("Report: \(folder)/report.md")
+        return lines.joined(separator: "\n")
+    }
+
     /// One stderr line per case that did not complete (kills by the memory limit are notes).
     static func reportCasesThatDidNotComplete(_ report: RunReport) {
         for result in report.scenarios.flatMap(\.cases) where result.status != .ok {

@@ -39,16 +39,30 @@ struct CompareCommand: ParsableCommand {
     @Argument(help: ArgumentHelp("The report folder to check.", valueName: "dir"))
     var directory = "Reports/latest"
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "An earlier report folder: list the allocation sites that grew since it (both runs with --attribute).",
+            valueName: "dir"))
+    var against: String?
+
     @OptionGroup(title: "Gating")
     var gate: GateOptions
 
     func validate() throws {
-        if gate.baseline == nil { throw ValidationError("compare needs --baseline FILE") }
+        if gate.baseline == nil && against == nil {
+            throw ValidationError("compare needs --baseline FILE or --against DIR")
+        }
     }
 
     func run() throws {
         let baseline = try gate.loadBaseline()
         let report = try ReportFolderCommands.read(directory).report
+        if let against {
+            let earlier = try ReportFolderCommands.read(against).report
+            Terminal.result(SiteGrowthListing.render(report, since: earlier, earlierFolder: against))
+            guard gate.baseline != nil else { return }
+        }
         let checks = Gate.checks(for: report, baseline: baseline, policy: gate.policy())
         try Publishing.publish(RunRecord(report: report, checks: checks), folder: directory, gate: gate)
         let status = Gate.status(of: report, checks: checks, policy: gate.policy())

@@ -29,6 +29,9 @@ struct RunCaseCommand: ParsableCommand {
     @Option(help: "A file for the sampler's rows, which survive the process.")
     var samples: String?
 
+    @Option(help: "Where an attributed case writes the agent's record of allocation stacks.")
+    var record: String?
+
     @Flag(
         name: .customLong("no-allocator-check"),
         help: ArgumentHelp(
@@ -45,7 +48,7 @@ struct RunCaseCommand: ParsableCommand {
         }
         let resultPath = result
         let environment = CaseEnvironment(
-            scratchDirectory: scratch, sampleFile: samples, checkAllocator: !noAllocatorCheck,
+            scratchDirectory: scratch, sampleFile: samples, recordFile: record, checkAllocator: !noAllocatorCheck,
             onMemoryLimit: { killed in
                 // On the sampler thread, while the workload still runs: write the outcome and end the
                 // process at once, as a phone kills an app over its budget.

@@ -120,6 +120,19 @@ struct RunningOptions: ParsableArguments {
             valueName: "i/n"))
     var shard: Shard?
 
+    @Flag(
+        name: .long,
+        help: ArgumentHelp(
+            "Also record where the memory is: one more case per strategy samples allocation stacks (its figures "
+                + "never gate) for the report's top sites, flame graphs, folded stacks and pprof profiles."))
+    var attribute = false
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Mean bytes between sampled allocation stacks with --attribute (Poisson, by bytes).", valueName: "size"))
+    var stackSample: SizeArgument = SizeArgument(AttributionRequest.defaultSampleMeanBytes)
+
     @Flag(name: .long, help: "No progress on stderr (it is also off when stderr is not a terminal).")
     var quiet = false
 
@@ -143,6 +156,9 @@ struct RunningOptions: ParsableArguments {
             throw ValidationError("--samples-max-rows must be 0 (keep all) or more, got \(samplesMaxRows)")
         }
         if quiet && verbose { throw ValidationError("--quiet and --verbose contradict each other; give one") }
+        if !((1 << 10)...(64 << 20)).contains(stackSample.bytes) {
+            throw ValidationError("--stack-sample \(stackSample.bytes) bytes is out of range; allowed: 1KiB...64MiB")
+        }
     }
 
     /// The run these options ask for.
@@ -152,6 +168,7 @@ struct RunningOptions: ParsableArguments {
         request.options.memory = memory
         request.options.peakMode = peak
         request.options.timeout = timeout?.duration
+        request.options.attribution = attribute ? AttributionRequest(sampleMeanBytes: stackSample.bytes) : nil
         request.shard = shard
         return request
     }

@@ -120,6 +120,7 @@ public enum MarkdownReport {
         out.append(contentsOf: phaseTable("Exact peak per phase", summary.ranked, \.phaseExactPeakNetBytes))
 
         out.append(contentsOf: LeaksSection.lines(for: scenario, headingLevel: 3))
+        out.append(contentsOf: AttributionSection.lines(for: scenario, files: charts))
 
         let metricNames = summary.ranked.flatMap { $0.metrics.map(\.name) }.uniqued()
         if !metricNames.isEmpty {

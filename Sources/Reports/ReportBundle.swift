@@ -48,9 +48,11 @@ public enum ReportBundle {
             files.append(("sweep.csv", SweepSection.csv(sweeps)))
         }
         files += charts
-        files.append(
-            ("report.md", MarkdownReport.render(report, charts: Set(charts.map(\.path)), checks: record.checks)))
-        return files.map { ($0.0, Data($0.1.utf8)) }
+        let attribution = AttributionSection.files(report)
+        let linked = Set(charts.map(\.path) + attribution.map(\.path))
+        let markdown = MarkdownReport.render(report, charts: linked, checks: record.checks)
+        // report.md last: a reader who sees it sees every file it links to.
+        return files.map { ($0.0, Data($0.1.utf8)) } + attribution + [("report.md", Data(markdown.utf8))]
     }
 
     /// Every file of the folder: `run.json` first, then the renderings.

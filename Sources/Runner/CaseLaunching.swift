@@ -7,8 +7,9 @@ public protocol CaseLaunching: Sendable {
     /// Runs `spec`; never throws: a case that cannot run is a `notMeasured` outcome, and the run goes on.
     func launch(_ spec: CaseSpec) -> CaseOutcome
 
-    /// Why exact-peak cases cannot run with this launcher; nil when they can.
-    var exactPeakProblem: String? { get }
+    /// Why cases that need the agent (exact peaks, allocation stacks, external programs) cannot run with
+    /// this launcher; nil when they can.
+    var agentProblem: String? { get }
 }
 
 /// Runs cases in this process, one after another: no isolation between cases (their heaps mix), so
@@ -23,13 +24,17 @@ public struct InProcessCaseLauncher: CaseLaunching {
         self.scratchRoot = scratchRoot
     }
 
-    public var exactPeakProblem: String? {
+    public var agentProblem: String? {
         Agent.isCounting
             ? nil
             : "this process does not count allocations (start it with \(Agent.libraryName) preloaded; \(Agent.buildHint))"
     }
 
     public func launch(_ spec: CaseSpec) -> CaseOutcome {
+        guard spec.program == nil, spec.attribution == nil else {
+            return .notMeasured(
+                reason: "external programs and allocation stacks need a case process (the process launcher)")
+        }
         let scratch = "\(scratchRoot)/memharness-scratch-\(UUID().uuidString)"
         do {
             try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)

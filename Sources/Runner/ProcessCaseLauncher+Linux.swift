@@ -46,7 +46,8 @@ public struct ProcessCaseLauncher: CaseLaunching {
         return ProcessCaseLauncher(executable: executable, agent: AgentPreload.locate(besideExecutable: executable))
     }
 
-    public var exactPeakProblem: String? {
+    /// Why cases that need the agent (exact peaks, allocation stacks, external programs) cannot run; nil when they can.
+    public var agentProblem: String? {
         agent == nil ? AgentPreload.missingDescription(besideExecutable: executable) : nil
     }
 
@@ -54,10 +55,12 @@ public struct ProcessCaseLauncher: CaseLaunching {
     /// needs it; nil when it needs the agent and there is none.
     public func childEnvironment(for spec: CaseSpec) -> [String: String]? {
         var variables = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-        if spec.peakMode == .exact {
-            guard let agent else { return nil }
-            variables.merge(agent.variables(exact: true)) { _, new in new }
-        }
+        // An external program always runs with the agent: its sampler thread is how it is measured.
+        guard spec.peakMode == .exact || spec.attribution != nil || spec.program != nil else { return variables }
+        guard let agent else { return nil }
+        let modes = agent.variables(
+            exact: spec.peakMode == .exact, stackSampleBytes: spec.attribution?.sampleMeanBytes)
+        variables.merge(modes) { _, new in new }
         return variables
     }
 
@@ -70,113 +73,62 @@ public struct ProcessCaseLauncher: CaseLaunching {
         }
         defer { ScratchFolder.remove(work.root) }
         guard let childEnvironment = childEnvironment(for: spec) else {
-            return .notMeasured(reason: exactPeakProblem ?? "the case needs the agent")
+            return .notMeasured(reason: agentProblem ?? "the case needs the agent")
         }
-        let arguments =
-            [
-                "_run-case", "--spec", work.spec, "--result", work.result, "--scratch", work.scratch,
-                "--samples", work.samples,
-            ] + childArguments
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: wrapper.isEmpty ? executable : "/usr/bin/env")
-        process.arguments = wrapper.isEmpty ? arguments : wrapper + [executable] + arguments
-        process.environment = childEnvironment
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        let stderrHandle = FileHandle(forWritingAtPath: work.stderr)
-        process.standardError = stderrHandle ?? FileHandle.nullDevice
-        defer { try? stderrHandle?.close() }  // a write handle of a file read after the child ended
-        let ended = ChildExit()
-        process.terminationHandler = { _ in ended.signal() }
+        let outcome =
+            spec.program != nil
+            ? ProgramCase(spec: spec, work: work, environment: childEnvironment).run()
+            : runWorkloadCase(spec, work: work, environment: childEnvironment)
+        guard spec.attribution != nil else { return outcome }
+        return CaseAttribution.attach(to: outcome, recordFile: work.record(of: nil), label: spec.label)
+    }
+
+    /// Runs a workload's case in `_run-case` and reads what it left.
+    func runWorkloadCase(_ spec: CaseSpec, work: CaseWorkFolder, environment: [String: String]) -> CaseOutcome {
+        var arguments = [
+            "_run-case", "--spec", work.spec, "--result", work.result, "--scratch", work.scratch, "--samples",
+            work.samples,
+        ]
+        if spec.attribution != nil { arguments += ["--record", work.record(of: nil)] }
+        arguments += childArguments
+        let stderr = open(work.stderr, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        defer { if stderr >= 0 { close(stderr) } }
+        let child: ChildProcess
         do {
-            try process.run()
+            child = try ChildProcess.spawn(
+                path: wrapper.isEmpty ? executable : "/usr/bin/env",
+                arguments: wrapper.isEmpty ? arguments : Array(wrapper.dropFirst(0)) + [executable] + arguments,
+                environment: environment, stderr: stderr >= 0 ? stderr : nil)
         } catch {
-            return .notMeasured(reason: "could not start \(executable): \(error.localizedDescription)")
+            return .notMeasured(reason: error.description)
         }
-        let timedOut = !ended.wait(nanoseconds: spec.timeoutNanoseconds)
-        if timedOut {
-            kill(process.processIdentifier, SIGKILL)
-            // SIGKILL cannot be ignored: the child is gone within milliseconds; 10 s covers a stalled kernel.
-            _ = ended.wait(nanoseconds: 10_000_000_000)
+        guard let ended = child.wait(timeoutNanoseconds: spec.timeoutNanoseconds) else {
+            _ = child.kill()
+            return .timedOut(limitNanoseconds: spec.timeoutNanoseconds, measurements: work.partialMeasurements(spec))
         }
-        return outcome(of: process, timedOut: timedOut, spec: spec, work: work)
+        return outcome(of: ended.termination, spec: spec, work: work)
     }
 
     /// What the child's end, its result file, its samples and its stderr say.
-    func outcome(of process: Process, timedOut: Bool, spec: CaseSpec, work: CaseWorkFolder) -> CaseOutcome {
-        let partial = { work.partialMeasurements(spec) }
-        if timedOut { return .timedOut(limitNanoseconds: spec.timeoutNanoseconds, measurements: partial()) }
+    func outcome(of termination: Termination, spec: CaseSpec, work: CaseWorkFolder) -> CaseOutcome {
         let stderr = ChildOutput(path: work.stderr)
-        if process.terminationReason == .uncaughtSignal {
-            let signal = process.terminationStatus
+        switch termination {
+        case .signaled(let signal):
             return .crashed(
                 crash: CaseCrash(
                     signal: signal, signalName: SignalNames.name(of: signal), message: stderr.failureMessage),
-                measurements: partial())
-        }
-        let status = process.terminationStatus
-        if status == CaseExitCode.done || status == CaseExitCode.memoryLimit {
+                measurements: work.partialMeasurements(spec))
+        case .exited(let status) where status == CaseExitCode.done || status == CaseExitCode.memoryLimit:
             do {
                 return try JSONDecoder().decode(
                     CaseOutcome.self, from: Data(contentsOf: URL(fileURLWithPath: work.result)))
             } catch {
                 return .notMeasured(reason: "the case wrote no readable result: \(error.localizedDescription)")
             }
+        case .exited(let status):
+            let detail = stderr.failureMessage
+            return .notMeasured(reason: "exited with status \(status)" + (detail.isEmpty ? "" : ": \(detail)"))
         }
-        let detail = stderr.failureMessage
-        return .notMeasured(reason: "exited with status \(status)" + (detail.isEmpty ? "" : ": \(detail)"))
-    }
-}
-
-/// The agent library and the jemalloc it forwards to, as a case process preloads them.
-public struct AgentPreload: Sendable, Hashable {
-    /// `libmemharness-agent.so`.
-    public var library: String
-    /// The jemalloc shared library (`libjemalloc.so.2`), preloaded after the agent so that it is the
-    /// process allocator even in programs that do not link it; nil when the harness itself links jemalloc statically.
-    public var jemalloc: String?
-
-    public init(library: String, jemalloc: String?) {
-        self.library = library
-        self.jemalloc = jemalloc
-    }
-
-    /// The agent named by `MEMHARNESS_AGENT_LIBRARY`, else the one beside `executable`; nil when neither exists.
-    public static func locate(besideExecutable executable: String) -> AgentPreload? {
-        let fileManager = FileManager.default
-        let candidates: [String?] = [
-            ProcessInfo.processInfo.environment["MEMHARNESS_AGENT_LIBRARY"],
-            URL(fileURLWithPath: executable).deletingLastPathComponent().appendingPathComponent(Agent.libraryName).path,
-        ]
-        guard let library = candidates.compactMap({ $0 }).first(where: { fileManager.isReadableFile(atPath: $0) })
-        else {
-            return nil
-        }
-        return AgentPreload(library: library, jemalloc: jemallocLibraryPath)
-    }
-
-    /// The path of the jemalloc shared library serving this process; nil when it is linked statically.
-    public static var jemallocLibraryPath: String? {
-        var buffer = [CChar](repeating: 0, count: 4096)
-        guard memharness_library_path_of_symbol("mallctl", &buffer, UInt(buffer.count)) == 0 else { return nil }
-        return String(cString: buffer)
-    }
-
-    /// Why there is no agent, and how to build it.
-    public static func missingDescription(besideExecutable executable: String) -> String {
-        let folder = URL(fileURLWithPath: executable).deletingLastPathComponent().path
-        let release = folder.hasSuffix("/release") ? " -c release" : ""
-        return "there is no \(Agent.libraryName) beside \(executable) (nor in MEMHARNESS_AGENT_LIBRARY); build it with "
-            + "`swift build\(release) --product memharness-agent` (`make build` does)"
-    }
-
-    /// The variables that load the agent into a process and set its modes.
-    public func variables(exact: Bool = false, stackSampleBytes: Int? = nil) -> [String: String] {
-        let existing = ProcessInfo.processInfo.environment["LD_PRELOAD"].map { " " + $0 } ?? ""
-        var variables = ["LD_PRELOAD": ([library] + (jemalloc.map { [$0] } ?? [])).joined(separator: " ") + existing]
-        if exact { variables["MEMHARNESS_AGENT_EXACT"] = "1" }
-        if let stackSampleBytes { variables["MEMHARNESS_AGENT_STACK_SAMPLE_BYTES"] = String(stackSampleBytes) }
-        return variables
     }
 }
 
@@ -190,18 +142,6 @@ public enum CaseExitCode {
     public static let memoryLimit: Int32 = 3
 }
 
-/// A child's end, waited for with a bound (no polling).
-final class ChildExit: Sendable {
-    private let semaphore = DispatchSemaphore(value: 0)
-
-    func signal() { semaphore.signal() }
-
-    /// True when the child ended within `nanoseconds`.
-    func wait(nanoseconds: Int64) -> Bool {
-        semaphore.wait(timeout: .now() + .nanoseconds(Int(clamping: nanoseconds))) == .success
-    }
-}
-
 /// The files of one case process, in a folder of their own under the temporary directory.
 struct CaseWorkFolder {
     let root: String
@@ -209,6 +149,11 @@ struct CaseWorkFolder {
     var result: String { "\(root)/result.json" }
     var stderr: String { "\(root)/stderr.txt" }
     var samples: String { "\(root)/samples.bin" }
+    var stdout: String { "\(root)/stdout.txt" }
+    /// The agent's record; for an external program, the file of process `pid` (the agent names it by pid).
+    func record(of pid: Int32?) -> String { "\(root)/record" + (pid.map { ".\($0)" } ?? ".txt") }
+    /// The agent's sample stream of an external program's process `pid`.
+    func programSamples(of pid: Int32) -> String { "\(root)/samples.\(pid)" }
     var scratch: String { "\(root)/scratch" }
 
     init(spec caseSpec: CaseSpec) throws {
@@ -245,6 +190,11 @@ struct ChildOutput {
         let size = (try? handle.seekToEnd()) ?? 0
         try? handle.seek(toOffset: size > 65_536 ? size - 65_536 : 0)
         text = String(decoding: (try? handle.readToEnd()) ?? Data(), as: UTF8.self)
+    }
+
+    /// The last `count` non-empty lines, joined by newlines.
+    func lastLines(_ count: Int) -> String {
+        text.split(separator: "\n").suffix(count).joined(separator: "\n")
     }
 
     /// The Swift runtime's fatal-error line (`Fatal error: Index out of range at File.swift:12`) when

@@ -8,14 +8,14 @@ public enum RunError: Error, CustomStringConvertible, Sendable {
     case scenario(ScenarioError)
     /// Options that do not fit the scenarios (a memory warning without a limit, a budget with sampling off).
     case options([String])
-    /// Exact peaks were asked for, but the cases cannot count every allocation (`detail` says what is missing).
-    case exactPeakUnavailable(file: String, detail: String)
+    /// Exact peaks, allocation stacks or an external program need the agent, and there is none (`detail` says how to build it).
+    case agentUnavailable(file: String, detail: String)
 
     /// True when the fix is in what the user asked for (exit 64), not in the machine.
     public var isUsageError: Bool {
         switch self {
         case .scenario, .options: return true
-        case .exactPeakUnavailable: return false
+        case .agentUnavailable: return false
         }
     }
 
@@ -23,8 +23,9 @@ public enum RunError: Error, CustomStringConvertible, Sendable {
         switch self {
         case .scenario(let error): return error.description
         case .options(let problems): return problems.joined(separator: "\n")
-        case .exactPeakUnavailable(let file, let detail):
-            return "\(file): exact peaks (--peak exact, peak: exact) need every allocation counted, but \(detail)"
+        case .agentUnavailable(let file, let detail):
+            return
+                "\(file): exact peaks, allocation stacks and external programs need the memharness agent, but \(detail)"
         }
     }
 }

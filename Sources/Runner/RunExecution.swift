@@ -16,9 +16,10 @@ public enum RunExecution {
         plan.cases.enumerated().map { index, spec in
             events(.started(index: index + 1, total: plan.cases.count, spec: spec))
             let start = MonotonicClock.nanoseconds()
-            let result = CaseResult(
+            var result = CaseResult(
                 scenario: spec.scenario, workload: spec.workload, strategy: spec.strategy, repetition: spec.repetition,
                 expectation: spec.expectation, outcome: launcher.launch(spec))
+            result.attributed = spec.attribution != nil
             events(
                 .finished(
                     index: index + 1, total: plan.cases.count, result: result,
@@ -33,7 +34,12 @@ extension RunReport {
     /// ran here), and a sweep summary per scenario when the plan sweeps.
     public init(plan: RunPlan, results: [CaseResult], environment: EnvironmentInfo, generatedAt: String) {
         let byScenario = Dictionary(grouping: results, by: \.scenario)
-        let scenarios = plan.scenarios.map { ScenarioRun(planned: $0, results: byScenario[$0.spec.name] ?? []) }
+        let scenarios = plan.scenarios.map { planned in
+            let results = byScenario[planned.spec.name] ?? []
+            var run = ScenarioRun(planned: planned, results: results.filter { !$0.attributed })
+            run.attributedCases = results.filter(\.attributed)
+            return run
+        }
         var sweeps: [SweepSummary]?
         if let key = plan.sweepKey {
             var order: [String] = []

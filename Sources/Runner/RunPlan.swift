@@ -18,6 +18,9 @@ public struct RunOptions: Sendable {
     public var peakMode: PeakMode?
     /// `--timeout`: the per-case limit, over the files'.
     public var timeout: Duration?
+    /// `--attribute`: one more case per strategy that records allocation stacks (its figures never gate);
+    /// nil lets the files decide (`attribution: true`).
+    public var attribution: AttributionRequest?
 
     public init(interval: Duration = .milliseconds(1), repetitions: Int? = nil, quick: Bool = false) {
         self.interval = interval
@@ -57,6 +60,9 @@ public struct RunRequest: Sendable {
     public var scenariosDirectory = "Scenarios"
     /// `--set NAME=VALUE` overrides; one of them may list several values (a sweep).
     public var overrides: [String] = []
+    /// Scenarios given as values rather than files (`memharness profile` makes one); with these and no
+    /// `scenarios`, no file is read.
+    public var inlineScenarios: [ScenarioSpec] = []
     public var options = RunOptions()
     public var shard: Shard?
 
@@ -90,6 +96,11 @@ public struct RunPlan: Sendable {
 
     /// True when some case needs every allocation counted.
     public var needsExactPeaks: Bool { cases.contains { $0.peakMode == .exact } }
+
+    /// True when some case needs the agent: exact peaks, allocation stacks, an external program.
+    public var needsAgent: Bool {
+        cases.contains { $0.peakMode == .exact || $0.attribution != nil || $0.program != nil }
+    }
 }
 
 /// Turns a request into a plan: reads and validates every scenario file, applies overrides, expands
@@ -99,8 +110,11 @@ public enum RunPlanner {
         let points: [(label: String, specs: [ScenarioSpec])]
         var sweepKey: String?
         do throws(ScenarioError) {
-            let specs = try ScenarioFiles.load(
-                request.scenarios, directory: request.scenariosDirectory, catalog: catalog)
+            let files =
+                request.inlineScenarios.isEmpty || !request.scenarios.isEmpty
+                ? try ScenarioFiles.load(request.scenarios, directory: request.scenariosDirectory, catalog: catalog)
+                : []
+            let specs = files + request.inlineScenarios
             let sweeps = request.overrides.filter(SweepSpec.isSweep)
             if sweeps.count > 1 {
                 throw ScenarioError.invalidOverride(
@@ -165,18 +179,29 @@ public enum RunPlanner {
         let repetitions = options.quick ? 1 : (options.repetitions ?? scenario.repetitions)
         let steps = options.quick ? scenario.steps.map(quartered) : scenario.steps
         let interval = scenario.interval ?? options.interval
-        return (1...repetitions).flatMap { repetition in
-            scenario.strategies.map { strategy in
-                CaseSpec(
-                    scenario: scenario.name, workload: scenario.workload, strategy: strategy.name,
-                    repetition: repetition, parameters: strategy.parameters, steps: steps,
-                    samplingIntervalNanoseconds: interval.nanoseconds, sampleCapacity: options.sampleCapacity,
-                    settleNanoseconds: scenario.settle.nanoseconds, timeoutNanoseconds: scenario.timeout.nanoseconds,
-                    memoryBudget: options.memory.budget(for: scenario),
-                    expectation: strategy.expect.flatMap(LeakExpectation.init(rawValue:)),
-                    peakMode: options.peakMode ?? scenario.peakMode ?? .sampled, gaugeNames: scenario.gaugeNames)
-            }
+        func spec(_ strategy: StrategyPlan, repetition: Int) -> CaseSpec {
+            CaseSpec(
+                scenario: scenario.name, workload: scenario.workload, strategy: strategy.name,
+                repetition: repetition, parameters: strategy.parameters, steps: steps,
+                samplingIntervalNanoseconds: interval.nanoseconds, sampleCapacity: options.sampleCapacity,
+                settleNanoseconds: scenario.settle.nanoseconds, timeoutNanoseconds: scenario.timeout.nanoseconds,
+                memoryBudget: options.memory.budget(for: scenario),
+                expectation: strategy.expect.flatMap(LeakExpectation.init(rawValue:)),
+                peakMode: options.peakMode ?? scenario.peakMode ?? .sampled, gaugeNames: scenario.gaugeNames,
+                program: strategy.program.map { CommandTemplate.filled($0, with: strategy.parameters) })
         }
+        let measured = (1...repetitions).flatMap { repetition in
+            scenario.strategies.map { spec($0, repetition: repetition) }
+        }
+        // Allocation stacks inflate the figures they are recorded with: one more case per strategy, after
+        // the measured ones, whose figures never reach a median, a ranking or a gate.
+        guard let attribution = options.attribution ?? scenario.attribution else { return measured }
+        return measured
+            + scenario.strategies.map { strategy in
+                var attributed = spec(strategy, repetition: repetitions + 1)
+                attributed.attribution = attribution
+                return attributed
+            }
     }
 
     /// `--quick`: every duration argument divided by 4, inside `repeat` bodies too.

@@ -60,6 +60,19 @@ public enum RunSession {
         _ request: RunRequest, catalog: WorkloadCatalog, launcher: some CaseLaunching, output: RunOutput,
         toolVersion: String, events: (RunEvent) -> Void = { _ in }
     ) throws(RunSessionError) -> RunOutcome {
+        let plan: RunPlan
+        do throws(RunError) {
+            plan = try RunPlanner.plan(request, catalog: catalog)
+            if plan.needsAgent, let problem = launcher.agentProblem {
+                let needing = plan.scenarios.first { planned in
+                    planned.cases.contains { $0.peakMode == .exact || $0.attribution != nil || $0.program != nil }
+                }
+                throw RunError.agentUnavailable(file: needing?.spec.file ?? "--peak exact", detail: problem)
+            }
+        } catch {
+            throw .run(error)
+        }
+        // The output folder is checked and locked after every input is validated, before the first case.
         let lock: ReportFolderLock
         do throws(ReportError) {
             lock = try ReportFolderLock(output.directory)
@@ -68,17 +81,6 @@ public enum RunSession {
         }
         defer { withExtendedLifetime(lock) {} }
         ReportFolder.removeStaleStaging(beside: output.directory)
-        let plan: RunPlan
-        do throws(RunError) {
-            plan = try RunPlanner.plan(request, catalog: catalog)
-            if plan.needsExactPeaks, let problem = launcher.exactPeakProblem {
-                let file =
-                    plan.scenarios.first { $0.cases.contains { $0.peakMode == .exact } }?.spec.file ?? "--peak exact"
-                throw RunError.exactPeakUnavailable(file: file, detail: problem)
-            }
-        } catch {
-            throw .run(error)
-        }
         let results = RunExecution.execute(plan, launcher: launcher, events: events)
         let report = RunReport(
             plan: plan, results: results,

@@ -15,8 +15,10 @@ public func applyOverrides(_ overrides: [String], to scenarios: [ScenarioSpec], 
         var matched = false
         var problems: [String] = []
         for index in scenarios.indices {
-            guard let workload = catalog.workload(named: scenarios[index].workload) else { continue }
-            let descriptor = workload.descriptor
+            guard
+                let descriptor = scenarios[index].inlineDescriptor
+                    ?? catalog.workload(named: scenarios[index].workload)?.descriptor
+            else { continue }
             let keyParts = key.split(separator: ".", maxSplits: 1).map(String.init)
             if keyParts.count == 1 {
                 guard let spec = descriptor.parameters.first(where: { $0.name == key }) else {

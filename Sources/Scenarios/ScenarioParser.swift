@@ -8,7 +8,8 @@ public struct ScenarioParser: Sendable {
     /// Top-level keys a scenario file may use.
     public static let topLevelKeys = [
         "scenario", "description", "workload", "parameters", "strategies", "steps",
-        "repetitions", "interval", "timeout", "settle", "thresholds", "memoryLimit", "memoryWarning", "peak",
+        "repetitions", "interval", "timeout", "settle", "thresholds", "memoryLimit", "memoryWarning", "peak", "rank",
+        "attribution",
     ]
 
     public let catalog: WorkloadCatalog
@@ -47,14 +48,20 @@ public struct ScenarioParser: Sendable {
         // Folded YAML scalars end with a line break; the report adds its own spacing.
         while summary.last?.isNewline == true || summary.last == " " { summary.removeLast() }
         guard let workloadName = context.requiredString(mapping, "workload") else { return nil }
-        guard let workload = catalog.workload(named: workloadName) else {
+        let isCommand = workloadName == CommandScenario.workloadName
+        let descriptor: WorkloadDescriptor
+        if isCommand {
+            descriptor = CommandScenario.descriptor(mapping, context: &context)
+        } else if let workload = catalog.workload(named: workloadName) {
+            descriptor = workload.descriptor
+        } else {
+            let names = catalog.names + [CommandScenario.workloadName]
             context.report(
                 mapping["workload"],
-                "unknown workload '\(workloadName)'; expected one of: \(catalog.names.joined(separator: ", "))"
-                    + suggestion(workloadName, catalog.names))
+                "unknown workload '\(workloadName)'; expected one of: \(names.joined(separator: ", "))"
+                    + suggestion(workloadName, names))
             return nil
         }
-        let descriptor = workload.descriptor
 
         // Parameters: defaults, then the file's values.
         var parameters = ParameterValues(
@@ -135,8 +142,10 @@ public struct ScenarioParser: Sendable {
             }
         }
 
+        let ranking = mapping["rank"].flatMap { context.readRanking($0, descriptor: descriptor, steps: steps) }
+        let attribution = mapping["attribution"].flatMap { context.readAttribution($0) }
         guard let name, context.diagnostics.isEmpty else { return nil }
-        return ScenarioSpec(
+        var spec = ScenarioSpec(
             name: name, file: context.file, summary: summary, workload: descriptor.name,
             parameters: parameters, parameterOrder: descriptor.parameters.map(\.name),
             strategies: strategies, steps: steps, repetitions: repetitions,
@@ -144,6 +153,10 @@ public struct ScenarioParser: Sendable {
             memoryLimitBytes: memory.limitBytes, memoryWarning: memory.warning, peakMode: peakMode,
             gaugeNames: descriptor.gauges.map(\.name)
         )
+        spec.ranking = ranking ?? .peakAllocated
+        spec.attribution = attribution
+        spec.inlineDescriptor = isCommand ? descriptor : nil
+        return spec
     }
 
     private func defaults(of step: StepDescriptor) -> ParameterValues {
@@ -286,6 +299,10 @@ struct ParseContext {
             return true
         }
         if case .scalar(let scalar) = node {
+            guard descriptor.name != CommandScenario.workloadName else {
+                report(node, "a strategy of a command scenario is a mapping with 'name' and 'command'")
+                return nil
+            }
             guard check(scalar.string, node) else { return nil }
             return StrategyPlan(name: scalar.string, parameters: base, expect: nil, location: location(node))
         }
@@ -293,7 +310,10 @@ struct ParseContext {
             report(node, "a strategy is a name or a mapping with 'name', 'expect', 'parameters'")
             return nil
         }
-        checkKeys(mapping, allowed: ["name", "expect", "parameters"], what: "strategy key")
+        let isCommand = descriptor.name == CommandScenario.workloadName
+        checkKeys(
+            mapping, allowed: isCommand ? CommandScenario.strategyKeys : ["name", "expect", "parameters"],
+            what: "strategy key")
         guard let name = requiredString(mapping, "name"), let nameNode = mapping["name"], check(name, nameNode) else {
             return nil
         }
@@ -314,7 +334,12 @@ struct ParseContext {
                         + suggestion(text, choices))
             }
         }
-        return StrategyPlan(name: name, parameters: parameters, expect: expect, location: location(nameNode))
+        var plan = StrategyPlan(name: name, parameters: parameters, expect: expect, location: location(nameNode))
+        if isCommand {
+            guard let program = readCommand(mapping, parameters: descriptor.parameters.map(\.name)) else { return nil }
+            plan.program = program
+        }
+        return plan
     }
 
     /// A step is `name`, `name: value` (sets the first argument) or `name: {argument: value, phase: label}`.

@@ -39,6 +39,12 @@ public struct ScenarioSpec: Sendable {
     public var gaugeNames: [String] = []
     /// `rank:`: the figure that ranks the strategies (peak allocated unless the file says otherwise).
     public var ranking: Figure = .peakAllocated
+    /// `attribution: true` (or a mean sampling interval such as `32KiB`): record allocation stacks in
+    /// one more case per strategy; nil when the file does not ask (the run's `--attribute` decides).
+    public var attribution: AttributionRequest? = nil
+    /// The descriptor of a `workload: command` scenario, made from the file itself (its parameters and
+    /// strategies); nil for a workload of the catalog.
+    public var inlineDescriptor: WorkloadDescriptor? = nil
 }
 
 /// A strategy as a scenario file names it, with its own parameter overrides.
@@ -50,6 +56,9 @@ public struct StrategyPlan: Sendable, Hashable {
     public var expect: String?
     /// Where the strategy is named in the file.
     public var location: SourceLocation
+    /// The program a `workload: command` strategy runs, its arguments still holding `{parameter}`
+    /// placeholders (filled when the run is planned); nil for workload strategies.
+    public var program: ProgramInvocation? = nil
 }
 
 /// A place in a scenario file.

@@ -113,7 +113,7 @@ extension ParseContext {
         return strategy.isEmpty || figure.isEmpty ? nil : (strategy, figure)
     }
 
-    private mutating func readFigure(_ name: String, at node: Node, phases: [String]) -> Figure? {
+    mutating func readFigure(_ name: String, at node: Node, phases: [String]) -> Figure? {
         if let figure = Figure.simpleNames[name] { return figure }
         let parts = name.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         if parts.count == 3, parts[0] == "phases", parts[2] == "peakAllocated" {

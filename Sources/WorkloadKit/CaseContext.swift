@@ -50,10 +50,15 @@ public final class CaseContext: Sendable {
     /// Index of the phase running now; the sampler tags every sample with it.
     package let phaseIndex = Atomic<Int>(0)
     /// Objects the workload expects to die by the end of the case (see `track(_:as:)`).
-    public let lifetimes = LifetimeTracker()
+    public let lifetimes: LifetimeTracker
 
-    /// Makes a context; the harness does this, and tests of workloads may too.
-    public init(strategy: String, repetition: Int = 1, gaugeNames: [String], scratchDirectory: String = "/tmp") {
+    /// Makes a context; the harness does this, and tests of workloads may too. `captureStack` (the harness's,
+    /// when it records allocation stacks) gives every tracked object the stack it was tracked from.
+    public init(
+        strategy: String, repetition: Int = 1, gaugeNames: [String], scratchDirectory: String = "/tmp",
+        captureStack: (@Sendable () -> [UInt])? = nil
+    ) {
+        lifetimes = LifetimeTracker(captureStack: captureStack)
         self.strategy = strategy
         self.repetition = repetition
         self.scratchDirectory = scratchDirectory

@@ -17,13 +17,18 @@ public final class LifetimeTracker: Sendable {
     }
 
     private let state = Mutex(State())
+    /// Captures the caller's stack at each `track` (innermost return address first); nil: stacks are not kept.
+    private let captureStack: (@Sendable () -> [UInt])?
 
-    /// Makes an empty tracker; every `CaseContext` has one.
-    public init() {}
+    /// Makes an empty tracker; every `CaseContext` has one. With `captureStack`, each tracked object keeps
+    /// the stack it was tracked from, so a survivor can be reported with its place.
+    public init(captureStack: (@Sendable () -> [UInt])? = nil) {
+        self.captureStack = captureStack
+    }
 
     /// Registers `object` as expected to die by the end of the case, under `typeName`.
     public func track(_ object: AnyObject, as typeName: String) {
-        let entry = Entry(object: object, typeName: typeName)
+        let entry = Entry(object: object, typeName: typeName, stack: captureStack?() ?? [])
         state.withLock { state in
             state.entries.removeAll { !$0.isAlive }
             state.entries.append(entry)
@@ -47,6 +52,25 @@ public final class LifetimeTracker: Sendable {
         }
     }
 
+    /// Tracked objects alive now, grouped by type and the stack they were tracked from, largest group
+    /// first; empty when stacks are not kept.
+    public func survivorStacks() -> [SurvivorStack] {
+        guard captureStack != nil else { return [] }
+        return state.withLock { state in
+            var counts: [String: [[UInt]: Int]] = [:]
+            for entry in state.entries where entry.isAlive {
+                counts[entry.typeName, default: [:]][entry.stack, default: 0] += 1
+            }
+            return counts.flatMap { type, stacks in
+                stacks.map { SurvivorStack(typeName: type, count: $0.value, returnAddresses: $0.key.map(UInt64.init)) }
+            }.sorted { left, right in
+                if left.count != right.count { return left.count > right.count }
+                if left.typeName != right.typeName { return left.typeName < right.typeName }
+                return left.returnAddresses.lexicographicallyPrecedes(right.returnAddresses)
+            }
+        }
+    }
+
     /// Drops every weak reference (freeing the side tables of dead objects) and the counts.
     public func removeAll() {
         state.withLock { state in state = State() }
@@ -63,6 +87,8 @@ public final class LifetimeTracker: Sendable {
         // Entries themselves are read and written only inside the tracker's mutex.
         weak var object: AnyObject?
         let typeName: String
+        /// Where it was tracked from (innermost first); empty when stacks are not kept.
+        let stack: [UInt]
 
         var isAlive: Bool { object != nil }
     }

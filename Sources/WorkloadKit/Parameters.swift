@@ -16,6 +16,8 @@ public enum ParameterKind: Sendable, Hashable {
     case flag
     /// One of the listed words.
     case choice([String])
+    /// Any text, kept as written (the parameters of a `workload: command` scenario, substituted into commands).
+    case text
 
     /// How a value of this kind is written, for error messages and `memharness list`.
     public var spelling: String {
@@ -27,6 +29,7 @@ public enum ParameterKind: Sendable, Hashable {
         case .fraction: return "a share, e.g. 50% or 0.5"
         case .flag: return "true or false"
         case .choice(let words): return "one of: \(words.joined(separator: ", "))"
+        case .text: return "any text, e.g. 1000 or large"
         }
     }
 }
@@ -95,6 +98,11 @@ public struct ParameterSpec: Sendable, Hashable {
         ParameterSpec(name, .flag, default: .flag(value), summary)
     }
 
+    /// Any text, kept as written.
+    public static func text(_ name: String, default value: String, _ summary: String) -> ParameterSpec {
+        ParameterSpec(name, .text, default: .choice(value), summary)
+    }
+
     /// One of a fixed set of words.
     public static func choice(_ name: String, _ words: [String], default value: String, _ summary: String)
         -> ParameterSpec
@@ -118,6 +126,7 @@ public struct ParameterSpec: Sendable, Hashable {
             default: value = nil
             }
         case .choice(let words): value = words.contains(text) ? .choice(text) : nil
+        case .text: value = text.isEmpty ? nil : .choice(text)
         }
         guard let value else { return .failure(.malformed(expected: kind.spelling)) }
         if let range, let base = value.baseUnitValue, !range.contains(base) {

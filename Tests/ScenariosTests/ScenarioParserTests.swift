@@ -113,7 +113,7 @@ struct ScenarioParserTests {
     @Test func reportsUnknownWorkloadAndMissingKeys() {
         #expect(
             diagnostics("scenario: s\nworkload: exampel\n") == [
-                "Scenarios/x.yaml:2:11: unknown workload 'exampel'; expected one of: example (did you mean 'example'?)"
+                "Scenarios/x.yaml:2:11: unknown workload 'exampel'; expected one of: example, command (did you mean 'example'?)"
             ])
         #expect(diagnostics("workload: example\n") == ["Scenarios/x.yaml:1:1: missing required key 'scenario'"])
     }

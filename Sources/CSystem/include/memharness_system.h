@@ -1,6 +1,10 @@
-// System calls the Swift Glibc module does not expose (they need _GNU_SOURCE or are raw syscalls).
+// System calls the Swift Glibc module does not expose (they need _GNU_SOURCE, are raw syscalls, or must
+// run between fork and exec, where Swift code must not run).
 #ifndef MEMHARNESS_SYSTEM_H
 #define MEMHARNESS_SYSTEM_H
+
+#include <stdint.h>
+#include <sys/types.h>
 
 /// Atomically exchanges the directory entries `a` and `b` (renameat2 with RENAME_EXCHANGE): both must
 /// exist; afterwards each name refers to what the other did. Returns 0, or -1 with errno set.
@@ -10,5 +14,70 @@ int memharness_rename_exchange(const char *a, const char *b);
 /// scope, then dladdr) into `buffer` (NUL-terminated, at most `size` bytes). Returns 0, or -1 when the
 /// symbol is not found, lives in the main executable, or the path does not fit.
 int memharness_library_path_of_symbol(const char *symbol, char *buffer, unsigned long size);
+
+/// How to start a child process.
+typedef struct {
+    /// The executable's path (no PATH search).
+    const char *path;
+    /// Arguments, NULL-terminated, argv[0] first.
+    char *const *argv;
+    /// Environment, NULL-terminated.
+    char *const *envp;
+    /// Descriptors for the child's stdin, stdout and stderr; -1 gives it /dev/null.
+    int stdin_fd;
+    int stdout_fd;
+    int stderr_fd;
+    /// Non-zero: the child gets SIGKILL when the thread that spawned it ends (PR_SET_PDEATHSIG), and exits at
+    /// once if its parent is already gone when that is set, so it never outlives the run.
+    int die_with_parent;
+    /// Non-zero: the child leads a new process group, so `memharness_kill_group` reaches what it starts too.
+    int new_process_group;
+    /// The child's working directory; NULL: the parent's.
+    const char *working_directory;
+} memharness_spawn_request;
+
+/// Starts a child (fork, then in the child only async-signal-safe calls: process group, parent-death
+/// signal, signal dispositions and mask reset to defaults, descriptors, execve). Returns 0 with `*pid_out`
+/// set; or -1 with errno set: the fork failed, or the exec failed (the child's errno: ENOENT, EACCES,
+/// ENOEXEC...), in which case the child has already been reaped.
+int memharness_spawn(const memharness_spawn_request *request, pid_t *pid_out);
+
+/// How a waited-for child ended.
+typedef struct {
+    /// 1 when it exited (then `status` is its exit status), 0 when a signal killed it (then `signal`).
+    int exited;
+    int status;
+    int signal;
+    /// Its resident set high-water mark from the kernel (ru_maxrss), KiB.
+    long max_rss_kib;
+    /// Its CPU time (and that of the children it waited for), nanoseconds.
+    int64_t user_ns;
+    int64_t system_ns;
+} memharness_wait_result;
+
+/// Waits for child `pid` for at most `timeout_ns` (negative: no limit) without polling (pidfd + poll).
+/// Returns 1 when the child ended (`*result` filled, the child reaped), 0 when the time ran out (the child
+/// still runs), -1 with errno on error.
+int memharness_wait(pid_t pid, int64_t timeout_ns, memharness_wait_result *result);
+
+/// Sends `signal` to the process group `group` (a child spawned with `new_process_group`); 0 or -1 with errno.
+int memharness_kill_group(pid_t group, int signal);
+
+/// Makes this process the parent of its orphaned descendants (PR_SET_CHILD_SUBREAPER): a case's own children
+/// that lose their parent come to us, to be killed and reaped instead of running on. 0 or -1 with errno.
+int memharness_become_subreaper(void);
+
+/// Installs handlers for SIGINT, SIGTERM and SIGHUP: the first such signal kills every registered child's
+/// process group (SIGKILL) and is remembered (`memharness_interruption_signal`); a second one ends this
+/// process at once with the default action. Everything the handler does is async-signal-safe.
+void memharness_interruption_install(void);
+
+/// The signal that interrupted the run (SIGINT, SIGTERM, SIGHUP), or 0.
+int memharness_interruption_signal(void);
+
+/// Registers a child process group for the interruption handler to kill; 0, or -1 when the table (256
+/// children) is full. Unregister it once the child is reaped.
+int memharness_child_register(pid_t group);
+void memharness_child_unregister(pid_t group);
 
 #endif

@@ -1,0 +1,23 @@
+import HarnessModel
+
+extension Attribution {
+    /// The places surviving tracked objects were tracked from: each group's stack symbolized with the
+    /// record's modules and folded like allocation stacks (the tracking machinery removed from the leaf end).
+    public static func leakSites(
+        _ survivors: [SurvivorStack], modules: [AgentRecord.Module], symbolizer: Symbolizer,
+        folder: StackFolder = StackFolder()
+    ) -> (sites: [LeakSite], diagnostics: [AttributionDiagnostic]) {
+        guard !survivors.isEmpty else { return ([], []) }
+        let (frames, diagnostics) = symbolizer.symbolize(
+            returnAddresses: survivors.flatMap(\.returnAddresses), modules: modules)
+        let sites = survivors.map { survivor in
+            let innermostFirst = survivor.returnAddresses.flatMap { address in
+                frames[address] ?? [SymbolizedFrame(function: "0x" + String(address, radix: 16), module: "[unknown]")]
+            }
+            return LeakSite(
+                typeName: survivor.typeName, count: survivor.count,
+                frames: folder.fold(Array(innermostFirst.reversed())))
+        }
+        return (sites, diagnostics)
+    }
+}

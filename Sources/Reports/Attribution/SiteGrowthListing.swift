@@ -1,0 +1,44 @@
+import HarnessModel
+
+/// `memharness compare --against DIR`: per scenario and strategy recorded with `--attribute` in both runs,
+/// the allocation sites whose live bytes at the peak grew since the earlier run.
+public enum SiteGrowthListing {
+    /// Sites that grew by less than this share of the peak are noise of the byte sampling.
+    static let noiseShare = 0.02
+
+    public static func render(_ report: RunReport, since earlier: RunReport, earlierFolder: String, limit: Int = 5)
+        -> String
+    {
+        var lines: [String] = []
+        for run in report.scenarios {
+            guard let before = earlier.scenarios.first(where: { $0.name == run.name }) else { continue }
+            let old = Dictionary(AttributionSection.profiles(before).map { ($0.strategy, $0.profile) }) { first, _ in
+                first
+            }
+            for (strategy, profile) in AttributionSection.profiles(run) {
+                guard let base = old[strategy] else { continue }
+                let difference = profile.difference(from: base, label: "now", baseLabel: earlierFolder)
+                let floor = Int(Double(max(profile.peakNetBytes, base.peakNetBytes)) * noiseShare)
+                let grew = difference.sites.filter { $0.deltaBytes > max(floor, 0) }
+                    .sorted { ($0.deltaBytes, $1.site) > ($1.deltaBytes, $0.site) }
+                let head =
+                    "\(run.name) / \(strategy): peak \(signed(difference.peakNetDeltaBytes)) since \(earlierFolder)"
+                guard !grew.isEmpty else {
+                    lines.append(head + "; no allocation site grew by more than \(Int(noiseShare * 100))% of the peak")
+                    continue
+                }
+                lines.append(head + "; sites that grew:")
+                for site in grew.prefix(limit) {
+                    lines.append(
+                        "  \(signed(site.deltaBytes))  \(site.site.function)  (\(site.site.shortLocation)): "
+                            + "\(Units.formatBytes(site.baseBytes)) → \(Units.formatBytes(site.bytes))")
+                }
+            }
+        }
+        return lines.isEmpty
+            ? "No strategy was recorded with --attribute in both runs: nothing to compare site by site.\n"
+            : lines.joined(separator: "\n") + "\n"
+    }
+
+    static func signed(_ bytes: Int) -> String { (bytes > 0 ? "+" : "") + Units.formatBytes(bytes) }
+}

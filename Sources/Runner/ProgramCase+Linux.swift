@@ -1,0 +1,135 @@
+import Foundation
+import WorkloadKit
+
+#if os(Linux)
+    import Glibc
+#else
+    #error("memharness runs on Linux only: it links jemalloc and reads /proc")
+#endif
+
+/// One external program run as a case: started with the agent preloaded (jemalloc after it, so any
+/// dynamically linked program allocates through jemalloc), measured by the agent's sampler thread
+/// inside it, its output kept in the work folder, its kernel RSS peak read from `wait4`.
+struct ProgramCase {
+    let spec: CaseSpec
+    let work: CaseWorkFolder
+    let environment: [String: String]
+
+    /// The sampler's interval when the scenario turns sampling off: the first and last samples still come.
+    static let idleIntervalNanoseconds: Int64 = 1_000_000_000
+
+    func run() -> CaseOutcome {
+        guard let program = spec.program else { return .notMeasured(reason: "the case names no program") }
+        let stdout = open(work.stdout, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        let stderr = open(work.stderr, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        defer {
+            if stdout >= 0 { close(stdout) }
+            if stderr >= 0 { close(stderr) }
+        }
+        let child: ChildProcess
+        do {
+            child = try ChildProcess.spawn(
+                path: program.executable, arguments: program.arguments, environment: agentEnvironment(),
+                stdout: stdout >= 0 ? stdout : nil, stderr: stderr >= 0 ? stderr : nil,
+                workingDirectory: program.workingDirectory)
+        } catch {
+            return .notMeasured(reason: error.description)
+        }
+        let ended = child.wait(timeoutNanoseconds: spec.timeoutNanoseconds)
+        let usage = ended?.usage ?? child.kill()?.usage
+        // The record (exact figures, stacks) is read under one name whatever the program's pid was.
+        rename(work.record(of: child.pid), work.record(of: nil))
+        let samples = ProgramSamples.read(work.programSamples(of: child.pid))
+        guard let samples, !samples.rows.isEmpty else {
+            return .notMeasured(
+                reason: "the agent did not load into \(program.executable): it ignores LD_PRELOAD (statically "
+                    + "linked, or setuid) or cleared it before starting; its allocations cannot be seen")
+        }
+        let measurements = ProgramMeasurements.build(
+            samples, usage: usage, exact: ProgramMeasurements.exactFigures(recordFile: work.record(of: nil)),
+            report: report(program, termination: ended?.termination),
+            requestedIntervalNanoseconds: spec.samplingIntervalNanoseconds)
+        guard let ended else {
+            return .timedOut(limitNanoseconds: spec.timeoutNanoseconds, measurements: measurements)
+        }
+        if let invisible = ProgramMeasurements.invisibility(samples) {
+            return .notMeasured(reason: "\(program.executable): \(invisible)")
+        }
+        switch ended.termination {
+        case .exited(0):
+            return .completed(measurements: measurements)
+        case .exited(let status):
+            let tail = ChildOutput(path: work.stderr).failureMessage
+            return .failed(
+                reason: "exited with status \(status)" + (tail.isEmpty ? "" : ": \(tail)"), measurements: measurements)
+        case .signaled(let signal):
+            let crash = CaseCrash(
+                signal: signal, signalName: SignalNames.name(of: signal),
+                message: ChildOutput(path: work.stderr).failureMessage)
+            return .crashed(crash: crash, measurements: measurements)
+        }
+    }
+
+    /// The launcher's environment plus the agent's sampler, sample stream, record and clock.
+    func agentEnvironment() -> [String: String] {
+        var variables = environment
+        let interval =
+            spec.samplingIntervalNanoseconds > 0 ? spec.samplingIntervalNanoseconds : Self.idleIntervalNanoseconds
+        variables["MEMHARNESS_AGENT_INTERVAL_NS"] = String(interval)
+        variables["MEMHARNESS_AGENT_SAMPLES"] = "\(work.root)/samples.%p"
+        variables["MEMHARNESS_AGENT_ORIGIN_NS"] = String(MonotonicClock.nanoseconds())
+        if spec.peakMode == .exact || spec.attribution != nil {
+            variables["MEMHARNESS_AGENT_RECORD"] = "\(work.root)/record.%p"
+        }
+        return variables
+    }
+
+    func report(_ program: ProgramInvocation, termination: Termination?) -> ProgramReport {
+        var exitStatus: Int32?
+        var signal: Int32?
+        switch termination {
+        case .exited(let status): exitStatus = status
+        case .signaled(let number): signal = number
+        case nil: break
+        }
+        return ProgramReport(
+            commandLine: program.commandLine, exitStatus: exitStatus, signal: signal,
+            stderrTail: ChildOutput(path: work.stderr).lastLines(10))
+    }
+}
+
+/// The agent's sample stream of one process (`memharness-agent-samples 1`).
+struct ProgramSamples {
+    /// One `s` line: time (ns since the origin), the six jemalloc figures, RSS, nmalloc; -1 where unknown.
+    struct Row {
+        var time: Int64
+        var stats: AllocatorStatsValues
+        var rss: Int
+        var mallocCount: Int
+    }
+    var rows: [Row] = []
+    /// The status the program passed to `exit` (the `x` line); nil when it ended otherwise.
+    var exitStatus: Int?
+
+    static func read(_ path: String) -> ProgramSamples? {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
+        var samples = ProgramSamples()
+        for line in text.split(separator: "\n") {
+            let fields = line.split(separator: " ")
+            if fields.first == "s", fields.count >= 10 {
+                let values = fields.dropFirst().map { Int($0) ?? -1 }
+                samples.rows.append(
+                    Row(
+                        time: Int64(values[0]),
+                        stats: AllocatorStatsValues(
+                            allocatedBytes: max(values[1], 0), activeBytes: max(values[2], 0),
+                            residentBytes: max(values[3], 0), mappedBytes: max(values[4], 0),
+                            retainedBytes: max(values[5], 0), metadataBytes: max(values[6], 0)),
+                        rss: max(values[7], 0), mallocCount: values[8]))
+            } else if fields.first == "x", fields.count >= 3 {
+                samples.exitStatus = Int(fields[2])
+            }
+        }
+        return samples
+    }
+}

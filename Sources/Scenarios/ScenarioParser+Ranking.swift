@@ -1,0 +1,43 @@
+import WorkloadKit
+import Yams
+
+extension ParseContext {
+    /// `rank: finalDatabaseBytes`, `rank: metrics.fileGrowth`, `rank: exactPeak`: the figure that ranks
+    /// the strategies (any figure a threshold can name; lower is better). A metric must be one the workload declares.
+    mutating func readRanking(_ node: Node, descriptor: WorkloadDescriptor, steps: [StepInvocation]) -> Figure? {
+        guard let text = string(node, "rank") else { return nil }
+        let metricNames = descriptor.metrics.map(\.name)
+        // A bare metric name reads as that metric: `rank: fileGrowth`.
+        let name = metricNames.contains(text) ? "metrics.\(text)" : text
+        guard let figure = readFigure(name, at: node, phases: ["setup"] + steps.map(\.phase) + ["teardown"]) else {
+            return nil
+        }
+        if case .metric(let metric) = figure, !metricNames.isEmpty, !metricNames.contains(metric) {
+            report(
+                node,
+                "workload '\(descriptor.name)' has no metric '\(metric)'; its metrics: \(metricNames.joined(separator: ", "))"
+                    + suggestion(metric, metricNames))
+            return nil
+        }
+        return figure
+    }
+
+    /// `attribution: true` (stacks sampled every 64 KiB on average), `false`, or a mean such as `32KiB`.
+    mutating func readAttribution(_ node: Node) -> AttributionRequest? {
+        guard let text = string(node, "attribution") else { return nil }
+        switch text.lowercased() {
+        case "true", "yes", "on": return AttributionRequest()
+        case "false", "no", "off": return nil
+        default:
+            // A mean below 1 KiB would sample nearly every allocation (slow); above 64 MiB, almost none.
+            guard let bytes = Units.parseBytes(text), (1 << 10)...(64 << 20) ~= bytes else {
+                report(
+                    node,
+                    "bad value '\(text)' for 'attribution'; expected true, false, or a mean sampling interval "
+                        + "from 1KiB to 64MiB, e.g. 64KiB")
+                return nil
+            }
+            return AttributionRequest(sampleMeanBytes: bytes)
+        }
+    }
+}
