@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -221,3 +222,65 @@ void memharness_interruption_install(void) {
 }
 
 int memharness_interruption_signal(void) { return atomic_load(&interruption); }
+
+// The guard, in the forked child: only async-signal-safe calls until the exec of rm.
+static void guard(int input, char *const *arguments, const char *lock_path, pid_t parent) {
+    // The guard must not be killed by what stops the run (a terminal's SIGINT reaches the whole group).
+    signal(SIGINT, SIG_IGN);
+    signal(SIGHUP, SIG_IGN);
+    signal(SIGTERM, SIG_IGN);
+    setsid();
+    char done = 0;
+    ssize_t count;
+    do {
+        count = read(input, &done, 1);
+    } while (count < 0 && errno == EINTR);
+    if (count == 1) _exit(0);  // the process ended cleanly and said so
+    // The pipe closes while the process is still closing its other descriptors, the lock's among them.
+    // The kernel reparents us only after that: wait for it (at most 5 s), so the lock is free to test.
+    for (int tries = 0; tries < 5000 && getppid() == parent; tries++) {
+        struct timespec millisecond = {0, 1000000};
+        nanosleep(&millisecond, NULL);
+    }
+    if (lock_path != NULL) {
+        int fd = open(lock_path, O_RDWR | O_CLOEXEC);
+        // Removed only while we hold it: a run that holds it now keeps it.
+        if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0) unlink(lock_path);
+        if (fd >= 0) close(fd);
+    }
+    char *const environment[] = {NULL};
+    execve("/bin/rm", arguments, environment);
+    _exit(127);
+}
+
+int memharness_cleanup_guard_start(const char *const *paths, int count, const char *lock_path) {
+    // Built before the fork: the child may not allocate. "rm -rf --" and the paths, NULL-terminated.
+    if (count < 0 || count > 16) {
+        errno = EINVAL;
+        return -1;
+    }
+    char *arguments[16 + 4];
+    arguments[0] = "rm";
+    arguments[1] = "-rf";
+    arguments[2] = "--";
+    for (int index = 0; index < count; index++) arguments[3 + index] = (char *)paths[index];
+    arguments[3 + count] = NULL;
+    int pipe_fds[2];
+    if (pipe2(pipe_fds, O_CLOEXEC) != 0) return -1;
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid < 0) {
+        int error = errno;
+        close(pipe_fds[0]);
+        close(pipe_fds[1]);
+        errno = error;
+        return -1;
+    }
+    if (pid == 0) {
+        close(pipe_fds[1]);
+        guard(pipe_fds[0], arguments, lock_path, parent);
+    }
+    close(pipe_fds[0]);
+    // The guard is reparented once we end; we never wait for it (it outlives us by the time rm takes).
+    return pipe_fds[1];
+}

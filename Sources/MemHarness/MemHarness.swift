@@ -1,5 +1,6 @@
 import ArgumentParser
 import HarnessModel
+import Runner
 import WorkloadKit
 
 #if os(Linux)

@@ -46,6 +46,9 @@ struct RunCaseCommand: ParsableCommand {
         } catch {
             throw Terminal.fail("cannot read case spec \(spec): \(error)", status: .caseFailed)
         }
+        // The case enforces its own time limit too, a little after the runner's: should the runner be gone
+        // without its death reaching us, the case still ends (SIGALRM's default action ends the process).
+        alarm(UInt32(clamping: caseSpec.timeoutNanoseconds / 1_000_000_000 + 30))
         let resultPath = result
         let environment = CaseEnvironment(
             scratchDirectory: scratch, sampleFile: samples, recordFile: record, checkAllocator: !noAllocatorCheck,

@@ -81,6 +81,22 @@ public enum ReportFolder {
         return try RecordCodec.decode(data, file: path)
     }
 
+    /// Where this process stages the new folder (or file) `name` before it moves into place: a hidden
+    /// sibling named with the process id, so a staging left by a killed run is recognised and removed.
+    public static func stagingName(of name: String) -> String { ".\(name).new-\(getpid())" }
+
+    /// The staging folder of `directory` for this process.
+    public static func stagingPath(for directory: String) -> String {
+        let target = URL(fileURLWithPath: directory).standardizedFileURL
+        return target.deletingLastPathComponent().appendingPathComponent(stagingName(of: target.lastPathComponent)).path
+    }
+
+    /// The lock file of `directory`: a hidden sibling.
+    public static func lockPath(for directory: String) -> String {
+        let target = URL(fileURLWithPath: directory).standardizedFileURL
+        return target.deletingLastPathComponent().appendingPathComponent(".\(target.lastPathComponent).lock").path
+    }
+
     /// The files a report folder may hold: a folder with anything else is not replaced (it is the user's).
     public static let ownEntries: Set<String> = [
         "run.json", "report.md", "summary.csv", "samples.csv", "sweep.csv", "charts", "stacks",
@@ -123,7 +139,7 @@ public enum ReportFolder {
         } catch {
             throw .unwritable(path: parent, reason: "cannot create the folder: \(error.localizedDescription)")
         }
-        let staging = "\(parent)/.\(target.lastPathComponent).new-\(getpid())"
+        let staging = stagingPath(for: directory)
         removeTree(staging)
         do {
             for (path, data) in files {
@@ -216,7 +232,7 @@ public final class ReportFolderLock: Sendable {
         } catch {
             throw .unwritable(path: parent, reason: "cannot create the folder: \(error.localizedDescription)")
         }
-        path = "\(parent)/.\(target.lastPathComponent).lock"
+        path = ReportFolder.lockPath(for: directory)
         while true {
             let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
             guard fd >= 0 else { throw .unwritable(path: path, reason: String(cString: strerror(errno))) }
@@ -250,7 +266,7 @@ extension ReportFolder {
     public static func replaceFile(_ data: Data, at path: String) throws(ReportError) {
         let url = URL(fileURLWithPath: path)
         let staging = url.deletingLastPathComponent().appendingPathComponent(
-            ".\(url.lastPathComponent).new-\(getpid())"
+            stagingName(of: url.lastPathComponent)
         ).path
         try writeFile(data, to: staging)
         guard rename(staging, path) == 0 else {

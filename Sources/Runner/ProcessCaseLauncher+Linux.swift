@@ -157,8 +157,8 @@ struct CaseWorkFolder {
     var scratch: String { "\(root)/scratch" }
 
     init(spec caseSpec: CaseSpec) throws {
-        root =
-            FileManager.default.temporaryDirectory.appendingPathComponent("memharness-case-\(UUID().uuidString)").path
+        // Inside the run's folder, which its guard removes should the runner be killed.
+        root = URL(fileURLWithPath: RunDirectory.current).appendingPathComponent("case-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
         try JSONEncoder().encode(caseSpec).write(to: URL(fileURLWithPath: spec))
         guard FileManager.default.createFile(atPath: stderr, contents: nil) else {

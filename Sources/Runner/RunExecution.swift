@@ -13,19 +13,28 @@ public enum RunExecution {
     public static func execute(
         _ plan: RunPlan, launcher: some CaseLaunching, events: (RunEvent) -> Void = { _ in }
     ) -> [CaseResult] {
-        plan.cases.enumerated().map { index, spec in
-            events(.started(index: index + 1, total: plan.cases.count, spec: spec))
-            let start = MonotonicClock.nanoseconds()
-            var result = CaseResult(
-                scenario: spec.scenario, workload: spec.workload, strategy: spec.strategy, repetition: spec.repetition,
-                expectation: spec.expectation, outcome: launcher.launch(spec))
-            result.attributed = spec.attribution != nil
-            events(
-                .finished(
-                    index: index + 1, total: plan.cases.count, result: result,
-                    elapsedNanoseconds: MonotonicClock.nanoseconds() - start))
-            return result
+        var results: [CaseResult] = []
+        for (index, spec) in plan.cases.enumerated() {
+            // A signal stops the run between cases (the running case's process was killed by the handler).
+            guard Interruption.signal == nil else { break }
+            results.append(execute(spec, index: index, total: plan.cases.count, launcher: launcher, events: events))
         }
+        return results
+    }
+
+    /// Runs one case (the `index`-th of `total`, from 0) and names its outcome.
+    static func execute(
+        _ spec: CaseSpec, index: Int, total: Int, launcher: some CaseLaunching, events: (RunEvent) -> Void
+    ) -> CaseResult {
+        events(.started(index: index + 1, total: total, spec: spec))
+        let start = MonotonicClock.nanoseconds()
+        var result = CaseResult(
+            scenario: spec.scenario, workload: spec.workload, strategy: spec.strategy, repetition: spec.repetition,
+            expectation: spec.expectation, outcome: launcher.launch(spec))
+        result.attributed = spec.attribution != nil
+        let elapsed = MonotonicClock.nanoseconds() - start
+        events(.finished(index: index + 1, total: total, result: result, elapsedNanoseconds: elapsed))
+        return result
     }
 }
 

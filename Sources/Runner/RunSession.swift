@@ -34,11 +34,16 @@ public struct RunOutcome: Sendable {
 public enum RunSessionError: Error, CustomStringConvertible, Sendable {
     case run(RunError)
     case report(ReportError)
+    /// A signal stopped the run after `finishedCases` cases; nothing was written.
+    case interrupted(signal: Int32, finishedCases: Int)
 
     public var description: String {
         switch self {
         case .run(let error): return error.description
         case .report(let error): return error.description
+        case .interrupted(let signal, let finished):
+            return "interrupted by \(SignalNames.name(of: signal)) after \(finished) case\(finished == 1 ? "" : "s"): "
+                + "every case process was stopped and the previous report left as it was"
         }
     }
 
@@ -47,6 +52,7 @@ public enum RunSessionError: Error, CustomStringConvertible, Sendable {
         switch self {
         case .run(let error): return error.isUsageError ? .usage : .caseFailed
         case .report(let error): return error.exitStatus
+        case .interrupted(let signal, _): return .interrupted(signal: signal)
         }
     }
 }
@@ -60,6 +66,8 @@ public enum RunSession {
         _ request: RunRequest, catalog: WorkloadCatalog, launcher: some CaseLaunching, output: RunOutput,
         toolVersion: String, events: (RunEvent) -> Void = { _ in }
     ) throws(RunSessionError) -> RunOutcome {
+        // SIGINT, SIGTERM, SIGHUP: every case process is killed at once and the run stops (exit 128 + N).
+        Interruption.install()
         let plan: RunPlan
         do throws(RunError) {
             plan = try RunPlanner.plan(request, catalog: catalog)
@@ -72,16 +80,25 @@ public enum RunSession {
         } catch {
             throw .run(error)
         }
-        // The output folder is checked and locked after every input is validated, before the first case.
+        // The output folder is checked and locked after every input is validated, before the first case;
+        // the run's working folder and its guard come first, so the guard does not hold the lock.
         let lock: ReportFolderLock
+        let directory: RunDirectory
         do throws(ReportError) {
+            try ReportFolder.checkReplaceable(output.directory)
+            directory = try RunDirectory(output: output.directory)
             lock = try ReportFolderLock(output.directory)
         } catch {
             throw .report(error)
         }
-        defer { withExtendedLifetime(lock) {} }
+        defer {
+            withExtendedLifetime(lock) {}
+            directory.finish()
+        }
         ReportFolder.removeStaleStaging(beside: output.directory)
         let results = RunExecution.execute(plan, launcher: launcher, events: events)
+        // Interrupted: the cases that ran are not a run; the previous report stays as it was.
+        if let signal = Interruption.signal { throw .interrupted(signal: signal, finishedCases: results.count) }
         let report = RunReport(
             plan: plan, results: results,
             environment: MachineEnvironment.current(toolVersion: toolVersion, interval: request.options.interval),

@@ -67,6 +67,13 @@ int memharness_kill_group(pid_t group, int signal);
 /// that lose their parent come to us, to be killed and reaped instead of running on. 0 or -1 with errno.
 int memharness_become_subreaper(void);
 
+/// Starts a guard process that cleans up after this process however it ends (even SIGKILL): when the
+/// returned descriptor's other end closes (this process exited or died) the guard takes and removes the
+/// lock file `lock_path` if no one holds it, then removes the trees `paths` (rm -rf) and exits. Writing one
+/// byte to the descriptor before closing it tells the guard all is clean: it exits without removing anything.
+/// Returns the descriptor (close-on-exec), or -1 with errno set.
+int memharness_cleanup_guard_start(const char *const *paths, int count, const char *lock_path);
+
 /// Installs handlers for SIGINT, SIGTERM and SIGHUP: the first such signal kills every registered child's
 /// process group (SIGKILL) and is remembered (`memharness_interruption_signal`); a second one ends this
 /// process at once with the default action. Everything the handler does is async-signal-safe.
