@@ -121,6 +121,10 @@ public struct ScenarioSummary: Sendable, Hashable {
     public var ranked: [StrategySummary]
     /// Strategies whose every case failed, in file order.
     public var failedStrategies: [String]
+    /// The phase whose growth per second is given (`rate:`), and each strategy's growth in it (killed
+    /// cases included), in file order; empty without a rate phase.
+    public var ratePhase: String?
+    public var growth: [StrategyGrowth]
 
     /// Summarizes `run`'s cases per strategy.
     public init(_ run: ScenarioRun) {
@@ -145,6 +149,23 @@ public struct ScenarioSummary: Sendable, Hashable {
             )
         }
         failedStrategies = failed
+        ratePhase = run.ratePhase
+        growth = run.growthRates
+    }
+
+    /// A strategy's growth in the rate phase; nil without one.
+    public func growth(of strategy: String) -> StrategyGrowth? { growth.first { $0.strategy == strategy } }
+
+    /// The fastest and slowest growth in the rate phase, when the fastest grows: a peak that grows with
+    /// the phase's length depends on how long the scenario runs; the rate does not.
+    public var rateReading: String? {
+        guard let ratePhase, let fastest = growth.max(by: { $0.bytesPerSecond < $1.bytesPerSecond }),
+            let slowest = growth.min(by: { $0.bytesPerSecond < $1.bytesPerSecond }), fastest.bytesPerSecond > 0
+        else { return nil }
+        let others =
+            slowest.strategy == fastest.strategy ? "" : " (`\(slowest.strategy)`: \(slowest.formatted))"
+        return "While `\(ratePhase)` runs, `\(fastest.strategy)` grows \(fastest.formatted)\(others): "
+            + "its peak is set by how long `\(ratePhase)` lasts, the rate is not."
     }
 
     /// A strategy's median ranking figure divided by the best strategy's; nil when the best is not positive.
@@ -181,8 +202,15 @@ public struct ScenarioSummary: Sendable, Hashable {
                 : "`\(best.strategy)`: \(ranking.label) \(formatRanking(bestValue))."
         }
         guard let ratio = ratioToBest(worst) else {
-            return peak && bestValue == 0
-                ? "`\(best.strategy)` allocated nothing\(net); `\(worst.strategy)` peaks at \(formatRanking(worstValue))."
+            if peak && bestValue == 0 {
+                return
+                    "`\(best.strategy)` allocated nothing\(net); `\(worst.strategy)` peaks at \(formatRanking(worstValue))."
+            }
+            // No ratio to a best of zero: say how many strategies have none instead.
+            let zero = ranked.filter { $0.rankingMedian == 0 }.count
+            return bestValue == 0 && worstValue > 0
+                ? "`\(worst.strategy)` has the most \(ranking.label) (\(formatRanking(worstValue))); "
+                    + (zero == 1 ? "`\(best.strategy)` has none." : "\(zero) strategies have none.")
                 : "`\(best.strategy)` has \(ranking.label) \(formatRanking(bestValue)); `\(worst.strategy)` \(formatRanking(worstValue))."
         }
         if ratio < 1.05 {

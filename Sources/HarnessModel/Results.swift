@@ -171,6 +171,8 @@ public struct ScenarioRun: Sendable, Hashable, Codable {
     public var thresholds: [Threshold] = []
     /// The figure that ranks the strategies (`rank:`; peak allocated unless the file says otherwise).
     public var ranking: Figure = .peakAllocated
+    /// The phase whose growth per second the report gives beside the peak (`rate:`); nil when not asked.
+    public var ratePhase: String? = nil
     /// One case per strategy that recorded allocation stacks (`--attribute`), kept apart from `cases`:
     /// its figures are inflated by the recording and never enter medians, rankings or gates.
     public var attributedCases: [CaseResult] = []

@@ -62,46 +62,21 @@ public enum MarkdownReport {
                 "Parameters: " + scenario.parameters.map { "`\($0.name)` = \($0.value)" }.joined(separator: ", ") + ".")
             out.append("")
         }
-        let kills = scenario.memoryLimitKills
-        out.append(
-            "**Reading:** \(summary.reading)"
-                + kills.map {
-                    " `\($0.strategy)` was killed by the memory limit in \($0.killedCount)/\($0.caseCount) cases."
-                }.joined())
-        out.append("")
-        // Exact peaks (`--peak exact`) get two columns beside the sampled peak; sampled-only reports keep their shape.
-        let exact = summary.ranked.contains { $0.medianExactPeakNetBytes != nil }
-        out.append(
-            "| Rank | Strategy | Peak allocated | " + (exact ? "Exact peak | Spike excess | " : "")
-                + "× best | Spread | Min – max | Peak resident | Peak RSS (VmHWM) | Residue | Duration | Cases ok |")
-        out.append("|---:|---|---:|" + (exact ? "---:|---:|" : "") + "---:|---:|---:|---:|---:|---:|---:|---:|")
-        for (rank, strategy) in summary.ranked.enumerated() {
-            let ratio = summary.ratioToBest(strategy).map { Units.fixed($0, decimals: 2) + "x" } ?? "–"
-            let spread = strategy.spreadPercent.map { "±" + Units.fixed($0 / 2, decimals: 1) + "%" } ?? "–"
-            let exactCells =
-                exact
-                ? "\(strategy.medianExactPeakNetBytes.map { Units.formatBytes($0) } ?? "–") | \(strategy.medianSpikeExcessBytes.map { Units.formatBytes($0) } ?? "–") | "
-                : ""
-            out.append(
-                "| \(rank + 1) | `\(cell(strategy.strategy))` | \(Units.formatBytes(strategy.medianPeakAllocatedNetBytes)) | \(exactCells)\(ratio) | \(spread) | "
-                    + "\(Units.formatBytes(strategy.minPeakAllocatedNetBytes)) – \(Units.formatBytes(strategy.maxPeakAllocatedNetBytes)) | "
-                    + "\(Units.formatBytes(strategy.medianPeakResidentBytes)) | \(Units.formatBytes(strategy.medianPeakRSSBytes)) | "
-                    + "\(Units.formatBytes(strategy.medianResidueBytes)) | \(Units.formatDuration(nanoseconds: Int64(strategy.medianDurationNanoseconds))) | "
-                    + "\(strategy.okCount)/\(strategy.okCount + strategy.failedCount) |")
+        let kills = scenario.memoryLimitKills.map {
+            " `\($0.strategy)` was killed by the memory limit in \($0.killedCount)/\($0.caseCount) cases."
         }
-        for name in summary.failedStrategies {
-            let outcome =
-                kills.first { $0.strategy == name && $0.killedCount == $0.caseCount }.map(\.description) ?? "failed"
-            out.append(
-                "| – | `\(cell(name))` | \(outcome) | " + (exact ? "– | – | " : "")
-                    + "– | – | – | – | – | – | – | 0/\(scenario.cases.filter { $0.strategy == name }.count) |")
-        }
+        out.append("**Reading:** \(summary.reading)" + kills.joined() + (summary.rateReading.map { " " + $0 } ?? ""))
         out.append("")
+        let table = RankingTable(scenario: scenario, summary: summary)
+        out.append(table.caption)
+        out.append("")
+        out.append(contentsOf: table.lines())
         out.append(
-            "Spread is half the range of the repetitions' peaks relative to their median; peak resident and RSS are absolute (they include the harness itself)."
+            "Spread is half the range of the repetitions' ranking figure relative to its median; peak resident and RSS "
+                + "are absolute (they include the harness itself)."
         )
         out.append("")
-        if exact {
+        if summary.ranked.contains(where: { $0.medianExactPeakNetBytes != nil }) {
             out.append(contentsOf: exactNote(summary))
         }
         let stem = ReportBundle.chartStem(scenario.name)

@@ -81,5 +81,6 @@ extension ScenarioRun {
             repetitions: results.map(\.repetition).max() ?? 0, cases: results)
         thresholds = spec.thresholds
         ranking = spec.ranking
+        ratePhase = spec.ratePhase
     }
 }

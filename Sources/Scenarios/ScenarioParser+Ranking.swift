@@ -22,6 +22,19 @@ extension ParseContext {
         return figure
     }
 
+    /// `rate: burst`: a phase of the scenario's steps, whose growth per second the report gives.
+    mutating func readRatePhase(_ node: Node, phases: [String]) -> String? {
+        guard let text = string(node, "rate") else { return nil }
+        guard phases.contains(text) else {
+            report(
+                node,
+                "no phase '\(text)' for 'rate'; the scenario's phases: \(phases.joined(separator: ", "))"
+                    + suggestion(text, phases))
+            return nil
+        }
+        return text
+    }
+
     /// `attribution: true` (stacks sampled every 64 KiB on average), `false`, or a mean such as `32KiB`.
     mutating func readAttribution(_ node: Node) -> AttributionRequest? {
         guard let text = string(node, "attribution") else { return nil }

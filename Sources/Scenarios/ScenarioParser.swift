@@ -9,7 +9,7 @@ public struct ScenarioParser: Sendable {
     public static let topLevelKeys = [
         "scenario", "description", "workload", "parameters", "strategies", "steps",
         "repetitions", "interval", "timeout", "settle", "thresholds", "memoryLimit", "memoryWarning", "peak", "rank",
-        "attribution",
+        "rate", "attribution",
     ]
 
     public let catalog: WorkloadCatalog
@@ -143,6 +143,7 @@ public struct ScenarioParser: Sendable {
         }
 
         let ranking = mapping["rank"].flatMap { context.readRanking($0, descriptor: descriptor, steps: steps) }
+        let ratePhase = mapping["rate"].flatMap { context.readRatePhase($0, phases: steps.map(\.phase)) }
         let attribution = mapping["attribution"].flatMap { context.readAttribution($0) }
         guard let name, context.diagnostics.isEmpty else { return nil }
         var spec = ScenarioSpec(
@@ -154,6 +155,7 @@ public struct ScenarioParser: Sendable {
             gaugeNames: descriptor.gauges.map(\.name)
         )
         spec.ranking = ranking ?? .peakAllocated
+        spec.ratePhase = ratePhase
         spec.attribution = attribution
         spec.inlineDescriptor = isCommand ? descriptor : nil
         return spec

@@ -39,6 +39,9 @@ public struct ScenarioSpec: Sendable {
     public var gaugeNames: [String] = []
     /// `rank:`: the figure that ranks the strategies (peak allocated unless the file says otherwise).
     public var ranking: Figure = .peakAllocated
+    /// `rate: burst`: the phase whose length the peak grows with; the report gives each strategy's
+    /// growth per second of it, a figure that does not depend on how long it runs. nil when not asked.
+    public var ratePhase: String? = nil
     /// `attribution: true` (or a mean sampling interval such as `32KiB`): record allocation stacks in
     /// one more case per strategy; nil when the file does not ask (the run's `--attribute` decides).
     public var attribution: AttributionRequest? = nil
