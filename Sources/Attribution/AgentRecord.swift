@@ -147,67 +147,64 @@ extension AgentRecord {
     /// Unknown line kinds are skipped (newer agents may add some); blank lines too. A `live` line
     /// must follow a `mark` and name a stack written before it; a record must end with `end`.
     public static func parse(_ text: String, source: String = "record") throws(AttributionError) -> AgentRecord {
+        var parser = Parser(source: source)
+        // "\r\n" is one Character in Swift: both line ends are separators.
+        for line in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }) {
+            try parser.read(line)
+        }
+        return try parser.finish()
+    }
+
+    /// Reads a record line by line: the record so far, and where in the text the reader is.
+    private struct Parser {
+        let source: String
         var record = AgentRecord()
+        /// Where each stack id read so far is in `record.stacks`.
         var stackIndex: [Int: Int] = [:]
+        /// The mark whose `live` lines are being read; it joins the record at the next `mark` or `end`.
         var currentMark: Mark?
         var sawHeader = false
         var sawEnd = false
         var lineNumber = 0
         var lastContentLine = 0
 
-        func fail(_ message: String) -> AttributionError {
-            .malformedRecord(source: source, line: lineNumber, message: message)
-        }
-        func integer(_ text: Substring, _ what: String) throws(AttributionError) -> Int {
-            guard let value = Int(text) else { throw fail("\(what) '\(text)' is not a whole number") }
-            return value
-        }
-        func count(_ text: Substring, _ what: String) throws(AttributionError) -> Int {
-            let value = try integer(text, what)
-            guard value >= 0 else { throw fail("\(what) '\(text)' is negative") }
-            return value
-        }
-        func address(_ text: Substring, _ what: String) throws(AttributionError) -> UInt64 {
-            guard text.hasPrefix("0x") || text.hasPrefix("0X"), let value = UInt64(text.dropFirst(2), radix: 16) else {
-                throw fail("\(what) '\(text)' is not a hexadecimal address like 0x7f3a12c0")
-            }
-            return value
-        }
-        func expectFields(_ fields: [Substring], _ count: Int, _ form: String) throws(AttributionError) {
-            guard fields.count >= count else {
-                throw fail("'\(fields[0])' needs \(count - 1) field\(count == 2 ? "" : "s"): \(form)")
-            }
-        }
-        /// The text after the first `skip` fields, spaces kept (paths may contain spaces).
-        func rest(of line: Substring, after skip: Int) -> String {
-            var remainder = line[...]
-            for _ in 0..<skip {
-                remainder = remainder.drop { $0 != " " }.drop { $0 == " " }
-            }
-            return String(remainder)
-        }
-        func closeMark() {
-            if let mark = currentMark { record.marks.append(mark) }
-            currentMark = nil
-        }
-
-        // "\r\n" is one Character in Swift: both line ends are separators.
-        for line in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }) {
+        /// Reads the next line of the text; a blank one only counts for the line numbers.
+        mutating func read(_ line: Substring) throws(AttributionError) {
             lineNumber += 1
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-            guard let kind = fields.first else { continue }
+            guard let kind = fields.first else { return }
             lastContentLine = lineNumber
-            if !sawHeader {
-                guard kind == Self.header, fields.count == 2, let version = Int(fields[1]),
-                    version == Self.supportedVersion
-                else {
-                    throw .unsupportedRecordVersion(source: source, version: String(line))
-                }
-                record.version = version
-                sawHeader = true
-                continue
+            guard sawHeader else {
+                try readHeader(kind, fields, line: line)
+                return
             }
             if sawEnd { throw fail("'\(kind)' after the 'end' line; a record ends with 'end'") }
+            try readBody(kind, fields, line: line)
+        }
+
+        /// The record, once every line is read.
+        func finish() throws(AttributionError) -> AgentRecord {
+            guard sawHeader else { throw .unsupportedRecordVersion(source: source, version: "") }
+            guard sawEnd else { throw .truncatedRecord(source: source, lines: lastContentLine) }
+            return record
+        }
+
+        /// The first line with content: the format's name and the one version this reader knows.
+        private mutating func readHeader(_ kind: Substring, _ fields: [Substring], line: Substring)
+            throws(AttributionError)
+        {
+            guard kind == AgentRecord.header, fields.count == 2, let version = Int(fields[1]),
+                version == AgentRecord.supportedVersion
+            else {
+                throw .unsupportedRecordVersion(source: source, version: String(line))
+            }
+            record.version = version
+            sawHeader = true
+        }
+
+        private mutating func readBody(_ kind: Substring, _ fields: [Substring], line: Substring)
+            throws(AttributionError)
+        {
             switch kind {
             case "pid":
                 try expectFields(fields, 2, "pid PROCESS_ID")
@@ -219,70 +216,134 @@ extension AgentRecord {
                 try expectFields(fields, 2, "stackSampleBytes MEAN_BYTES")
                 record.stackSampleBytes = try count(fields[1], "mean sampling interval")
             case "exact":
-                try expectFields(fields, 4, "exact BASELINE_LIVE_BYTES PEAK_LIVE_BYTES ALLOCATION_CALLS")
-                record.exact = Exact(
-                    baselineLiveBytes: try count(fields[1], "baseline live bytes"),
-                    peakLiveBytes: try count(fields[2], "peak live bytes"),
-                    allocationCalls: try count(fields[3], "allocation calls"))
+                record.exact = try exact(fields)
             case "module":
-                try expectFields(fields, 5, "module LOAD_BIAS START END PATH")
-                let module = Module(
-                    loadBias: try address(fields[1], "load bias"), start: try address(fields[2], "start"),
-                    end: try address(fields[3], "end"), path: rest(of: line, after: 4))
-                guard module.start < module.end else {
-                    throw fail("module segment start \(fields[2]) is not below its end \(fields[3])")
-                }
-                record.modules.append(module)
+                record.modules.append(try module(fields, line: line))
             case "stack":
-                try expectFields(fields, 3, "stack ID RETURN_ADDRESS...")
-                let id = try count(fields[1], "stack id")
-                guard stackIndex[id] == nil else { throw fail("stack \(id) is written twice; stack ids are unique") }
-                var addresses: [UInt64] = []
-                addresses.reserveCapacity(fields.count - 2)
-                for field in fields.dropFirst(2) { addresses.append(try address(field, "return address")) }
-                stackIndex[id] = record.stacks.count
-                record.stacks.append(Stack(id: id, returnAddresses: addresses))
+                try readStack(fields)
             case "truncated":
-                try expectFields(fields, 2, "truncated STACK_ID")
-                let id = try count(fields[1], "stack id")
-                guard let index = stackIndex[id] else {
-                    throw fail("truncated names stack \(id), which is not written before it")
-                }
-                record.stacks[index].isTruncated = true
+                try readTruncated(fields)
             case "mark":
-                try expectFields(fields, 4, "mark LABEL TIME_NS LEVEL_BYTES")
-                closeMark()
-                guard let time = Int64(fields[2]) else {
-                    throw fail("mark time '\(fields[2])' is not a whole number of nanoseconds")
-                }
-                currentMark = Mark(
-                    label: String(fields[1]), timeNanoseconds: time,
-                    levelBytes: try integer(fields[3], "mark level"), live: [])
+                try readMark(fields)
             case "live":
-                try expectFields(fields, 4, "live STACK_ID LIVE_BYTES LIVE_COUNT")
-                guard currentMark != nil else {
-                    throw fail("'live' before any 'mark'; live lines belong to the mark above them")
-                }
-                let id = try count(fields[1], "stack id")
-                guard stackIndex[id] != nil else {
-                    throw fail(
-                        "live names stack \(id), which is not written before it; stacks come before the marks that use them"
-                    )
-                }
-                currentMark?.live.append(
-                    Live(
-                        stackID: id, liveBytes: try count(fields[2], "live bytes"),
-                        liveCount: try count(fields[3], "live count")))
+                try readLive(fields)
             case "end":
                 closeMark()
                 sawEnd = true
             default:
                 // Forward compatibility: newer agents may write kinds this reader does not know.
-                continue
+                return
             }
         }
-        guard sawHeader else { throw .unsupportedRecordVersion(source: source, version: "") }
-        guard sawEnd else { throw .truncatedRecord(source: source, lines: lastContentLine) }
-        return record
+
+        private func exact(_ fields: [Substring]) throws(AttributionError) -> Exact {
+            try expectFields(fields, 4, "exact BASELINE_LIVE_BYTES PEAK_LIVE_BYTES ALLOCATION_CALLS")
+            return Exact(
+                baselineLiveBytes: try count(fields[1], "baseline live bytes"),
+                peakLiveBytes: try count(fields[2], "peak live bytes"),
+                allocationCalls: try count(fields[3], "allocation calls"))
+        }
+
+        private func module(_ fields: [Substring], line: Substring) throws(AttributionError) -> Module {
+            try expectFields(fields, 5, "module LOAD_BIAS START END PATH")
+            let module = Module(
+                loadBias: try address(fields[1], "load bias"), start: try address(fields[2], "start"),
+                end: try address(fields[3], "end"), path: rest(of: line, after: 4))
+            guard module.start < module.end else {
+                throw fail("module segment start \(fields[2]) is not below its end \(fields[3])")
+            }
+            return module
+        }
+
+        private mutating func readStack(_ fields: [Substring]) throws(AttributionError) {
+            try expectFields(fields, 3, "stack ID RETURN_ADDRESS...")
+            let id = try count(fields[1], "stack id")
+            guard stackIndex[id] == nil else { throw fail("stack \(id) is written twice; stack ids are unique") }
+            var addresses: [UInt64] = []
+            addresses.reserveCapacity(fields.count - 2)
+            for field in fields.dropFirst(2) { addresses.append(try address(field, "return address")) }
+            stackIndex[id] = record.stacks.count
+            record.stacks.append(Stack(id: id, returnAddresses: addresses))
+        }
+
+        private mutating func readTruncated(_ fields: [Substring]) throws(AttributionError) {
+            try expectFields(fields, 2, "truncated STACK_ID")
+            let id = try count(fields[1], "stack id")
+            guard let index = stackIndex[id] else {
+                throw fail("truncated names stack \(id), which is not written before it")
+            }
+            record.stacks[index].isTruncated = true
+        }
+
+        private mutating func readMark(_ fields: [Substring]) throws(AttributionError) {
+            try expectFields(fields, 4, "mark LABEL TIME_NS LEVEL_BYTES")
+            closeMark()
+            guard let time = Int64(fields[2]) else {
+                throw fail("mark time '\(fields[2])' is not a whole number of nanoseconds")
+            }
+            currentMark = Mark(
+                label: String(fields[1]), timeNanoseconds: time,
+                levelBytes: try integer(fields[3], "mark level"), live: [])
+        }
+
+        private mutating func readLive(_ fields: [Substring]) throws(AttributionError) {
+            try expectFields(fields, 4, "live STACK_ID LIVE_BYTES LIVE_COUNT")
+            guard currentMark != nil else {
+                throw fail("'live' before any 'mark'; live lines belong to the mark above them")
+            }
+            let id = try count(fields[1], "stack id")
+            guard stackIndex[id] != nil else {
+                throw fail(
+                    "live names stack \(id), which is not written before it; stacks come before the marks that use them"
+                )
+            }
+            let live = Live(
+                stackID: id, liveBytes: try count(fields[2], "live bytes"),
+                liveCount: try count(fields[3], "live count"))
+            currentMark?.live.append(live)
+        }
+
+        private mutating func closeMark() {
+            if let mark = currentMark { record.marks.append(mark) }
+            currentMark = nil
+        }
+
+        private func fail(_ message: String) -> AttributionError {
+            .malformedRecord(source: source, line: lineNumber, message: message)
+        }
+
+        private func integer(_ text: Substring, _ what: String) throws(AttributionError) -> Int {
+            guard let value = Int(text) else { throw fail("\(what) '\(text)' is not a whole number") }
+            return value
+        }
+
+        private func count(_ text: Substring, _ what: String) throws(AttributionError) -> Int {
+            let value = try integer(text, what)
+            guard value >= 0 else { throw fail("\(what) '\(text)' is negative") }
+            return value
+        }
+
+        private func address(_ text: Substring, _ what: String) throws(AttributionError) -> UInt64 {
+            guard text.hasPrefix("0x") || text.hasPrefix("0X"), let value = UInt64(text.dropFirst(2), radix: 16)
+            else {
+                throw fail("\(what) '\(text)' is not a hexadecimal address like 0x7f3a12c0")
+            }
+            return value
+        }
+
+        private func expectFields(_ fields: [Substring], _ count: Int, _ form: String) throws(AttributionError) {
+            guard fields.count >= count else {
+                throw fail("'\(fields[0])' needs \(count - 1) field\(count == 2 ? "" : "s"): \(form)")
+            }
+        }
+
+        /// The text after the first `skip` fields, spaces kept (paths may contain spaces).
+        private func rest(of line: Substring, after skip: Int) -> String {
+            var remainder = line[...]
+            for _ in 0..<skip {
+                remainder = remainder.drop { $0 != " " }.drop { $0 == " " }
+            }
+            return String(remainder)
+        }
     }
 }

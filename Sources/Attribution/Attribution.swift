@@ -61,24 +61,54 @@ public enum Attribution {
         let peak = try peakMark(record, source: source)
         let baseline = record.mark(baselineLabel)
         let iterations = iterationMarks(record)
-
-        func sums(_ mark: AgentRecord.Mark?) -> [Int: (bytes: Int, count: Int)] {
-            var result: [Int: (bytes: Int, count: Int)] = [:]
-            for live in mark?.live ?? [] {
-                let entry = result[live.stackID] ?? (0, 0)
-                result[live.stackID] = (entry.bytes + live.liveBytes, entry.count + live.liveCount)
-            }
-            return result
-        }
-        let peakLive = sums(peak)
-        let baselineLive = sums(baseline)
-        let iterationLive = iterations.map { sums($0.mark) }
+        let peakLive = liveByStack(peak)
+        let iterationLive = iterations.map { liveByStack($0.mark) }
         let used = Set(peakLive.keys).union(iterationLive.flatMap(\.keys))
 
-        // Fold every used stack; stacks that fold to the same frames become one.
-        var foldedIndex: [[AllocationFrame]: Int] = [:]
-        var folded: [(frames: [AllocationFrame], bytes: Int, count: Int)] = []
-        var stackOfID: [Int: Int] = [:]
+        let folded = fold(
+            record, used: used, frames: frames, folder: folder, peakLive: peakLive,
+            baselineLive: liveByStack(baseline))
+        let (sortedFrames, stacks, positionOfFolded) = ordered(folded.stacks)
+        let positionOfStackID = folded.indexOfStackID.compactMapValues { positionOfFolded[$0] }
+        // In the order of `iterationMarks`.
+        let iterationSets = zip(iterations, iterationLive).map { iteration, live in
+            liveSet(iteration, live: live, positionOfStackID: positionOfStackID)
+        }
+
+        return AllocationProfile(
+            frames: sortedFrames, stacks: stacks, peakLevelBytes: peak.levelBytes,
+            baselineLevelBytes: baseline?.levelBytes ?? 0, peakTimeNanoseconds: peak.timeNanoseconds,
+            sampleMeanBytes: record.stackSampleBytes, iterations: iterationSets, truncatedStacks: folded.truncated)
+    }
+
+    private typealias LiveSum = (bytes: Int, count: Int)
+
+    /// Stacks that fold to the same frames, as one: frames root first, live bytes and blocks at the peak.
+    private struct FoldedStack {
+        var frames: [AllocationFrame]
+        var bytes: Int
+        var count: Int
+    }
+
+    /// Live bytes and blocks per stack id at a mark (none without the mark).
+    private static func liveByStack(_ mark: AgentRecord.Mark?) -> [Int: LiveSum] {
+        var result: [Int: LiveSum] = [:]
+        for live in mark?.live ?? [] {
+            let entry = result[live.stackID] ?? (0, 0)
+            result[live.stackID] = (entry.bytes + live.liveBytes, entry.count + live.liveCount)
+        }
+        return result
+    }
+
+    /// Folds every used stack, in record order: stacks that fold to the same frames become one.
+    /// Also says which folded stack each recorded one became, and how many were truncated.
+    private static func fold(
+        _ record: AgentRecord, used: Set<Int>, frames: [UInt64: [SymbolizedFrame]], folder: StackFolder,
+        peakLive: [Int: LiveSum], baselineLive: [Int: LiveSum]
+    ) -> (stacks: [FoldedStack], indexOfStackID: [Int: Int], truncated: Int) {
+        var indexOfFrames: [[AllocationFrame]: Int] = [:]
+        var folded: [FoldedStack] = []
+        var indexOfStackID: [Int: Int] = [:]
         var truncated = 0
         for stack in record.stacks where used.contains(stack.id) {
             let innermostFirst = stack.returnAddresses.flatMap { address in
@@ -86,61 +116,65 @@ public enum Attribution {
             }
             let rootFirst = folder.fold(Array(innermostFirst.reversed()))
             let index: Int
-            if let existing = foldedIndex[rootFirst] {
+            if let existing = indexOfFrames[rootFirst] {
                 index = existing
             } else {
                 index = folded.count
-                foldedIndex[rootFirst] = index
-                folded.append((rootFirst, 0, 0))
+                indexOfFrames[rootFirst] = index
+                folded.append(FoldedStack(frames: rootFirst, bytes: 0, count: 0))
             }
-            stackOfID[stack.id] = index
+            indexOfStackID[stack.id] = index
             if stack.isTruncated { truncated += 1 }
             let atPeak = peakLive[stack.id] ?? (0, 0)
             let atBaseline = baselineLive[stack.id] ?? (0, 0)
             let netBytes = atPeak.bytes - atBaseline.bytes
-            // Negative nets are dropped (see above); the count follows its bytes.
+            // Negative nets are dropped (see `build`); the count follows its bytes.
             if netBytes > 0 {
                 folded[index].bytes += netBytes
                 folded[index].count += max(atPeak.count - atBaseline.count, 0)
             }
         }
+        return (folded, indexOfStackID, truncated)
+    }
 
-        // Deterministic order: frames sorted; stacks by peak bytes, largest first, then by frames.
+    /// The profile's frames and stacks in a deterministic order: frames sorted; stacks by peak bytes,
+    /// largest first, then by frames. Also the position of each folded stack in that order.
+    private static func ordered(_ folded: [FoldedStack]) -> (
+        frames: [AllocationFrame], stacks: [AllocationStack], positionOfFolded: [Int: Int]
+    ) {
         let sortedFrames = Set(folded.flatMap(\.frames)).sorted()
         let frameIndex = Dictionary(uniqueKeysWithValues: sortedFrames.enumerated().map { ($0.element, $0.offset) })
         let order = folded.indices.sorted { left, right in
             if folded[left].bytes != folded[right].bytes { return folded[left].bytes > folded[right].bytes }
             return folded[left].frames.lexicographicallyPrecedes(folded[right].frames)
         }
-        var newIndex: [Int: Int] = [:]
-        for (position, old) in order.enumerated() { newIndex[old] = position }
+        var positionOfFolded: [Int: Int] = [:]
+        for (position, old) in order.enumerated() { positionOfFolded[old] = position }
         let stacks = order.map { old in
             AllocationStack(
                 frameIndices: folded[old].frames.compactMap { frameIndex[$0] },
                 peakLiveBytes: folded[old].bytes, peakLiveCount: folded[old].count)
         }
+        return (sortedFrames, stacks, positionOfFolded)
+    }
 
-        var iterationSets: [IterationLiveSet] = []  // in the order of `iterationMarks`
-        for (position, iteration) in iterations.enumerated() {
-            var live: [Int: (bytes: Int, count: Int)] = [:]
-            for (id, entry) in iterationLive[position] {
-                guard let old = stackOfID[id], let index = newIndex[old] else { continue }
-                let sum = live[index] ?? (0, 0)
-                live[index] = (sum.bytes + entry.bytes, sum.count + entry.count)
-            }
-            let entries = live.filter { $0.value.bytes > 0 }.sorted { $0.key < $1.key }
-                .map { StackLiveBytes(stack: $0.key, liveBytes: $0.value.bytes, liveCount: $0.value.count) }
-            iterationSets.append(
-                IterationLiveSet(
-                    phase: iteration.phase, iteration: iteration.number,
-                    timeNanoseconds: iteration.mark.timeNanoseconds,
-                    levelBytes: iteration.mark.levelBytes, live: entries))
+    /// An iteration mark's live set by profile stack: recorded stacks that fold together are summed,
+    /// stacks holding nothing are left out.
+    private static func liveSet(
+        _ iteration: (phase: String, number: Int, mark: AgentRecord.Mark), live: [Int: LiveSum],
+        positionOfStackID: [Int: Int]
+    ) -> IterationLiveSet {
+        var byStack: [Int: LiveSum] = [:]
+        for (id, entry) in live {
+            guard let index = positionOfStackID[id] else { continue }
+            let sum = byStack[index] ?? (0, 0)
+            byStack[index] = (sum.bytes + entry.bytes, sum.count + entry.count)
         }
-
-        return AllocationProfile(
-            frames: sortedFrames, stacks: stacks, peakLevelBytes: peak.levelBytes,
-            baselineLevelBytes: baseline?.levelBytes ?? 0, peakTimeNanoseconds: peak.timeNanoseconds,
-            sampleMeanBytes: record.stackSampleBytes, iterations: iterationSets, truncatedStacks: truncated)
+        let entries = byStack.filter { $0.value.bytes > 0 }.sorted { $0.key < $1.key }
+            .map { StackLiveBytes(stack: $0.key, liveBytes: $0.value.bytes, liveCount: $0.value.count) }
+        return IterationLiveSet(
+            phase: iteration.phase, iteration: iteration.number, timeNanoseconds: iteration.mark.timeNanoseconds,
+            levelBytes: iteration.mark.levelBytes, live: entries)
     }
 
     /// The `iteration.<phase>.<k>` marks with their phase and number, last of each label; other labels are left out.

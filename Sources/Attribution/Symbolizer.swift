@@ -83,18 +83,9 @@ public struct Symbolizer: Sendable {
         -> (frames: [UInt64: [SymbolizedFrame]], diagnostics: [AttributionDiagnostic])
     {
         var diagnostics: [AttributionDiagnostic] = []
-        var byModule: [String: [(returnAddress: UInt64, relative: UInt64)]] = [:]
-        var frames: [UInt64: [SymbolizedFrame]] = [:]
-        for address in Set(returnAddresses).sorted() {
-            guard let module = modules.first(where: { $0.contains(address) }) else {
-                frames[address] = [SymbolizedFrame(function: "0x" + String(address, radix: 16), module: "[unknown]")]
-                continue
-            }
-            // A return address at the segment's very start is not a return address; keep it as it is.
-            let adjusted = address > module.start ? address - 1 : address
-            byModule[module.path, default: []].append((address, adjusted &- module.loadBias))
-        }
-        if !byModule.isEmpty && tools.isEmpty {
+        let lookup = Self.lookUpModules(of: returnAddresses, in: modules)
+        var frames = lookup.outside
+        if !lookup.byModule.isEmpty && tools.isEmpty {
             diagnostics.append(
                 AttributionDiagnostic(
                     module: nil,
@@ -102,60 +93,122 @@ public struct Symbolizer: Sendable {
                         + "frames are named module+0xoffset. Install LLVM or binutils, or set MEMHARNESS_LLVM_SYMBOLIZER"
                 ))
         }
-        var located: [UInt64: (module: String, relative: UInt64, locations: [ToolLocation])] = [:]
-        for (modulePath, entries) in byModule.sorted(by: { $0.key < $1.key }) {
-            var answers: [[ToolLocation]]?
-            for tool in tools {
-                do {
-                    answers = try tool.symbolize(modulePath: modulePath, addresses: entries.map(\.relative))
-                    break
-                } catch {
-                    diagnostics.append(AttributionDiagnostic(module: modulePath, message: "\(tool.name): \(error)"))
-                }
-            }
-            for (index, entry) in entries.enumerated() {
-                let locations = answers.flatMap { index < $0.count ? $0[index] : nil } ?? []
-                located[entry.returnAddress] = (modulePath, entry.relative, locations)
-            }
-        }
+        let located = locate(lookup.byModule, diagnostics: &diagnostics)
         let names = located.values.flatMap { $0.locations.compactMap(\.function) }
         let (readable, demangleDiagnostics) = demangler.demangle(names)
         diagnostics += demangleDiagnostics
         var unnamed: [String: (unnamed: Int, all: Int)] = [:]
         for (address, entry) in located.sorted(by: { $0.key < $1.key }) {
-            let fallback =
-                (entry.module.split(separator: "/").last.map(String.init) ?? entry.module)
-                + "+0x" + String(entry.relative, radix: 16)
-            var list: [SymbolizedFrame] = []
-            for location in entry.locations {
-                guard let raw = location.function, !raw.isEmpty, raw != "??" else { continue }
-                var function = readable[raw] ?? raw
-                // No demangler understood it: the address names the frame, never the mangled symbol.
-                if SwiftDemangler.isSwiftMangled(function) { function = fallback }
-                if SwiftDemangler.containsSwiftMangling(function) {
-                    function = SwiftDemangler.expandEmbeddedNames(function)
-                }
-                let file = location.file.flatMap {
-                    $0.isEmpty || $0 == "??" || $0 == "/<compiler-generated>" ? nil : $0
-                }
-                let line = location.line.flatMap { $0 > 0 ? $0 : nil }
-                list.append(
-                    SymbolizedFrame(
-                        function: function, linkageName: raw == function ? nil : raw,
-                        file: file, line: file == nil ? nil : line, module: entry.module))
-            }
-            frames[address] = list.isEmpty ? [SymbolizedFrame(function: fallback, module: entry.module)] : list
+            let list = Self.frames(of: entry, readable: readable)
+            frames[address] =
+                list.isEmpty ? [SymbolizedFrame(function: entry.fallbackName, module: entry.module)] : list
             unnamed[entry.module, default: (0, 0)].all += 1
             if list.isEmpty { unnamed[entry.module, default: (0, 0)].unnamed += 1 }
         }
-        for (module, count) in unnamed.sorted(by: { $0.key < $1.key }) where count.unnamed > 0 && !tools.isEmpty {
-            diagnostics.append(
-                AttributionDiagnostic(
-                    module: module,
-                    message: "\(count.unnamed) of \(count.all) addresses have no symbol "
-                        + "and are named module+0xoffset: the binary is stripped or was replaced after the run; keep its symbol table, or build it with -g"
-                ))
-        }
+        // Without tools every address is unnamed, and the diagnostic above already says why.
+        if !tools.isEmpty { diagnostics += Self.unnamedDiagnostics(unnamed) }
         return (frames, diagnostics)
+    }
+
+    /// A return address inside a module, and the address the tools see for it.
+    private struct ModuleAddress {
+        var returnAddress: UInt64
+        /// Return address minus one, minus the module's load bias.
+        var relative: UInt64
+    }
+
+    /// What the tools said about one address of a module.
+    private struct LocatedAddress {
+        var module: String
+        var relative: UInt64
+        var locations: [ToolLocation]
+
+        /// `module+0xoffset`: the frame's name when no tool names it, or only by a name no demangler reads.
+        var fallbackName: String {
+            (module.split(separator: "/").last.map(String.init) ?? module) + "+0x" + String(relative, radix: 16)
+        }
+    }
+
+    /// Frames of the addresses outside every module (named by themselves), and the others grouped by module.
+    private static func lookUpModules(of returnAddresses: some Sequence<UInt64>, in modules: [AgentRecord.Module])
+        -> (outside: [UInt64: [SymbolizedFrame]], byModule: [String: [ModuleAddress]])
+    {
+        var outside: [UInt64: [SymbolizedFrame]] = [:]
+        var byModule: [String: [ModuleAddress]] = [:]
+        for address in Set(returnAddresses).sorted() {
+            guard let module = modules.first(where: { $0.contains(address) }) else {
+                outside[address] = [SymbolizedFrame(function: "0x" + String(address, radix: 16), module: "[unknown]")]
+                continue
+            }
+            // A return address at the segment's very start is not a return address; keep it as it is.
+            let adjusted = address > module.start ? address - 1 : address
+            byModule[module.path, default: []].append(
+                ModuleAddress(returnAddress: address, relative: adjusted &- module.loadBias))
+        }
+        return (outside, byModule)
+    }
+
+    /// The tools' locations of every address, by return address; modules in path order.
+    private func locate(_ byModule: [String: [ModuleAddress]], diagnostics: inout [AttributionDiagnostic])
+        -> [UInt64: LocatedAddress]
+    {
+        var located: [UInt64: LocatedAddress] = [:]
+        for (modulePath, entries) in byModule.sorted(by: { $0.key < $1.key }) {
+            let answers = firstAnswer(about: entries, in: modulePath, diagnostics: &diagnostics)
+            for (index, entry) in entries.enumerated() {
+                let locations = answers.flatMap { index < $0.count ? $0[index] : nil } ?? []
+                located[entry.returnAddress] = LocatedAddress(
+                    module: modulePath, relative: entry.relative, locations: locations)
+            }
+        }
+        return located
+    }
+
+    /// The answer of the first tool that does not fail (each failure becomes a diagnostic); nil when all fail.
+    private func firstAnswer(
+        about entries: [ModuleAddress], in modulePath: String, diagnostics: inout [AttributionDiagnostic]
+    ) -> [[ToolLocation]]? {
+        for tool in tools {
+            do {
+                return try tool.symbolize(modulePath: modulePath, addresses: entries.map(\.relative))
+            } catch {
+                diagnostics.append(AttributionDiagnostic(module: modulePath, message: "\(tool.name): \(error)"))
+            }
+        }
+        return nil
+    }
+
+    /// The readable frames of one address, innermost first; empty when no location has a name.
+    private static func frames(of entry: LocatedAddress, readable: [String: String]) -> [SymbolizedFrame] {
+        var list: [SymbolizedFrame] = []
+        for location in entry.locations {
+            guard let raw = location.function, !raw.isEmpty, raw != "??" else { continue }
+            var function = readable[raw] ?? raw
+            // No demangler understood it: the address names the frame, never the mangled symbol.
+            if SwiftDemangler.isSwiftMangled(function) { function = entry.fallbackName }
+            if SwiftDemangler.containsSwiftMangling(function) {
+                function = SwiftDemangler.expandEmbeddedNames(function)
+            }
+            let file = location.file.flatMap {
+                $0.isEmpty || $0 == "??" || $0 == "/<compiler-generated>" ? nil : $0
+            }
+            let line = location.line.flatMap { $0 > 0 ? $0 : nil }
+            list.append(
+                SymbolizedFrame(
+                    function: function, linkageName: raw == function ? nil : raw,
+                    file: file, line: file == nil ? nil : line, module: entry.module))
+        }
+        return list
+    }
+
+    /// One diagnostic per module with addresses no tool could name, modules in path order.
+    private static func unnamedDiagnostics(_ unnamed: [String: (unnamed: Int, all: Int)]) -> [AttributionDiagnostic] {
+        unnamed.sorted(by: { $0.key < $1.key }).filter { $0.value.unnamed > 0 }.map { module, count in
+            AttributionDiagnostic(
+                module: module,
+                message: "\(count.unnamed) of \(count.all) addresses have no symbol "
+                    + "and are named module+0xoffset: the binary is stripped or was replaced after the run; keep its symbol table, or build it with -g"
+            )
+        }
     }
 }

@@ -18,45 +18,114 @@ public enum FlameGraph {
     ) -> String? {
         let tree = Node.build(profile)
         guard tree.bytes > 0 else { return nil }
-        let frameHeight = 18.0
-        let left = 10.0
-        let right = 10.0
-        let top = 78.0
-        let bottom = 34.0
-        let plotWidth = width - left - right
-        let depth = tree.depth
-        let height = top + Double(depth) * frameHeight + bottom
-        let scale = plotWidth / Double(tree.bytes)
-        let baseline = top + Double(depth) * frameHeight
+        var graph = Layout(tree: tree, width: width, minimumWidth: minimumWidth)
+        graph.drawHeading(title, profile: profile)
+        graph.draw(tree, x: Layout.left, level: 0)
+        graph.drawFootnote()
+        return graph.svg.render(title: title, description: description(profile, sampledBytes: tree.bytes))
+    }
 
-        var svg = SVGDocument(width: width, height: height)
-        svg.text(title, x: left, y: 22, size: 15, weight: "bold")
-        let measured = profile.peakNetBytes
-        let subtitle =
-            "\(ValueAxis.compactBytes(Double(tree.bytes))) sampled live above the baseline at the peak"
-            + (measured > 0 ? " (measured: \(ValueAxis.compactBytes(Double(measured))))" : "")
-            + " · one sample per \(ValueAxis.compactBytes(Double(profile.sampleMeanBytes))) on average"
-            + " · width = bytes · callers below, the allocating function on top"
-        svg.text(subtitle, x: left, y: 40, size: 11, fill: "#555555")
-        // Legend.
-        var legendX = left
-        for (label, colour) in [("your code", Colours.user), ("library code", Colours.library)] {
-            svg.rect(x: legendX, y: 50, width: 12, height: 12, fill: colour)
-            svg.text(label, x: legendX + 17, y: 60, size: 11, fill: "#333333")
-            legendX += 17 + SVGDocument.textWidth(label, size: 11) + 20
-        }
-        svg.text("hover a box for its source location and bytes", x: legendX, y: 60, size: 11, fill: "#777777")
+    /// What the graph shows in words, with the largest allocation sites.
+    private static func description(_ profile: AllocationProfile, sampledBytes: Int) -> String {
+        let sites = profile.siteTable(limit: 5)
+        return
+            "Flame graph of the memory live at the peak above the baseline, \(Units.formatBytes(sampledBytes)) sampled, "
+            + "by allocation stack: each box is a function, as wide as the bytes allocated by it and the functions it called. "
+            + "Largest allocation sites: "
+            + sites.rows.map {
+                "\($0.site.function) (\($0.site.shortLocation)) \(Units.formatBytes($0.liveBytes)), \(Units.fixed($0.shareOfPeak * 100, decimals: 1))%"
+            }
+            .joined(separator: "; ") + "."
+    }
 
+    /// Where the boxes go (root at the bottom, widths in proportion to bytes) and the document they are drawn into.
+    private struct Layout {
+        static let frameHeight = 18.0
+        static let left = 10.0
+        static let right = 10.0
+        static let top = 78.0
+        static let bottom = 34.0
+
+        let tree: Node
+        let minimumWidth: Double
+        let height: Double
+        /// Pixels per byte.
+        let scale: Double
+        /// The bottom of the root box.
+        let baseline: Double
+        var svg: SVGDocument
+        /// Boxes not drawn for being narrower than `minimumWidth`.
         var hidden = 0
-        func draw(_ node: Node, x: Double, level: Int) {
+
+        init(tree: Node, width: Double, minimumWidth: Double) {
+            self.tree = tree
+            self.minimumWidth = minimumWidth
+            let plotWidth = width - Self.left - Self.right
+            let depth = tree.depth
+            height = Self.top + Double(depth) * Self.frameHeight + Self.bottom
+            scale = plotWidth / Double(tree.bytes)
+            baseline = Self.top + Double(depth) * Self.frameHeight
+            svg = SVGDocument(width: width, height: height)
+        }
+
+        /// Title, subtitle and legend.
+        mutating func drawHeading(_ title: String, profile: AllocationProfile) {
+            svg.text(title, x: Self.left, y: 22, size: 15, weight: "bold")
+            let measured = profile.peakNetBytes
+            let subtitle =
+                "\(ValueAxis.compactBytes(Double(tree.bytes))) sampled live above the baseline at the peak"
+                + (measured > 0 ? " (measured: \(ValueAxis.compactBytes(Double(measured))))" : "")
+                + " · one sample per \(ValueAxis.compactBytes(Double(profile.sampleMeanBytes))) on average"
+                + " · width = bytes · callers below, the allocating function on top"
+            svg.text(subtitle, x: Self.left, y: 40, size: 11, fill: "#555555")
+            var legendX = Self.left
+            for (label, colour) in [("your code", Colours.user), ("library code", Colours.library)] {
+                svg.rect(x: legendX, y: 50, width: 12, height: 12, fill: colour)
+                svg.text(label, x: legendX + 17, y: 60, size: 11, fill: "#333333")
+                legendX += 17 + SVGDocument.textWidth(label, size: 11) + 20
+            }
+            svg.text("hover a box for its source location and bytes", x: legendX, y: 60, size: 11, fill: "#777777")
+        }
+
+        /// Draws `node`'s box at `x` and `level` (0 is the root), then its children on top of it, left to right.
+        mutating func draw(_ node: Node, x: Double, level: Int) {
             let boxWidth = Double(node.bytes) * scale
             guard boxWidth >= minimumWidth else {
                 hidden += 1
                 return
             }
-            let y = baseline - Double(level + 1) * frameHeight
-            let share = Double(node.bytes) / Double(tree.bytes)
+            let y = baseline - Double(level + 1) * Self.frameHeight
+            svg.raw(box(node, x: x, y: y, width: boxWidth, level: level))
+            var childX = x
+            for child in node.children {
+                draw(child, x: childX, level: level + 1)
+                childX += Double(child.bytes) * scale
+            }
+        }
+
+        /// One box: its tooltip, its rectangle, and a label where one fits.
+        func box(_ node: Node, x: Double, y: Double, width boxWidth: Double, level: Int) -> String {
             let colour = level == 0 ? Colours.root : (node.isLibrary ? Colours.library : Colours.user)
+            var element = "<g><title>\(SVGDocument.escape(tooltip(node)))</title>"
+            element +=
+                "<rect x=\"\(SVGDocument.number(x))\" y=\"\(SVGDocument.number(y))\" width=\"\(SVGDocument.number(boxWidth))\" "
+                + "height=\"\(SVGDocument.number(Self.frameHeight - 1))\" fill=\"\(colour)\" stroke=\"#ffffff\" stroke-width=\"0.5\"/>"
+            // The box's bytes beside its name where both fit; else the name, cut to fit.
+            let name = level == 0 ? "all stacks" : node.name
+            let sized = "\(name) · \(ValueAxis.compactBytes(Double(node.bytes / 1024 * 1024)))"
+            if let label = SVGDocument.textWidth(sized, size: 11) <= boxWidth - 6
+                ? sized : FlameGraph.fit(name, width: boxWidth - 6, size: 11)
+            {
+                element +=
+                    "<text x=\"\(SVGDocument.number(x + 3))\" y=\"\(SVGDocument.number(y + Self.frameHeight - 5.5))\" font-size=\"11\" "
+                    + "fill=\"#000000\">\(SVGDocument.escape(label))</text>"
+            }
+            return element + "</g>"
+        }
+
+        /// The function, its source locations and binary, its bytes and share of the graph, its blocks.
+        func tooltip(_ node: Node) -> String {
+            let share = Double(node.bytes) / Double(tree.bytes)
             var tooltip = node.name
             if !node.locations.isEmpty { tooltip += "\n" + node.locations.joined(separator: ", ") }
             if !node.moduleName.isEmpty { tooltip += "\n" + node.moduleName }
@@ -65,42 +134,15 @@ public enum FlameGraph {
                 + ", \(node.count) block\(node.count == 1 ? "" : "s")"
                 + (node.selfBytes > 0 && !node.children.isEmpty
                     ? ", \(Units.formatBytes(node.selfBytes)) allocated here" : "")
-            var element = "<g><title>\(SVGDocument.escape(tooltip))</title>"
-            element +=
-                "<rect x=\"\(SVGDocument.number(x))\" y=\"\(SVGDocument.number(y))\" width=\"\(SVGDocument.number(boxWidth))\" "
-                + "height=\"\(SVGDocument.number(frameHeight - 1))\" fill=\"\(colour)\" stroke=\"#ffffff\" stroke-width=\"0.5\"/>"
-            // The box's bytes beside its name where both fit; else the name, cut to fit.
-            let name = level == 0 ? "all stacks" : node.name
-            let sized = "\(name) · \(ValueAxis.compactBytes(Double(node.bytes / 1024 * 1024)))"
-            if let label = SVGDocument.textWidth(sized, size: 11) <= boxWidth - 6
-                ? sized : fit(name, width: boxWidth - 6, size: 11)
-            {
-                element +=
-                    "<text x=\"\(SVGDocument.number(x + 3))\" y=\"\(SVGDocument.number(y + frameHeight - 5.5))\" font-size=\"11\" "
-                    + "fill=\"#000000\">\(SVGDocument.escape(label))</text>"
-            }
-            svg.raw(element + "</g>")
-            var childX = x
-            for child in node.children {
-                draw(child, x: childX, level: level + 1)
-                childX += Double(child.bytes) * scale
-            }
+            return tooltip
         }
-        draw(tree, x: left, level: 0)
-        svg.text(
-            "root at the bottom; boxes narrower than \(Units.fixed(minimumWidth, decimals: 1)) px are left out"
-                + (hidden > 0 ? " (\(hidden))" : ""), x: left, y: height - 12, size: 10, fill: "#777777")
 
-        let sites = profile.siteTable(limit: 5)
-        let description =
-            "Flame graph of the memory live at the peak above the baseline, \(Units.formatBytes(tree.bytes)) sampled, "
-            + "by allocation stack: each box is a function, as wide as the bytes allocated by it and the functions it called. "
-            + "Largest allocation sites: "
-            + sites.rows.map {
-                "\($0.site.function) (\($0.site.shortLocation)) \(Units.formatBytes($0.liveBytes)), \(Units.fixed($0.shareOfPeak * 100, decimals: 1))%"
-            }
-            .joined(separator: "; ") + "."
-        return svg.render(title: title, description: description)
+        /// Says which boxes are left out, once they are all drawn.
+        mutating func drawFootnote() {
+            svg.text(
+                "root at the bottom; boxes narrower than \(Units.fixed(minimumWidth, decimals: 1)) px are left out"
+                    + (hidden > 0 ? " (\(hidden))" : ""), x: Self.left, y: height - 12, size: 10, fill: "#777777")
+        }
     }
 
     /// `text` cut to fit `width` pixels at `size` (ending in `…`), nil when not even two characters fit.

@@ -32,105 +32,153 @@ public enum PprofProfile {
     /// The uncompressed protobuf encoding of the `Profile` message.
     /// - Parameter comment: a line for the profile's comments (the scenario and strategy), besides the one saying what the values are.
     public static func encode(_ profile: AllocationProfile, comment: String? = nil) -> [UInt8] {
+        var encoder = Encoder(profile)
+        encoder.writeSampleTypes()
+        encoder.writeSamples()
+        encoder.writeMappings()
+        encoder.writeLocations()
+        encoder.writeFunctions()
+        encoder.writePeriodAndComments(comment)
+        return encoder.finish()
+    }
+
+    /// Writes one `Profile` message field by field; strings get their indices as fields use them,
+    /// and the string table is written last.
+    private struct Encoder {
+        let profile: AllocationProfile
+        /// The stacks live at the peak: one sample each.
+        let live: [AllocationStack]
         var strings = StringTable()
-        let space = strings.index("space")
-        let bytes = strings.index("bytes")
-        let objects = strings.index("objects")
-        let count = strings.index("count")
-
-        let live = profile.stacks.filter { $0.peakLiveBytes > 0 }
-        // Only frames of live stacks; ids in order of first use (leaf to root, largest stack first).
-        var locationID: [Int: UInt64] = [:]
-        var locationOrder: [Int] = []
-        var functionID: [FunctionKey: UInt64] = [:]
-        var functionOrder: [FunctionKey] = []
-        var mappingID: [String: UInt64] = [:]
-        var mappingOrder: [String] = []
-        for stack in live {
-            for index in stack.frameIndices.reversed() where locationID[index] == nil {
-                let frame = profile.frames[index]
-                locationID[index] = UInt64(locationOrder.count + 1)
-                locationOrder.append(index)
-                let key = FunctionKey(name: frame.function, file: frame.file ?? "")
-                if functionID[key] == nil {
-                    functionID[key] = UInt64(functionOrder.count + 1)
-                    functionOrder.append(key)
-                }
-                if mappingID[frame.module] == nil {
-                    mappingID[frame.module] = UInt64(mappingOrder.count + 1)
-                    mappingOrder.append(frame.module)
-                }
-            }
-        }
-
         var message = ProtobufWriter()
-        // sample_type = 1: ValueType { type = 1, unit = 2 }
-        message.message(1) {
-            $0.int(1, space)
-            $0.int(2, bytes)
-        }
-        message.message(1) {
-            $0.int(1, objects)
-            $0.int(2, count)
-        }
-        // sample = 2: Sample { location_id = 1 (packed, leaf first), value = 2 (packed) }
-        for stack in live {
-            message.message(2) { sample in
-                sample.packed(1, stack.frameIndices.reversed().compactMap { locationID[$0] })
-                sample.packed(2, [UInt64(stack.peakLiveBytes), UInt64(max(stack.peakLiveCount, 0))])
-            }
-        }
-        // mapping = 3: Mapping { id = 1, filename = 5, has_functions = 7, has_filenames = 8, has_line_numbers = 9, has_inline_frames = 10 }
-        for module in mappingOrder {
-            let id = mappingID[module] ?? 0
-            let filename = strings.index(module)
-            message.message(3) { mapping in
-                mapping.uint(1, id)
-                mapping.int(5, filename)
-                for field in 7...10 { mapping.uint(field, 1) }
-            }
-        }
-        // location = 4: Location { id = 1, mapping_id = 2, line = 4: Line { function_id = 1, line = 2 } }
-        for index in locationOrder {
-            let frame = profile.frames[index]
-            let function = functionID[FunctionKey(name: frame.function, file: frame.file ?? "")] ?? 0
-            let mapping = mappingID[frame.module] ?? 0
-            message.message(4) { location in
-                location.uint(1, locationID[index] ?? 0)
-                location.uint(2, mapping)
-                location.message(4) { line in
-                    line.uint(1, function)
-                    if let number = frame.line { line.int(2, number) }
+        let space: Int
+        let bytes: Int
+        let objects: Int
+        let count: Int
+        // Only frames of live stacks; ids in order of first use (leaf to root, largest stack first).
+        var locations = IDTable<Int>()
+        var functions = IDTable<FunctionKey>()
+        var mappings = IDTable<String>()
+
+        init(_ profile: AllocationProfile) {
+            self.profile = profile
+            space = strings.index("space")
+            bytes = strings.index("bytes")
+            objects = strings.index("objects")
+            count = strings.index("count")
+            live = profile.stacks.filter { $0.peakLiveBytes > 0 }
+            for stack in live {
+                for index in stack.frameIndices.reversed() where locations[index] == nil {
+                    let frame = profile.frames[index]
+                    locations.add(index)
+                    functions.add(FunctionKey(name: frame.function, file: frame.file ?? ""))
+                    mappings.add(frame.module)
                 }
             }
         }
-        // function = 5: Function { id = 1, name = 2, system_name = 3, filename = 4 }
-        for key in functionOrder {
-            let name = strings.index(key.name)
-            let file = strings.index(key.file)
-            message.message(5) { function in
-                function.uint(1, functionID[key] ?? 0)
-                function.int(2, name)
-                function.int(3, name)
-                function.int(4, file)
+
+        /// sample_type = 1: ValueType { type = 1, unit = 2 }
+        mutating func writeSampleTypes() {
+            message.message(1) {
+                $0.int(1, space)
+                $0.int(2, bytes)
+            }
+            message.message(1) {
+                $0.int(1, objects)
+                $0.int(2, count)
             }
         }
-        // period_type = 11, period = 12: one sample per `sampleMeanBytes` bytes on average.
-        message.message(11) {
-            $0.int(1, space)
-            $0.int(2, bytes)
+
+        /// sample = 2: Sample { location_id = 1 (packed, leaf first), value = 2 (packed) }
+        mutating func writeSamples() {
+            for stack in live {
+                message.message(2) { sample in
+                    sample.packed(1, stack.frameIndices.reversed().compactMap { locations[$0] })
+                    sample.packed(2, [UInt64(stack.peakLiveBytes), UInt64(max(stack.peakLiveCount, 0))])
+                }
+            }
         }
-        message.int(12, profile.sampleMeanBytes)
-        // comment = 13 (string indices), default_sample_type = 14.
-        let what =
-            "memharness: live bytes at the peak above the baseline (measured peak above baseline \(profile.peakNetBytes) bytes); "
-            + "byte-sampled, one sample per \(profile.sampleMeanBytes) bytes on average"
-        for line in [what] + (comment.map { [$0] } ?? []) { message.int(13, strings.index(line)) }
-        message.int(14, space)
-        // string_table = 6 last: every index above is known by now.
-        var encoded = message
-        for string in strings.strings { encoded.string(6, string) }
-        return encoded.bytes
+
+        /// mapping = 3: Mapping { id = 1, filename = 5, has_functions = 7, has_filenames = 8, has_line_numbers = 9, has_inline_frames = 10 }
+        mutating func writeMappings() {
+            for module in mappings.order {
+                let id = mappings[module] ?? 0
+                let filename = strings.index(module)
+                message.message(3) { mapping in
+                    mapping.uint(1, id)
+                    mapping.int(5, filename)
+                    for field in 7...10 { mapping.uint(field, 1) }
+                }
+            }
+        }
+
+        /// location = 4: Location { id = 1, mapping_id = 2, line = 4: Line { function_id = 1, line = 2 } }
+        mutating func writeLocations() {
+            for index in locations.order {
+                let frame = profile.frames[index]
+                let function = functions[FunctionKey(name: frame.function, file: frame.file ?? "")] ?? 0
+                let mapping = mappings[frame.module] ?? 0
+                let id = locations[index] ?? 0
+                message.message(4) { location in
+                    location.uint(1, id)
+                    location.uint(2, mapping)
+                    location.message(4) { line in
+                        line.uint(1, function)
+                        if let number = frame.line { line.int(2, number) }
+                    }
+                }
+            }
+        }
+
+        /// function = 5: Function { id = 1, name = 2, system_name = 3, filename = 4 }
+        mutating func writeFunctions() {
+            for key in functions.order {
+                let name = strings.index(key.name)
+                let file = strings.index(key.file)
+                let id = functions[key] ?? 0
+                message.message(5) { function in
+                    function.uint(1, id)
+                    function.int(2, name)
+                    function.int(3, name)
+                    function.int(4, file)
+                }
+            }
+        }
+
+        /// period_type = 11, period = 12: one sample per `sampleMeanBytes` bytes on average.
+        /// comment = 13 (string indices), default_sample_type = 14.
+        mutating func writePeriodAndComments(_ comment: String?) {
+            message.message(11) {
+                $0.int(1, space)
+                $0.int(2, bytes)
+            }
+            message.int(12, profile.sampleMeanBytes)
+            let what =
+                "memharness: live bytes at the peak above the baseline (measured peak above baseline \(profile.peakNetBytes) bytes); "
+                + "byte-sampled, one sample per \(profile.sampleMeanBytes) bytes on average"
+            for line in [what] + (comment.map { [$0] } ?? []) { message.int(13, strings.index(line)) }
+            message.int(14, space)
+        }
+
+        /// The message with the string table = 6 last: every index above is known by now.
+        func finish() -> [UInt8] {
+            var encoded = message
+            for string in strings.strings { encoded.string(6, string) }
+            return encoded.bytes
+        }
+    }
+
+    /// Ids from 1 in order of first use, as `profile.proto` numbers them (0 means none).
+    private struct IDTable<Key: Hashable> {
+        private(set) var order: [Key] = []
+        private var ids: [Key: UInt64] = [:]
+
+        subscript(key: Key) -> UInt64? { ids[key] }
+
+        mutating func add(_ key: Key) {
+            guard ids[key] == nil else { return }
+            ids[key] = UInt64(order.count + 1)
+            order.append(key)
+        }
     }
 
     private struct FunctionKey: Hashable {

@@ -11,77 +11,136 @@ public enum TimelineChart {
             representativeCase(run, strategy: strategy).map { (strategy, $0) }
         }
         guard !strategies.isEmpty else { return nil }
-        struct Line {
-            let name: String
-            let colour: String
-            let points: [(Double, Double)]
-            let peak: (Double, Double)
-            let killed: Bool
-        }
-        var lines: [Line] = []
-        var maxTime = 0.0
-        var maxValue = 1.0
-        var minPositive = Double.greatestFiniteMagnitude
-        for (index, (strategy, result)) in strategies.enumerated() {
-            let series = result.samples
-            guard series.count > 0 else { continue }
-            let times = series.timeNanoseconds.map { Double($0) / 1e9 }
-            let values = series.allocatedBytes.map { Double($0 - result.measurements.baselineAllocatedBytes) }
-            let points = minMaxDownsample(times: times, values: values, buckets: 450)
-            guard let peakIndex = values.indices.max(by: { values[$0] < values[$1] }) else { continue }
-            lines.append(
-                Line(
-                    name: strategy, colour: Palette.colour(run.strategies.firstIndex(of: strategy) ?? index),
-                    points: points, peak: (times[peakIndex], values[peakIndex]),
-                    killed: result.killed))
-            maxTime = max(maxTime, times.last ?? 0)
-            maxValue = max(maxValue, values[peakIndex])
-            if values[peakIndex] > 0 { minPositive = min(minPositive, values[peakIndex]) }
+        let lines = strategies.enumerated().compactMap { index, entry in
+            line(entry.0, entry.1, colour: Palette.colour(run.strategies.firstIndex(of: entry.0) ?? index))
         }
         guard !lines.isEmpty else { return nil }
-        let peaks = lines.map(\.peak.1).filter { $0 > 0 }
-        let spread = (peaks.max() ?? 1) / max(peaks.min() ?? 1, 1)
-        let scale = requested ?? (spread > 30 ? .log : .linear)
-        let axis = ValueAxis(
-            maximum: maxValue * 1.08, minimumPositive: max(minPositive / 8, 1024),
-            scale: scale == .log ? .log : .linear, isBytes: true)
-
-        // Legend rows first: the plot starts below them.
-        let left = 78.0
-        let right = 24.0
-        let bottom = 52.0
-        var legend: [(line: Line, label: String, x: Double, y: Double)] = []
-        var legendX = left
-        var legendY = 60.0
-        for line in lines {
-            let label =
-                "\(line.name) (\(line.killed ? "killed by the memory limit at" : "peak") \(ValueAxis.compactBytes(line.peak.1.rounded())))"
-            let itemWidth = 22 + SVGDocument.textWidth(label, size: 11) + 16
-            if legendX + itemWidth > width - right && legendX > left {
-                legendX = left
-                legendY += 16
-            }
-            legend.append((line, label, legendX, legendY))
-            legendX += itemWidth
-        }
-        let top = legendY + 18
-        let plotWidth = width - left - right
-        let height = top + plotHeight + bottom
-        func x(_ seconds: Double) -> Double { left + (maxTime > 0 ? seconds / maxTime : 0) * plotWidth }
-        func y(_ bytes: Double) -> Double { top + (1 - axis.fraction(bytes)) * plotHeight }
-
-        var svg = SVGDocument(width: width, height: height)
-        svg.text("\(run.name): allocated above baseline over time", x: left, y: 22, size: 15, weight: "bold")
+        let (scale, axis) = valueAxis(lines, requested: requested)
+        // Phase bands of the longest-running representative case (the script is the same for all).
         let reference = strategies.map(\.1).max(by: {
             $0.measurements.durationNanoseconds < $1.measurements.durationNanoseconds
         })
-        svg.text(
-            "median-peak repetition of each strategy · phases of \(reference?.strategy ?? "–") · \(scale == .log ? "log scale" : "linear scale")",
-            x: left, y: 40, size: 11, fill: "#555555")
 
-        // Phase bands of the longest-running representative case (the script is the same for all).
-        if let reference {
-            for (index, phase) in reference.measurements.phases.enumerated() {
+        var chart = Layout(lines: lines, axis: axis, width: width, plotHeight: plotHeight)
+        chart.drawHeading(run.name, phasesOf: reference?.strategy, scale: scale)
+        if let reference { chart.drawPhaseBands(reference.measurements.phases) }
+        chart.drawAxes()
+        chart.drawLegend()
+        chart.drawLines()
+        chart.drawPeakMarkers()
+        return chart.svg.render(
+            title: "\(run.name): allocated above baseline over time", description: description(run.name, lines))
+    }
+
+    /// The scale `requested`, else log when the peaks differ by more than 30x; and an axis up to the highest peak.
+    private static func valueAxis(_ lines: [Line], requested: ValueScale?) -> (ValueScale, ValueAxis) {
+        let peaks = lines.map(\.peak.1).filter { $0 > 0 }
+        let spread = (peaks.max() ?? 1) / max(peaks.min() ?? 1, 1)
+        let scale = requested ?? (spread > 30 ? .log : .linear)
+        let maxValue = lines.reduce(1.0) { max($0, $1.peak.1) }
+        let minPositive = peaks.reduce(Double.greatestFiniteMagnitude) { min($0, $1) }
+        let axis = ValueAxis(
+            maximum: maxValue * 1.08, minimumPositive: max(minPositive / 8, 1024),
+            scale: scale == .log ? .log : .linear, isBytes: true)
+        return (scale, axis)
+    }
+
+    /// The chart in words: each strategy's peak and when it was reached.
+    private static func description(_ name: String, _ lines: [Line]) -> String {
+        "Line chart of allocated bytes above baseline over time for \(lines.count) strategies of scenario \(name). "
+            + lines.map {
+                "\($0.name) peaks at \(Units.formatBytes($0.peak.1)) at \(Units.fixed($0.peak.0, decimals: 2)) s"
+            }.joined(separator: "; ") + "."
+    }
+
+    /// One strategy's line: (seconds, bytes above baseline) points and where it peaks.
+    private struct Line {
+        let name: String
+        let colour: String
+        let points: [(Double, Double)]
+        let peak: (Double, Double)
+        let killed: Bool
+        /// Time of the last sample, seconds.
+        let lastTime: Double
+    }
+
+    /// The line of a strategy's representative case, downsampled; nil when it has no samples.
+    private static func line(_ strategy: String, _ result: RepresentativeCase, colour: String) -> Line? {
+        let series = result.samples
+        guard series.count > 0 else { return nil }
+        let times = series.timeNanoseconds.map { Double($0) / 1e9 }
+        let values = series.allocatedBytes.map { Double($0 - result.measurements.baselineAllocatedBytes) }
+        let points = minMaxDownsample(times: times, values: values, buckets: 450)
+        guard let peakIndex = values.indices.max(by: { values[$0] < values[$1] }) else { return nil }
+        return Line(
+            name: strategy, colour: colour, points: points, peak: (times[peakIndex], values[peakIndex]),
+            killed: result.killed, lastTime: times.last ?? 0)
+    }
+
+    /// Where everything goes (the legend's rows decide where the plot starts), and the document.
+    private struct Layout {
+        static let left = 78.0
+        static let right = 24.0
+        static let bottom = 52.0
+
+        let lines: [Line]
+        let axis: ValueAxis
+        let maxTime: Double
+        let legend: [(line: Line, label: String, x: Double, y: Double)]
+        let top: Double
+        let plotWidth: Double
+        let plotHeight: Double
+        let height: Double
+        var svg: SVGDocument
+
+        init(lines: [Line], axis: ValueAxis, width: Double, plotHeight: Double) {
+            self.lines = lines
+            self.axis = axis
+            self.plotHeight = plotHeight
+            maxTime = lines.reduce(0.0) { max($0, $1.lastTime) }
+            let legend = Self.legendRows(lines, width: width)
+            self.legend = legend.items
+            top = legend.lastRowY + 18
+            plotWidth = width - Self.left - Self.right
+            height = top + plotHeight + Self.bottom
+            svg = SVGDocument(width: width, height: height)
+        }
+
+        /// Legend items left to right, wrapped to a new row where the next would cross the right margin.
+        static func legendRows(_ lines: [Line], width: Double) -> (
+            items: [(line: Line, label: String, x: Double, y: Double)], lastRowY: Double
+        ) {
+            var legend: [(line: Line, label: String, x: Double, y: Double)] = []
+            var legendX = left
+            var legendY = 60.0
+            for line in lines {
+                let label =
+                    "\(line.name) (\(line.killed ? "killed by the memory limit at" : "peak") \(ValueAxis.compactBytes(line.peak.1.rounded())))"
+                let itemWidth = 22 + SVGDocument.textWidth(label, size: 11) + 16
+                if legendX + itemWidth > width - right && legendX > left {
+                    legendX = left
+                    legendY += 16
+                }
+                legend.append((line, label, legendX, legendY))
+                legendX += itemWidth
+            }
+            return (legend, legendY)
+        }
+
+        func x(_ seconds: Double) -> Double { Self.left + (maxTime > 0 ? seconds / maxTime : 0) * plotWidth }
+        func y(_ bytes: Double) -> Double { top + (1 - axis.fraction(bytes)) * plotHeight }
+
+        mutating func drawHeading(_ name: String, phasesOf reference: String?, scale: ValueScale) {
+            svg.text("\(name): allocated above baseline over time", x: Self.left, y: 22, size: 15, weight: "bold")
+            svg.text(
+                "median-peak repetition of each strategy · phases of \(reference ?? "–") · \(scale == .log ? "log scale" : "linear scale")",
+                x: Self.left, y: 40, size: 11, fill: "#555555")
+        }
+
+        /// Every other phase shaded, each one's start marked and its name written where it fits.
+        mutating func drawPhaseBands(_ phases: [PhaseResult]) {
+            let left = Self.left
+            for (index, phase) in phases.enumerated() {
                 // Phases may end after the last sample; keep the bands inside the plot.
                 let start = min(x(Double(phase.startNanoseconds) / 1e9), left + plotWidth)
                 let end = min(x(Double(phase.endNanoseconds) / 1e9), left + plotWidth)
@@ -98,68 +157,84 @@ public enum TimelineChart {
             }
         }
 
-        // Axes and grid.
-        for tick in axis.ticks {
-            let position = y(tick)
-            svg.line(x1: left, y1: position, x2: left + plotWidth, y2: position, stroke: "#e3e3e3", width: 0.8)
-            svg.text(axis.label(tick), x: left - 8, y: position + 4, size: 11, anchor: .end, fill: "#444444")
-        }
-        for tick in timeTicks(maximumSeconds: maxTime) {
-            let position = x(tick)
-            svg.line(x1: position, y1: top + plotHeight, x2: position, y2: top + plotHeight + 5, stroke: "#444444")
-            svg.text(
-                secondsLabel(tick), x: position, y: top + plotHeight + 19, size: 11, anchor: .middle, fill: "#444444")
-        }
-        svg.line(x1: left, y1: top + plotHeight, x2: left + plotWidth, y2: top + plotHeight, stroke: "#444444")
-        svg.line(x1: left, y1: top, x2: left, y2: top + plotHeight, stroke: "#444444")
-        svg.text(
-            "time since case start", x: left + plotWidth / 2, y: height - 10, size: 11, anchor: .middle, fill: "#444444"
-        )
-        svg.text(
-            "allocated above baseline", x: 16, y: top + plotHeight / 2, size: 11, anchor: .middle, fill: "#444444",
-            rotate: -90)
-
-        for item in legend {
-            svg.line(x1: item.x, y1: item.y - 4, x2: item.x + 16, y2: item.y - 4, stroke: item.line.colour, width: 3)
-            svg.text(item.label, x: item.x + 22, y: item.y, size: 11)
-        }
-
-        for line in lines {
-            svg.polyline(line.points.map { (x($0.0), y($0.1)) }, stroke: line.colour, width: 1.8, label: line.name)
-        }
-
-        // Peak markers; labels pushed apart vertically so they never overlap.
-        var placed: [(x: Double, y: Double, width: Double)] = []
-        for line in lines.sorted(by: { $0.peak.1 > $1.peak.1 }) {
-            let px = x(line.peak.0)
-            let py = y(line.peak.1)
-            svg.circle(x: px, y: py, radius: 4, fill: line.colour)
-            let label = ValueAxis.compactBytes(Double(Int(line.peak.1 / 1024 * 10)) / 10 * 1024)
-            let labelWidth = SVGDocument.textWidth(label, size: 11)
-            var labelX = px + 7
-            var anchor = SVGDocument.Anchor.start
-            if labelX + labelWidth > left + plotWidth {
-                labelX = px - 7
-                anchor = .end
+        /// Grid lines and labels of both axes, the axes, and their titles.
+        mutating func drawAxes() {
+            let left = Self.left
+            for tick in axis.ticks {
+                let position = y(tick)
+                svg.line(x1: left, y1: position, x2: left + plotWidth, y2: position, stroke: "#e3e3e3", width: 0.8)
+                svg.text(axis.label(tick), x: left - 8, y: position + 4, size: 11, anchor: .end, fill: "#444444")
             }
-            var labelY = max(py - 6, top + 26)
-            let spanStart = anchor == .start ? labelX : labelX - labelWidth
+            for tick in timeTicks(maximumSeconds: maxTime) {
+                let position = x(tick)
+                svg.line(x1: position, y1: top + plotHeight, x2: position, y2: top + plotHeight + 5, stroke: "#444444")
+                svg.text(
+                    secondsLabel(tick), x: position, y: top + plotHeight + 19, size: 11, anchor: .middle,
+                    fill: "#444444")
+            }
+            svg.line(x1: left, y1: top + plotHeight, x2: left + plotWidth, y2: top + plotHeight, stroke: "#444444")
+            svg.line(x1: left, y1: top, x2: left, y2: top + plotHeight, stroke: "#444444")
+            svg.text(
+                "time since case start", x: left + plotWidth / 2, y: height - 10, size: 11, anchor: .middle,
+                fill: "#444444")
+            svg.text(
+                "allocated above baseline", x: 16, y: top + plotHeight / 2, size: 11, anchor: .middle,
+                fill: "#444444", rotate: -90)
+        }
+
+        mutating func drawLegend() {
+            for item in legend {
+                svg.line(
+                    x1: item.x, y1: item.y - 4, x2: item.x + 16, y2: item.y - 4, stroke: item.line.colour, width: 3)
+                svg.text(item.label, x: item.x + 22, y: item.y, size: 11)
+            }
+        }
+
+        mutating func drawLines() {
+            for line in lines {
+                let points = line.points.map { (x($0.0), y($0.1)) }
+                svg.polyline(points, stroke: line.colour, width: 1.8, label: line.name)
+            }
+        }
+
+        /// Each line's peak: a dot and its value, highest first, labels pushed apart vertically so they never overlap.
+        mutating func drawPeakMarkers() {
+            var placed: [(x: Double, y: Double, width: Double)] = []
+            for line in lines.sorted(by: { $0.peak.1 > $1.peak.1 }) {
+                let px = x(line.peak.0)
+                let py = y(line.peak.1)
+                svg.circle(x: px, y: py, radius: 4, fill: line.colour)
+                let label = ValueAxis.compactBytes(Double(Int(line.peak.1 / 1024 * 10)) / 10 * 1024)
+                let labelWidth = SVGDocument.textWidth(label, size: 11)
+                var labelX = px + 7
+                var anchor = SVGDocument.Anchor.start
+                if labelX + labelWidth > Self.left + plotWidth {
+                    labelX = px - 7
+                    anchor = .end
+                }
+                let spanStart = anchor == .start ? labelX : labelX - labelWidth
+                let labelY = freeRow(from: max(py - 6, top + 26), start: spanStart, width: labelWidth, placed: placed)
+                placed.append((spanStart, labelY, labelWidth))
+                svg.text(
+                    label, x: labelX, y: labelY, size: 11, anchor: anchor, fill: line.colour, weight: "bold",
+                    halo: true)
+            }
+        }
+
+        /// The height nearest `labelY`, in 13 px steps, where a label spanning `start`...`start + width`
+        /// overlaps none of those placed.
+        func freeRow(
+            from labelY: Double, start spanStart: Double, width labelWidth: Double,
+            placed: [(x: Double, y: Double, width: Double)]
+        ) -> Double {
             func collides(_ y: Double) -> Bool {
                 placed.contains { abs($0.y - y) < 13 && spanStart < $0.x + $0.width && $0.x < spanStart + labelWidth }
             }
+            var labelY = labelY
             // Move up while there is room above the plot's top, else down.
             while collides(labelY) && labelY - 13 >= top + 26 { labelY -= 13 }
             while collides(labelY) { labelY += 13 }
-            placed.append((spanStart, labelY, labelWidth))
-            svg.text(
-                label, x: labelX, y: labelY, size: 11, anchor: anchor, fill: line.colour, weight: "bold", halo: true)
+            return labelY
         }
-
-        let description =
-            "Line chart of allocated bytes above baseline over time for \(lines.count) strategies of scenario \(run.name). "
-            + lines.map {
-                "\($0.name) peaks at \(Units.formatBytes($0.peak.1)) at \(Units.fixed($0.peak.0, decimals: 2)) s"
-            }.joined(separator: "; ") + "."
-        return svg.render(title: "\(run.name): allocated above baseline over time", description: description)
     }
 }

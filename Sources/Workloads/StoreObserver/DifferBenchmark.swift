@@ -54,7 +54,17 @@ public enum DifferBenchmark {
         queue.sync {}
         let (before, signalNext) = latest.value.withLock { $0 }
 
-        // 1% of the documents change; the observer waits for its signal, so the writes only mark it dirty.
+        // The observer waits for its signal, so the writes only mark it dirty.
+        try changeOnePercent(of: cars, items: items)
+        signalNext?()
+        queue.sync {}
+        let after = latest.value.withLock { $0.result }
+        return measureDiffs(
+            items: items, old: before?.items ?? [], new: after?.items ?? [], rounds: rounds, probe: probe)
+    }
+
+    /// Changes 1% of the `items` documents: a quarter each inserted, deleted, updated and moved.
+    private static func changeOnePercent(of cars: DocumentCollection, items: Int) throws {
         var random = SeededRandom(seed: UInt64(items))
         let quarter = max(items / 400, 1)
         for step in 0..<quarter {
@@ -68,25 +78,16 @@ public enum DifferBenchmark {
             let rank = Int.random(in: 0..<(items * 10), using: &random)
             try? cars.update("doc-\(Int.random(in: 0..<items, using: &random))") { $0.fields["rank"] = .int(rank) }
         }
-        signalNext?()
-        queue.sync {}
-        let after = latest.value.withLock { $0.result }
-        let old = before?.items ?? []
-        let new = after?.items ?? []
+    }
 
-        func timed(_ body: () -> ChangeSet) -> (nanoseconds: Int64, allocatedBytes: Int, changes: ChangeSet) {
-            let allocatedBefore = probe.threadAllocatedBytes() ?? 0
-            let start = ContinuousClock.now
-            let changes = body()
-            let nanoseconds = (ContinuousClock.now - start).nanoseconds
-            let allocated = Int((probe.threadAllocatedBytes() ?? 0) &- allocatedBefore)
-            return (nanoseconds, allocated, changes)
-        }
-
+    /// A fresh differ's first diff (of `old`), what it keeps afterwards, and `rounds` diffs between the two results.
+    private static func measureDiffs(
+        items: Int, old: [QueryResultItem], new: [QueryResultItem], rounds: Int, probe: JemallocProbe
+    ) -> Row {
         probe.flushThreadCache()
         let heldBefore = probe.allocatedBytes()
         let differ = Differ()
-        let first = timed { differ.diff(old) }
+        let first = timed(probe) { differ.diff(old) }
         probe.flushThreadCache()
         let kept = probe.allocatedBytes() - heldBefore
         var steady: [Double] = []
@@ -95,7 +96,7 @@ public enum DifferBenchmark {
         for round in 0..<rounds {
             // Alternate directions so every round diffs the same two results against each other.
             let forward = round % 2 == 0
-            let measured = timed { differ.diff(forward ? new : old) }
+            let measured = timed(probe) { differ.diff(forward ? new : old) }
             steady.append(Double(measured.nanoseconds))
             if round == 0 {
                 steadyAllocated = measured.allocatedBytes
@@ -106,6 +107,18 @@ public enum DifferBenchmark {
             items: items, firstNanoseconds: first.nanoseconds, steadyNanoseconds: Int64(Statistics.median(steady) ?? 0),
             firstAllocatedBytes: first.allocatedBytes, steadyAllocatedBytes: steadyAllocated, keptBytes: kept,
             changes: changes)
+    }
+
+    /// How long `body` takes and what this thread allocates meanwhile.
+    private static func timed(_ probe: JemallocProbe, _ body: () -> ChangeSet) -> (
+        nanoseconds: Int64, allocatedBytes: Int, changes: ChangeSet
+    ) {
+        let allocatedBefore = probe.threadAllocatedBytes() ?? 0
+        let start = ContinuousClock.now
+        let changes = body()
+        let nanoseconds = (ContinuousClock.now - start).nanoseconds
+        let allocated = Int((probe.threadAllocatedBytes() ?? 0) &- allocatedBefore)
+        return (nanoseconds, allocated, changes)
     }
 
     private static func report(_ rows: [Row], rounds: Int) -> String {

@@ -51,31 +51,19 @@ final class ProfileScreen {
 
     /// Subscribes the way `strategy` does; `onSubscribe` gets the subscriber object (for tracking).
     func subscribe(to store: ProfileStore, strategy: SubscriptionStrategy, onSubscribe: (AnyObject) -> Void) {
-        let presence = presence
-        let deliveries = deliveries
         switch strategy {
         // ReactiveCocoa's rule: the subscriber is retained by the upstream, not by the screen.
         case .implicitFinite:
             // Not stored; the load completes at the next publish and the subscription ends by itself.
-            store.load().subscribeNext(presence: presence, deliveries: deliveries, onSubscribe: onSubscribe) {
-                profile in
-                self.profile = profile
-            }
+            showProfiles(from: store.load(), onSubscribe: onSubscribe)
         case .implicitInfinite:
             // Not stored, and the store's updates never complete: the subscriber and the screen it
             // captures live on, and keep receiving, after the screen is dismissed.
-            store.updates.subscribeNext(presence: presence, deliveries: deliveries, onSubscribe: onSubscribe) {
-                profile in
-                self.profile = profile
-            }
+            showProfiles(from: store.updates, onSubscribe: onSubscribe)
         case .disposed:
             // The same strong capture on the infinite updates, but the screen keeps the disposable
             // and disposes it when dismissed (`dismissed()`).
-            disposable = store.updates.subscribeNext(
-                presence: presence, deliveries: deliveries, onSubscribe: onSubscribe
-            ) { profile in
-                self.profile = profile
-            }
+            disposable = showProfiles(from: store.updates, onSubscribe: onSubscribe)
         case .selfDerivedStrong:
             // screen -> username -> subscriber -> block -> screen: the signal would complete when the
             // screen deallocates, which the cycle prevents. No completion breaks it.
@@ -91,45 +79,68 @@ final class ProfileScreen {
         // Combine's default: the screen stores an AnyCancellable, which cancels when released.
         case .strongSelfCapture:
             // screen -> AnyCancellable -> Sink -> closure -> screen: a cycle until cancelled.
-            let sink = Subscribers.Sink<Profile, Never>(
+            keep(profileSink(capturing: .strong), subscribedTo: { store.updates }, onSubscribe: onSubscribe)
+        case .weakSelf:
+            keep(profileSink(capturing: .weak), subscribedTo: { store.updates }, onSubscribe: onSubscribe)
+        case .finitePublisher:
+            // The seed's finite example: the handle is stored and the block captures the screen, but
+            // the Future completes and the Sink then drops its closure, breaking the cycle.
+            keep(profileSink(capturing: .strong), subscribedTo: { store.load() }, onSubscribe: onSubscribe)
+        case .assignToSelf:
+            // Subscribers.Assign holds its object strongly until completion or cancel.
+            countsRendersAsDeliveries = true
+            let assign = Subscribers.Assign<ProfileScreen, Profile>(object: self, keyPath: \.profile)
+            keep(assign, subscribedTo: { store.updates }, onSubscribe: onSubscribe)
+        }
+    }
+
+    /// RAC's `subscribeNext { self.profile = $0 }`: the block holds the screen strongly.
+    @discardableResult
+    private func showProfiles<Upstream: Publisher>(from upstream: Upstream, onSubscribe: (AnyObject) -> Void)
+        -> Disposable
+    where Upstream.Output == Profile, Upstream.Failure == Never {
+        upstream.subscribeNext(presence: presence, deliveries: deliveries, onSubscribe: onSubscribe) { profile in
+            self.profile = profile
+        }
+    }
+
+    /// How a subscriber's closure holds the screen.
+    private enum Capture {
+        case strong
+        case weak
+    }
+
+    /// A Sink that counts each delivery and shows the profile it receives.
+    private func profileSink(capturing capture: Capture) -> Subscribers.Sink<Profile, Never> {
+        // Copied out, so a closure that holds the screen weakly holds these strongly.
+        let presence = presence
+        let deliveries = deliveries
+        switch capture {
+        case .strong:
+            return Subscribers.Sink(
                 receiveCompletion: { _ in },
                 receiveValue: { profile in
                     deliveries.record(presence)
                     self.profile = profile
                 })
-            onSubscribe(sink)
-            store.updates.subscribe(sink)
-            cancellable = AnyCancellable(sink)
-        case .weakSelf:
-            let sink = Subscribers.Sink<Profile, Never>(
+        case .weak:
+            return Subscribers.Sink(
                 receiveCompletion: { _ in },
                 receiveValue: { [weak self] profile in
                     deliveries.record(presence)
                     self?.profile = profile
                 })
-            onSubscribe(sink)
-            store.updates.subscribe(sink)
-            cancellable = AnyCancellable(sink)
-        case .finitePublisher:
-            // The seed's finite example: the handle is stored and the block captures the screen, but
-            // the Future completes and the Sink then drops its closure, breaking the cycle.
-            let sink = Subscribers.Sink<Profile, Never>(
-                receiveCompletion: { _ in },
-                receiveValue: { profile in
-                    deliveries.record(presence)
-                    self.profile = profile
-                })
-            onSubscribe(sink)
-            store.load().subscribe(sink)
-            cancellable = AnyCancellable(sink)
-        case .assignToSelf:
-            // Subscribers.Assign holds its object strongly until completion or cancel.
-            countsRendersAsDeliveries = true
-            let assign = Subscribers.Assign<ProfileScreen, Profile>(object: self, keyPath: \.profile)
-            onSubscribe(assign)
-            store.updates.subscribe(assign)
-            cancellable = AnyCancellable(assign)
         }
+    }
+
+    /// Combine's way: `subscriber` goes to `onSubscribe`, is subscribed to `upstream()`, and is stored as
+    /// the screen's cancellable (which cancels it when released).
+    private func keep<Downstream: Subscriber & Cancellable & AnyObject, Upstream: Publisher>(
+        _ subscriber: Downstream, subscribedTo upstream: () -> Upstream, onSubscribe: (AnyObject) -> Void
+    ) where Upstream.Output == Downstream.Input, Upstream.Failure == Downstream.Failure {
+        onSubscribe(subscriber)
+        upstream().subscribe(subscriber)
+        cancellable = AnyCancellable(subscriber)
     }
 
     /// The screen left the navigation stack: `disposed` disposes its subscription; every strategy

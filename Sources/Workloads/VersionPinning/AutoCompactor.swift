@@ -124,60 +124,94 @@ private func runAutoCompactor(
     do {
         let connection = try SQLiteConnection(path: path, options: options)
         defer { connection.close() }
-        let reader = try FigureReader(connection)
-        let step = try connection.prepare("PRAGMA incremental_vacuum(\(pagesPerStep))")
-        // A compaction began and has not finished (its checkpoint has not shrunk the file yet).
-        var compacting = false
-        var next = monotonicNanoseconds()
-        while true {
-            next += intervalNanoseconds
-            guard sleep(until: next, unless: stop) else { break }
-            let now = try reader.read()
-            figures.peaks.note(now)
-            guard
-                compacting
-                    || CompactionRules.autoCompactionDue(totalBytes: now.totalPageBytes, usedBytes: now.usedBytes)
-            else {
-                gauges.compactionBlocked.set(0)
-                settled.set(true)
-                continue
-            }
-            settled.set(false)
-            guard !access.isAccessed else {
-                // Counted per interval: the compactor looked, found the file in use, and waits.
-                figures.blockedNanoseconds += intervalNanoseconds
-                gauges.compactionBlocked.set(1)
-                continue
-            }
-            gauges.compactionBlocked.set(0)
-            compacting = true
-            let start = monotonicNanoseconds()
-            var after = now
-            if after.freePages > 0 {
-                // One step, its own transaction: SQLite moves up to pagesPerStep pages and cuts the end off.
-                try step.run()
-                figures.steps += 1
-                after = try reader.read()
-            }
-            if after.freePages == 0 {
-                // Done: copy the compacted pages into the file, which shrinks, and empty the WAL. A
-                // reader that arrived meanwhile makes it incomplete: it is tried again when idle.
-                if try connection.checkpoint(.truncate).isComplete {
-                    figures.compactions += 1
-                    gauges.compactions.increment()
-                    compacting = false
-                }
-                after = try reader.read()
-            }
-            figures.compactingNanoseconds += monotonicNanoseconds() - start
-            figures.peaks.note(after)
-            gauges.files.publish(after)
-            // Steps follow each other without waiting while the file stays idle.
-            next = monotonicNanoseconds() - intervalNanoseconds
-        }
+        var compactor = CompactorLoop(
+            connection: connection, reader: try FigureReader(connection),
+            step: try connection.prepare("PRAGMA incremental_vacuum(\(pagesPerStep))"),
+            intervalNanoseconds: intervalNanoseconds, access: access, gauges: gauges, settled: settled)
+        try compactor.run(until: stop, figures: &figures)
     } catch {
         figures.failure = error
     }
     gauges.compactionBlocked.set(0)
     return figures
+}
+
+/// The compactor thread's loop on its own connection: a look every interval, and steps back to back
+/// while a compaction is under way and the file stays idle.
+private struct CompactorLoop {
+    let connection: SQLiteConnection
+    let reader: FigureReader
+    /// `PRAGMA incremental_vacuum(pagesPerStep)`.
+    let step: SQLiteStatement
+    let intervalNanoseconds: Int64
+    let access: FileAccess
+    let gauges: CompactionGauges
+    let settled: SettledFlag
+    /// A compaction began and has not finished (its checkpoint has not shrunk the file yet).
+    var compacting = false
+
+    /// Looks until `stop`; what it does is added to `figures` as it goes, so a failure keeps the figures so far.
+    mutating func run(until stop: StopSignal, figures: inout AutoCompactionFigures) throws(VersionPinningError) {
+        var next = monotonicNanoseconds()
+        while true {
+            next += intervalNanoseconds
+            guard sleep(until: next, unless: stop) else { break }
+            guard try look(figures: &figures) else { continue }
+            // Steps follow each other without waiting while the file stays idle.
+            next = monotonicNanoseconds() - intervalNanoseconds
+        }
+    }
+
+    /// Reads the page figures and, when compaction is due and nobody accesses the file, runs one step;
+    /// returns whether it did.
+    private mutating func look(figures: inout AutoCompactionFigures) throws(VersionPinningError) -> Bool {
+        let now = try reader.read()
+        figures.peaks.note(now)
+        guard
+            compacting
+                || CompactionRules.autoCompactionDue(totalBytes: now.totalPageBytes, usedBytes: now.usedBytes)
+        else {
+            gauges.compactionBlocked.set(0)
+            settled.set(true)
+            return false
+        }
+        settled.set(false)
+        guard !access.isAccessed else {
+            // Counted per interval: the compactor looked, found the file in use, and waits.
+            figures.blockedNanoseconds += intervalNanoseconds
+            gauges.compactionBlocked.set(1)
+            return false
+        }
+        gauges.compactionBlocked.set(0)
+        compacting = true
+        try compactStep(from: now, figures: &figures)
+        return true
+    }
+
+    /// One incremental-vacuum step while free pages are left; once none is, the checkpoint that ends the compaction.
+    private mutating func compactStep(from now: DatabaseFigures, figures: inout AutoCompactionFigures)
+        throws(VersionPinningError)
+    {
+        let start = monotonicNanoseconds()
+        var after = now
+        if after.freePages > 0 {
+            // One step, its own transaction: SQLite moves up to pagesPerStep pages and cuts the end off.
+            try step.run()
+            figures.steps += 1
+            after = try reader.read()
+        }
+        if after.freePages == 0 {
+            // Done: copy the compacted pages into the file, which shrinks, and empty the WAL. A
+            // reader that arrived meanwhile makes it incomplete: it is tried again when idle.
+            if try connection.checkpoint(.truncate).isComplete {
+                figures.compactions += 1
+                gauges.compactions.increment()
+                compacting = false
+            }
+            after = try reader.read()
+        }
+        figures.compactingNanoseconds += monotonicNanoseconds() - start
+        figures.peaks.note(after)
+        gauges.files.publish(after)
+    }
 }

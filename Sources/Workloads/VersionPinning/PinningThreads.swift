@@ -157,44 +157,10 @@ func runReader(_ plan: ReaderPlan, pinning: Gauge, ready: DispatchSemaphore, sto
     do {
         let connection = try SQLiteConnection(path: plan.path)
         defer { connection.close() }
-        let begin = try connection.prepare("BEGIN")
-        let commit = try connection.prepare("COMMIT")
-        let select = try connection.prepare("SELECT length(payload) + version FROM items WHERE id = ?1")
-        var random = SeededRandom(seed: plan.seed)
-        var checksum = 0
-        func read() throws(VersionPinningError) {
-            for _ in 0..<plan.rowsPerRead {
-                select.bind(Int.random(in: 1...plan.rows, using: &random))
-                checksum &+= try select.scalar()
-            }
-            report.reads += 1
-        }
-        // BEGIN is deferred: the snapshot is taken by the first read after it.
-        func open() throws(VersionPinningError) -> Int64 {
-            try begin.run()
-            try read()
-            report.readTransactions += 1
-            return monotonicNanoseconds()
-        }
-        func close(openedAt start: Int64) throws(VersionPinningError) {
-            try commit.run()
-            report.longestTransactionNanoseconds = max(
-                report.longestTransactionNanoseconds, monotonicNanoseconds() - start)
-        }
-
+        var reader = try ReadTransactions(connection, plan: plan)
         switch plan.behaviour {
         case .pinned, .blocked:
-            let start = try open()
-            pinning.increment()
-            signalReady()
-            if case .blocked(let nanoseconds) = plan.behaviour {
-                sleep(until: start + nanoseconds, unless: stop)
-            } else {
-                var pacer = StoppablePacer(rate: plan.rate)
-                while pacer.wait(unless: stop) { try read() }
-            }
-            pinning.decrement()
-            try close(openedAt: start)
+            try reader.holdOneTransaction(pinning: pinning, until: stop, report: &report, whenOpen: signalReady)
         case .refreshing:
             signalReady()
         }
@@ -202,11 +168,72 @@ func runReader(_ plan: ReaderPlan, pinning: Gauge, ready: DispatchSemaphore, sto
         // every read in a transaction of its own.
         var pacer = StoppablePacer(rate: plan.rate)
         while pacer.wait(unless: stop) {
-            try close(openedAt: try open())
+            try reader.close(openedAt: try reader.open(report: &report), report: &report)
         }
-        withExtendedLifetime(checksum) {}
+        withExtendedLifetime(reader.checksum) {}
     } catch {
         report.failure = error
     }
     return report
+}
+
+/// A reader's read transactions on its connection: reads of random rows, counted in the caller's report.
+private struct ReadTransactions {
+    let plan: ReaderPlan
+    let begin: SQLiteStatement
+    let commit: SQLiteStatement
+    let select: SQLiteStatement
+    var random: SeededRandom
+    /// The values read, summed.
+    var checksum = 0
+
+    init(_ connection: SQLiteConnection, plan: ReaderPlan) throws(VersionPinningError) {
+        self.plan = plan
+        begin = try connection.prepare("BEGIN")
+        commit = try connection.prepare("COMMIT")
+        select = try connection.prepare("SELECT length(payload) + version FROM items WHERE id = ?1")
+        random = SeededRandom(seed: plan.seed)
+    }
+
+    /// The pinned or blocked reader's one transaction: open (and counted on `pinning`) while it reads at the
+    /// reader rate until `stop`, or reads nothing for its blocked time. `whenOpen` runs once the snapshot is taken.
+    mutating func holdOneTransaction(
+        pinning: Gauge, until stop: StopSignal, report: inout ReaderReport, whenOpen: () -> Void
+    ) throws(VersionPinningError) {
+        let start = try open(report: &report)
+        pinning.increment()
+        whenOpen()
+        if case .blocked(let nanoseconds) = plan.behaviour {
+            sleep(until: start + nanoseconds, unless: stop)
+        } else {
+            var pacer = StoppablePacer(rate: plan.rate)
+            while pacer.wait(unless: stop) { try read(report: &report) }
+        }
+        pinning.decrement()
+        try close(openedAt: start, report: &report)
+    }
+
+    /// One read: `rowsPerRead` rows by primary key.
+    mutating func read(report: inout ReaderReport) throws(VersionPinningError) {
+        for _ in 0..<plan.rowsPerRead {
+            select.bind(Int.random(in: 1...plan.rows, using: &random))
+            checksum &+= try select.scalar()
+        }
+        report.reads += 1
+    }
+
+    /// Opens a read transaction and returns when, nanoseconds. BEGIN is deferred: the snapshot is
+    /// taken by the first read after it.
+    mutating func open(report: inout ReaderReport) throws(VersionPinningError) -> Int64 {
+        try begin.run()
+        try read(report: &report)
+        report.readTransactions += 1
+        return monotonicNanoseconds()
+    }
+
+    func close(openedAt start: Int64, report: inout ReaderReport) throws(VersionPinningError) {
+        try commit.run()
+        report.longestTransactionNanoseconds = max(
+            report.longestTransactionNanoseconds, monotonicNanoseconds() - start)
+    }
 }
