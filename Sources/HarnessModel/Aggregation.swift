@@ -186,6 +186,24 @@ public struct ScenarioSummary: Sendable, Hashable {
     /// The ranking figure as the report's tables and readings name it.
     public var rankingLabel: String { ranking.label }
 
+    /// The ranking figure in a chart's title: `peak allocated`, `finalDatabaseBytes`.
+    public var rankingTitle: String { String(ranking.label.filter { $0 != "`" }) }
+
+    /// True when the ranking figure is a byte count (a byte figure, or a metric in bytes).
+    public var rankingIsBytes: Bool {
+        if case .metric = ranking { return rankingUnit == .bytes }
+        return ranking.isBytes
+    }
+
+    /// What a chart's value axis measures: `allocated above baseline`, `finalDatabaseBytes (bytes)`.
+    public var rankingAxisTitle: String {
+        switch ranking {
+        case .peakAllocated: return "allocated above baseline"
+        case .exactPeak: return "live bytes above baseline, counted at every allocation"
+        default: return rankingTitle
+        }
+    }
+
     /// One plain-language sentence comparing the worst and best strategies by the ranking figure.
     public var reading: String {
         guard let best = ranked.first, let worst = ranked.last else {

@@ -81,7 +81,7 @@ public enum MarkdownReport {
         }
         let stem = ReportBundle.chartStem(scenario.name)
         for (suffix, alt) in [
-            ("timeline", "allocated over time"), ("peaks", "peak allocated by strategy"),
+            ("timeline", "allocated over time"), ("peaks", "\(summary.rankingTitle) by strategy"),
             ("gauges", "gauges over time"),
         ] {
             let path = "charts/\(stem)-\(suffix).svg"

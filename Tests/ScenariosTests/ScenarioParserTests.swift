@@ -73,6 +73,24 @@ struct ScenarioParserTests {
         #expect(spec.repetitions == 3)
     }
 
+    @Test func rankAndRateNameAFigureAndAPhase() throws {
+        let spec = try parser.parse(
+            "scenario: s\nworkload: example\nsteps: [subscribe, burst]\nrank: exactPeak\nrate: burst\n", file: "f.yaml")
+        #expect(spec.ranking == .exactPeak)
+        #expect(spec.ratePhase == "burst")
+        let plain = try parser.parse("scenario: s\nworkload: example\nsteps: [burst]\n", file: "f.yaml")
+        #expect(plain.ranking == .peakAllocated)
+        #expect(plain.ratePhase == nil)
+    }
+
+    @Test func rateMustNameAPhaseOfTheSteps() {
+        let found = diagnostics("scenario: s\nworkload: example\nsteps: [subscribe, burst]\nrate: brust\n")
+        #expect(
+            found == [
+                "Scenarios/x.yaml:4:7: no phase 'brust' for 'rate'; the scenario's phases: subscribe, burst (did you mean 'burst'?)"
+            ])
+    }
+
     @Test func reportsUnknownStrategyWithLocationAndChoices() {
         let found = diagnostics("scenario: s\nworkload: example\nstrategies:\n  - signal-nxt\n")
         #expect(

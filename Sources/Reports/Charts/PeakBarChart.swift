@@ -1,12 +1,14 @@
 import HarnessModel
 
-/// Peak allocated by strategy: horizontal bars at the median over repetitions, whiskers from min to max.
+/// The scenario's ranking figure by strategy (peak allocated unless the scenario ranks by another):
+/// horizontal bars at the median over repetitions, whiskers from min to max, best first.
 public enum PeakBarChart {
     public static func render(_ run: ScenarioRun, scale requested: ValueScale? = nil, width: Double = 900) -> String? {
         let summary = ScenarioSummary(run)
         guard !summary.ranked.isEmpty else { return nil }
         var chart = Layout(summary, scale: requested, width: width)
-        chart.drawHeading(run)
+        let title = "\(run.name): \(summary.rankingTitle) by strategy"
+        chart.drawHeading(run, title: title)
         chart.drawValueAxis()
         for (row, strategy) in summary.ranked.enumerated() {
             let colour = Palette.colour(run.strategies.firstIndex(of: strategy.strategy) ?? row)
@@ -20,10 +22,10 @@ public enum PeakBarChart {
         }
         chart.drawAxisLine()
         let description =
-            "Bar chart of median peak allocated above baseline per strategy of scenario \(run.name), lowest first: "
-            + summary.ranked.map { "\($0.strategy) \(Units.formatBytes($0.medianPeakAllocatedNetBytes))" }.joined(
+            "Bar chart of the median \(summary.rankingTitle) per strategy of scenario \(run.name), lowest first: "
+            + summary.ranked.map { "\($0.strategy) \(summary.formatRanking($0.rankingMedian ?? 0))" }.joined(
                 separator: ", ") + "."
-        return chart.svg.render(title: "\(run.name): peak allocated by strategy", description: description)
+        return chart.svg.render(title: title, description: description)
     }
 
     /// One row per strategy under the heading, names in a left column as wide as the longest, and the document.
@@ -40,6 +42,7 @@ public enum PeakBarChart {
         let plotBottom: Double
         let scale: ValueScale
         let axis: ValueAxis
+        let summary: ScenarioSummary
         var svg: SVGDocument
 
         init(_ summary: ScenarioSummary, scale requested: ValueScale?, width: Double) {
@@ -48,13 +51,16 @@ public enum PeakBarChart {
             left = nameWidth
             let rows = summary.ranked.count + summary.failedStrategies.count
             height = Self.top + Self.bottom + Self.rowHeight * Double(rows)
-            let maxValue = max(summary.ranked.map(\.maxPeakAllocatedNetBytes).max() ?? 1, 1)
-            let positives = summary.ranked.map(\.medianPeakAllocatedNetBytes).filter { $0 > 0 }
-            let spread = (positives.max() ?? 1) / max(positives.min() ?? 1, 1)
+            self.summary = summary
+            let isBytes = summary.rankingIsBytes
+            let maxValue = max(summary.ranked.compactMap(\.rankingMax).max() ?? 1, isBytes ? 1 : 0.001)
+            let positives = summary.ranked.compactMap(\.rankingMedian).filter { $0 > 0 }
+            let spread = (positives.max() ?? 1) / max(positives.min() ?? 1, isBytes ? 1 : 0.001)
             scale = requested ?? (spread > 30 ? .log : .linear)
+            let floor = isBytes ? 1024.0 : 0.001
             axis = ValueAxis(
-                maximum: maxValue * 1.05, minimumPositive: max((positives.min() ?? 1024) / 4, 1024),
-                scale: scale == .log ? .log : .linear, isBytes: true)
+                maximum: maxValue * 1.05, minimumPositive: max((positives.min() ?? floor) / 4, floor),
+                scale: scale == .log ? .log : .linear, isBytes: isBytes)
             plotWidth = width - left - Self.right
             plotBottom = Self.top + Self.rowHeight * Double(rows)
             svg = SVGDocument(width: width, height: height)
@@ -65,8 +71,8 @@ public enum PeakBarChart {
         /// The vertical centre of a row.
         func rowCentre(_ row: Int) -> Double { Self.top + Self.rowHeight * (Double(row) + 0.5) }
 
-        mutating func drawHeading(_ run: ScenarioRun) {
-            svg.text("\(run.name): peak allocated by strategy", x: 12, y: 22, size: 15, weight: "bold")
+        mutating func drawHeading(_ run: ScenarioRun, title: String) {
+            svg.text(title, x: 12, y: 22, size: 15, weight: "bold")
             svg.text(
                 "median of \(run.repetitions) repetition\(run.repetitions == 1 ? "" : "s"), whiskers min–max · \(scale == .log ? "log scale" : "linear scale")",
                 x: 12, y: 40, size: 11, fill: "#555555")
@@ -79,7 +85,7 @@ public enum PeakBarChart {
                 svg.text(axis.label(tick), x: x(tick), y: plotBottom + 17, size: 11, anchor: .middle, fill: "#444444")
             }
             svg.text(
-                "allocated above baseline", x: left + plotWidth / 2, y: height - 6, size: 11, anchor: .middle,
+                summary.rankingAxisTitle, x: left + plotWidth / 2, y: height - 6, size: 11, anchor: .middle,
                 fill: "#444444")
         }
 
@@ -87,22 +93,20 @@ public enum PeakBarChart {
         mutating func drawBar(_ strategy: StrategySummary, row: Int, colour: String, ratio: Double?) {
             let centre = rowCentre(row)
             svg.text(strategy.strategy, x: left - 10, y: centre + 4, size: 12, anchor: .end)
-            svg.rect(
-                x: left, y: centre - 9, width: x(strategy.medianPeakAllocatedNetBytes) - left, height: 18, fill: colour,
-                opacity: 0.85)
-            let low = x(strategy.minPeakAllocatedNetBytes)
-            let high = x(strategy.maxPeakAllocatedNetBytes)
+            let median = strategy.rankingMedian ?? 0
+            svg.rect(x: left, y: centre - 9, width: max(x(median) - left, 0), height: 18, fill: colour, opacity: 0.85)
+            let low = x(strategy.rankingMin ?? median)
+            let high = x(strategy.rankingMax ?? median)
             if high - low > 0.5 {
                 svg.line(x1: low, y1: centre, x2: high, y2: centre, stroke: "#222222", width: 1.2)
                 svg.line(x1: low, y1: centre - 5, x2: low, y2: centre + 5, stroke: "#222222", width: 1.2)
                 svg.line(x1: high, y1: centre - 5, x2: high, y2: centre + 5, stroke: "#222222", width: 1.2)
             }
             let ratioText = ratio.map { " · " + Units.fixed($0, decimals: 1) + "x" } ?? ""
-            svg.text(
-                ValueAxis.compactBytes(Double(Int(strategy.medianPeakAllocatedNetBytes / 1024 * 10)) / 10 * 1024)
-                    + ratioText,
-                x: max(x(strategy.maxPeakAllocatedNetBytes), x(strategy.medianPeakAllocatedNetBytes)) + 6,
-                y: centre + 4, size: 11)
+            let label =
+                summary.rankingIsBytes
+                ? ValueAxis.compactBytes(Double(Int(median / 1024 * 10)) / 10 * 1024) : summary.formatRanking(median)
+            svg.text(label + ratioText, x: max(high, x(median)) + 6, y: centre + 4, size: 11)
         }
 
         /// The line the bars start from; drawn last, so it lies over their left ends.
