@@ -1,0 +1,137 @@
+import Testing
+
+/// Runs `body` and fails the current test when its memory breaks the limits: the peak allocated above the
+/// start, the residue left after it, or tracked objects that survive it.
+///
+/// ```swift
+/// @Test func feedStaysSmall() throws {
+///     try expectMemory(peakBelow: .mebibytes(64), residueBelow: .kibibytes(256), leaks: .none) { context in
+///         let feed = Feed(posts: 1_000)
+///         context.track(feed)
+///         feed.render()
+///     }
+/// }
+/// ```
+///
+/// **What is measured.** jemalloc's `stats.allocated` (size-class bytes, every thread of the process): the
+/// start is read after a settle (`measuring.settle`: this thread's cache flushed, arenas purged, a pause for
+/// frees on other threads, again); the **peak** is the highest sample above the start (sampled every
+/// `measuring.samplingInterval`, default 1 ms), or for a synchronous closure the exact high-water mark of
+/// the thread running it (`thread.peak`) when that is higher; the **residue** is `stats.allocated` after the
+/// last run and another settle, minus the start; **survivors** are objects passed to `context.track` that
+/// are still alive then, per type name. With `iterations` of 4 or more the closure runs that many times, the
+/// live heap is read after each run, and `leaks: .none` also fails on growth per run (the first run is a
+/// warm-up). Work the closure starts on other threads, queues or tasks counts, as long as it happens
+/// before the residue is read.
+///
+/// **What is not.** Spikes on other threads shorter than the sampling interval; memory not from malloc
+/// (mmap by hand, file pages, thread stacks); bytes asked for (the figures are size classes, up to 25%
+/// more). Freed blocks sitting in other threads' caches count as allocated (`leaks.residueUncertaintyBytes`).
+///
+/// **Honest figures while tests run in parallel.** The figures are process-wide, so by default
+/// (`measuring: .replica`) they are not taken in this process: the expectation runs this test binary again,
+/// filtered to the current test (`--filter` on the test's full ID, serial), in a child process where no
+/// other test runs. There the test runs up to this expectation (earlier code and expectations run as
+/// usual), the closure is measured, the figures come back through a file, and the child ends at once. Then
+/// the closure runs here, unmeasured, with its side effects, and the figures are judged. Each expectation
+/// costs one start of the test binary plus the test up to it and two settles (about 0.2 s on small tests);
+/// the child is killed past `measuring.timeLimit`, never outlives this process, and leaves no files. The
+/// test must therefore reach this expectation the same way in a fresh process: self-contained, no state
+/// shared with other tests, no resource a second process cannot open at the same time (a fixed port, an
+/// exclusively locked file). `MemoryIsolation.isReplicaProcess` tells the test it is the child.
+/// `measuring: .thisProcess` measures here instead, one expectation at a time: faster, honest only with
+/// `swift test --no-parallel`.
+///
+/// **Failures.** Each broken limit is an issue recorded at the call site through `Issue.record`, saying the
+/// figure, the limit, by how much and what to try (`peak 71.30 MiB above the start, over the 64 MiB limit
+/// by 7.30 MiB (11%). ...`); the test goes on. A closure's error is rethrown. When the figures cannot be
+/// taken (jemalloc is not the process allocator, the replica did not reach this expectation, timed out or
+/// crashed) a `MemoryTestingError` saying how to fix it is thrown.
+///
+/// - Parameters:
+///   - peakLimit: the peak above the start must stay below this; nil: no limit.
+///   - residueLimit: the residue must stay below this; nil: no limit.
+///   - leaks: `.none` fails on survivors and growth per run; `.allowed` only reports them in the figures.
+///   - iterations: how many times the closure runs (here and where it is measured); at least 1.
+///   - measuring: where and how to measure (default `.replica`).
+///   - sourceLocation: where failures are reported.
+///   - body: the code to measure; `context.track(object)` names an object that must die by its end.
+/// - Returns: the figures, for further assertions (all zero in a replica for expectations other than the
+///   one it measures).
+@discardableResult
+public func expectMemory(
+    peakBelow peakLimit: MemorySize? = nil, residueBelow residueLimit: MemorySize? = nil,
+    leaks: LeakTolerance = .none, iterations: Int = 1, measuring: MemoryMeasuring = .replica,
+    sourceLocation: SourceLocation = #_sourceLocation, _ body: (MemoryContext) throws -> Void
+) throws -> MemoryFigures {
+    try swiftTestingCore(
+        MemoryExpectation(peakBelow: peakLimit, residueBelow: residueLimit, leaks: leaks), iterations: iterations,
+        measuring: measuring, sourceLocation: sourceLocation
+    ).run(body)
+}
+
+/// Runs `body` and fails the current test when its memory breaks the limits; `body` takes no context.
+///
+/// The same as `expectMemory(peakBelow:residueBelow:leaks:iterations:measuring:sourceLocation:_:)` with a
+/// closure that tracks nothing: see there for what is measured, how, and what is not.
+@discardableResult
+public func expectMemory(
+    peakBelow peakLimit: MemorySize? = nil, residueBelow residueLimit: MemorySize? = nil,
+    leaks: LeakTolerance = .none, iterations: Int = 1, measuring: MemoryMeasuring = .replica,
+    sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> Void
+) throws -> MemoryFigures {
+    try swiftTestingCore(
+        MemoryExpectation(peakBelow: peakLimit, residueBelow: residueLimit, leaks: leaks), iterations: iterations,
+        measuring: measuring, sourceLocation: sourceLocation
+    ).run { _ in try body() }
+}
+
+/// Awaits `body` and fails the current test when its memory breaks the limits.
+///
+/// The async form of `expectMemory(peakBelow:residueBelow:leaks:iterations:measuring:sourceLocation:_:)`:
+/// the same figures, except that the peak is the sampled one only (an async closure may resume on any
+/// thread, so no per-thread peak describes it). `body` runs on the caller's executor (`nonisolated(nonsending)`).
+@discardableResult
+public nonisolated(nonsending) func expectMemory(
+    peakBelow peakLimit: MemorySize? = nil, residueBelow residueLimit: MemorySize? = nil,
+    leaks: LeakTolerance = .none, iterations: Int = 1, measuring: MemoryMeasuring = .replica,
+    sourceLocation: SourceLocation = #_sourceLocation,
+    _ body: (MemoryContext) async throws -> Void
+) async throws -> MemoryFigures {
+    try await swiftTestingCore(
+        MemoryExpectation(peakBelow: peakLimit, residueBelow: residueLimit, leaks: leaks), iterations: iterations,
+        measuring: measuring, sourceLocation: sourceLocation
+    ).runAsync(body)
+}
+
+/// Awaits `body` and fails the current test when its memory breaks the limits; `body` takes no context.
+///
+/// See the async `expectMemory` with a `MemoryContext` for what is measured.
+@discardableResult
+public nonisolated(nonsending) func expectMemory(
+    peakBelow peakLimit: MemorySize? = nil, residueBelow residueLimit: MemorySize? = nil,
+    leaks: LeakTolerance = .none, iterations: Int = 1, measuring: MemoryMeasuring = .replica,
+    sourceLocation: SourceLocation = #_sourceLocation,
+    _ body: () async throws -> Void
+) async throws -> MemoryFigures {
+    try await swiftTestingCore(
+        MemoryExpectation(peakBelow: peakLimit, residueBelow: residueLimit, leaks: leaks), iterations: iterations,
+        measuring: measuring, sourceLocation: sourceLocation
+    ).runAsync { _ in try await body() }
+}
+
+/// The core for a Swift Testing caller: the current test and case, the current task, issues at `sourceLocation`.
+private func swiftTestingCore(
+    _ expectation: MemoryExpectation, iterations: Int, measuring: MemoryMeasuring, sourceLocation: SourceLocation
+) -> ExpectationCore {
+    let test = Test.current.map { test in
+        TestIdentity.swiftTesting(
+            id: test.id.description,
+            caseDescription: Test.Case.current.flatMap { $0.isParameterized ? String(describing: $0) : nil })
+    }
+    return ExpectationCore(
+        expectation: expectation, iterations: iterations, measuring: measuring, test: test,
+        owner: withUnsafeCurrentTask { $0?.hashValue },
+        site: "\(sourceLocation.fileID):\(sourceLocation.line):\(sourceLocation.column)", function: "expectMemory",
+        record: { Issue.record(Comment(rawValue: $0), sourceLocation: sourceLocation) })
+}
