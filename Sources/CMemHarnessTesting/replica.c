@@ -59,12 +59,19 @@ int memharness_testing_wait_child(pid_t pid, int64_t timeout_ns, int *status) {
     int64_t deadline = now_ns() + (timeout_ns > 0 ? timeout_ns : 0);
     int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
     for (;;) {
-        pid_t done = waitpid(pid, status, WNOHANG);
-        if (done == pid) {
+        // WNOWAIT: the ended child stays a zombie, so its id (and its process group's) cannot be reused
+        // before the group is killed below.
+        siginfo_t info = {0};
+        int checked = waitid(P_PID, (id_t)pid, &info, WEXITED | WNOHANG | WNOWAIT);
+        if (checked == 0 && info.si_pid == pid) {
             if (pidfd >= 0) close(pidfd);
+            kill(-pid, SIGKILL);
+            while (waitpid(pid, status, 0) < 0) {
+                if (errno != EINTR) return -1;
+            }
             return 1;
         }
-        if (done < 0 && errno != EINTR) {
+        if (checked < 0 && errno != EINTR) {
             int saved = errno;
             if (pidfd >= 0) close(pidfd);
             errno = saved;

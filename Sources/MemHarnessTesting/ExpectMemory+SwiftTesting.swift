@@ -14,39 +14,46 @@ import Testing
 /// ```
 ///
 /// **What is measured.** jemalloc's `stats.allocated` (size-class bytes, every thread of the process): the
-/// start is read after a settle (`measuring.settle`: this thread's cache flushed, arenas purged, a pause for
-/// frees on other threads, again); the **peak** is the highest sample above the start (sampled every
-/// `measuring.samplingInterval`, default 1 ms), or for a synchronous closure the exact high-water mark of
-/// the thread running it (`thread.peak`) when that is higher; the **residue** is `stats.allocated` after the
-/// last run and another settle, minus the start; **survivors** are objects passed to `context.track` that
-/// are still alive then, per type name. With `iterations` of 4 or more the closure runs that many times, the
-/// live heap is read after each run, and `leaks: .none` also fails on growth per run (the first run is a
-/// warm-up). Work the closure starts on other threads, queues or tasks counts, as long as it happens
-/// before the residue is read.
+/// start is read after a settle (`measuring.settle`, default 50 ms: this thread's cache flushed, arenas
+/// purged, a pause for frees on other threads, again); the **peak** is the highest sample above the start
+/// (sampled every `measuring.samplingInterval`, default 1 ms) or, for a synchronous closure, the exact
+/// high-water mark of the thread running it (jemalloc's `thread.peak`, within 64 KiB) when that is higher
+/// (unless other threads freed that thread's blocks, which makes its count meaningless); the **residue** is
+/// `stats.allocated` after the last run and another settle, minus the start; **survivors** are objects
+/// passed to `context.track` that are still alive then, per type name. With `iterations` of 4 or more the
+/// closure runs that many times, the live heap is read after each run, and `leaks: .none` also fails on
+/// growth per run (the first run is a warm-up; the harness's criteria). Work the closure starts on other
+/// threads, queues or tasks counts, as long as it happens before the residue is read.
 ///
 /// **What is not.** Spikes on other threads shorter than the sampling interval; memory not from malloc
 /// (mmap by hand, file pages, thread stacks); bytes asked for (the figures are size classes, up to 25%
 /// more). Freed blocks sitting in other threads' caches count as allocated (`leaks.residueUncertaintyBytes`).
+/// jemalloc must serve the test executable's allocations (a test target depending on MemHarnessTesting
+/// links it); otherwise the expectation throws.
 ///
-/// **Honest figures while tests run in parallel.** The figures are process-wide, so by default
-/// (`measuring: .replica`) they are not taken in this process: the expectation runs this test binary again,
-/// filtered to the current test (`--filter` on the test's full ID, serial), in a child process where no
-/// other test runs. There the test runs up to this expectation (earlier code and expectations run as
-/// usual), the closure is measured, the figures come back through a file, and the child ends at once. Then
-/// the closure runs here, unmeasured, with its side effects, and the figures are judged. Each expectation
-/// costs one start of the test binary plus the test up to it and two settles (about 0.2 s on small tests);
-/// the child is killed past `measuring.timeLimit`, never outlives this process, and leaves no files. The
-/// test must therefore reach this expectation the same way in a fresh process: self-contained, no state
-/// shared with other tests, no resource a second process cannot open at the same time (a fixed port, an
-/// exclusively locked file). `MemoryIsolation.isReplicaProcess` tells the test it is the child.
-/// `measuring: .thisProcess` measures here instead, one expectation at a time: faster, honest only with
-/// `swift test --no-parallel`.
+/// **Honest figures while tests run in parallel.** jemalloc's figures are process-wide, and Swift Testing
+/// runs tests in parallel, so by default (`measuring: .replica`) the closure is not measured in this
+/// process. The expectation runs this test binary again in a child process, filtered to the current test
+/// alone (Swift Testing: `--filter` on the test's whole ID, serial; XCTest: `Module.Class/testMethod`),
+/// where no other test exists. There the test runs as usual up to this expectation (earlier expectations
+/// run their closures and return the figures this process got for them, so the test takes the same path),
+/// the closure is measured, the figures come back through a file, and the child ends at once. Then the
+/// closure runs here, unmeasured, with its side effects, and the figures are judged. Each expectation costs
+/// one start of the test binary (0.15-0.2 s for a 45 MB debug binary with Swift Testing's discovery, about
+/// 0.05 s with XCTest), the test up to the expectation, and the two settles: 0.2-0.5 s in all on 2 busy
+/// cores, against 0.13 s measured in this process. The child is killed with everything it started past
+/// `measuring.timeLimit`, dies with this process, and leaves no files. The test must therefore reach this
+/// expectation the same way in a fresh process: self-contained, no state left by other tests, no resource a
+/// second process cannot hold at the same time (a fixed port, an exclusively locked file); the closure runs
+/// once there and once here. `MemoryIsolation.isReplicaProcess` tells the test it is the child.
+/// `measuring: .thisProcess` measures here instead, one expectation at a time: faster, honest only when no
+/// other test runs meanwhile (`swift test --no-parallel`).
 ///
 /// **Failures.** Each broken limit is an issue recorded at the call site through `Issue.record`, saying the
 /// figure, the limit, by how much and what to try (`peak 71.30 MiB above the start, over the 64 MiB limit
-/// by 7.30 MiB (11%). ...`); the test goes on. A closure's error is rethrown. When the figures cannot be
-/// taken (jemalloc is not the process allocator, the replica did not reach this expectation, timed out or
-/// crashed) a `MemoryTestingError` saying how to fix it is thrown.
+/// by 7.30 MiB (11%). The peak is ...`); the test goes on. A closure's error is rethrown. When the figures
+/// cannot be taken (jemalloc is not the process allocator, the replica did not reach this expectation,
+/// timed out or crashed) a `MemoryTestingError` saying how to fix it is thrown.
 ///
 /// - Parameters:
 ///   - peakLimit: the peak above the start must stay below this; nil: no limit.

@@ -83,6 +83,8 @@ struct ExpectationCore {
             remember(figures, request)
             return judge(figures)
         case .measure(let request):
+            // The replica is this binary: when jemalloc does not serve it, say so before starting one.
+            _ = try MemoryMeter.verifiedProbe()
             let result = try ReplicaLauncher.measure(request, timeLimit: measuring.timeLimit)
             try runUnmeasured(body)
             return judge(result, request)
@@ -112,6 +114,7 @@ struct ExpectationCore {
             remember(figures, request)
             return judge(figures)
         case .measure(let request):
+            _ = try MemoryMeter.verifiedProbe()
             let result = try await ReplicaLauncher.measure(request, timeLimit: measuring.timeLimit)
             try await runUnmeasuredAsync(body)
             return judge(result, request)

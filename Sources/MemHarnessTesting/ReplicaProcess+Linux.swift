@@ -147,12 +147,12 @@ struct ReplicaLaunch: Sendable {
         }
         guard status == 0 else { return .failure(.replicaNotStarted(executable: executable, errno: status)) }
         var waitStatus: Int32 = 0
+        // After any end, what the replica left running in its group is killed before it is reaped.
         let waited = memharness_testing_wait_child(pid, timeLimitNanoseconds, &waitStatus)
-        // The replica leads its own group: this reaches it and anything it started. After a normal end the
-        // group is empty or holds leftovers; its id cannot be reused while any member lives.
-        kill(-pid, SIGKILL)
         if waited == 0 {
-            // SIGKILL cannot be ignored; 10 s covers a stalled kernel.
+            // The replica leads its own group: this reaches it and anything it started. SIGKILL cannot be
+            // ignored; 10 s covers a stalled kernel.
+            kill(-pid, SIGKILL)
             _ = memharness_testing_wait_child(pid, 10_000_000_000, &waitStatus)
             return .success(.timedOut)
         }

@@ -3,6 +3,10 @@ import Testing
 
 @testable import MemHarnessTesting
 
+#if os(Linux)
+    import Glibc
+#endif
+
 /// The verdict as a pure function of made-up figures: the exact messages a person reads.
 @Suite struct MemoryExpectationTests {
     private static func figures(
@@ -188,5 +192,39 @@ import Testing
                 == "\nThe replica said:\n\u{2718} Test t() recorded an issue at F.swift:3:4: boom")
         #expect(MemoryTestingError.tail("a\nb\n") == "\nThe replica said:\na\nb")
         #expect(MemoryTestingError.tail("") == "")
+    }
+}
+
+/// Errors say what went wrong and how to fix it.
+@Suite struct MemoryTestingErrorTests {
+    @Test func aMissingAllocatorSaysHowToLinkIt() {
+        let text = MemoryTestingError.allocator(.notProcessAllocator(movedBytes: 0, expectedAtLeast: 1 << 20))
+            .description
+        #expect(text.hasPrefix("memory expectations read jemalloc's statistics, so jemalloc must be the allocator"))
+        #expect(text.contains("a test target depending on MemHarnessTesting links it"))
+        #expect(text.contains("Link the unprefixed libjemalloc"))
+    }
+
+    @Test func replicaErrorsNameTheTestAndTheWayOut() {
+        let unreached = MemoryTestingError.replicaDidNotReach(
+            test: "M.S/t()/F.swift:1:1", site: "M/F.swift:3:9", occurrence: 1, exitStatus: 1,
+            output: "\u{2718} Test t() recorded an issue at F.swift:2:3: boom\n")
+        #expect(
+            unreached.description
+                == "the replica of M.S/t()/F.swift:1:1 exited with status 1 without reaching this expectation "
+                + "(M/F.swift:3:9, run 2 of that line in the test): the test takes another path in a fresh process "
+                + "running it alone. Does it depend on other tests, on files or state left by an earlier run, or on "
+                + "parameterized arguments whose descriptions change between processes? Make it self-contained, or "
+                + "pass measuring: .thisProcess with swift test --no-parallel\nThe replica said:\n"
+                + "\u{2718} Test t() recorded an issue at F.swift:2:3: boom")
+        let timedOut = MemoryTestingError.replicaTimedOut(test: "T", limitNanoseconds: 5_000_000_000, output: "")
+        #expect(
+            timedOut.description
+                == "the replica of T did not finish the measured closure within 5.00 s and was killed; raise "
+                + "MemoryMeasuring.timeLimit if the test is this slow, or look for a wait that never ends in a "
+                + "fresh process")
+        #expect(
+            MemoryTestingError.replicaNotStarted(executable: "/x", errno: ENOENT).description.hasSuffix(
+                "pass measuring: .thisProcess"))
     }
 }
