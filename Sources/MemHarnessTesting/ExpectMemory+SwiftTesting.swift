@@ -45,7 +45,10 @@ import Testing
 /// `measuring.timeLimit`, dies with this process, and leaves no files. The test must therefore reach this
 /// expectation the same way in a fresh process: self-contained, no state left by other tests, no resource a
 /// second process cannot hold at the same time (a fixed port, an exclusively locked file); the closure runs
-/// once there and once here. `MemoryIsolation.isReplicaProcess` tells the test it is the child.
+/// once there and once here. Expectations of one test are told apart by call site and by how many times
+/// that line ran before in the test, so they must run one after another (two at once, in a task group,
+/// would run at once in the replica too and measure each other). `MemoryIsolation.isReplicaProcess` tells
+/// the test it is the child.
 /// `measuring: .thisProcess` measures here instead, one expectation at a time: faster, honest only when no
 /// other test runs meanwhile (`swift test --no-parallel`).
 ///

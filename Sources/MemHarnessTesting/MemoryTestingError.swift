@@ -29,6 +29,7 @@ public enum MemoryTestingError: Error, CustomStringConvertible, Sendable, Equata
     /// Another expectation measuring in this process held the meter longer than the time limit.
     case meterBusy(limitNanoseconds: Int64)
 
+    /// What went wrong and how to fix it.
     public var description: String {
         switch self {
         case .allocator(let error):
