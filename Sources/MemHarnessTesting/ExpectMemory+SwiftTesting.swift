@@ -16,9 +16,10 @@ import Testing
 /// **What is measured.** jemalloc's `stats.allocated` (size-class bytes, every thread of the process): the
 /// start is read after a settle (`measuring.settle`, default 50 ms: this thread's cache flushed, arenas
 /// purged, a pause for frees on other threads, again); the **peak** is the highest sample above the start
-/// (sampled every `measuring.samplingInterval`, default 1 ms) or, for a synchronous closure, the exact
-/// high-water mark of the thread running it (jemalloc's `thread.peak`, within 64 KiB) when that is higher
-/// (unless other threads freed that thread's blocks, which makes its count meaningless); the **residue** is
+/// (sampled every `measuring.samplingInterval`, default 1 ms) or, when the closure ends on the thread it
+/// started on (a synchronous one always does), that thread's exact high-water mark (jemalloc's
+/// `thread.peak`, within 64 KiB) when that is higher (unless other threads freed that thread's blocks, which
+/// makes its count meaningless); the **residue** is
 /// `stats.allocated` after the last run and another settle, minus the start; **survivors** are objects
 /// passed to `context.track` that are still alive then, per type name. With `iterations` of 4 or more the
 /// closure runs that many times, the live heap is read after each run, and `leaks: .none` also fails on
@@ -52,6 +53,9 @@ import Testing
 /// `measuring: .thisProcess` measures here instead, one expectation at a time: faster, honest only when no
 /// other test runs meanwhile (`swift test --no-parallel`).
 ///
+/// This synchronous form blocks the calling thread while the replica runs; in async code the async form is
+/// chosen instead (`try await expectMemory { ... }`), whether or not the closure awaits.
+///
 /// **Failures.** Each broken limit is an issue recorded at the call site through `Issue.record`, saying the
 /// figure, the limit, by how much and what to try (`peak 71.30 MiB above the start, over the 64 MiB limit
 /// by 7.30 MiB (11%). The peak is ...`); the test goes on. A closure's error is rethrown. When the figures
@@ -68,7 +72,7 @@ import Testing
 ///   - body: the code to measure; `context.track(object)` names an object that must die by its end.
 /// - Returns: the figures, for further assertions (all zero in a replica for expectations other than the
 ///   one it measures).
-@discardableResult
+@_disfavoredOverload @discardableResult
 public func expectMemory(
     peakBelow peakLimit: MemorySize? = nil, residueBelow residueLimit: MemorySize? = nil,
     leaks: LeakTolerance = .none, iterations: Int = 1, measuring: MemoryMeasuring = .replica,
@@ -84,7 +88,7 @@ public func expectMemory(
 ///
 /// The same as `expectMemory(peakBelow:residueBelow:leaks:iterations:measuring:sourceLocation:_:)` with a
 /// closure that tracks nothing: see there for what is measured, how, and what is not.
-@discardableResult
+@_disfavoredOverload @discardableResult
 public func expectMemory(
     peakBelow peakLimit: MemorySize? = nil, residueBelow residueLimit: MemorySize? = nil,
     leaks: LeakTolerance = .none, iterations: Int = 1, measuring: MemoryMeasuring = .replica,
@@ -98,9 +102,10 @@ public func expectMemory(
 
 /// Awaits `body` and fails the current test when its memory breaks the limits.
 ///
-/// The async form of `expectMemory(peakBelow:residueBelow:leaks:iterations:measuring:sourceLocation:_:)`:
-/// the same figures, except that the peak is the sampled one only (an async closure may resume on any
-/// thread, so no per-thread peak describes it). `body` runs on the caller's executor (`nonisolated(nonsending)`).
+/// The async form of `expectMemory(peakBelow:residueBelow:leaks:iterations:measuring:sourceLocation:_:)`,
+/// with the same figures; in async code it is the one chosen (write `try await expectMemory { ... }`), and
+/// it waits for the replica without holding a thread. `body` runs on the caller's executor
+/// (`nonisolated(nonsending)`).
 @discardableResult
 public nonisolated(nonsending) func expectMemory(
     peakBelow peakLimit: MemorySize? = nil, residueBelow residueLimit: MemorySize? = nil,

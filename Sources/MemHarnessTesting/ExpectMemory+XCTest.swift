@@ -14,7 +14,7 @@ extension XCTestCase {
     ///     }
     /// }
     /// ```
-    @discardableResult
+    @_disfavoredOverload @discardableResult
     public func expectMemory(
         peakBelow peakLimit: MemorySize? = nil, residueBelow residueLimit: MemorySize? = nil,
         leaks: LeakTolerance = .none, iterations: Int = 1, measuring: MemoryMeasuring = .replica,
@@ -27,7 +27,7 @@ extension XCTestCase {
     }
 
     /// Runs `body` and fails this test when its memory breaks the limits; `body` takes no context.
-    @discardableResult
+    @_disfavoredOverload @discardableResult
     public func expectMemory(
         peakBelow peakLimit: MemorySize? = nil, residueBelow residueLimit: MemorySize? = nil,
         leaks: LeakTolerance = .none, iterations: Int = 1, measuring: MemoryMeasuring = .replica,
@@ -39,7 +39,8 @@ extension XCTestCase {
         ).run { _ in try body() }
     }
 
-    /// Awaits `body` and fails this test when its memory breaks the limits (the peak is the sampled one).
+    /// Awaits `body` and fails this test when its memory breaks the limits; in async code this is the form
+    /// chosen (write `try await expectMemory { ... }`), and it waits for the replica without holding a thread.
     @discardableResult
     public nonisolated(nonsending) func expectMemory(
         peakBelow peakLimit: MemorySize? = nil, residueBelow residueLimit: MemorySize? = nil,

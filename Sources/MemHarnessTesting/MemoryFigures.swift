@@ -12,9 +12,9 @@ public struct MemoryFigures: Sendable, Hashable, Codable {
     /// The highest `stats.allocated` sample above the start, bytes (process-wide, every
     /// `sampling.requestedIntervalNanoseconds`): spikes shorter than the interval can fall between samples.
     public var sampledPeakBytes: Int
-    /// The exact high-water mark of the thread that ran a synchronous closure (jemalloc's `thread.peak`,
-    /// within 64 KiB), bytes; nil for async closures, and when the thread's blocks were freed by other
-    /// threads (its net figure then says nothing about the heap).
+    /// The exact high-water mark of the thread the closure ran on (jemalloc's `thread.peak`, within 64 KiB),
+    /// bytes; nil when the closure ended on another thread than it started on (an async closure may), and
+    /// when other threads freed the thread's blocks (its net figure then says nothing about the heap).
     public var threadPeakBytes: Int?
     /// `stats.allocated` after the closure's last run and a settle, minus the start, bytes: what the
     /// closure left allocated (including anything it stored outside itself). May be negative when the

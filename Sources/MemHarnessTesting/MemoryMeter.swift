@@ -5,6 +5,10 @@ import Measurement
 import Synchronization
 import WorkloadKit
 
+#if os(Linux)
+    import Glibc
+#endif
+
 /// Measures a closure in this process: a settle, the start, a sampler on `stats.allocated`, the runs (each
 /// followed by a settle and a live-heap reading when there are several), a settle, the residue and the
 /// survivors of tracked objects. The same sequence as a harness case (`CaseExecutor`), minus the workload.
@@ -24,6 +28,8 @@ final class MemoryMeter {
     private var endNanoseconds: Int64 = 0
     private var threadStart: ThreadCounters.Reading?
     private var threadEnd: ThreadCounters.Reading?
+    /// The thread the closure started on: its counters describe the closure only if it also ends there.
+    private var startThread = pthread_self()
 
     /// Everything the measurement needs is made here, before the start is read, so none of it counts.
     init(options: MemoryMeasuring, iterations: Int) throws(MemoryTestingError) {
@@ -43,7 +49,7 @@ final class MemoryMeter {
     /// Measures `body`, run `iterations` times on the calling thread; the closure's error ends the runs.
     func measure(_ body: (MemoryContext) throws -> Void) throws(MemoryTestingError) -> (MemoryFigures, (any Error)?) {
         settle()
-        try start(threadPeak: true)
+        try start()
         var failure: (any Error)?
         for run in 1...iterations {
             context.enterRun(run)
@@ -65,7 +71,8 @@ final class MemoryMeter {
         return (finish(), failure)
     }
 
-    /// Measures `body`, awaited `iterations` times; the settles sleep without holding a thread.
+    /// Measures `body`, awaited `iterations` times; the settles sleep without holding a thread. The thread's
+    /// exact peak is used only when the closure ends on the thread it started on.
     nonisolated(nonsending) func measureAsync(_ body: (MemoryContext) async throws -> Void)
         async
         throws(MemoryTestingError) -> (
@@ -73,8 +80,7 @@ final class MemoryMeter {
         )
     {
         await settleAsync()
-        // An async closure may resume on any thread: a per-thread peak would describe none of them.
-        try start(threadPeak: false)
+        try start()
         var failure: (any Error)?
         for run in 1...iterations {
             context.enterRun(run)
@@ -89,17 +95,21 @@ final class MemoryMeter {
                 liveBytesAfterRun.append(liveHeapBytes())
             }
         }
+        // An async closure may resume on another thread: the counters of the one it started on then
+        // describe part of it only, and are left out.
+        if pthread_equal(pthread_self(), startThread) != 0 { threadEnd = ThreadCounters.read() }
         endNanoseconds = MonotonicClock.nanoseconds()
         sampler.finish()
         await settleAsync()
         return (finish(), failure)
     }
 
-    private func start(threadPeak: Bool) throws(MemoryTestingError) {
+    private func start() throws(MemoryTestingError) {
         baselineBytes = probe.allocatedBytes()
         threadCacheAtBaselineBytes = probe.threadCacheBytes()
         sampler.setBaseline(allocatedBytes: baselineBytes)
-        if threadPeak { threadStart = ThreadCounters.restartPeak() }
+        startThread = pthread_self()
+        threadStart = ThreadCounters.restartPeak()
         startNanoseconds = MonotonicClock.nanoseconds()
         do {
             try sampler.start(originNanoseconds: startNanoseconds)
@@ -118,7 +128,8 @@ final class MemoryMeter {
         let threadCacheAtEnd = probe.threadCacheBytes()
         let output = sampler.collect()
         let sampledPeak = max(0, output.peak.allocatedBytes - baselineBytes)
-        let threadPeak = trustedThreadPeak(residueBytes: residue, threadCacheBytes: threadCacheAtEnd)
+        // The live heap's change: both readings count the blocks freed into thread caches as allocated.
+        let threadPeak = trustedThreadPeak(liveChangeBytes: residue - threadCacheAtEnd + threadCacheAtBaselineBytes)
         let growth =
             liveBytesAfterRun.isEmpty
             ? [] : [GrowthSeries(phase: "runs", warmupIterations: 1, liveBytesAfterIteration: liveBytesAfterRun)]
@@ -132,16 +143,16 @@ final class MemoryMeter {
             settleNanoseconds: options.settle.nanoseconds, isolation: .thisProcess)
     }
 
-    /// The calling thread's peak, unless its blocks were freed on other threads.
+    /// The closure's thread's peak, unless its blocks were freed on other threads.
     ///
     /// The thread's net bytes (allocated minus freed on it) only describe the heap when other threads did
     /// not free what it allocated: a producer handing items to a consumer queue nets everything it ever
-    /// allocated. When the thread's net at the end exceeds the process's residue by more than the counter's
-    /// 64 KiB accuracy and the thread caches, its peak is not used.
-    private func trustedThreadPeak(residueBytes: Int, threadCacheBytes: Int) -> Int? {
+    /// allocated. When the thread's net over the closure exceeds the live heap's change by more than the
+    /// counter's 64 KiB accuracy (with room to spare), its peak is not used.
+    private func trustedThreadPeak(liveChangeBytes: Int) -> Int? {
         guard let threadStart, let threadEnd, let peak = threadEnd.peakBytes else { return nil }
         let net = threadEnd.netBytes - threadStart.netBytes
-        return net <= residueBytes + threadCacheBytes + 256 << 10 ? peak : nil
+        return net <= liveChangeBytes + 256 << 10 ? peak : nil
     }
 
     /// `stats.allocated` minus the freed regions held in thread caches, from one snapshot, bytes.
