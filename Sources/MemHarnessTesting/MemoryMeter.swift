@@ -14,8 +14,11 @@ import WorkloadKit
 /// survivors of tracked objects. The same sequence as a harness case (`CaseExecutor`), minus the workload.
 ///
 /// The figures are process-wide: honest only while nothing else in the process allocates, which is why
-/// expectations measure in a replica process by default (see `Replica`).
+/// expectations measure in a replica process by default (see `ReplicaLauncher`).
 final class MemoryMeter {
+    /// The figures, and the closure's error when it threw (the runs stop there).
+    typealias Measured = (figures: MemoryFigures, closureError: (any Error)?)
+
     let context = MemoryContext()
     private let probe: JemallocProbe
     private let options: MemoryMeasuring
@@ -47,7 +50,7 @@ final class MemoryMeter {
     }
 
     /// Measures `body`, run `iterations` times on the calling thread; the closure's error ends the runs.
-    func measure(_ body: (MemoryContext) throws -> Void) throws(MemoryTestingError) -> (MemoryFigures, (any Error)?) {
+    func measure(_ body: (MemoryContext) throws -> Void) throws(MemoryTestingError) -> Measured {
         settle()
         try start()
         var failure: (any Error)?
@@ -75,9 +78,7 @@ final class MemoryMeter {
     /// exact peak is used only when the closure ends on the thread it started on.
     nonisolated(nonsending) func measureAsync(_ body: (MemoryContext) async throws -> Void)
         async
-        throws(MemoryTestingError) -> (
-            MemoryFigures, (any Error)?
-        )
+        throws(MemoryTestingError) -> Measured
     {
         await settleAsync()
         try start()
