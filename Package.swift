@@ -21,6 +21,8 @@ let package = Package(
         .library(name: "MemHarness", targets: ["MemHarness"]),
         // What a workload imports: the Workload protocol, CaseContext, parameters, gauges, tracking.
         .library(name: "WorkloadKit", targets: ["WorkloadKit"]),
+        // What a test target imports: memory expectations for `swift test` (Swift Testing and XCTest).
+        .library(name: "MemHarnessTesting", targets: ["MemHarnessTesting"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -57,6 +59,17 @@ let package = Package(
         ),
         // The sampler, the agent's readings (found at run time), memory budgets and the case executor.
         .target(name: "Measurement", dependencies: ["WorkloadKit", "AllocatorProbe"], swiftSettings: settings),
+
+        // MARK: Memory expectations in the ordinary test runner: `expectMemory(peakBelow:...) { ... }`
+        // Replica processes: the parent-death signal at load and a bounded wait for a child (C: prctl is variadic).
+        .target(name: "CMemHarnessTesting"),
+        .target(
+            name: "MemHarnessTesting",
+            dependencies: [
+                "CMemHarnessTesting", "CJemalloc", "Measurement", "WorkloadKit", "AllocatorProbe", "HarnessModel",
+            ],
+            swiftSettings: settings
+        ),
 
         // MARK: Scenario files -> validated ScenarioSpec (every error before any work)
         .target(
@@ -157,6 +170,12 @@ let package = Package(
         .testTarget(
             name: "MeasurementTests",
             dependencies: ["TestSupport", "Measurement", "Scenarios", "Runner", "WorkloadKit", "AllocatorProbe"],
+            swiftSettings: settings
+        ),
+        // Spawns replicas of the test binary itself (the expectations under test do).
+        .testTarget(
+            name: "MemHarnessTestingTests",
+            dependencies: ["MemHarnessTesting", "AllocatorProbe", "HarnessModel", "WorkloadKit"],
             swiftSettings: settings
         ),
         .testTarget(

@@ -1,0 +1,131 @@
+import HarnessModel
+
+/// What a memory expectation says about leaks.
+public enum LeakTolerance: String, Sendable, Hashable, Codable {
+    /// No tracked object may survive the closure, and over 4 or more runs the live heap may not grow
+    /// per run (the harness's leak criteria: growth whose 95% lower bound exceeds 16 bytes per run).
+    case none
+    /// Leaks are reported in the figures but do not fail the test.
+    case allowed
+}
+
+/// The limits of one memory expectation, and the findings they give for a set of figures.
+///
+/// A pure value: `findings(in:)` is what the `expectMemory` functions record as test failures, so a test
+/// (or a CI gate over stored figures) can judge figures without running anything.
+public struct MemoryExpectation: Sendable, Hashable, Codable {
+    /// The peak above the start must stay below this; nil: no limit.
+    public var peakLimit: MemorySize?
+    /// The residue must stay below this; nil: no limit.
+    public var residueLimit: MemorySize?
+    /// Whether tracked survivors and growth per run fail the expectation.
+    public var leaks: LeakTolerance
+
+    /// An expectation with these limits.
+    public init(
+        peakBelow peakLimit: MemorySize? = nil, residueBelow residueLimit: MemorySize? = nil,
+        leaks: LeakTolerance = .none
+    ) {
+        self.peakLimit = peakLimit
+        self.residueLimit = residueLimit
+        self.leaks = leaks
+    }
+
+    /// Every way `figures` break this expectation, in a fixed order (peak, residue, survivors, growth);
+    /// empty when they meet it.
+    public func findings(in figures: MemoryFigures) -> [MemoryFinding] {
+        var findings: [MemoryFinding] = []
+        if let limit = peakLimit, figures.peakBytes >= limit.bytes {
+            let runs = figures.iterations > 1 ? " over \(figures.iterations) runs" : ""
+            findings.append(
+                MemoryFinding(
+                    kind: .peak,
+                    message: "peak \(Units.formatBytes(figures.peakBytes)) above the start\(runs), "
+                        + Self.excess(figures.peakBytes, over: limit)
+                        + ". The peak is the most the closure had allocated at once; hold less at once (stream or "
+                        + "page the work, release what is done early), or raise the limit if the growth is intended."))
+        }
+        if let limit = residueLimit, figures.residueBytes >= limit.bytes {
+            let uncertainty = figures.leaks.residueUncertaintyBytes
+            let margin = uncertainty > 0 ? " (± \(Units.formatBytes(uncertainty)) of thread caches)" : ""
+            let settle = Units.formatDuration(nanoseconds: figures.settleNanoseconds)
+            findings.append(
+                MemoryFinding(
+                    kind: .residue,
+                    message: "residue \(Units.formatBytes(figures.residueBytes))\(margin) after the closure and a "
+                        + "\(settle) settle, " + Self.excess(figures.residueBytes, over: limit)
+                        + ". The closure left this allocated: a cache, a global, work still queued, or a leak; "
+                        + "track the objects it should free with track(_:as:) to see which survive."))
+        }
+        guard leaks == .none else { return findings }
+        let survivors = figures.survivors.filter { $0.count > 0 }
+        if !survivors.isEmpty {
+            let counts = survivors.map { survivor in
+                let tracked = figures.leaks.tracked.first { $0.typeName == survivor.typeName }?.count
+                return "\(survivor.count)\(tracked.map { " of \($0)" } ?? "") \(survivor.typeName)"
+            }
+            findings.append(
+                MemoryFinding(
+                    kind: .survivors,
+                    message: "leak: \(Self.list(counts)) survived the closure. Something still holds "
+                        + "\(survivors.count == 1 && survivors[0].count == 1 ? "it" : "them"): a reference cycle "
+                        + "(a stored closure capturing its owner strongly), a cache, a global, or work still queued; "
+                        + "capture weakly or release before the closure returns, or pass leaks: .allowed."))
+        }
+        if let series = figures.leaks.growth.first, let fit = series.fit, LeakAnalysis.isGrowing(fit) {
+            findings.append(
+                MemoryFinding(
+                    kind: .growth,
+                    message: "leak: the live heap grows \(LeakAnalysis.formatSlope(fit)) per run over "
+                        + "\(fit.iterations) runs after \(series.warmupIterations) warm-up run"
+                        + "\(series.warmupIterations == 1 ? "" : "s"). Every run keeps something; track the objects "
+                        + "the closure creates with track(_:as:) to find which, or pass leaks: .allowed."))
+        }
+        return findings
+    }
+
+    /// `over the 64 MiB limit by 7.30 MiB (11%)`, or `at the 64 MiB limit (it must stay below)`.
+    static func excess(_ value: Int, over limit: MemorySize) -> String {
+        let over = value - limit.bytes
+        guard over > 0 else { return "at the \(limit) limit (it must stay below)" }
+        guard limit.bytes > 0 else { return "over the \(limit) limit by \(Units.formatBytes(over))" }
+        let percent = Double(over) / Double(limit.bytes) * 100
+        let share = percent < 1 ? "<1%" : "\(Units.fixed(percent, decimals: 0))%"
+        return "over the \(limit) limit by \(Units.formatBytes(over)) (\(share))"
+    }
+
+    /// `a`, `a and b`, `a, b and c`.
+    static func list(_ items: [String]) -> String {
+        guard let last = items.last, items.count > 1 else { return items.first ?? "" }
+        return items.dropLast().joined(separator: ", ") + " and " + last
+    }
+}
+
+/// One way the figures break an expectation, with a message a person can act on.
+public struct MemoryFinding: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// Which limit was broken.
+    public enum Kind: String, Sendable, Hashable, Codable {
+        /// The peak above the start reached the peak limit.
+        case peak
+        /// The residue reached the residue limit.
+        case residue
+        /// Tracked objects survived the closure.
+        case survivors
+        /// The live heap grew per run.
+        case growth
+    }
+
+    /// Which limit was broken.
+    public var kind: Kind
+    /// The figure, the limit, by how much, and what to do: what the test failure says.
+    public var message: String
+
+    /// A finding of `kind` saying `message`.
+    public init(kind: Kind, message: String) {
+        self.kind = kind
+        self.message = message
+    }
+
+    /// The message.
+    public var description: String { message }
+}

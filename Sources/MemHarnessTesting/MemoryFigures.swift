@@ -1,0 +1,75 @@
+import HarnessModel
+
+/// What one memory expectation measured: the harness's figures for the closure, relative to the start.
+///
+/// Bytes are jemalloc size-class bytes (`stats.allocated`): what the heap really holds, up to 25% above
+/// the bytes asked for (a 1 MiB Swift array occupies the 1.25 MiB class). "The start" is `stats.allocated`
+/// after a settle just before the closure's first run.
+public struct MemoryFigures: Sendable, Hashable, Codable {
+    /// The most the process had allocated at once above the start while the closure ran, bytes: the larger
+    /// of `sampledPeakBytes` and `threadPeakBytes`.
+    public var peakBytes: Int
+    /// The highest `stats.allocated` sample above the start, bytes (process-wide, every
+    /// `sampling.requestedIntervalNanoseconds`): spikes shorter than the interval can fall between samples.
+    public var sampledPeakBytes: Int
+    /// The exact high-water mark of the thread the closure ran on (jemalloc's `thread.peak`, within 64 KiB),
+    /// bytes; nil when the closure ended on another thread than it started on (an async closure may), and
+    /// when other threads freed the thread's blocks (its net figure then says nothing about the heap).
+    public var threadPeakBytes: Int?
+    /// `stats.allocated` after the closure's last run and a settle, minus the start, bytes: what the
+    /// closure left allocated (including anything it stored outside itself). May be negative when the
+    /// closure freed what existed before it.
+    public var residueBytes: Int
+    /// `stats.allocated` at the start, absolute bytes: everything the process held before the closure ran.
+    public var baselineAllocatedBytes: Int
+    /// Tracked objects and survivors per type, the live heap after each run, and the thread-cache
+    /// uncertainty of the residue (`leaks.residueUncertaintyBytes`).
+    public var leaks: LeakMeasurements
+    /// How many times the closure ran.
+    public var iterations: Int
+    /// How the process-wide sampler did (samples taken, interval achieved).
+    public var sampling: SamplingFigures
+    /// Wall time of the closure's runs and the settles between them, nanoseconds.
+    public var durationNanoseconds: Int64
+    /// How long the heap was let settle before the start and before the residue, nanoseconds.
+    public var settleNanoseconds: Int64
+    /// Where the closure was measured: in a replica process running only this test, or in this process.
+    public var isolation: MemoryIsolation
+
+    /// Makes figures from their parts (the meter does; tests of messages may too).
+    public init(
+        peakBytes: Int, sampledPeakBytes: Int, threadPeakBytes: Int? = nil, residueBytes: Int,
+        baselineAllocatedBytes: Int = 0, leaks: LeakMeasurements = LeakMeasurements(), iterations: Int = 1,
+        sampling: SamplingFigures = SamplingFigures(), durationNanoseconds: Int64 = 0, settleNanoseconds: Int64 = 0,
+        isolation: MemoryIsolation = .replica
+    ) {
+        self.peakBytes = peakBytes
+        self.sampledPeakBytes = sampledPeakBytes
+        self.threadPeakBytes = threadPeakBytes
+        self.residueBytes = residueBytes
+        self.baselineAllocatedBytes = baselineAllocatedBytes
+        self.leaks = leaks
+        self.iterations = iterations
+        self.sampling = sampling
+        self.durationNanoseconds = durationNanoseconds
+        self.settleNanoseconds = settleNanoseconds
+        self.isolation = isolation
+    }
+
+    /// Tracked objects still alive after the closure and a settle, per type name, sorted by name.
+    public var survivors: [TypeCount] { leaks.survivors }
+
+    /// The live heap's growth per run (needs `iterations` of 4 or more: the first run is a warm-up);
+    /// nil with fewer runs.
+    public var growth: SlopeFit? { leaks.growth.first?.fit }
+}
+
+/// Where a memory expectation measures its closure.
+public enum MemoryIsolation: String, Sendable, Hashable, Codable {
+    /// In a replica: this test binary run again in a child process, filtered to the current test, where the
+    /// expectation measures the closure while no other test runs. The figures are honest however tests run.
+    case replica
+    /// In this process, one expectation at a time. Honest only when no other test runs meanwhile
+    /// (`swift test --no-parallel`): jemalloc's figures are process-wide.
+    case thisProcess = "this-process"
+}

@@ -1,0 +1,249 @@
+import CMemHarnessTesting
+import Foundation
+import HarnessModel
+import Synchronization
+import WorkloadKit
+
+#if os(Linux)
+    import Glibc
+#else
+    #error("memharness runs on Linux only: it links jemalloc and reads /proc")
+#endif
+
+/// Runs this test binary again as a replica and returns what it measured.
+///
+/// The replica gets the path of its request in its environment, its own process group, stdin from
+/// /dev/null and stdout/stderr in a file; the request, the result and the output live in a fresh temporary
+/// folder that is removed whatever happens (a test process killed meanwhile cannot remove it: the next one
+/// does). It is started from a thread of its own that lives until the replica is reaped: the replica asks
+/// for SIGKILL when that thread ends (`PR_SET_PDEATHSIG`, see replica.c), so it cannot outlive a test
+/// process that is killed. Past the time limit the whole process group is killed; after any end, whatever
+/// the replica left running in its group is killed too.
+enum ReplicaLauncher {
+    /// Measures what `request` asks for in a replica, waiting on a thread of its own (the caller blocks).
+    static func measure(_ request: ReplicaRequest, timeLimit: Duration) throws(MemoryTestingError) -> ReplicaResult {
+        let launch = try prepare(request, timeLimit: timeLimit)
+        defer { launch.removeFolder() }
+        let box = Mutex<Result<ReplicaEnd, MemoryTestingError>?>(nil)
+        guard let thread = DedicatedThread({ box.withLock { $0 = launch.run() } }) else {
+            throw .replicaNotStarted(executable: launch.executable, errno: EAGAIN)
+        }
+        thread.join()
+        let end = box.withLock { $0 } ?? .failure(.replicaNotStarted(executable: launch.executable, errno: EAGAIN))
+        return try launch.result(of: end.get())
+    }
+
+    /// Measures what `request` asks for in a replica, without holding a thread of the caller's executor
+    /// while the replica runs.
+    static func measure(_ request: ReplicaRequest, timeLimit: Duration) async throws(MemoryTestingError)
+        -> ReplicaResult
+    {
+        let launch = try prepare(request, timeLimit: timeLimit)
+        defer { launch.removeFolder() }
+        let threadBox = Mutex<DedicatedThread?>(nil)
+        let end: Result<ReplicaEnd, MemoryTestingError> = await withCheckedContinuation { continuation in
+            let thread = DedicatedThread { continuation.resume(returning: launch.run()) }
+            guard let thread else {
+                continuation.resume(
+                    returning: .failure(.replicaNotStarted(executable: launch.executable, errno: EAGAIN)))
+                return
+            }
+            threadBox.withLock { $0 = thread }
+        }
+        // The thread has resumed us as its last act: the join returns as soon as it has exited.
+        threadBox.withLock { $0 }?.join()
+        return try launch.result(of: end.get())
+    }
+
+    /// Makes the folder and writes the request into it (`request.resultPath` is set to a file there).
+    private static func prepare(_ request: ReplicaRequest, timeLimit: Duration) throws(MemoryTestingError)
+        -> ReplicaLaunch
+    {
+        let test = request.test
+        let executable: String
+        do {
+            executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+        } catch {
+            throw .replicaNotStarted(executable: "/proc/self/exe", errno: ENOENT)
+        }
+        let base = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        sweptStaleFolders.withLock { swept in
+            guard !swept else { return }
+            swept = true
+            removeStaleFolders(in: base)
+        }
+        var template = Array("\(base)/\(folderPrefix)\(getpid())-XXXXXX".utf8CString)
+        let created: String? = template.withUnsafeMutableBufferPointer { buffer in
+            guard let base = buffer.baseAddress, mkdtemp(base) != nil else { return nil }
+            return String(cString: base)
+        }
+        guard let folder = created else { throw .replicaNotStarted(executable: executable, errno: errno) }
+        var request = request
+        request.resultPath = "\(folder)/result.json"
+        let requestPath = "\(folder)/request.json"
+        do {
+            try JSONEncoder().encode(request).write(to: URL(fileURLWithPath: requestPath))
+        } catch {
+            try? FileManager.default.removeItem(atPath: folder)
+            throw .replicaFailed(test: test.displayName, reason: "could not write the request: \(error)")
+        }
+        var environment = ProcessInfo.processInfo.environment
+        environment[ReplicaRequest.variable] = requestPath
+        environment[MEMHARNESS_TESTING_PARENT_PID_VARIABLE] = String(getpid())
+        // A replica's coverage would be merged into (or overwrite) the test run's own profile: it goes to the folder.
+        environment["LLVM_PROFILE_FILE"] = "\(folder)/replica-%p.profraw"
+        return ReplicaLaunch(
+            test: test, executable: executable, arguments: test.replicaArguments, environment: environment,
+            folder: folder, request: request, timeLimitNanoseconds: timeLimit.nanoseconds)
+    }
+}
+
+extension ReplicaLauncher {
+    /// The start of every replica folder's name; the test process's id follows, then a unique suffix.
+    static let folderPrefix = "memharness-replica-"
+
+    /// Set once this process has looked for folders left by test processes that were killed.
+    private static let sweptStaleFolders = Mutex(false)
+
+    /// Removes the replica folders of test processes that no longer exist: a test process killed while a
+    /// replica ran (SIGKILL leaves no chance to clean up) leaves its folder; the next run removes it.
+    static func removeStaleFolders(in base: String) {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: base)) ?? []
+        for name in names where name.hasPrefix(folderPrefix) {
+            let owner = name.dropFirst(folderPrefix.count).prefix { $0.isNumber }
+            guard let pid = pid_t(owner), pid != getpid(), kill(pid, 0) != 0, errno == ESRCH else { continue }
+            try? FileManager.default.removeItem(atPath: "\(base)/\(name)")
+        }
+    }
+}
+
+/// How a replica ended.
+enum ReplicaEnd: Sendable, Equatable {
+    /// It exited with this status.
+    case exited(Int32)
+    /// A signal ended it.
+    case signaled(Int32)
+    /// It ran past the time limit and was killed.
+    case timedOut
+}
+
+/// One replica: what to run and where its files go.
+struct ReplicaLaunch: Sendable {
+    var test: TestIdentity
+    var executable: String
+    var arguments: [String]
+    var environment: [String: String]
+    var folder: String
+    var request: ReplicaRequest
+    var timeLimitNanoseconds: Int64
+
+    var outputPath: String { "\(folder)/output.txt" }
+
+    /// Spawns the replica and waits for it, at most the time limit (then kills its process group).
+    func run() -> Result<ReplicaEnd, MemoryTestingError> {
+        var pid: pid_t = 0
+        let status = withSpawnSetup { actions, attributes, argv, envp in
+            posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
+        }
+        guard status == 0 else { return .failure(.replicaNotStarted(executable: executable, errno: status)) }
+        var waitStatus: Int32 = 0
+        // After any end, what the replica left running in its group is killed before it is reaped.
+        let waited = memharness_testing_wait_child(pid, timeLimitNanoseconds, &waitStatus)
+        if waited == 0 {
+            // The replica leads its own group: this reaches it and anything it started. SIGKILL cannot be
+            // ignored; 10 s covers a stalled kernel.
+            kill(-pid, SIGKILL)
+            _ = memharness_testing_wait_child(pid, 10_000_000_000, &waitStatus)
+            return .success(.timedOut)
+        }
+        guard waited == 1 else { return .failure(.replicaNotStarted(executable: executable, errno: errno)) }
+        // WIFEXITED / WEXITSTATUS / WTERMSIG, which Glibc's Swift module does not import (they are macros).
+        if waitStatus & 0x7f == 0 { return .success(.exited((waitStatus >> 8) & 0xff)) }
+        return .success(.signaled(waitStatus & 0x7f))
+    }
+
+    /// The replica's result, or why there is none.
+    func result(of end: ReplicaEnd) throws(MemoryTestingError) -> ReplicaResult {
+        switch end {
+        case .timedOut:
+            throw .replicaTimedOut(test: test.displayName, limitNanoseconds: timeLimitNanoseconds, output: output())
+        case .signaled(let signal):
+            throw .replicaCrashed(test: test.displayName, signal: signal, output: output())
+        case .exited(let status):
+            guard let data = FileManager.default.contents(atPath: request.resultPath) else {
+                throw .replicaDidNotReach(
+                    test: test.displayName, site: request.site, occurrence: request.occurrence, exitStatus: status,
+                    output: output())
+            }
+            let result: ReplicaResult
+            do {
+                result = try JSONDecoder().decode(ReplicaResult.self, from: data)
+            } catch {
+                throw .replicaFailed(test: test.displayName, reason: "its result cannot be read: \(error)")
+            }
+            if let failure = result.failure { throw .replicaFailed(test: test.displayName, reason: failure) }
+            guard result.figures != nil else {
+                throw .replicaFailed(test: test.displayName, reason: "its result holds no figures")
+            }
+            return result
+        }
+    }
+
+    /// The last 16 KiB of the replica's output.
+    func output() -> String {
+        guard let handle = FileHandle(forReadingAtPath: outputPath) else { return "" }
+        defer { try? handle.close() }  // read-only: closing cannot lose anything
+        let size = (try? handle.seekToEnd()) ?? 0
+        try? handle.seek(toOffset: size > 16_384 ? size - 16_384 : 0)
+        return String(decoding: (try? handle.readToEnd()) ?? Data(), as: UTF8.self)
+    }
+
+    /// Removes the folder and everything in it.
+    func removeFolder() {
+        try? FileManager.default.removeItem(atPath: folder)
+    }
+
+    /// Calls `body` with the spawn's file actions, attributes, argv and envp, and frees them after.
+    private func withSpawnSetup(
+        _ body: (
+            inout posix_spawn_file_actions_t, inout posix_spawnattr_t, UnsafePointer<UnsafeMutablePointer<CChar>?>,
+            UnsafePointer<UnsafeMutablePointer<CChar>?>
+        ) -> Int32
+    ) -> Int32 {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        posix_spawnattr_setflags(
+            &attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        posix_spawnattr_setpgroup(&attributes, 0)
+        var noSignals = sigset_t()
+        sigemptyset(&noSignals)
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        // A test process may ignore these (SIGPIPE often is); the replica starts with the defaults.
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in [SIGPIPE, SIGINT, SIGTERM, SIGQUIT, SIGHUP, SIGCHLD] { sigaddset(&defaults, signal) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            for pointer in argv { free(pointer) }
+            for pointer in envp { free(pointer) }
+        }
+        return argv.withUnsafeBufferPointer { argvBuffer in
+            envp.withUnsafeBufferPointer { envpBuffer in
+                // Both buffers end with nil and have at least that element: the base addresses exist.
+                guard let argvBase = argvBuffer.baseAddress, let envpBase = envpBuffer.baseAddress else {
+                    return EINVAL
+                }
+                return body(&actions, &attributes, argvBase, envpBase)
+            }
+        }
+    }
+}
