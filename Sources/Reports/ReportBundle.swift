@@ -23,41 +23,71 @@ public enum ReportBundle {
         return RunRecord(report: report, checks: checks, rendering: rendering)
     }
 
-    /// The charts of every scenario: relative path → SVG text, in report order.
-    public static func charts(_ report: RunReport, scale: ValueScale?) -> [(path: String, text: String)] {
+    /// The charts of one scenario: relative path → SVG text.
+    static func charts(_ run: ScenarioRun, scale: ValueScale?) -> [(path: String, text: String)] {
+        let stem = chartStem(run.name)
         var files: [(String, String)] = []
-        for run in report.scenarios {
-            let stem = chartStem(run.name)
-            if let svg = TimelineChart.render(run, scale: scale) { files.append(("charts/\(stem)-timeline.svg", svg)) }
-            if let svg = PeakBarChart.render(run, scale: scale) { files.append(("charts/\(stem)-peaks.svg", svg)) }
-            if let svg = GaugeChart.render(run) { files.append(("charts/\(stem)-gauges.svg", svg)) }
-        }
+        if let svg = TimelineChart.render(run, scale: scale) { files.append(("charts/\(stem)-timeline.svg", svg)) }
+        if let svg = PeakBarChart.render(run, scale: scale) { files.append(("charts/\(stem)-peaks.svg", svg)) }
+        if let svg = GaugeChart.render(run) { files.append(("charts/\(stem)-gauges.svg", svg)) }
         return files
     }
 
-    /// The renderings of `record`: relative path → contents, data first and `report.md` last.
-    /// A pure function of the record: rendering it again gives the same bytes.
-    public static func renderings(_ record: RunRecord) -> [(path: String, data: Data)] {
+    /// The charts of every scenario: relative path → SVG text, in report order.
+    public static func charts(_ report: RunReport, scale: ValueScale?) -> [(path: String, text: String)] {
+        report.scenarios.flatMap { charts($0, scale: scale) }
+    }
+
+    /// Renders every file of `record` but `run.json`, handing each to `emit` as soon as it is rendered
+    /// (data first, `report.md` last: a reader who sees it sees every file it links to), so a large run
+    /// never holds all its files at once. A pure function of the record: the same bytes every time.
+    public static func render(
+        _ record: RunRecord, _ emit: (_ path: String, _ data: Data) throws(ReportError) -> Void
+    ) throws(ReportError) {
         let report = record.report
-        let charts = charts(report, scale: record.rendering.chartScale)
-        var files: [(String, String)] = [
-            ("summary.csv", SummaryCSV.render(report)),
-            ("samples.csv", SamplesCSV.render(report, maxRowsPerCase: 0)),
-        ]
+        try emit("summary.csv", Data(SummaryCSV.render(report).utf8))
+        try emit("samples.csv", Data(SamplesCSV.render(report, maxRowsPerCase: 0).utf8))
         if let sweeps = report.sweeps, !sweeps.isEmpty {
-            files.append(("sweep.csv", SweepSection.csv(sweeps)))
+            try emit("sweep.csv", Data(SweepSection.csv(sweeps).utf8))
         }
-        files += charts
-        let attribution = AttributionSection.files(report)
-        let linked = Set(charts.map(\.path) + attribution.map(\.path))
-        let markdown = MarkdownReport.render(report, charts: linked, checks: record.checks)
-        // report.md last: a reader who sees it sees every file it links to.
-        return files.map { ($0.0, Data($0.1.utf8)) } + attribution + [("report.md", Data(markdown.utf8))]
+        var linked = Set<String>()
+        for run in report.scenarios {
+            for (path, text) in charts(run, scale: record.rendering.chartScale) {
+                try emit(path, Data(text.utf8))
+                linked.insert(path)
+            }
+        }
+        for (path, data) in AttributionSection.files(report) {
+            try emit(path, data)
+            linked.insert(path)
+        }
+        try emit("report.md", Data(MarkdownReport.render(report, charts: linked, checks: record.checks).utf8))
+    }
+
+    /// Every file of the folder, `run.json` first, handed to `emit` one at a time (`run.json` in
+    /// consecutive pieces: the pieces of one path in a row are one file).
+    public static func produce(
+        _ record: RunRecord, _ emit: (_ path: String, _ data: Data) throws(ReportError) -> Void
+    ) throws(ReportError) {
+        try RecordCodec.encode(record) { chunk throws(ReportError) in try emit("run.json", chunk) }
+        try render(record, emit)
+    }
+
+    /// The renderings of `record` (every file but `run.json`), in the order `render` makes them.
+    public static func renderings(_ record: RunRecord) -> [(path: String, data: Data)] {
+        var files: [(path: String, data: Data)] = []
+        // Collecting cannot fail: only `emit` throws, and this one does not.
+        try? render(record) { path, data in files.append((path, data)) }
+        return files
     }
 
     /// Every file of the folder: `run.json` first, then the renderings.
     public static func files(_ record: RunRecord) throws(ReportError) -> [(path: String, data: Data)] {
-        [("run.json", try RecordCodec.encode(record))] + renderings(record)
+        var files: [(path: String, data: Data)] = []
+        try produce(record) { path, data in
+            if files.last?.path == path { files[files.count - 1].data.append(data) } else { files.append((path, data)) }
+        }
+        return files
     }
 }
 
@@ -67,16 +97,66 @@ public enum RecordCodec {
     public static let maximumFileBytes = 512 << 20
 
     /// The record as `run.json`: pretty-printed, keys sorted (stable diffs), non-finite numbers as strings.
+    ///
+    /// Scenarios are encoded one at a time and spliced into the rest of the record, so the encoder never
+    /// holds the whole run's tree (a 1,000-case sweep's would be several times its text); the bytes are
+    /// those of encoding the record at once (`encodeWhole`).
     public static func encode(_ record: RunRecord) throws(ReportError) -> Data {
+        var out = Data()
+        try encode(record) { chunk throws(ReportError) in out.append(chunk) }
+        return out
+    }
+
+    /// `run.json` in consecutive pieces handed to `emit`: the frame up to the scenarios, each scenario,
+    /// then the rest, so neither the encoder nor the caller holds the whole text.
+    public static func encode(
+        _ record: RunRecord, _ emit: (_ chunk: Data) throws(ReportError) -> Void
+    ) throws(ReportError) {
+        var frame = record
+        frame.report.scenarios = []
+        let empty = Data("\n    \"scenarios\" : [\n\n    ]".utf8)
+        let text = try encodeWhole(frame)
+        guard !record.report.scenarios.isEmpty, let slot = text.range(of: empty),
+            text.range(of: empty, in: slot.upperBound..<text.endIndex) == nil
+        else { return try emit(encodeWhole(record)) }
+        try emit(Data(text[..<slot.lowerBound]) + Data("\n    \"scenarios\" : [".utf8))
+        for (index, scenario) in record.report.scenarios.enumerated() {
+            try emit(Data((index == 0 ? "\n" : ",\n").utf8) + indented(try encodeValue(scenario), by: 6))
+        }
+        try emit(Data("\n    ]".utf8) + Data(text[slot.upperBound...]))
+    }
+
+    /// The record encoded in one piece, with the final newline.
+    public static func encodeWhole(_ record: RunRecord) throws(ReportError) -> Data {
+        try encodeValue(record) + Data("\n".utf8)
+    }
+
+    private static func encodeValue(_ value: some Encodable) throws(ReportError) -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         encoder.nonConformingFloatEncodingStrategy = .convertToString(
             positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
         do {
-            return try encoder.encode(record) + Data("\n".utf8)
+            return try encoder.encode(value)
         } catch {
             throw .unwritable(path: "run.json", reason: "cannot encode the record: \(error)")
         }
+    }
+
+    /// `json` with `spaces` more indentation on every line but empty ones (as the encoder writes nested
+    /// values; JSON strings hold no raw line breaks, so every line break is the printer's).
+    private static func indented(_ json: Data, by spaces: Int) -> Data {
+        let newline = UInt8(ascii: "\n")
+        let indent = [UInt8](repeating: UInt8(ascii: " "), count: spaces)
+        var out = Data()
+        out.reserveCapacity(json.count + json.count / 8)
+        var atLineStart = true
+        for byte in json {
+            if atLineStart && byte != newline { out.append(contentsOf: indent) }
+            out.append(byte)
+            atLineStart = byte == newline
+        }
+        return out
     }
 
     /// Reads `run.json` text; `file` names it in errors (with the line of the problem when known).

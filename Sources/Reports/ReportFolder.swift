@@ -131,6 +131,18 @@ public enum ReportFolder {
     /// Writes `files` (relative path → contents) as the folder `directory`, replacing what was there
     /// in one step. On failure nothing of the new run is left and the old folder is untouched.
     public static func write(_ files: [(path: String, data: Data)], to directory: String) throws(ReportError) {
+        try write(to: directory) { emit throws(ReportError) in
+            for (path, data) in files { try emit(path, data) }
+        }
+    }
+
+    /// Writes the files `produce` hands to its `emit` as the folder `directory`, each as soon as it is
+    /// made (a large report is never held whole), then replaces what was there in one step. On failure
+    /// nothing of the new run is left and the old folder is untouched.
+    public static func write(
+        to directory: String,
+        _ produce: (_ emit: (_ path: String, _ data: Data) throws(ReportError) -> Void) throws(ReportError) -> Void
+    ) throws(ReportError) {
         try checkReplaceable(directory)
         let target = URL(fileURLWithPath: directory).standardizedFileURL
         let parent = target.deletingLastPathComponent().path
@@ -141,12 +153,25 @@ public enum ReportFolder {
         }
         let staging = stagingPath(for: directory)
         removeTree(staging)
+        var current: OpenFile?
         do {
-            for (path, data) in files {
-                try writeFile(data, to: "\(staging)/\(path)")
+            // Consecutive pieces of one path are one file, written as they come.
+            try produce { path, data throws(ReportError) in
+                let destination = "\(staging)/\(path)"
+                if let file = current, file.path != destination {
+                    current = nil
+                    try file.close()
+                }
+                if current == nil { current = try OpenFile(creating: destination) }
+                try current?.append(data)
             }
+            let last = current
+            current = nil
+            try last?.close()
             try install(staging, as: target.path)
         } catch {
+            // A descriptor left open by the failure is closed here (its error no longer matters).
+            current?.abandon()
             removeTree(staging)
             throw error
         }
@@ -167,30 +192,14 @@ public enum ReportFolder {
 
     /// Writes one file, creating its folders; a short write or a failed close (ENOSPC shows there) is an error.
     public static func writeFile(_ data: Data, to path: String) throws(ReportError) {
-        let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        let file = try OpenFile(creating: path)
         do {
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            try file.append(data)
         } catch {
-            throw .unwritable(path: folder, reason: "cannot create the folder: \(error.localizedDescription)")
+            file.abandon()
+            throw error
         }
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { throw .unwritable(path: path, reason: String(cString: strerror(errno))) }
-        var failure: Int32 = 0
-        data.withUnsafeBytes { bytes in
-            guard let base = bytes.baseAddress else { return }  // nothing to write
-            var offset = 0
-            while offset < bytes.count {
-                let written = Glibc.write(descriptor, base + offset, bytes.count - offset)
-                if written < 0 && errno == EINTR { continue }
-                guard written > 0 else {
-                    failure = written < 0 ? errno : ENOSPC
-                    return
-                }
-                offset += written
-            }
-        }
-        if close(descriptor) != 0 && failure == 0 { failure = errno }
-        if failure != 0 { throw .unwritable(path: path, reason: String(cString: strerror(failure))) }
+        try file.close()
     }
 
     /// Removes a folder tree of our own (a staging folder); a failure leaves a hidden dot-folder, which
@@ -273,6 +282,55 @@ extension ReportFolder {
             let reason = String(cString: strerror(errno))
             unlink(staging)
             throw .unwritable(path: path, reason: reason)
+        }
+    }
+}
+
+/// A file being written: created with its folders, appended to, closed with its errors checked.
+struct OpenFile {
+    let path: String
+    let descriptor: Int32
+
+    init(creating path: String) throws(ReportError) {
+        let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        do {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        } catch {
+            throw .unwritable(path: folder, reason: "cannot create the folder: \(error.localizedDescription)")
+        }
+        self.path = path
+        descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw .unwritable(path: path, reason: String(cString: strerror(errno))) }
+    }
+
+    /// Writes every byte of `data`; a short write (a full disk) or an error is an error.
+    func append(_ data: Data) throws(ReportError) {
+        var failure: Int32 = 0
+        data.withUnsafeBytes { bytes in
+            guard let base = bytes.baseAddress else { return }  // nothing to write
+            var offset = 0
+            while offset < bytes.count {
+                let written = Glibc.write(descriptor, base + offset, bytes.count - offset)
+                if written < 0 && errno == EINTR { continue }
+                guard written > 0 else {
+                    failure = written < 0 ? errno : ENOSPC
+                    return
+                }
+                offset += written
+            }
+        }
+        if failure != 0 { throw .unwritable(path: path, reason: String(cString: strerror(failure))) }
+    }
+
+    /// Closes the file after a failure that already decides the outcome: its own error no longer matters.
+    func abandon() {
+        Glibc.close(descriptor)
+    }
+
+    /// Closes the file; a failed close (where NFS and some full disks report) is an error.
+    func close() throws(ReportError) {
+        guard Glibc.close(descriptor) == 0 else {
+            throw .unwritable(path: path, reason: String(cString: strerror(errno)))
         }
     }
 }

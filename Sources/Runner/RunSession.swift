@@ -106,7 +106,9 @@ public enum RunSession {
         let checks = Gate.checks(for: report, baseline: output.baseline, policy: output.gate)
         let record = ReportBundle.record(report, checks: checks, rendering: output.rendering)
         do throws(ReportError) {
-            try ReportFolder.write(try ReportBundle.files(record), to: output.directory)
+            try ReportFolder.write(to: output.directory) { emit throws(ReportError) in
+                try ReportBundle.produce(record, emit)
+            }
             try RunIndexFile.update(for: output.directory)
         } catch {
             throw .report(error)

@@ -39,6 +39,22 @@ struct ReportWriterTests {
         #expect(!MarkdownReport.render(ReportFixture.report).contains("Exact peak"))
     }
 
+    /// `run.json` is encoded a scenario at a time (so a large run never holds the encoder's whole tree):
+    /// the bytes must be those of encoding the record at once, for one scenario and for several.
+    @Test func runJSONInPiecesIsTheWholeEncoding() throws {
+        var several = ReportFixture.report
+        several.scenarios += ReportFixture.exactReport().scenarios + [RankingFigureTests.rankedByMetric]
+        several.scenarios[1].name = "second"
+        for report in [ReportFixture.report, several] {
+            let record = ReportBundle.record(report, checks: [], rendering: RenderingOptions())
+            var pieces: [Data] = []
+            try RecordCodec.encode(record) { pieces.append($0) }
+            #expect(pieces.count == report.scenarios.count + 2)
+            #expect(pieces.reduce(Data(), +) == (try RecordCodec.encodeWhole(record)))
+            #expect(try RecordCodec.decode(RecordCodec.encode(record), file: "run.json") == record)
+        }
+    }
+
     @Test func exactPeaksReadBackFromTheRecord() throws {
         let report = ReportFixture.exactReport()
         let record = ReportBundle.record(report, checks: [], rendering: RenderingOptions())
