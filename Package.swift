@@ -21,6 +21,8 @@ let package = Package(
         .library(name: "MemHarness", targets: ["MemHarness"]),
         // What a workload imports: the Workload protocol, CaseContext, parameters, gauges, tracking.
         .library(name: "WorkloadKit", targets: ["WorkloadKit"]),
+        // `swift package memharness run [ARGS]` in a package with a harness executable of its own.
+        .plugin(name: "MemHarnessPlugin", targets: ["MemHarnessPlugin"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -137,10 +139,27 @@ let package = Package(
             path: "Sources/Benchmarks", swiftSettings: settings
         ),
 
+        // MARK: The command plugin: builds a package's harness executable and the agent, runs its Scenarios/
+        .plugin(
+            name: "MemHarnessPlugin",
+            capability: .command(
+                intent: .custom(
+                    verb: "memharness",
+                    description:
+                        "Build this package's memory harness (the executable that depends on MemHarness) and run it: "
+                        + "run (its Scenarios/, report under Reports/latest), list, report, compare, baseline, merge."
+                ),
+                permissions: [
+                    .writeToPackageDirectory(
+                        reason: "`run` writes its report folder under the package (default Reports/latest)")
+                ]
+            ),
+            path: "Plugins/MemHarnessPlugin"
+        ),
+
         // MARK: Test programs (plain executables the tests spawn)
         // A C program with known allocations for the agent's tests and for trying `memharness profile`.
         .executableTarget(name: "agent-probe", path: "Tests/Programs/agent-probe"),
-
         // MARK: Tests (mirror the source targets)
         // Builders of made-up results and a way to run a case in the test process, for every test target.
         .target(
