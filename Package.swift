@@ -160,6 +160,12 @@ let package = Package(
         // MARK: Test programs (plain executables the tests spawn)
         // A C program with known allocations for the agent's tests and for trying `memharness profile`.
         .executableTarget(name: "agent-probe", path: "Tests/Programs/agent-probe"),
+        // A harness that registers one workload twice, for the catalog check of `MemHarness.main`.
+        .executableTarget(
+            name: "duplicate-workloads", dependencies: ["MemHarness", "CalibrationWorkload"],
+            path: "Tests/Programs/duplicate-workloads", swiftSettings: settings
+        ),
+
         // MARK: Tests (mirror the source targets)
         // Builders of made-up results and a way to run a case in the test process, for every test target.
         .target(
@@ -201,6 +207,11 @@ let package = Package(
             dependencies: [
                 "TestSupport", "memharness", "MemHarness", "Runner", "HarnessModel", "Reports", "AllocatorProbe",
             ],
+            exclude: ["Fixtures"], swiftSettings: settings
+        ),
+        // Drives Examples/JSONCache (built by `make test` in its own .build) and the command plugin on it.
+        .testTarget(
+            name: "ExamplesTests", dependencies: ["duplicate-workloads", "Reports", "AllocatorProbe"],
             exclude: ["Fixtures"], swiftSettings: settings
         ),
         .testTarget(
