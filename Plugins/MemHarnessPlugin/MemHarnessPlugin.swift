@@ -48,11 +48,10 @@ struct MemHarnessPlugin: CommandPlugin {
     private func build(
         _ product: String, kind: PackageManager.BuildResult.BuiltArtifact.Kind,
         parameters: PackageManager.BuildParameters
-    )
-        throws -> URL
-    {
+    ) throws -> URL {
         let configuration = parameters.configuration == .release ? "release" : "debug"
-        Diagnostics.remark("building \(product) (\(configuration))")
+        // On stderr as "[MemHarnessPlugin] building ...": a first release build takes minutes and prints nothing else.
+        Diagnostics.progress("building \(product) (\(configuration))")
         let result = try packageManager.build(.product(product), parameters: parameters)
         guard result.succeeded else {
             print(result.logText)
