@@ -211,7 +211,7 @@ let package = Package(
         ),
         // Drives Examples/JSONCache (built by `make test` in its own .build) and the command plugin on it.
         .testTarget(
-            name: "ExamplesTests", dependencies: ["duplicate-workloads", "Reports", "AllocatorProbe"],
+            name: "ExamplesTests", dependencies: ["duplicate-workloads", "Reports", "HarnessModel", "AllocatorProbe"],
             exclude: ["Fixtures"], swiftSettings: settings
         ),
         .testTarget(

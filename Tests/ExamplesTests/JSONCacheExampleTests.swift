@@ -1,5 +1,6 @@
 import AllocatorProbe
 import Foundation
+import HarnessModel
 import Reports
 import Testing
 
@@ -69,6 +70,20 @@ struct JSONCacheExampleTests {
         }
         let lruEvictions = try #require(byStrategy["lru-budget"]?[try column("metric.evictions")])
         #expect(lruEvictions == String(Self.articles - (Self.heldResponses["lru-budget"] ?? 0)))
+
+        // The leak probe sees what the workload tracks (one cache and one client per case), and none survives.
+        let record = try ReportFolder.read(out.path)
+        let cases = record.report.scenarios.flatMap(\.cases)
+        #expect(cases.count == 2)
+        for result in cases {
+            let measurements = try #require(result.completed, "\(result.label) did not complete")
+            let leaks = try #require(measurements.leaks, "\(result.label) has no leak evidence")
+            #expect(
+                leaks.tracked == [
+                    TypeCount(typeName: "ArticleClient", count: 1), TypeCount(typeName: "ResponseCache", count: 1),
+                ], "\(result.label)")
+            #expect(leaks.survivors.isEmpty, "\(result.label)")
+        }
 
         // Ranked by peak allocated: the budget first.
         #expect((peaks["lru-budget"] ?? .max) < (peaks["keep-forever"] ?? 0))
@@ -175,6 +190,28 @@ struct MemHarnessPluginTests {
                 "error: package 'NoHarness' has no executable product that depends on MemHarness "
                     + "(executable products: tool); add one whose main.swift is "
                     + "`MemHarness.main(workloads: [MyWorkload()])`"), "\(outcome.output)")
+        #expect(!outcome.output.contains("[MemHarnessPlugin] building"), "nothing was built")
+
+        let named = try swiftPackage(package, [Self.allow, "memharness", "run", "--product", "tool"])
+        #expect(named.status == 1)
+        #expect(
+            named.stderr.contains(
+                "error: the executable 'tool' does not depend on MemHarness; the package has no executable product "
+                    + "that depends on MemHarness"), "\(named.output)")
+    }
+
+    /// memharness itself has two harness executables (`memharness` and the test program `duplicate-workloads`).
+    /// Its own `.build` is busy with this test run, so SwiftPM works in a scratch folder of its own.
+    @Test func severalHarnessExecutablesNeedProduct() throws {
+        let scratch = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let outcome = try swiftPackage(
+            ExamplePaths.repository, ["--scratch-path", scratch.path, Self.allow, "memharness", "list"])
+        #expect(outcome.status == 1)
+        #expect(
+            outcome.stderr.contains(
+                "error: several executable products depend on MemHarness: memharness, duplicate-workloads; "
+                    + "choose one with --product NAME"), "\(outcome.output)")
         #expect(!outcome.output.contains("[MemHarnessPlugin] building"), "nothing was built")
     }
 }
