@@ -11,7 +11,8 @@ let package = Package(
         .executable(name: "json-cache-harness", targets: ["json-cache-harness"]),
     ],
     dependencies: [
-        // A clone of memharness two folders up; elsewhere:
+        // The memharness clone two folders up; `name:` because a path dependency is otherwise known by its
+        // folder's name, whatever the clone is called. A package of your own uses:
         // .package(url: "https://github.com/OWNER/memharness", from: "0.2.0")
         .package(name: "memharness", path: "../..")
     ],
