@@ -1,7 +1,7 @@
 # memharness: two commands do all the set-up on a fresh machine.
 #   make run    installs what is missing, builds (release), runs every scenario, writes Reports/latest/
-#   make test   installs what is missing, builds (debug) and runs the whole test suite
-# Other targets: deps, build, bench, sample-report, clean.
+#   make test   installs what is missing, builds (debug) and runs the whole test suite, the example's included
+# Other targets: deps, build, example, bench, sample-report, clean.
 
 SWIFT        ?= swift
 # Debian packages the build and the tests need; installed only when missing.
@@ -13,7 +13,7 @@ RELEASE_BIN   = $(shell $(SWIFT) build -c release --show-bin-path)
 # Extra arguments for `make run`, e.g. make run ARGS="live-query --quick"
 ARGS         ?=
 
-.PHONY: deps bench-deps build run test lint format bench sample-report clean
+.PHONY: deps bench-deps build run test example lint format bench sample-report clean
 
 # $(call install-missing,PACKAGES): apt-get install those of PACKAGES that are not installed.
 define install-missing
@@ -48,18 +48,27 @@ run: build
 # Serial: many tests read process-wide allocator figures, which a test running beside them would disturb.
 # The agent and agent-probe are built first: no test target links them (the agent would replace the
 # allocator of the test bundle), so the tests preload and spawn them, and `swift test` alone does not build them.
-test: deps lint
+test: deps lint example
 	$(SWIFT) build --product memharness-agent
 	$(SWIFT) build --product agent-probe
 	$(SWIFT) test --no-parallel
 
+# The example package, built as a user's package is: in its own .build, memharness compiled again from
+# ../.. (about 2.5 minutes the first time on 2 cores, seconds after that). Its own tests run here; the
+# ExamplesTests target of `make test` then drives its harness and `swift package memharness` on it.
+EXAMPLE := Examples/JSONCache
+example: deps
+	$(SWIFT) build --package-path $(EXAMPLE) --product json-cache-harness
+	$(SWIFT) build --package-path $(EXAMPLE) --product memharness-agent
+	$(SWIFT) test --package-path $(EXAMPLE)
+
 # The house style: swift-format with the repository's .swift-format (120 columns), no findings.
 lint:
-	$(SWIFT) format lint --strict --recursive Sources Tests Package.swift
+	$(SWIFT) format lint --strict --recursive Sources Tests Package.swift Plugins Examples
 
 # Rewrites the tree in the house style.
 format:
-	$(SWIFT) format --in-place --recursive Sources Tests Package.swift
+	$(SWIFT) format --in-place --recursive Sources Tests Package.swift Plugins Examples
 
 # Side-by-side benchmarks (sampling overhead, the Differ, overhead and accuracy against massif and
 # heaptrack, stability over 5 runs); writes Reports/benchmarks/. Takes several minutes.
@@ -72,4 +81,4 @@ sample-report: build
 	$(RELEASE_BIN)/memharness run --out Reports/sample $(ARGS)
 
 clean:
-	rm -rf .build
+	rm -rf .build $(EXAMPLE)/.build Tests/ExamplesTests/Fixtures/NoHarness/.build

@@ -23,6 +23,8 @@ let package = Package(
         .library(name: "WorkloadKit", targets: ["WorkloadKit"]),
         // What a test target imports: memory expectations for `swift test` (Swift Testing and XCTest).
         .library(name: "MemHarnessTesting", targets: ["MemHarnessTesting"]),
+        // `swift package memharness run [ARGS]` in a package with a harness executable of its own.
+        .plugin(name: "MemHarnessPlugin", targets: ["MemHarnessPlugin"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -151,9 +153,32 @@ let package = Package(
             path: "Sources/Benchmarks", swiftSettings: settings
         ),
 
+        // MARK: The command plugin: builds a package's harness executable and the agent, runs its Scenarios/
+        .plugin(
+            name: "MemHarnessPlugin",
+            capability: .command(
+                intent: .custom(
+                    verb: "memharness",
+                    description:
+                        "Build this package's memory harness (the executable that depends on MemHarness) and run it: "
+                        + "run (its Scenarios/, report under Reports/latest), list, report, compare, baseline, merge."
+                ),
+                permissions: [
+                    .writeToPackageDirectory(
+                        reason: "`run` writes its report folder under the package (default Reports/latest)")
+                ]
+            ),
+            path: "Plugins/MemHarnessPlugin"
+        ),
+
         // MARK: Test programs (plain executables the tests spawn)
         // A C program with known allocations for the agent's tests and for trying `memharness profile`.
         .executableTarget(name: "agent-probe", path: "Tests/Programs/agent-probe"),
+        // A harness that registers one workload twice, for the catalog check of `MemHarness.main`.
+        .executableTarget(
+            name: "duplicate-workloads", dependencies: ["MemHarness", "CalibrationWorkload"],
+            path: "Tests/Programs/duplicate-workloads", swiftSettings: settings
+        ),
 
         // MARK: Tests (mirror the source targets)
         // Builders of made-up results and a way to run a case in the test process, for every test target.
@@ -202,6 +227,11 @@ let package = Package(
             dependencies: [
                 "TestSupport", "memharness", "MemHarness", "Runner", "HarnessModel", "Reports", "AllocatorProbe",
             ],
+            exclude: ["Fixtures"], swiftSettings: settings
+        ),
+        // Drives Examples/JSONCache (built by `make test` in its own .build) and the command plugin on it.
+        .testTarget(
+            name: "ExamplesTests", dependencies: ["duplicate-workloads", "Reports", "HarnessModel", "AllocatorProbe"],
             exclude: ["Fixtures"], swiftSettings: settings
         ),
         .testTarget(

@@ -1,0 +1,4 @@
+import JSONCacheWorkload
+import MemHarness
+
+MemHarness.main(workloads: [JSONCacheWorkload()])

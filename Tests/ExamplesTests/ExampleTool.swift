@@ -1,0 +1,94 @@
+import Foundation
+
+/// Paths of the repository, the example package and the programs the tests spawn.
+enum ExamplePaths {
+    /// The repository's root (this file is Tests/ExamplesTests/ExampleTool.swift).
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+    static let example = repository.appendingPathComponent("Examples/JSONCache")
+    static let fixtures = repository.appendingPathComponent("Tests/ExamplesTests/Fixtures")
+    /// The example's harness, built in the example's own `.build` by `make test` (debug).
+    static let harness = example.appendingPathComponent(".build/debug/json-cache-harness").path
+    /// Why the example's harness is missing, and how to build it; nil when it is there.
+    static var missingHarness: String? {
+        FileManager.default.isExecutableFile(atPath: harness)
+            ? nil
+            : "\(harness) is not built; `make test` builds it (or: swift build --package-path Examples/JSONCache)"
+    }
+
+    /// A product of this package in the test bundle's build folder (`swift test` builds it).
+    static func built(_ name: String) -> String {
+        let testBinary =
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        return URL(fileURLWithPath: testBinary).deletingLastPathComponent().appendingPathComponent(name).path
+    }
+}
+
+/// A program the tests ran: its exit status and what it printed.
+struct ToolOutcome {
+    var status: Int32
+    var timedOut: Bool
+    var stdout: String
+    var stderr: String
+    /// stdout and stderr together (SwiftPM prints a plugin's output on its stdout, its errors on stderr).
+    var output: String { stdout + stderr }
+}
+
+/// Runs `executable` with `arguments` and waits at most `timeout`, then kills it and says so. Output goes to
+/// files, so a chatty child never blocks on a pipe and a hung one never blocks a read.
+func runTool(
+    _ executable: String, _ arguments: [String], in directory: URL? = nil, timeout: Duration
+) throws -> ToolOutcome {
+    let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("examples-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: scratch) }
+    let outURL = scratch.appendingPathComponent("stdout")
+    let errURL = scratch.appendingPathComponent("stderr")
+    _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
+    _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
+    let out = try FileHandle(forWritingTo: outURL)
+    let err = try FileHandle(forWritingTo: errURL)
+    defer {
+        try? out.close()
+        try? err.close()
+    }
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    if let directory { process.currentDirectoryURL = directory }
+    var environment = ProcessInfo.processInfo.environment
+    // A test run inside GitHub Actions must not leak its own settings into the programs under test.
+    environment["GITHUB_ACTIONS"] = nil
+    environment["GITHUB_STEP_SUMMARY"] = nil
+    process.environment = environment
+    process.standardInput = FileHandle.nullDevice
+    process.standardOutput = out
+    process.standardError = err
+    let finished = DispatchSemaphore(value: 0)
+    process.terminationHandler = { _ in finished.signal() }
+    try process.run()
+    let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
+    var timedOut = false
+    if finished.wait(timeout: .now() + seconds) == .timedOut {
+        // Bounded: a hung child is killed, and the caller fails on `timedOut` with whatever it printed.
+        timedOut = true
+        process.terminate()
+        _ = finished.wait(timeout: .now() + 10)
+    }
+    return ToolOutcome(
+        status: process.terminationStatus, timedOut: timedOut,
+        stdout: (try? String(contentsOf: outURL, encoding: .utf8)) ?? "",
+        stderr: (try? String(contentsOf: errURL, encoding: .utf8)) ?? "")
+}
+
+/// `swift package ARGUMENTS` on the package at `package` (SwiftPM from PATH, as a user runs it).
+func swiftPackage(_ package: URL, _ arguments: [String], timeout: Duration = .seconds(300)) throws -> ToolOutcome {
+    try runTool("/usr/bin/env", ["swift", "package", "--package-path", package.path] + arguments, timeout: timeout)
+}
+
+/// A fresh temporary folder for one test's report.
+func temporaryFolder() throws -> URL {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("examples-out-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    return url
+}

@@ -1,0 +1,3 @@
+import WorkloadKit
+
+print(WorkloadCatalog([]).names)
