@@ -44,6 +44,10 @@ public struct CaseResult: Sendable, Hashable, Codable {
     /// True for the extra case of a strategy that recorded allocation stacks: its figures never gate.
     public var attributed = false
 
+    /// Wall time the case took, its process's start and end included, nanoseconds; nil in records
+    /// written before it was kept.
+    public var wallNanoseconds: Int64? = nil
+
     /// `live-query / signal-next #2`, for progress lines and messages (`#stacks` for the attributed case).
     public var label: String { "\(scenario) / \(strategy) #\(attributed ? "stacks" : String(repetition))" }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import HarnessModel
 import Reports
 import Runner
@@ -47,6 +48,31 @@ struct SizeArgument: ExpressibleByArgument, Sendable {
     var defaultValueDescription: String {
         Units.formatBytes(bytes).replacingOccurrences(of: ".00 ", with: "").replacingOccurrences(of: " ", with: "")
     }
+}
+
+/// `--jobs N` or `--jobs auto` (the number of CPUs this process may run on).
+enum JobsArgument: ExpressibleByArgument, Sendable {
+    case auto
+    case count(Int)
+
+    init?(argument: String) {
+        if argument == "auto" {
+            self = .auto
+        } else if let count = Int(argument) {
+            self = .count(count)
+        } else {
+            return nil
+        }
+    }
+
+    var count: Int {
+        switch self {
+        case .auto: return max(ProcessInfo.processInfo.activeProcessorCount, 1)
+        case .count(let count): return count
+        }
+    }
+
+    var defaultValueDescription: String { "auto" }
 }
 
 extension Shard: ExpressibleByArgument {

@@ -109,6 +109,9 @@ final class ProgressDisplay: Sendable {
                 result.completed.map { "peak \(Units.formatBytes($0.peakAllocatedNetBytes))" }
                 ?? "\(result.status.rawValue): \(result.failure ?? "")"
             Terminal.note("[\(index)/\(total)] \(result.label) \(seconds) s, \(outcome)")
+        case .resumed(let index, let total, let result):
+            guard interactive || verbose else { return }
+            Terminal.note("[\(index)/\(total)] \(result.label) finished before the interruption (resumed)")
         }
     }
 

@@ -133,6 +133,21 @@ struct RunningOptions: ParsableArguments {
             "Mean bytes between sampled allocation stacks with --attribute (Poisson, by bytes).", valueName: "size"))
     var stackSample: SizeArgument = SizeArgument(AttributionRequest.defaultSampleMeanBytes)
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Cases of scenarios that allow it (`parallel: true`) run this many at once; the others always run "
+                + "alone. auto: the number of CPUs.",
+            valueName: "n"))
+    var jobs: JobsArgument = .auto
+
+    @Flag(
+        name: .long,
+        help: ArgumentHelp(
+            "Continue the interrupted run into the same --out: run only the cases it did not finish, then write the "
+                + "report of them all. The scenarios, --set values and options must be the same."))
+    var resume = false
+
     @Flag(name: .long, help: "No progress on stderr (it is also off when stderr is not a terminal).")
     var quiet = false
 
@@ -155,6 +170,9 @@ struct RunningOptions: ParsableArguments {
         if samplesMaxRows < 0 {
             throw ValidationError("--samples-max-rows must be 0 (keep all) or more, got \(samplesMaxRows)")
         }
+        if case .count(let count) = jobs, !(1...64).contains(count) {
+            throw ValidationError("--jobs \(count) is out of range; allowed: 1...64 or auto")
+        }
         if quiet && verbose { throw ValidationError("--quiet and --verbose contradict each other; give one") }
         if !((1 << 10)...(64 << 20)).contains(stackSample.bytes) {
             throw ValidationError("--stack-sample \(stackSample.bytes) bytes is out of range; allowed: 1KiB...64MiB")
@@ -169,6 +187,8 @@ struct RunningOptions: ParsableArguments {
         request.options.peakMode = peak
         request.options.timeout = timeout?.duration
         request.options.attribution = attribute ? AttributionRequest(sampleMeanBytes: stackSample.bytes) : nil
+        request.options.jobs = jobs.count
+        request.options.resume = resume
         request.shard = shard
         return request
     }

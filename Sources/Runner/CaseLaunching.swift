@@ -10,6 +10,13 @@ public protocol CaseLaunching: Sendable {
     /// Why cases that need the agent (exact peaks, allocation stacks, external programs) cannot run with
     /// this launcher; nil when they can.
     var agentProblem: String? { get }
+
+    /// True when every case runs in a process of its own, so several may run at once (`--jobs`).
+    var runsCasesInTheirOwnProcess: Bool { get }
+}
+
+extension CaseLaunching {
+    public var runsCasesInTheirOwnProcess: Bool { false }
 }
 
 /// Runs cases in this process, one after another: no isolation between cases (their heaps mix), so

@@ -33,6 +33,9 @@ public struct ProcessCaseLauncher: CaseLaunching {
         self.environment = environment
     }
 
+    /// Every case has a process of its own: cases may run side by side.
+    public var runsCasesInTheirOwnProcess: Bool { true }
+
     /// The running binary's own path (`/proc/self/exe`).
     public static var currentExecutable: String {
         // /proc/self/exe always resolves on Linux; argv[0] is the fallback for a process that lost it (a chroot).

@@ -10,12 +10,18 @@ public enum RunError: Error, CustomStringConvertible, Sendable {
     case options([String])
     /// Exact peaks, allocation stacks or an external program need the agent, and there is none (`detail` says how to build it).
     case agentUnavailable(file: String, detail: String)
+    /// `--resume`, and no interrupted run into `output` left a journal.
+    case nothingToResume(output: String)
+    /// `--resume`, and the interrupted run into `output` ran other cases (other files, options or overrides).
+    case resumeMismatch(output: String, detail: String)
+    /// The journal of finished cases cannot be written.
+    case journal(path: String, reason: String)
 
     /// True when the fix is in what the user asked for (exit 64), not in the machine.
     public var isUsageError: Bool {
         switch self {
-        case .scenario, .options: return true
-        case .agentUnavailable: return false
+        case .scenario, .options, .nothingToResume, .resumeMismatch: return true
+        case .agentUnavailable, .journal: return false
         }
     }
 
@@ -26,6 +32,14 @@ public enum RunError: Error, CustomStringConvertible, Sendable {
         case .agentUnavailable(let file, let detail):
             return
                 "\(file): exact peaks, allocation stacks and external programs need the memharness agent, but \(detail)"
+        case .nothingToResume(let output):
+            return "--resume: no interrupted run into \(output) to resume (it finished, or never started); "
+                + "run without --resume"
+        case .resumeMismatch(let output, let detail):
+            return "--resume: the interrupted run into \(output) is not this run: \(detail). Resume with the "
+                + "same scenarios, --set values and options, or run without --resume to start over"
+        case .journal(let path, let reason):
+            return "cannot keep the run's finished cases in \(path): \(reason)"
         }
     }
 }

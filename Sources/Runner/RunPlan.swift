@@ -21,6 +21,10 @@ public struct RunOptions: Sendable {
     /// `--attribute`: one more case per strategy that records allocation stacks (its figures never gate);
     /// nil lets the files decide (`attribution: true`).
     public var attribution: AttributionRequest?
+    /// `--jobs`: cases of scenarios that allow it (`parallel: true`) run this many at once; 1: one at a time.
+    public var jobs = 1
+    /// `--resume`: run only the cases an interrupted run into the same folder did not finish.
+    public var resume = false
 
     public init(interval: Duration = .milliseconds(1), repetitions: Int? = nil, quick: Bool = false) {
         self.interval = interval
@@ -94,6 +98,12 @@ public struct RunPlan: Sendable {
     /// The cases to run, in run order (this shard's only).
     public var cases: [CaseSpec]
 
+    /// Names of the scenarios whose cases may run beside others (`parallel: true`).
+    public var parallelScenarios: Set<String> = []
+
+    /// True when the case at `index` may run while other cases run (its scenario says so).
+    public func mayRunConcurrently(_ index: Int) -> Bool { parallelScenarios.contains(cases[index].scenario) }
+
     /// True when some case needs every allocation counted.
     public var needsExactPeaks: Bool { cases.contains { $0.peakMode == .exact } }
 
@@ -144,7 +154,9 @@ public enum RunPlanner {
         if let shard = request.shard {
             cases = cases.enumerated().filter { shard.contains(position: $0.offset) }.map(\.element)
         }
-        return RunPlan(scenarios: scenarios, sweepKey: sweepKey, options: options, cases: cases)
+        var plan = RunPlan(scenarios: scenarios, sweepKey: sweepKey, options: options, cases: cases)
+        plan.parallelScenarios = Set(scenarios.filter(\.spec.parallel).map(\.spec.name))
+        return plan
     }
 
     /// What in the options does not fit the scenarios, one message each.

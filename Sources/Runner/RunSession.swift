@@ -34,16 +34,18 @@ public struct RunOutcome: Sendable {
 public enum RunSessionError: Error, CustomStringConvertible, Sendable {
     case run(RunError)
     case report(ReportError)
-    /// A signal stopped the run after `finishedCases` cases; nothing was written.
-    case interrupted(signal: Int32, finishedCases: Int)
+    /// A signal stopped the run after `finishedCases` of `totalCases` cases; no report was written, and
+    /// the finished cases are kept for `--resume`.
+    case interrupted(signal: Int32, finishedCases: Int, totalCases: Int)
 
     public var description: String {
         switch self {
         case .run(let error): return error.description
         case .report(let error): return error.description
-        case .interrupted(let signal, let finished):
-            return "interrupted by \(SignalNames.name(of: signal)) after \(finished) case\(finished == 1 ? "" : "s"): "
-                + "every case process was stopped and the previous report left as it was"
+        case .interrupted(let signal, let finished, let total):
+            return "interrupted by \(SignalNames.name(of: signal)) after \(finished) of \(total) cases: every case "
+                + "process was stopped and the previous report left as it was"
+                + (finished > 0 ? "; run the same command with --resume to run the other \(total - finished)" : "")
         }
     }
 
@@ -52,7 +54,7 @@ public enum RunSessionError: Error, CustomStringConvertible, Sendable {
         switch self {
         case .run(let error): return error.isUsageError ? .usage : .caseFailed
         case .report(let error): return error.exitStatus
-        case .interrupted(let signal, _): return .interrupted(signal: signal)
+        case .interrupted(let signal, _, _): return .interrupted(signal: signal)
         }
     }
 }
@@ -96,9 +98,18 @@ public enum RunSession {
             directory.finish()
         }
         ReportFolder.removeStaleStaging(beside: output.directory)
-        let results = RunExecution.execute(plan, launcher: launcher, events: events)
-        // Interrupted: the cases that ran are not a run; the previous report stays as it was.
-        if let signal = Interruption.signal { throw .interrupted(signal: signal, finishedCases: results.count) }
+        let journal: RunJournal
+        do throws(RunError) {
+            journal = try RunJournal(output: output.directory, cases: plan.cases, resume: request.options.resume)
+        } catch {
+            throw .run(error)
+        }
+        let results = RunExecution.execute(plan, launcher: launcher, journal: journal, events: events)
+        // Interrupted: the cases that ran are not a run; the previous report stays as it was, and the
+        // journal keeps them for --resume.
+        if let signal = Interruption.signal {
+            throw .interrupted(signal: signal, finishedCases: results.count, totalCases: plan.cases.count)
+        }
         let report = RunReport(
             plan: plan, results: results,
             environment: MachineEnvironment.current(toolVersion: toolVersion, interval: request.options.interval),
@@ -113,6 +124,7 @@ public enum RunSession {
         } catch {
             throw .report(error)
         }
+        journal.discard()
         return RunOutcome(record: record, status: Gate.status(of: report, checks: checks, policy: output.gate))
     }
 }

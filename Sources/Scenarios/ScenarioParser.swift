@@ -9,7 +9,7 @@ public struct ScenarioParser: Sendable {
     public static let topLevelKeys = [
         "scenario", "description", "workload", "parameters", "strategies", "steps",
         "repetitions", "interval", "timeout", "settle", "thresholds", "memoryLimit", "memoryWarning", "peak", "rank",
-        "rate", "attribution",
+        "rate", "parallel", "attribution",
     ]
 
     public let catalog: WorkloadCatalog
@@ -143,6 +143,7 @@ public struct ScenarioParser: Sendable {
         }
 
         let ranking = mapping["rank"].flatMap { context.readRanking($0, descriptor: descriptor, steps: steps) }
+        let parallel = context.readFlag(mapping, "parallel") ?? false
         let ratePhase = mapping["rate"].flatMap { context.readRatePhase($0, phases: steps.map(\.phase)) }
         let attribution = mapping["attribution"].flatMap { context.readAttribution($0) }
         guard let name, context.diagnostics.isEmpty else { return nil }
@@ -156,6 +157,7 @@ public struct ScenarioParser: Sendable {
         )
         spec.ranking = ranking ?? .peakAllocated
         spec.ratePhase = ratePhase
+        spec.parallel = parallel
         spec.attribution = attribution
         spec.inlineDescriptor = isCommand ? descriptor : nil
         return spec
@@ -250,6 +252,18 @@ struct ParseContext {
             return value
         }
         return number
+    }
+
+    /// `key: true` or `key: false`; nil when the key is absent or its value is neither (reported).
+    mutating func readFlag(_ mapping: Node.Mapping, _ key: String) -> Bool? {
+        guard let node = mapping[key], let text = string(node, key) else { return nil }
+        switch text {
+        case "true": return true
+        case "false": return false
+        default:
+            report(node, "bad value '\(text)' for '\(key)'; expected true or false")
+            return nil
+        }
     }
 
     mutating func readDuration(_ mapping: Node.Mapping, _ key: String, range: ClosedRange<Duration>) -> Duration? {

@@ -42,6 +42,9 @@ public struct ScenarioSpec: Sendable {
     /// `rate: burst`: the phase whose length the peak grows with; the report gives each strategy's
     /// growth per second of it, a figure that does not depend on how long it runs. nil when not asked.
     public var ratePhase: String? = nil
+    /// `parallel: true`: the scenario's cases may run beside other cases (`--jobs`): their figures are their
+    /// own process's and do not depend on timing. False (the default): each runs with the machine to itself.
+    public var parallel = false
     /// `attribution: true` (or a mean sampling interval such as `32KiB`): record allocation stacks in
     /// one more case per strategy; nil when the file does not ask (the run's `--attribute` decides).
     public var attribution: AttributionRequest? = nil

@@ -1,0 +1,107 @@
+import Foundation
+import Reports
+import WorkloadKit
+
+#if os(Linux)
+    import Glibc
+#else
+    #error("memharness runs on Linux only: it links jemalloc and reads /proc")
+#endif
+
+/// The finished cases of a run into one output folder, kept as they finish in a hidden sibling
+/// (`.OUT.journal/`): a run stopped by a signal (or killed) leaves it, and `memharness run --resume`
+/// runs only the cases it does not hold, then writes the same report an uninterrupted run would.
+/// The report, once written, makes it unnecessary: a run that writes its report removes it.
+///
+/// The journal holds the plan it belongs to (`plan.json`, every case's spec) and one file per finished
+/// case (`case-<index>.json`, its `CaseResult`), each written to a temporary name and renamed, so a
+/// file present is a complete result. It is only touched while the output folder's lock is held.
+final class RunJournal: Sendable {
+    /// The journal folder.
+    let path: String
+    /// Results of an earlier, interrupted run of the same plan, by case index (empty unless resuming).
+    let finished: [Int: CaseResult]
+
+    /// The journal folder of `directory`: a hidden sibling.
+    static func path(for directory: String) -> String {
+        let target = URL(fileURLWithPath: directory).standardizedFileURL
+        return target.deletingLastPathComponent().appendingPathComponent(".\(target.lastPathComponent).journal").path
+    }
+
+    /// The number of finished cases an interrupted run into `directory` left; nil when there is none.
+    static func interruptedCases(for directory: String) -> Int? {
+        let folder = path(for: directory)
+        // A journal that cannot be listed is as good as none: the next run starts it afresh.
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return nil }
+        return names.filter { $0.hasPrefix("case-") && $0.hasSuffix(".json") }.count
+    }
+
+    /// Opens the journal for `plan`'s cases. Resuming, it must hold the same plan (else `.resumeMismatch`)
+    /// and its finished cases are kept; otherwise whatever an earlier run left is discarded.
+    init(output directory: String, cases: [CaseSpec], resume: Bool) throws(RunError) {
+        path = Self.path(for: directory)
+        let planFile = "\(path)/plan.json"
+        if resume {
+            guard let data = FileManager.default.contents(atPath: planFile) else {
+                throw .nothingToResume(output: directory)
+            }
+            // A plan that does not decode is a journal of another version: not this run's.
+            let earlier = try? JSONDecoder().decode([CaseSpec].self, from: data)
+            guard let earlier, earlier == cases else {
+                throw .resumeMismatch(output: directory, detail: Self.difference(earlier ?? [], cases))
+            }
+            finished = Self.readFinished(in: path, count: cases.count)
+        } else {
+            // An earlier journal is of a run the user chose not to resume.
+            try? FileManager.default.removeItem(atPath: path)
+            finished = [:]
+        }
+        do {
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+            if !resume {
+                try Self.writeAtomically(try JSONEncoder().encode(cases), to: planFile)
+            }
+        } catch {
+            throw .journal(path: path, reason: "\(error)")
+        }
+    }
+
+    /// Keeps `result`, the case at `index` of the plan. A result that cannot be kept only costs a resume
+    /// the re-run of that case: the run goes on.
+    func record(_ result: CaseResult, at index: Int) {
+        guard let data = try? JSONEncoder().encode(result) else { return }  // a result always encodes
+        try? Self.writeAtomically(data, to: "\(path)/case-\(index).json")
+    }
+
+    /// Removes the journal: the report now holds everything it held.
+    func discard() {
+        // Left behind only if the folder cannot be removed; the next run into the folder replaces it.
+        try? FileManager.default.removeItem(atPath: path)
+    }
+
+    private static func readFinished(in path: String, count: Int) -> [Int: CaseResult] {
+        var finished: [Int: CaseResult] = [:]
+        for index in 0..<count {
+            guard let data = FileManager.default.contents(atPath: "\(path)/case-\(index).json") else { continue }
+            // A damaged result is a case to run again.
+            if let result = try? JSONDecoder().decode(CaseResult.self, from: data) { finished[index] = result }
+        }
+        return finished
+    }
+
+    private static func writeAtomically(_ data: Data, to file: String) throws {
+        let temporary = "\(file).new"
+        try data.write(to: URL(fileURLWithPath: temporary))
+        guard rename(temporary, file) == 0 else {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: file])
+        }
+    }
+
+    /// The first case that differs between the journal's plan and this one, in words.
+    private static func difference(_ earlier: [CaseSpec], _ now: [CaseSpec]) -> String {
+        if earlier.isEmpty { return "its plan is unreadable (written by another version of memharness)" }
+        if earlier.count != now.count { return "it planned \(earlier.count) cases, this run plans \(now.count)" }
+        guard let index = earlier.indices.first(where: { earlier[$0] != now[$0] }) else { return "" }
+        return "case \(index + 1) was \(earlier[index].label), with other settings than this run's \(now[index].label)"
+    }
+}
