@@ -18,12 +18,17 @@ public enum ReportError: Error, CustomStringConvertible, Sendable {
     case unwritable(path: String, reason: String)
     /// Another run holds the output folder.
     case locked(path: String)
+    /// The output folder exists and is not a report folder: replacing it would destroy something of the user's.
+    case notAReportFolder(path: String, reason: String)
 
     public var description: String {
         switch self {
         case .unreadable(let path, let reason): return "\(path): \(reason)"
         case .damaged(let file, let line, let reason): return "\(file)\(line.map { ":\($0)" } ?? ""): \(reason)"
         case .unwritable(let path, let reason): return "\(path): \(reason); the previous report is intact"
+        case .notAReportFolder(let path, let reason):
+            return "\(path) is not a report folder (\(reason)); memharness replaces its output folder as a whole, "
+                + "so give --out a new folder or one it wrote before"
         case .locked(let path):
             return "\(path) is being written by another memharness run; wait for it or choose another --out"
         }
@@ -32,7 +37,7 @@ public enum ReportError: Error, CustomStringConvertible, Sendable {
     /// The exit status the command line gives this error.
     public var exitStatus: ExitStatus {
         switch self {
-        case .unreadable, .damaged: return .usage
+        case .unreadable, .damaged, .notAReportFolder: return .usage
         case .unwritable: return .ioError
         case .locked: return .locked
         }
@@ -76,9 +81,38 @@ public enum ReportFolder {
         return try RecordCodec.decode(data, file: path)
     }
 
+    /// The files a report folder may hold: a folder with anything else is not replaced (it is the user's).
+    public static let ownEntries: Set<String> = [
+        "run.json", "report.md", "summary.csv", "samples.csv", "sweep.csv", "charts", "stacks",
+    ]
+
+    /// Checks that `directory` may be replaced by a report: it does not exist, or it is an empty folder
+    /// or a report folder (a `run.json` and only the files a report has). Anything else (a file, a device,
+    /// a link, a folder of the user's) is refused: the run replaces its output folder as a whole.
+    public static func checkReplaceable(_ directory: String) throws(ReportError) {
+        var status = stat()
+        guard lstat(directory, &status) == 0 else {
+            guard errno == ENOENT else { throw .unwritable(path: directory, reason: String(cString: strerror(errno))) }
+            return
+        }
+        let kind = status.st_mode & S_IFMT
+        guard kind == S_IFDIR else {
+            let what = kind == S_IFLNK ? "a symbolic link" : kind == S_IFREG ? "a file" : "a device or other special file"
+            throw .notAReportFolder(path: directory, reason: "it is \(what)")
+        }
+        let entries = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { !$0.hasPrefix(".") }
+        guard entries.isEmpty || entries.contains("run.json") else {
+            throw .notAReportFolder(path: directory, reason: "it holds \(entries.count) entries and no run.json")
+        }
+        if let foreign = entries.sorted().first(where: { !ownEntries.contains($0) }) {
+            throw .notAReportFolder(path: directory, reason: "it holds '\(foreign)', which no report has")
+        }
+    }
+
     /// Writes `files` (relative path → contents) as the folder `directory`, replacing what was there
     /// in one step. On failure nothing of the new run is left and the old folder is untouched.
     public static func write(_ files: [(path: String, data: Data)], to directory: String) throws(ReportError) {
+        try checkReplaceable(directory)
         let target = URL(fileURLWithPath: directory).standardizedFileURL
         let parent = target.deletingLastPathComponent().path
         do {
@@ -168,8 +202,10 @@ public final class ReportFolderLock: Sendable {
     private let descriptor: Int32
     private let path: String
 
-    /// Takes the lock of `directory`, or throws `.locked` when another process holds it.
+    /// Takes the lock of `directory`, or throws `.locked` when another process holds it (and
+    /// `.notAReportFolder` when the folder may not be replaced, before anything is created beside it).
     public init(_ directory: String) throws(ReportError) {
+        try ReportFolder.checkReplaceable(directory)
         let target = URL(fileURLWithPath: directory).standardizedFileURL
         let parent = target.deletingLastPathComponent().path
         do {
