@@ -1,7 +1,9 @@
+import HarnessModel
 import WorkloadKit
 
 /// Applies `--set name=value` overrides: `name` is a parameter, `step.argument` a step's argument
-/// (by phase name or step name). Every override must match something.
+/// (by phase name or step name). Every override must match something, and every value is held to
+/// the checks a scenario file's value gets (its kind, its range, a `repeat` step's counts).
 public func applyOverrides(_ overrides: [String], to scenarios: [ScenarioSpec], catalog: WorkloadCatalog)
     throws(ScenarioError) -> [ScenarioSpec]
 {
@@ -12,17 +14,23 @@ public func applyOverrides(_ overrides: [String], to scenarios: [ScenarioSpec], 
             throw .invalidOverride(text, reason: "expected NAME=VALUE, e.g. payloadSize=8KiB or burst.duration=2s")
         }
         let (key, valueText) = (parts[0], parts[1])
+        let keyParts = key.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        guard keyParts.count <= 2, !keyParts.contains(where: \.isEmpty) else {
+            throw .invalidOverride(
+                text, reason: "'\(Excerpt.of(key))' is neither a parameter nor STEP.ARGUMENT, e.g. burst.duration")
+        }
         var matched = false
-        var problems: [String] = []
+        var misses: [String] = []
         for index in scenarios.indices {
             guard let workload = catalog.workload(named: scenarios[index].workload) else { continue }
             let descriptor = workload.descriptor
-            let keyParts = key.split(separator: ".", maxSplits: 1).map(String.init)
+            let name = scenarios[index].name
             if keyParts.count == 1 {
                 guard let spec = descriptor.parameters.first(where: { $0.name == key }) else {
-                    problems.append(
-                        "\(scenarios[index].name): no parameter '\(key)'; parameters: \(descriptor.parameters.map(\.name).joined(separator: ", "))"
-                    )
+                    let names = descriptor.parameters.map(\.name)
+                    misses.append(
+                        "\(name) has no parameter '\(Excerpt.of(key))'; parameters: \(names.joined(separator: ", "))"
+                            + suggestion(key, names))
                     continue
                 }
                 switch spec.parse(valueText) {
@@ -33,40 +41,53 @@ public func applyOverrides(_ overrides: [String], to scenarios: [ScenarioSpec], 
                     }
                     matched = true
                 case .failure(let failure):
-                    throw .invalidOverride(text, reason: failure.message(text: valueText))
+                    throw .invalidOverride(text, reason: failure.message(text: valueText, name: key))
                 }
-            } else {
-                let (stepKey, argument) = (keyParts[0], keyParts[1])
-                let stepDescriptors = descriptor.steps + BuiltInStep.all
-                for stepIndex in scenarios[index].steps.indices {
-                    let step = scenarios[index].steps[stepIndex]
-                    guard step.phase == stepKey || step.name == stepKey,
-                        let stepDescriptor = stepDescriptors.first(where: { $0.name == step.name })
-                    else { continue }
-                    guard let spec = stepDescriptor.arguments.first(where: { $0.name == argument }) else {
-                        problems.append(
-                            "step '\(step.name)' has no argument '\(argument)'; arguments: \(stepDescriptor.arguments.map(\.name).joined(separator: ", "))"
-                        )
-                        continue
+                continue
+            }
+            let (stepKey, argument) = (keyParts[0], keyParts[1])
+            let stepDescriptors = descriptor.steps + BuiltInStep.all
+            var stepFound = false
+            for stepIndex in scenarios[index].steps.indices {
+                let step = scenarios[index].steps[stepIndex]
+                guard step.phase == stepKey || step.name == stepKey,
+                    let stepDescriptor = stepDescriptors.first(where: { $0.name == step.name })
+                else { continue }
+                stepFound = true
+                guard let spec = stepDescriptor.arguments.first(where: { $0.name == argument }) else {
+                    let names = stepDescriptor.arguments.map(\.name)
+                    misses.append(
+                        names.isEmpty
+                            ? "step '\(step.name)' of \(name) takes no arguments"
+                            : "step '\(step.name)' of \(name) has no argument '\(Excerpt.of(argument))'; arguments: "
+                                + names.joined(separator: ", ") + suggestion(argument, names))
+                    continue
+                }
+                switch spec.parse(valueText) {
+                case .success(let value):
+                    scenarios[index].steps[stepIndex].arguments[argument] = value
+                    if step.name == BuiltInStep.repeat.name,
+                        let problem = ParseContext.repeatCountProblem(scenarios[index].steps[stepIndex].arguments)
+                    {
+                        throw .invalidOverride(text, reason: "\(scenarios[index].file): \(problem)")
                     }
-                    switch spec.parse(valueText) {
-                    case .success(let value):
-                        scenarios[index].steps[stepIndex].arguments[argument] = value
-                        matched = true
-                    case .failure(let failure):
-                        throw .invalidOverride(text, reason: failure.message(text: valueText))
-                    }
+                    matched = true
+                case .failure(let failure):
+                    throw .invalidOverride(text, reason: failure.message(text: valueText, name: key))
                 }
-                if !matched && problems.isEmpty {
-                    problems.append(
-                        "\(scenarios[index].name): no step '\(stepKey)'; steps: \(scenarios[index].steps.map(\.phase).joined(separator: ", "))"
-                    )
-                }
+            }
+            if !stepFound {
+                let phases = scenarios[index].steps.map(\.phase)
+                misses.append(
+                    "\(name) has no step '\(Excerpt.of(stepKey))'; steps: \(phases.joined(separator: ", "))"
+                        + suggestion(stepKey, phases))
             }
         }
         if !matched {
-            throw .invalidOverride(
-                text, reason: problems.isEmpty ? "no scenario to apply it to" : problems.joined(separator: "; "))
+            // One reason per scenario, but a run of many scenarios must not make a screenful of them.
+            let shown = misses.prefix(3).joined(separator: "; ")
+            let more = misses.count > 3 ? "; and \(misses.count - 3) more scenarios" : ""
+            throw .invalidOverride(text, reason: misses.isEmpty ? "no scenario to apply it to" : shown + more)
         }
     }
     return scenarios
