@@ -10,11 +10,15 @@ public enum RunError: Error, CustomStringConvertible, Sendable {
     case options([String])
     /// Exact peaks were asked for, but the cases cannot count every allocation (`detail` says what is missing).
     case exactPeakUnavailable(file: String, detail: String)
+    /// The report folder (or an output file) cannot be written there; found before any case.
+    case output(String)
+    /// The baseline cannot be compared with this run (it covers none of its scenarios).
+    case baseline(String)
 
     /// True when the fix is in what the user asked for (exit 64), not in the machine.
     public var isUsageError: Bool {
         switch self {
-        case .scenario, .options: return true
+        case .scenario, .options, .output, .baseline: return true
         case .exactPeakUnavailable: return false
         }
     }
@@ -23,6 +27,7 @@ public enum RunError: Error, CustomStringConvertible, Sendable {
         switch self {
         case .scenario(let error): return error.description
         case .options(let problems): return problems.joined(separator: "\n")
+        case .output(let problem), .baseline(let problem): return problem
         case .exactPeakUnavailable(let file, let detail):
             return "\(file): exact peaks (--peak exact, peak: exact) need every allocation counted, but \(detail)"
         }

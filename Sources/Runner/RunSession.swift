@@ -51,7 +51,8 @@ public enum RunSessionError: Error, CustomStringConvertible, Sendable {
     }
 }
 
-/// One `memharness run`, from request to report folder: lock the folder, plan (every input checked),
+/// One `memharness run`, from request to report folder: check the folder, lock it, plan (every input checked,
+/// the baseline against the scenarios),
 /// run the cases, assemble the report, evaluate the checks, write the folder in one transaction.
 public enum RunSession {
     /// Runs `request` and writes its report to `output.directory`. Findings are in the outcome's status;
@@ -60,6 +61,8 @@ public enum RunSession {
         _ request: RunRequest, catalog: WorkloadCatalog, launcher: some CaseLaunching, output: RunOutput,
         toolVersion: String, events: (RunEvent) -> Void = { _ in }
     ) throws(RunSessionError) -> RunOutcome {
+        // Before the lock, which creates the folder's parent: a folder that cannot be written is a usage error.
+        if let problem = RunPreflight.reportFolderProblem(output.directory) { throw .run(.output(problem)) }
         let lock: ReportFolderLock
         do throws(ReportError) {
             lock = try ReportFolderLock(output.directory)
@@ -71,6 +74,12 @@ public enum RunSession {
         let plan: RunPlan
         do throws(RunError) {
             plan = try RunPlanner.plan(request, catalog: catalog)
+            if let baseline = output.baseline,
+                let problem = RunPreflight.baselineProblem(
+                    baseline, scenarios: plan.scenarios.map(\.baseName).uniqued())
+            {
+                throw RunError.baseline(problem)
+            }
             if plan.needsExactPeaks, let problem = launcher.exactPeakProblem {
                 let file =
                     plan.scenarios.first { $0.cases.contains { $0.peakMode == .exact } }?.spec.file ?? "--peak exact"
