@@ -108,6 +108,7 @@ enum YAMLPreflight {
                     report(mark, "a scenario file holds one YAML document; a second one starts here", stop: true)
                 }
             case YAML_SCALAR_EVENT:
+                guard checkTag(event.data.scalar.tag, at: mark) else { return }
                 let anchor = string(event.data.scalar.anchor)
                 let value = scalarText(event)
                 if let anchor { anchors[anchor] = Anchored(nodes: 1, scalar: value) }
@@ -144,6 +145,8 @@ enum YAMLPreflight {
                 add(nodes: anchored.nodes, scalar: anchored.scalar, at: mark)
             case YAML_SEQUENCE_START_EVENT, YAML_MAPPING_START_EVENT:
                 let isMapping = event.type == YAML_MAPPING_START_EVENT
+                guard checkTag(isMapping ? event.data.mapping_start.tag : event.data.sequence_start.tag, at: mark)
+                else { return }
                 guard stack.count < YAMLLimits.maximumDepth else {
                     report(mark, Self.tooDeep, stop: true)
                     return
@@ -161,6 +164,21 @@ enum YAMLPreflight {
             default:
                 break
             }
+        }
+
+        /// The tags a scenario file may write: the core schema's. Others (`!!binary`, `!!set`, `!local`)
+        /// would be read as plain text by the parser, not as what they announce.
+        static let allowedTags = Set(
+            ["str", "int", "float", "bool", "null", "seq", "map"].map { "tag:yaml.org,2002:\($0)" })
+
+        mutating func checkTag(_ pointer: UnsafePointer<UInt8>?, at mark: yaml_mark_t) -> Bool {
+            guard let tag = string(pointer), !Self.allowedTags.contains(tag) else { return true }
+            let spelled = tag.hasPrefix("tag:yaml.org,2002:") ? "!!" + tag.dropFirst("tag:yaml.org,2002:".count) : tag
+            report(
+                mark,
+                "unsupported tag '\(Excerpt.of(spelled))'; a scenario file's values are plain text (tags allowed: !!str, "
+                    + "!!int, !!float, !!bool, !!null, !!seq, !!map)")
+            return false
         }
 
         /// Counts a finished node of `nodes` nodes (aliases expanded) in its parent, and checks a key.
