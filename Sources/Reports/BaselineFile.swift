@@ -41,8 +41,8 @@ public enum BaselineFile {
         } catch {
             throw .damaged(file: path, line: nil, reason: prefix + "\(error)")
         }
-        func damaged(_ path: [RecordCheck.Key], _ reason: String) -> ReportError {
-            let place = JSONText.place(of: path, in: bytes)
+        func damaged(_ path: [RecordCheck.Key], _ reason: String, atKey: Bool = false) -> ReportError {
+            let place = JSONText.place(of: path, in: bytes, atKey: atKey)
             return .damaged(file: pathName, line: place?.line, column: place?.column, reason: reason)
         }
         let pathName = path
@@ -57,7 +57,7 @@ public enum BaselineFile {
             guard parts.count >= 2, parts.allSatisfy({ !$0.isEmpty }) else {
                 throw damaged(
                     [RecordCheck.Key("cases"), RecordCheck.Key(key)],
-                    "case '\(Excerpt.of(key))' is not 'scenario/strategy', e.g. 'live-query/signal-next'")
+                    "case '\(Excerpt.of(key))' is not 'scenario/strategy', e.g. 'live-query/signal-next'", atKey: true)
             }
             for (figure, value) in figures.sorted(by: { $0.key < $1.key }) {
                 let place = [RecordCheck.Key("cases"), RecordCheck.Key(key), RecordCheck.Key(figure)]
@@ -65,7 +65,7 @@ public enum BaselineFile {
                     throw damaged(
                         place,
                         "unknown figure '\(Excerpt.of(figure))' for \(Excerpt.of(key)); a baseline holds "
-                            + figureNames.joined(separator: ", ") + suggestion(figure, figureNames))
+                            + figureNames.joined(separator: ", ") + suggestion(figure, figureNames), atKey: true)
                 }
                 guard value >= 0, value == value.rounded() else {
                     throw damaged(

@@ -44,14 +44,17 @@ public enum JSONText {
     }
 
     /// The line and column where the value at `path` starts (a decoding error's coding path: keys and
-    /// array indices), or of the deepest part of it that exists; nil when `bytes` is not valid JSON.
-    public static func place(of path: [any CodingKey], in bytes: [UInt8]) -> (line: Int, column: Int)? {
+    /// array indices), or of the deepest part of it that exists; with `atKey`, where the key of the last
+    /// part is written instead (for a problem with a name). Nil when `bytes` is not valid JSON.
+    public static func place(of path: [any CodingKey], in bytes: [UInt8], atKey: Bool = false)
+        -> (line: Int, column: Int)?
+    {
         bytes.withUnsafeBufferPointer { buffer in
             guard let base = buffer.baseAddress else { return nil }
             var scanner = Scanner(base, count: buffer.count)
             do {
                 try scanner.skipWhitespace()
-                return try scanner.locate(path[...])
+                return try scanner.locate(path[...], atKey: atKey)
             } catch {
                 return nil
             }
@@ -363,7 +366,8 @@ public enum JSONText {
         }
 
         /// Finds the start of the value at `path` from the value that starts at `index`.
-        mutating func locate(_ path: ArraySlice<any CodingKey>) throws(Problem) -> (line: Int, column: Int) {
+        mutating func locate(_ path: ArraySlice<any CodingKey>, atKey: Bool) throws(Problem) -> (line: Int, column: Int)
+        {
             let here = (line: line, column: column)
             guard let key = path.first else { return here }
             if current == UInt8(ascii: "{") {
@@ -376,8 +380,9 @@ public enum JSONText {
                     try expect(UInt8(ascii: ":"), "':'")
                     try skipWhitespace()
                     if name == key.stringValue {
+                        if path.count == 1 { return atKey ? keyPlace : (line, column) }
                         // A missing key further down is reported at the object that lacks it.
-                        return path.count == 1 ? (line, column) : (try? locate(path.dropFirst())) ?? keyPlace
+                        return (try? locate(path.dropFirst(), atKey: atKey)) ?? keyPlace
                     }
                     try value(depth: 1)
                     try skipWhitespace()
@@ -393,7 +398,7 @@ public enum JSONText {
                 try skipWhitespace()
                 var position = 0
                 while current != UInt8(ascii: "]") && current != nil {
-                    if position == wanted { return try locate(path.dropFirst()) }
+                    if position == wanted { return try locate(path.dropFirst(), atKey: atKey) }
                     try value(depth: 1)
                     try skipWhitespace()
                     if current == UInt8(ascii: ",") {

@@ -45,10 +45,18 @@ public enum RecordCheck {
                     path: scenarioPath + [Key("repetitions")],
                     message: "repetitions is \(scenario.repetitions); expected 0 or more")
             }
-            for (c, result) in scenario.cases.enumerated() where result.repetition < 1 {
-                return Problem(
-                    path: scenarioPath + [Key("cases"), Key(c), Key("repetition")],
-                    message: "repetition is \(result.repetition); repetitions count from 1")
+            for (c, result) in scenario.cases.enumerated() {
+                let casePath = scenarioPath + [Key("cases"), Key(c)]
+                if result.repetition < 1 {
+                    return Problem(
+                        path: casePath + [Key("repetition")],
+                        message: "repetition is \(result.repetition); repetitions count from 1")
+                }
+                if let m = result.measurements, let negative = negativeFigure(m) {
+                    return Problem(
+                        path: casePath,
+                        message: "\(Excerpt.of(result.label)): \(negative) is negative; it is a size or a time")
+                }
             }
             for (t, threshold) in scenario.thresholds.enumerated() {
                 let limit: Double
@@ -87,5 +95,18 @@ public enum RecordCheck {
             }
         }
         return nil
+    }
+
+    /// The name of an absolute figure of `m` that is below zero (net figures such as the residue may be).
+    static func negativeFigure(_ m: CaseMeasurements) -> String? {
+        let figures: [(String, Int64)] = [
+            ("baselineAllocatedBytes", Int64(m.baselineAllocatedBytes)),
+            ("peak.allocatedBytes", Int64(m.peak.allocatedBytes)),
+            ("peak.activeBytes", Int64(m.peak.activeBytes)), ("peak.residentBytes", Int64(m.peak.residentBytes)),
+            ("peak.mappedBytes", Int64(m.peak.mappedBytes)), ("peak.retainedBytes", Int64(m.peak.retainedBytes)),
+            ("peak.metadataBytes", Int64(m.peak.metadataBytes)), ("peakRSSBytes", Int64(m.peakRSSBytes)),
+            ("durationNanoseconds", m.durationNanoseconds), ("sampling.sampleCount", Int64(m.sampling.sampleCount)),
+        ]
+        return figures.first { $0.1 < 0 }?.0
     }
 }

@@ -18,10 +18,14 @@ public enum RunPreflight {
     /// there. That is tried with a probe file, removed at once, because permission bits do not tell
     /// (root, read-only mounts, /proc).
     public static func reportFolderProblem(_ directory: String) -> String? {
-        do {
-            try ReportFolder.checkReplaceable(directory)
-        } catch {
-            return error.description
+        var status = stat()
+        // A path through a file (ENOTDIR) or one that does not exist yet is judged by what is above it.
+        if lstat(directory, &status) == 0 || (errno != ENOENT && errno != ENOTDIR) {
+            do {
+                try ReportFolder.checkReplaceable(directory)
+            } catch {
+                return error.description
+            }
         }
         let target = URL(fileURLWithPath: directory).standardizedFileURL.path
         return creatableProblem(at: URL(fileURLWithPath: target).deletingLastPathComponent().path, for: directory)
