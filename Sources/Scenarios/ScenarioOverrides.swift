@@ -104,7 +104,10 @@ public struct SweepSpec: Sendable, Hashable {
     /// The values in the order given, as written.
     public var values: [String]
 
-    /// Reads `NAME=V1,V2,...` (at least two values, none empty or repeated).
+    /// The most values one sweep takes: each runs the whole scenario again.
+    public static let maximumValues = 100
+
+    /// Reads `NAME=V1,V2,...` (at least two values and at most `maximumValues`, none empty or repeated).
     public init(parsing text: String) throws(ScenarioError) {
         let parts = text.split(separator: "=", maxSplits: 1).map(String.init)
         guard parts.count == 2, !parts[0].isEmpty else {
@@ -117,12 +120,19 @@ public struct SweepSpec: Sendable, Hashable {
             throw .invalidOverride(
                 text, reason: "a sweep needs at least two values separated by commas, e.g. \(parts[0])=1s,2s,4s")
         }
+        guard values.count <= Self.maximumValues else {
+            throw .invalidOverride(
+                text,
+                reason:
+                    "a sweep of \(values.count) values; at most \(Self.maximumValues) (each value runs every case again)"
+            )
+        }
         if let empty = values.firstIndex(where: \.isEmpty) {
             throw .invalidOverride(text, reason: "value \(empty + 1) of the sweep is empty; remove the extra comma")
         }
         if let repeated = values.enumerated().first(where: { values[..<$0.offset].contains($0.element) })?.element {
             throw .invalidOverride(
-                text, reason: "'\(repeated)' is listed twice; every point of a sweep needs its own value")
+                text, reason: "'\(Excerpt.of(repeated))' is listed twice; every point of a sweep needs its own value")
         }
         key = parts[0]
         self.values = values

@@ -379,6 +379,19 @@ struct OverrideValidationTests {
         }
     }
 
+    @Test func aSweepTakesAtMostAHundredValues() throws {
+        let values = (1...101).map { "\($0)KiB" }
+        do {
+            _ = try SweepSpec(parsing: "payloadSize=" + values.joined(separator: ","))
+            Issue.record("a sweep of 101 values was accepted")
+        } catch {
+            #expect(
+                error.description.hasSuffix("a sweep of 101 values; at most 100 (each value runs every case again)"))
+            #expect(error.description.count < 200, "the command line is shortened: \(error.description)")
+        }
+        #expect(try SweepSpec(parsing: "payloadSize=" + values.dropLast().joined(separator: ",")).values.count == 100)
+    }
+
     @Test func aRepeatOverrideIsHeldToTheFilesRule() throws {
         let steps = "[{repeat: {times: 6, warmup: 2, steps: [subscribe]}}]"
         #expect(try refusal(["repeat.times=7"], steps: steps) == "accepted")
