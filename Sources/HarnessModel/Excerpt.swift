@@ -26,6 +26,7 @@ public enum Excerpt {
         case "\r": return "\\r"
         case "\t": return "\\t"
         default:
+            if let ascii = character.asciiValue, ascii >= 0x20, ascii != 0x7F { return String(character) }
             guard character.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
                 return String(character)
             }
