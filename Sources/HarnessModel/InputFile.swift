@@ -34,8 +34,7 @@ public enum InputFile {
         }
         guard Int(status.st_size) <= maximumBytes else {
             throw failure(
-                "the \(what) is \(Units.formatBytes(Int(status.st_size))); the largest read is \(Units.formatBytes(maximumBytes))"
-            )
+                "the \(what) is \(byteCount(Int(status.st_size))); the largest read is \(byteCount(maximumBytes))")
         }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65_536)
@@ -47,18 +46,42 @@ public enum InputFile {
             bytes += chunk[0..<count]
             // A file that grew since `fstat` is still held to the limit.
             guard bytes.count <= maximumBytes else {
-                throw failure("the \(what) is larger than \(Units.formatBytes(maximumBytes))")
+                throw failure("the \(what) is larger than \(byteCount(maximumBytes))")
             }
         }
         return bytes
     }
 
-    /// The text of `path`: `read(_:maximumBytes:what:)`, refused unless it is UTF-8.
+    /// The text of `path`: `read(_:maximumBytes:what:)`, refused unless it is UTF-8. A UTF-8
+    /// byte-order mark at the start is dropped (editors on Windows write one).
     public static func readText(_ path: String, maximumBytes: Int, what: String) throws(Failure) -> String {
-        let bytes = try read(path, maximumBytes: maximumBytes, what: what)
+        var bytes = try read(path, maximumBytes: maximumBytes, what: what)[...]
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }
         guard let text = String(validating: bytes, as: UTF8.self) else {
-            throw Failure(path: path, reason: "is not UTF-8 text; expected a \(what)")
+            let offset = firstInvalidUTF8Offset(bytes) ?? 0
+            throw Failure(
+                path: path,
+                reason: "is not UTF-8 text (byte \(offset + 1) is not part of a UTF-8 character); expected a \(what)")
         }
         return text
+    }
+
+    /// The offset (from the start of `bytes`) of the first byte that is not part of valid UTF-8.
+    static func firstInvalidUTF8Offset(_ bytes: ArraySlice<UInt8>) -> Int? {
+        var decoder = UTF8()
+        var iterator = bytes.makeIterator()
+        var offset = 0
+        while true {
+            switch decoder.decode(&iterator) {
+            case .scalarValue(let scalar): offset += UTF8.width(scalar)
+            case .emptyInput: return nil
+            case .error: return offset
+            }
+        }
+    }
+
+    /// `1048576 bytes (1.00 MiB)`: exact, so a file one byte over the limit does not read as equal to it.
+    static func byteCount(_ bytes: Int) -> String {
+        "\(bytes) bytes (\(Units.formatBytes(bytes)))"
     }
 }

@@ -346,11 +346,13 @@ extension SampleSeries {
         _ text: String, key: CodingKeys, in container: KeyedDecodingContainer<CodingKeys>
     ) throws -> [T] {
         guard !text.isEmpty else { return [] }
+        // Within ±2^53 as every figure of a record: differences of times and sizes cannot overflow.
+        let limit: T = T.bitWidth > 54 ? T(1) << 53 : T.max
         return try text.split(separator: " ", omittingEmptySubsequences: false).map { field in
-            guard let value = T(field) else {
+            guard let value = T(field), value.magnitude <= limit.magnitude else {
                 throw DecodingError.dataCorruptedError(
-                    forKey: key, in: container, debugDescription: "'\(field.prefix(24))' is not a whole number in range"
-                )
+                    forKey: key, in: container,
+                    debugDescription: "'\(field.prefix(24))' is not a whole number within ±2^53")
             }
             return value
         }

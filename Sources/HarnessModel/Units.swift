@@ -1,9 +1,42 @@
 /// Parsing and formatting of the units used in scenario files and reports.
 ///
-/// Sizes use binary multiples (`KiB`, `MiB`, `GiB`); `KB`/`MB` are read as binary too, because
+/// Sizes use binary multiples (`KiB`, `MiB`, `GiB`, `TiB`); `KB`/`MB` are read as binary too, because
 /// that is what people mean when they write a memory size. Rates are per second; durations take
 /// `ns`, `us`, `ms`, `s`, `min`.
+///
+/// Numbers are plain decimals (`12`, `1.5`, `2.5e3` where a bare number is read): NaN, infinities,
+/// hexadecimal and anything that overflows its type are malformed, never rounded or clamped. The
+/// formatters are total: any value, NaN and infinities included, gives text.
 public enum Units {
+    /// Reads a plain decimal number (`12`, `-0.5`, `1.5e3`); nil for NaN, infinities, hexadecimal,
+    /// anything that is not finite once read (`1e400`) and anything else that is not a decimal.
+    public static func parseDecimal(_ text: some StringProtocol) -> Double? {
+        var digits = 0
+        var index = text.startIndex
+        func skipDigits() {
+            while index < text.endIndex, let ascii = text[index].asciiValue, (48...57).contains(ascii) {
+                digits += 1
+                index = text.index(after: index)
+            }
+        }
+        if index < text.endIndex, text[index] == "+" || text[index] == "-" { index = text.index(after: index) }
+        skipDigits()
+        if index < text.endIndex, text[index] == "." {
+            index = text.index(after: index)
+            skipDigits()
+        }
+        guard digits > 0 else { return nil }
+        if index < text.endIndex, text[index] == "e" || text[index] == "E" {
+            index = text.index(after: index)
+            if index < text.endIndex, text[index] == "+" || text[index] == "-" { index = text.index(after: index) }
+            digits = 0
+            skipDigits()
+            guard digits > 0 else { return nil }
+        }
+        guard index == text.endIndex, let value = Double(String(text)), value.isFinite else { return nil }
+        return value
+    }
+
     /// Parses a byte size such as `4KiB`, `1.5 MiB`, `512`, `300MB`. Returns nil when malformed.
     public static func parseBytes(_ text: String) -> Int? {
         let (number, unit) = split(text)
@@ -14,6 +47,8 @@ public enum Units {
         case "k", "kb", "kib": multiplier = 1024
         case "m", "mb", "mib": multiplier = 1024 * 1024
         case "g", "gb", "gib": multiplier = 1024 * 1024 * 1024
+        // `formatBytes` writes TiB from 1 TiB on: what it writes reads back.
+        case "t", "tb", "tib": multiplier = 1024 * 1024 * 1024 * 1024
         default: return nil
         }
         let value = number * multiplier
@@ -43,22 +78,26 @@ public enum Units {
     /// Parses a rate such as `500/s`, `30/min`, `2/ms` into events per second.
     public static func parseRatePerSecond(_ text: String) -> Double? {
         let parts = text.replacingSpaces().split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count == 2, let count = Double(parts[0]), count >= 0 else { return nil }
+        guard parts.count == 2, let count = parseDecimal(parts[0]), count >= 0 else { return nil }
+        let rate: Double
         switch parts[1].lowercased() {
-        case "s", "sec": return count
-        case "ms": return count * 1000
-        case "min", "m": return count / 60
+        case "s", "sec": rate = count
+        case "ms": rate = count * 1000
+        case "min", "m": rate = count / 60
         default: return nil
         }
+        // A count that is finite can still overflow once scaled (1e308/ms).
+        return rate.isFinite ? rate : nil
     }
 
-    /// Parses a share such as `50%` or `0.5` into a fraction in 0...1 (values outside are returned as read).
+    /// Parses a share such as `50%` or `0.5` into a fraction (values outside 0...1 are returned as
+    /// read, for the caller's range check); nil for anything but a finite decimal.
     public static func parseFraction(_ text: String) -> Double? {
         let trimmed = text.replacingSpaces()
         if trimmed.hasSuffix("%") {
-            return Double(trimmed.dropLast()).map { $0 / 100 }
+            return parseDecimal(trimmed.dropLast()).map { $0 / 100 }
         }
-        return Double(trimmed)
+        return parseDecimal(trimmed)
     }
 
     /// Formats bytes with a binary unit and two decimals: `64.00 MiB`, `512 B`, `-1.25 KiB`.
@@ -68,6 +107,7 @@ public enum Units {
 
     /// Formats bytes with a binary unit and two decimals.
     public static func formatBytes(_ bytes: Double) -> String {
+        guard bytes.isFinite else { return fixed(bytes, decimals: 0) + " B" }
         let magnitude = abs(bytes)
         let units = ["B", "KiB", "MiB", "GiB", "TiB"]
         var value = magnitude
@@ -77,7 +117,7 @@ public enum Units {
             index += 1
         }
         let sign = bytes < 0 ? "-" : ""
-        if index == 0 { return "\(sign)\(Int(value)) B" }
+        if index == 0 { return "\(sign)\(fixed(value.rounded(.towardZero), decimals: 0)) B" }
         return "\(sign)\(fixed(value, decimals: 2)) \(units[index])"
     }
 
@@ -112,9 +152,10 @@ public enum Units {
 
     private static func split(_ text: String) -> (Double?, String) {
         let trimmed = text.replacingSpaces()
-        let numberPart = trimmed.prefix { $0.isNumber || $0 == "." || $0 == "-" || $0 == "+" }
+        // ASCII only: `Character.isNumber` also takes `½` and other scripts' digits.
+        let numberPart = trimmed.prefix { $0.isASCII && ($0.isNumber || $0 == "." || $0 == "-" || $0 == "+") }
         let unit = trimmed.dropFirst(numberPart.count)
-        return (Double(numberPart), String(unit))
+        return (parseDecimal(numberPart), String(unit))
     }
 }
 

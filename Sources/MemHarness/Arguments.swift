@@ -211,6 +211,15 @@ struct GateOptions: ParsableArguments {
             failOnMemoryLimit: failOnMemoryLimit)
     }
 
+    /// Ends the command with the usage status when `--junit` or `--json` names a place no file can be
+    /// written: checked before any work, as they are written after it.
+    func checkOutputFiles() throws {
+        for (option, path) in [("--junit", junit), ("--json", json)] {
+            guard let path, let problem = RunPreflight.outputFileProblem(path, option: option) else { continue }
+            throw Terminal.fail(problem, status: .usage)
+        }
+    }
+
     /// Reads the baseline file, before any work; a bad one ends the command with the usage status.
     func loadBaseline() throws -> BaselineReference? {
         guard let baseline else { return nil }

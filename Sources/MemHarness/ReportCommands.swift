@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import HarnessModel
 import Reports
+import Runner
 
 struct ReportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -56,12 +57,16 @@ struct CompareCommand: ParsableCommand {
     }
 
     func run() throws {
+        try gate.checkOutputFiles()
         let baseline = try gate.loadBaseline()
         let report = try ReportFolderCommands.read(directory).report
+        if let baseline, let problem = RunPreflight.baselineProblem(baseline, scenarios: report.scenarios.map(\.name)) {
+            throw Terminal.fail(problem, status: .usage)
+        }
         if let against {
             let earlier = try ReportFolderCommands.read(against).report
             Terminal.result(SiteGrowthListing.render(report, since: earlier, earlierFolder: against))
-            guard gate.baseline != nil else { return }
+            guard baseline != nil else { return }
         }
         let checks = Gate.checks(for: report, baseline: baseline, policy: gate.policy())
         try Publishing.publish(RunRecord(report: report, checks: checks), folder: directory, gate: gate)
@@ -90,6 +95,8 @@ struct MergeCommand: ParsableCommand {
     }
 
     func run() throws {
+        try gate.checkOutputFiles()
+        if let problem = RunPreflight.reportFolderProblem(out) { throw Terminal.fail(problem, status: .usage) }
         let baseline = try gate.loadBaseline()
         let records = try directories.map(ReportFolderCommands.read)
         guard let report = RunReport.merged(records.map(\.report)) else { throw ExitCode(ExitStatus.usage.code) }
@@ -140,9 +147,12 @@ struct BaselineSaveCommand: ParsableCommand {
     }
 
     func run() throws {
+        let path = output ?? "Scenarios/baselines/\(name).json"
+        if let problem = RunPreflight.outputFileProblem(path, option: "--output") {
+            throw Terminal.fail(problem, status: .usage)
+        }
         let report = try ReportFolderCommands.read(from).report
         let baseline = Baseline(name: name, report: report)
-        let path = output ?? "Scenarios/baselines/\(name).json"
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         do {

@@ -30,6 +30,7 @@ struct RunCommand: ParsableCommand {
     var memory: MemoryBudgetArguments
 
     func run() throws {
+        try gate.checkOutputFiles()
         let request = try running.request(scenarios: scenarios, memory: memory.options())
         let output = RunOutput(
             directory: out, rendering: running.rendering,
@@ -165,7 +166,9 @@ struct RunningOptions: ParsableArguments {
             )
         }
         if let timeout, !(100_000_000...3_600_000_000_000).contains(timeout.duration.nanoseconds) {
-            throw ValidationError("--timeout must be between 100ms and 3600s")
+            throw ValidationError(
+                "--timeout \(Units.formatDuration(nanoseconds: timeout.duration.nanoseconds)) is out of range; "
+                    + "allowed: 100ms...3600s")
         }
         if samplesMaxRows < 0 {
             throw ValidationError("--samples-max-rows must be 0 (keep all) or more, got \(samplesMaxRows)")

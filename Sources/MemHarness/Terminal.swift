@@ -28,11 +28,23 @@ enum Terminal {
         write(text + "\n", to: STDERR_FILENO)
     }
 
-    /// `error: message` on stderr, one line per line of the message.
+    /// `error: message` on stderr, one line per line of the message: at most `maximumErrorLines` lines of
+    /// at most `maximumErrorLineCharacters` characters each. Messages are short at their source; this is
+    /// the backstop that keeps a value nobody shortened from flooding a terminal or a CI log.
     static func error(_ message: String) {
         clearProgress()
-        write(message.split(separator: "\n").map { "error: \($0)\n" }.joined(), to: STDERR_FILENO)
+        var lines = message.split(separator: "\n").map { line -> String in
+            line.count > maximumErrorLineCharacters ? line.prefix(maximumErrorLineCharacters) + "…" : String(line)
+        }
+        if lines.count > maximumErrorLines {
+            let hidden = lines.count - (maximumErrorLines - 1)
+            lines = lines.prefix(maximumErrorLines - 1) + ["... \(hidden) more lines"]
+        }
+        write(lines.map { "error: \($0)\n" }.joined(), to: STDERR_FILENO)
     }
+
+    static let maximumErrorLines = 10
+    static let maximumErrorLineCharacters = 600
 
     /// Prints `message` as an error and returns the exit code to throw for `status`.
     static func fail(_ message: String, status: ExitStatus) -> ExitCode {

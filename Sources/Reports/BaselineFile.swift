@@ -6,29 +6,72 @@ public enum BaselineFile {
     /// The largest baseline read, bytes: a baseline is a few KB per scenario.
     public static let maximumFileBytes = 4 << 20
 
-    /// The baseline at `path`: a readable JSON file of this format with finite, non-negative figures.
+    /// The figures a baseline may hold (`Baseline.figures(of:)`): anything else would be compared with nothing.
+    public static let figureNames = [Figure.peakAllocated, .exactPeak].map(\.description)
+
+    /// The baseline at `path`: a regular UTF-8 file of at most `maximumFileBytes`, strict JSON
+    /// (`JSONText`), this format, keys `scenario/strategy`, known figures, and figures that are
+    /// whole, non-negative and at most 2^53 bytes. Every problem is reported at its line and column.
     public static func read(_ path: String) throws(ReportError) -> Baseline {
-        let bytes: [UInt8]
+        let text: String
         do {
-            bytes = try InputFile.read(path, maximumBytes: maximumFileBytes, what: "baseline file")
+            text = try InputFile.readText(path, maximumBytes: maximumFileBytes, what: "baseline file")
         } catch {
             throw .unreadable(path: path, reason: error.reason + "; create one with `memharness baseline save`")
+        }
+        return try decode(Array(text.utf8), file: path)
+    }
+
+    /// A baseline from the bytes of a file `path` names (in messages), checked as `read` says.
+    public static func decode(_ bytes: [UInt8], file path: String) throws(ReportError) -> Baseline {
+        guard String(validating: bytes, as: UTF8.self) != nil else {
+            throw .unreadable(path: path, reason: "is not UTF-8 text; expected a baseline file")
+        }
+        let prefix = "not a memharness baseline: "
+        do {
+            try JSONText.check(bytes, numberMagnitudeLimit: RecordCheck.numberMagnitudeLimit)
+        } catch {
+            throw ReportError.damaged(error, file: path, prefix: prefix)
         }
         let baseline: Baseline
         do {
             baseline = try JSONDecoder().decode(Baseline.self, from: Data(bytes))
         } catch let error as DecodingError {
-            throw .damaged(file: path, line: nil, reason: "not a memharness baseline: \(ReportError.describe(error))")
+            throw ReportError.damaged(error, file: path, bytes: bytes, prefix: prefix)
         } catch {
-            throw .damaged(file: path, line: nil, reason: "not a memharness baseline: \(error)")
+            throw .damaged(file: path, line: nil, reason: prefix + "\(error)")
         }
+        func damaged(_ path: [RecordCheck.Key], _ reason: String, atKey: Bool = false) -> ReportError {
+            let place = JSONText.place(of: path, in: bytes, atKey: atKey)
+            return .damaged(file: pathName, line: place?.line, column: place?.column, reason: reason)
+        }
+        let pathName = path
         guard baseline.format == Baseline.formatName else {
-            throw .damaged(file: path, line: nil, reason: "format '\(baseline.format)' is not \(Baseline.formatName)")
+            throw damaged(
+                [RecordCheck.Key("format")],
+                "format '\(Excerpt.of(baseline.format))' is not \(Baseline.formatName): written by another version "
+                    + "of memharness; save it again with `memharness baseline save`")
         }
         for (key, figures) in baseline.cases.sorted(by: { $0.key < $1.key }) {
-            for (figure, value) in figures.sorted(by: { $0.key < $1.key }) where !value.isFinite || value < 0 {
-                throw .damaged(
-                    file: path, line: nil, reason: "\(key) \(figure) is \(value); expected a finite size in bytes")
+            let parts = key.split(separator: "/", omittingEmptySubsequences: false)
+            guard parts.count >= 2, parts.allSatisfy({ !$0.isEmpty }) else {
+                throw damaged(
+                    [RecordCheck.Key("cases"), RecordCheck.Key(key)],
+                    "case '\(Excerpt.of(key))' is not 'scenario/strategy', e.g. 'live-query/signal-next'", atKey: true)
+            }
+            for (figure, value) in figures.sorted(by: { $0.key < $1.key }) {
+                let place = [RecordCheck.Key("cases"), RecordCheck.Key(key), RecordCheck.Key(figure)]
+                guard figureNames.contains(figure) else {
+                    throw damaged(
+                        place,
+                        "unknown figure '\(Excerpt.of(figure))' for \(Excerpt.of(key)); a baseline holds "
+                            + figureNames.joined(separator: ", ") + suggestion(figure, figureNames), atKey: true)
+                }
+                guard value >= 0, value == value.rounded() else {
+                    throw damaged(
+                        place,
+                        "\(Excerpt.of(key)) \(figure) is \(value); expected a whole, non-negative number of bytes")
+                }
             }
         }
         return baseline

@@ -159,29 +159,47 @@ public enum RecordCodec {
         return out
     }
 
-    /// Reads `run.json` text; `file` names it in errors (with the line of the problem when known).
+    /// Reads `run.json` text; `file` names it in errors, with the line and column of the problem.
+    ///
+    /// Checked before decoding: strict JSON (`JSONText`: nesting, duplicate keys, finite numbers) with
+    /// every number within ±2^53, then the schema; after decoding, what the renderings rely on
+    /// (`RecordCheck`). A record that passes renders without a trap.
     public static func decode(_ data: Data, file: String) throws(ReportError) -> RunRecord {
+        let bytes = [UInt8](data)
+        do {
+            try JSONText.check(bytes, numberMagnitudeLimit: RecordCheck.numberMagnitudeLimit)
+        } catch {
+            throw ReportError.damaged(error, file: file)
+        }
         let decoder = JSONDecoder()
         decoder.nonConformingFloatDecodingStrategy = .convertFromString(
             positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
         struct Header: Decodable { var schema: String? }
         guard let header = try? decoder.decode(Header.self, from: data) else {
             throw .damaged(
-                file: file, line: nil, reason: "not a JSON object; expected a run.json written by memharness run")
+                file: file, line: 1, column: 1,
+                reason: "not a JSON object; expected a run.json written by memharness run")
         }
         guard header.schema == RunRecord.currentSchema else {
+            let place = JSONText.place(of: [RecordCheck.Key("schema")], in: bytes)
             throw .damaged(
-                file: file, line: nil,
+                file: file, line: place?.line ?? 1, column: place?.column ?? 1,
                 reason:
-                    "schema '\(header.schema ?? "none")' is not \(RunRecord.currentSchema): written by another version "
-                    + "of memharness; run the scenarios again with this one")
+                    "schema '\(Excerpt.of(header.schema ?? "none"))' is not \(RunRecord.currentSchema): written by another "
+                    + "version of memharness; run the scenarios again with this one")
         }
+        let record: RunRecord
         do {
-            return try decoder.decode(RunRecord.self, from: data)
+            record = try decoder.decode(RunRecord.self, from: data)
         } catch let error as DecodingError {
-            throw .damaged(file: file, line: nil, reason: ReportError.describe(error))
+            throw ReportError.damaged(error, file: file, bytes: bytes)
         } catch {
             throw .damaged(file: file, line: nil, reason: "\(error)")
         }
+        if let problem = RecordCheck.firstProblem(in: record) {
+            let place = JSONText.place(of: problem.path, in: bytes)
+            throw .damaged(file: file, line: place?.line, column: place?.column, reason: problem.message)
+        }
+        return record
     }
 }

@@ -12,8 +12,9 @@ import HarnessModel
 public enum ReportError: Error, CustomStringConvertible, Sendable {
     /// A report file is missing or cannot be read (a usage error: the folder is not a report).
     case unreadable(path: String, reason: String)
-    /// A report file is not what memharness writes (another version, damaged, hand-edited).
-    case damaged(file: String, line: Int?, reason: String)
+    /// A report file is not what memharness writes (another version, damaged, hand-edited), with the
+    /// place of the problem when known.
+    case damaged(file: String, line: Int?, column: Int? = nil, reason: String)
     /// Writing failed (a full disk, an I/O error, no permission); the previous report is intact.
     case unwritable(path: String, reason: String)
     /// Another run holds the output folder.
@@ -24,7 +25,8 @@ public enum ReportError: Error, CustomStringConvertible, Sendable {
     public var description: String {
         switch self {
         case .unreadable(let path, let reason): return "\(path): \(reason)"
-        case .damaged(let file, let line, let reason): return "\(file)\(line.map { ":\($0)" } ?? ""): \(reason)"
+        case .damaged(let file, let line, let column, let reason):
+            return "\(file)\(line.map { ":\($0)" } ?? "")\(line != nil ? column.map { ":\($0)" } ?? "" : ""): \(reason)"
         case .unwritable(let path, let reason): return "\(path): \(reason); the previous report is intact"
         case .notAReportFolder(let path, let reason):
             return "\(path) is not a report folder (\(reason)); memharness replaces its output folder as a whole, "
@@ -43,18 +45,38 @@ public enum ReportError: Error, CustomStringConvertible, Sendable {
         }
     }
 
-    /// A decoding error in words, with the path of the bad value.
+    /// A decoding error in words, with the path of the bad value (`report.scenarios[0].cases`).
     static func describe(_ error: DecodingError) -> String {
         func path(_ context: DecodingError.Context) -> String {
-            context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+            let text = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+            return text.isEmpty ? "the top level" : String(text.drop { $0 == "." })
         }
         switch error {
         case .dataCorrupted(let context): return "bad value at \(path(context)): \(context.debugDescription)"
-        case .keyNotFound(let key, let context): return "missing '\(key.stringValue)' at \(path(context))"
+        case .keyNotFound(let key, let context): return "missing '\(key.stringValue)' in \(path(context))"
         case .typeMismatch(_, let context), .valueNotFound(_, let context):
             return "unexpected value at \(path(context)): \(context.debugDescription)"
         @unknown default: return "\(error)"
         }
+    }
+
+    /// A decoding error of the JSON text `bytes` of `file`, at the line of the value it is about.
+    static func damaged(_ error: DecodingError, file: String, bytes: [UInt8], prefix: String = "") -> ReportError {
+        let path: [any CodingKey]
+        switch error {
+        case .dataCorrupted(let context), .typeMismatch(_, let context), .valueNotFound(_, let context),
+            .keyNotFound(_, let context):
+            path = context.codingPath
+        @unknown default:
+            path = []
+        }
+        let place = JSONText.place(of: path, in: bytes)
+        return .damaged(file: file, line: place?.line, column: place?.column, reason: prefix + describe(error))
+    }
+
+    /// A syntax problem of a JSON file at its place.
+    static func damaged(_ problem: JSONText.Problem, file: String, prefix: String = "") -> ReportError {
+        .damaged(file: file, line: problem.line, column: problem.column, reason: prefix + problem.message)
     }
 }
 
@@ -64,37 +86,29 @@ public enum ReportError: Error, CustomStringConvertible, Sendable {
 /// in one atomic rename, so the folder always holds one complete run, old or new, whatever happens to
 /// the process; a lock on the folder keeps two runs from writing it at once.
 public enum ReportFolder {
-    /// Reads the record of the report folder `directory`.
+    /// Reads the record of the report folder `directory`: `run.json`, a regular file of at most
+    /// `RecordCodec.maximumFileBytes`, UTF-8, checked as `RecordCodec.decode` says.
     public static func read(_ directory: String) throws(ReportError) -> RunRecord {
         let path = "\(directory)/run.json"
-        var status = stat()
-        guard stat(path, &status) == 0 else {
-            throw .unreadable(path: path, reason: "no run.json here; expected a folder written by `memharness run`")
+        let text: String
+        do {
+            text = try InputFile.readText(path, maximumBytes: RecordCodec.maximumFileBytes, what: "run.json")
+        } catch {
+            var status = stat()
+            guard stat(directory, &status) == 0 else {
+                throw .unreadable(
+                    path: directory, reason: "no such folder; expected a report folder written by `memharness run`")
+            }
+            guard status.st_mode & S_IFMT == S_IFDIR else {
+                throw .unreadable(
+                    path: directory, reason: "not a folder; expected a report folder written by `memharness run`")
+            }
+            if lstat(path, &status) != 0 {
+                throw .unreadable(path: path, reason: "no run.json here; expected a folder written by `memharness run`")
+            }
+            throw .unreadable(path: path, reason: error.reason)
         }
-        guard status.st_mode & S_IFMT == S_IFREG else { throw .unreadable(path: path, reason: "not a regular file") }
-        guard Int(status.st_size) <= RecordCodec.maximumFileBytes else {
-            throw .unreadable(path: path, reason: "larger than \(Units.formatBytes(RecordCodec.maximumFileBytes))")
-        }
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw .unreadable(path: path, reason: "cannot read it: \(String(cString: strerror(errno)))")
-        }
-        return try RecordCodec.decode(data, file: path)
-    }
-
-    /// Where this process stages the new folder (or file) `name` before it moves into place: a hidden
-    /// sibling named with the process id, so a staging left by a killed run is recognised and removed.
-    public static func stagingName(of name: String) -> String { ".\(name).new-\(getpid())" }
-
-    /// The staging folder of `directory` for this process.
-    public static func stagingPath(for directory: String) -> String {
-        let target = URL(fileURLWithPath: directory).standardizedFileURL
-        return target.deletingLastPathComponent().appendingPathComponent(stagingName(of: target.lastPathComponent)).path
-    }
-
-    /// The lock file of `directory`: a hidden sibling.
-    public static func lockPath(for directory: String) -> String {
-        let target = URL(fileURLWithPath: directory).standardizedFileURL
-        return target.deletingLastPathComponent().appendingPathComponent(".\(target.lastPathComponent).lock").path
+        return try RecordCodec.decode(Data(text.utf8), file: path)
     }
 
     /// The files a report folder may hold: a folder with anything else is not replaced (it is the user's).
@@ -126,6 +140,22 @@ public enum ReportFolder {
         if let foreign = entries.sorted().first(where: { !ownEntries.contains($0) }) {
             throw .notAReportFolder(path: directory, reason: "it holds '\(foreign)', which no report has")
         }
+    }
+
+    /// Where this process stages the new folder (or file) `name` before it moves into place: a hidden
+    /// sibling named with the process id, so a staging left by a killed run is recognised and removed.
+    public static func stagingName(of name: String) -> String { ".\(name).new-\(getpid())" }
+
+    /// The staging folder of `directory` for this process.
+    public static func stagingPath(for directory: String) -> String {
+        let target = URL(fileURLWithPath: directory).standardizedFileURL
+        return target.deletingLastPathComponent().appendingPathComponent(stagingName(of: target.lastPathComponent)).path
+    }
+
+    /// The lock file of `directory`: a hidden sibling.
+    public static func lockPath(for directory: String) -> String {
+        let target = URL(fileURLWithPath: directory).standardizedFileURL
+        return target.deletingLastPathComponent().appendingPathComponent(".\(target.lastPathComponent).lock").path
     }
 
     /// Writes `files` (relative path → contents) as the folder `directory`, replacing what was there

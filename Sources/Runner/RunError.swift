@@ -16,11 +16,15 @@ public enum RunError: Error, CustomStringConvertible, Sendable {
     case resumeMismatch(output: String, detail: String)
     /// The journal of finished cases cannot be written.
     case journal(path: String, reason: String)
+    /// The report folder (or an output file) cannot be written there; found before any case.
+    case output(String)
+    /// The baseline cannot be compared with this run (it covers none of its scenarios).
+    case baseline(String)
 
     /// True when the fix is in what the user asked for (exit 64), not in the machine.
     public var isUsageError: Bool {
         switch self {
-        case .scenario, .options, .nothingToResume, .resumeMismatch: return true
+        case .scenario, .options, .output, .baseline, .nothingToResume, .resumeMismatch: return true
         case .agentUnavailable, .journal: return false
         }
     }
@@ -40,6 +44,7 @@ public enum RunError: Error, CustomStringConvertible, Sendable {
                 + "same scenarios, --set values and options, or run without --resume to start over"
         case .journal(let path, let reason):
             return "cannot keep the run's finished cases in \(path): \(reason)"
+        case .output(let problem), .baseline(let problem): return problem
         }
     }
 }

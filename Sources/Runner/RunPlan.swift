@@ -1,3 +1,4 @@
+import HarnessModel
 import Measurement
 import Scenarios
 import WorkloadKit
@@ -161,7 +162,25 @@ public enum RunPlanner {
 
     /// What in the options does not fit the scenarios, one message each.
     static func problems(of specs: [ScenarioSpec], options: RunOptions) -> [String] {
-        var problems = options.memory.problems(for: specs)
+        var problems: [String] = []
+        // The command line checks these too; a library caller gets the same checks before any case.
+        if let repetitions = options.repetitions, !(1...100).contains(repetitions) {
+            problems.append("repetitions \(repetitions) is out of range; allowed: 1...100")
+        }
+        if options.interval < .zero || options.interval > .seconds(10) {
+            problems.append(
+                "sampling interval \(Units.formatDuration(nanoseconds: options.interval.nanoseconds)) is out of range; "
+                    + "allowed: 0 (off) or up to 10 s")
+        }
+        if let timeout = options.timeout, timeout <= .zero || timeout > .seconds(3600) {
+            problems.append(
+                "case time limit \(Units.formatDuration(nanoseconds: timeout.nanoseconds)) is out of range; "
+                    + "allowed: above 0, up to 3600 s")
+        }
+        if options.sampleCapacity < 1 {
+            problems.append("sample capacity \(options.sampleCapacity) must be at least 1")
+        }
+        problems += options.memory.problems(for: specs)
         for spec in specs where (spec.interval ?? options.interval) == .zero && options.memory.budget(for: spec) != nil
         {
             problems.append("\(spec.file): a memory limit or warning needs the sampler; use an --interval above 0")
@@ -188,7 +207,8 @@ public enum RunPlanner {
     /// The cases of one scenario, repetition by repetition, strategy by strategy: strategies
     /// alternate within a repetition so slow drifts of the machine spread over all of them.
     public static func cases(of scenario: ScenarioSpec, options: RunOptions) -> [CaseSpec] {
-        let repetitions = options.quick ? 1 : (options.repetitions ?? scenario.repetitions)
+        // `plan` refuses repetitions below 1; a direct caller passing 0 gets one case, not a trap on `1...0`.
+        let repetitions = max(1, options.quick ? 1 : (options.repetitions ?? scenario.repetitions))
         let steps = options.quick ? scenario.steps.map(quartered) : scenario.steps
         let interval = scenario.interval ?? options.interval
         func spec(_ strategy: StrategyPlan, repetition: Int) -> CaseSpec {

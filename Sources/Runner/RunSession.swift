@@ -59,7 +59,8 @@ public enum RunSessionError: Error, CustomStringConvertible, Sendable {
     }
 }
 
-/// One `memharness run`, from request to report folder: lock the folder, plan (every input checked),
+/// One `memharness run`, from request to report folder: check the folder, lock it, plan (every input checked,
+/// the baseline against the scenarios),
 /// run the cases, assemble the report, evaluate the checks, write the folder in one transaction.
 public enum RunSession {
     /// Runs `request` and writes its report to `output.directory`. Findings are in the outcome's status;
@@ -72,13 +73,7 @@ public enum RunSession {
         Interruption.install()
         let plan: RunPlan
         do throws(RunError) {
-            plan = try RunPlanner.plan(request, catalog: catalog)
-            if plan.needsAgent, let problem = launcher.agentProblem {
-                let needing = plan.scenarios.first { planned in
-                    planned.cases.contains { $0.peakMode == .exact || $0.attribution != nil || $0.program != nil }
-                }
-                throw RunError.agentUnavailable(file: needing?.spec.file ?? "--peak exact", detail: problem)
-            }
+            plan = try checkedPlan(request, catalog: catalog, launcher: launcher, output: output)
         } catch {
             throw .run(error)
         }
@@ -126,6 +121,28 @@ public enum RunSession {
         }
         journal.discard()
         return RunOutcome(record: record, status: Gate.status(of: report, checks: checks, policy: output.gate))
+    }
+
+    /// The plan of `request`, with everything else a run needs checked before any work: the baseline
+    /// covers its scenarios, the agent is there when a case needs it, the output folder can be written.
+    static func checkedPlan(
+        _ request: RunRequest, catalog: WorkloadCatalog, launcher: some CaseLaunching, output: RunOutput
+    ) throws(RunError) -> RunPlan {
+        let plan = try RunPlanner.plan(request, catalog: catalog)
+        if let baseline = output.baseline,
+            let problem = RunPreflight.baselineProblem(baseline, scenarios: plan.scenarios.map(\.baseName).uniqued())
+        {
+            throw .baseline(problem)
+        }
+        if plan.needsAgent, let problem = launcher.agentProblem {
+            let needing = plan.scenarios.first { planned in
+                planned.cases.contains { $0.peakMode == .exact || $0.attribution != nil || $0.program != nil }
+            }
+            throw .agentUnavailable(file: needing?.spec.file ?? "--peak exact", detail: problem)
+        }
+        // Before the lock, which creates the folder's parent: a folder that cannot be written is a usage error.
+        if let problem = RunPreflight.reportFolderProblem(output.directory) { throw .output(problem) }
+        return plan
     }
 }
 

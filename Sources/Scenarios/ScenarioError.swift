@@ -1,3 +1,4 @@
+import HarnessModel
 import WorkloadKit
 
 /// Why scenario files (or `--set` overrides of them) cannot be run. Every case is a usage error:
@@ -15,14 +16,23 @@ public enum ScenarioError: Error, CustomStringConvertible, Sendable {
     public var description: String {
         switch self {
         case .invalid(let diagnostics):
-            return diagnostics.map(\.description).joined(separator: "\n")
+            // At most ten lines: the first problems are the ones to fix, and a file of garbage must not flood the terminal.
+            guard diagnostics.count > Self.maximumLines else {
+                return diagnostics.map(\.description).joined(separator: "\n")
+            }
+            let shown = diagnostics.prefix(Self.maximumLines - 1).map(\.description)
+            return (shown + ["... and \(diagnostics.count - shown.count) more problems; fix these first"]).joined(
+                separator: "\n")
         case .unknownScenario(let name, let available):
             return "no scenario file or name '\(name)'; expected a path to a .yaml file or one of: "
                 + available.joined(separator: ", ") + suggestion(name, available)
         case .unreadable(let path, let reason):
             return "\(path): \(reason)"
         case .invalidOverride(let text, let reason):
-            return "--set '\(text)': \(reason)"
+            return "--set '\(Excerpt.of(text, maximumCharacters: 80))': \(reason)"
         }
     }
+
+    /// The most lines a description takes.
+    public static let maximumLines = 10
 }

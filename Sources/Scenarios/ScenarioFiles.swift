@@ -1,4 +1,5 @@
 import Foundation
+import HarnessModel
 import WorkloadKit
 
 /// Finds and parses the scenario files named on the command line, all of them before any work.
@@ -38,12 +39,26 @@ public enum ScenarioFiles {
 
     /// The files `arguments` name, in order.
     static func resolve(_ arguments: [String], directory: String) throws(ScenarioError) -> [String] {
-        let available = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [])
-            .filter { $0.hasSuffix(".yaml") || $0.hasSuffix(".yml") }.sorted()
+        var isDirectory: ObjCBool = false
+        let directoryExists = FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory)
+        let available =
+            directoryExists && isDirectory.boolValue
+            ? ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [])
+                .filter { $0.hasSuffix(".yaml") || $0.hasSuffix(".yml") }.sorted() : []
         if arguments.isEmpty {
+            guard directoryExists else {
+                throw .unreadable(
+                    path: directory,
+                    reason: "no such folder; expected a folder of .yaml scenario files (--scenarios-dir)")
+            }
+            guard isDirectory.boolValue else {
+                throw .unreadable(
+                    path: directory, reason: "not a folder; expected a folder of .yaml scenario files (--scenarios-dir)"
+                )
+            }
             guard !available.isEmpty else {
-                throw .unknownScenario(
-                    directory, available: ["a folder with .yaml scenario files (see --scenarios-dir)"])
+                throw .unreadable(
+                    path: directory, reason: "holds no .yaml scenario file; name scenario files on the command line")
             }
             return available.map { "\(directory)/\($0)" }
         }
@@ -52,7 +67,10 @@ public enum ScenarioFiles {
             if let match = available.first(where: { $0 == "\(argument).yaml" || $0 == "\(argument).yml" }) {
                 return "\(directory)/\(match)"
             }
-            throw .unknownScenario(argument, available: available.map { String($0.split(separator: ".").first ?? "") })
+            // A path that cannot be opened (missing, a dangling link, a loop): reading it says why.
+            if argument.contains("/") || argument.hasSuffix(".yaml") || argument.hasSuffix(".yml") { return argument }
+            let names = available.map { String($0.split(separator: ".").first ?? "") }
+            throw .unknownScenario(Excerpt.of(argument), available: names.isEmpty ? ["none in \(directory)"] : names)
         }
     }
 

@@ -1,7 +1,9 @@
+import HarnessModel
 import WorkloadKit
 
 /// Applies `--set name=value` overrides: `name` is a parameter, `step.argument` a step's argument
-/// (by phase name or step name). Every override must match something.
+/// (by phase name or step name). Every override must match something, and every value is held to
+/// the checks a scenario file's value gets (its kind, its range, a `repeat` step's counts).
 public func applyOverrides(_ overrides: [String], to scenarios: [ScenarioSpec], catalog: WorkloadCatalog)
     throws(ScenarioError) -> [ScenarioSpec]
 {
@@ -12,19 +14,25 @@ public func applyOverrides(_ overrides: [String], to scenarios: [ScenarioSpec], 
             throw .invalidOverride(text, reason: "expected NAME=VALUE, e.g. payloadSize=8KiB or burst.duration=2s")
         }
         let (key, valueText) = (parts[0], parts[1])
+        let keyParts = key.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        guard keyParts.count <= 2, !keyParts.contains(where: \.isEmpty) else {
+            throw .invalidOverride(
+                text, reason: "'\(Excerpt.of(key))' is neither a parameter nor STEP.ARGUMENT, e.g. burst.duration")
+        }
         var matched = false
-        var problems: [String] = []
+        var misses: [String] = []
         for index in scenarios.indices {
             guard
                 let descriptor = scenarios[index].inlineDescriptor
                     ?? catalog.workload(named: scenarios[index].workload)?.descriptor
             else { continue }
-            let keyParts = key.split(separator: ".", maxSplits: 1).map(String.init)
+            let name = scenarios[index].name
             if keyParts.count == 1 {
                 guard let spec = descriptor.parameters.first(where: { $0.name == key }) else {
-                    problems.append(
-                        "\(scenarios[index].name): no parameter '\(key)'; parameters: \(descriptor.parameters.map(\.name).joined(separator: ", "))"
-                    )
+                    let names = descriptor.parameters.map(\.name)
+                    misses.append(
+                        "\(name) has no parameter '\(Excerpt.of(key))'; parameters: \(names.joined(separator: ", "))"
+                            + suggestion(key, names))
                     continue
                 }
                 switch spec.parse(valueText) {
@@ -35,40 +43,53 @@ public func applyOverrides(_ overrides: [String], to scenarios: [ScenarioSpec], 
                     }
                     matched = true
                 case .failure(let failure):
-                    throw .invalidOverride(text, reason: failure.message(text: valueText))
+                    throw .invalidOverride(text, reason: failure.message(text: valueText, name: key))
                 }
-            } else {
-                let (stepKey, argument) = (keyParts[0], keyParts[1])
-                let stepDescriptors = descriptor.steps + BuiltInStep.all
-                for stepIndex in scenarios[index].steps.indices {
-                    let step = scenarios[index].steps[stepIndex]
-                    guard step.phase == stepKey || step.name == stepKey,
-                        let stepDescriptor = stepDescriptors.first(where: { $0.name == step.name })
-                    else { continue }
-                    guard let spec = stepDescriptor.arguments.first(where: { $0.name == argument }) else {
-                        problems.append(
-                            "step '\(step.name)' has no argument '\(argument)'; arguments: \(stepDescriptor.arguments.map(\.name).joined(separator: ", "))"
-                        )
-                        continue
+                continue
+            }
+            let (stepKey, argument) = (keyParts[0], keyParts[1])
+            let stepDescriptors = descriptor.steps + BuiltInStep.all
+            var stepFound = false
+            for stepIndex in scenarios[index].steps.indices {
+                let step = scenarios[index].steps[stepIndex]
+                guard step.phase == stepKey || step.name == stepKey,
+                    let stepDescriptor = stepDescriptors.first(where: { $0.name == step.name })
+                else { continue }
+                stepFound = true
+                guard let spec = stepDescriptor.arguments.first(where: { $0.name == argument }) else {
+                    let names = stepDescriptor.arguments.map(\.name)
+                    misses.append(
+                        names.isEmpty
+                            ? "step '\(step.name)' of \(name) takes no arguments"
+                            : "step '\(step.name)' of \(name) has no argument '\(Excerpt.of(argument))'; arguments: "
+                                + names.joined(separator: ", ") + suggestion(argument, names))
+                    continue
+                }
+                switch spec.parse(valueText) {
+                case .success(let value):
+                    scenarios[index].steps[stepIndex].arguments[argument] = value
+                    if step.name == BuiltInStep.repeat.name,
+                        let problem = ParseContext.repeatCountProblem(scenarios[index].steps[stepIndex].arguments)
+                    {
+                        throw .invalidOverride(text, reason: "\(scenarios[index].file): \(problem)")
                     }
-                    switch spec.parse(valueText) {
-                    case .success(let value):
-                        scenarios[index].steps[stepIndex].arguments[argument] = value
-                        matched = true
-                    case .failure(let failure):
-                        throw .invalidOverride(text, reason: failure.message(text: valueText))
-                    }
+                    matched = true
+                case .failure(let failure):
+                    throw .invalidOverride(text, reason: failure.message(text: valueText, name: key))
                 }
-                if !matched && problems.isEmpty {
-                    problems.append(
-                        "\(scenarios[index].name): no step '\(stepKey)'; steps: \(scenarios[index].steps.map(\.phase).joined(separator: ", "))"
-                    )
-                }
+            }
+            if !stepFound {
+                let phases = scenarios[index].steps.map(\.phase)
+                misses.append(
+                    "\(name) has no step '\(Excerpt.of(stepKey))'; steps: \(phases.joined(separator: ", "))"
+                        + suggestion(stepKey, phases))
             }
         }
         if !matched {
-            throw .invalidOverride(
-                text, reason: problems.isEmpty ? "no scenario to apply it to" : problems.joined(separator: "; "))
+            // One reason per scenario, but a run of many scenarios must not make a screenful of them.
+            let shown = misses.prefix(3).joined(separator: "; ")
+            let more = misses.count > 3 ? "; and \(misses.count - 3) more scenarios" : ""
+            throw .invalidOverride(text, reason: misses.isEmpty ? "no scenario to apply it to" : shown + more)
         }
     }
     return scenarios
@@ -85,7 +106,10 @@ public struct SweepSpec: Sendable, Hashable {
     /// The values in the order given, as written.
     public var values: [String]
 
-    /// Reads `NAME=V1,V2,...` (at least two values, none empty or repeated).
+    /// The most values one sweep takes: each runs the whole scenario again.
+    public static let maximumValues = 100
+
+    /// Reads `NAME=V1,V2,...` (at least two values and at most `maximumValues`, none empty or repeated).
     public init(parsing text: String) throws(ScenarioError) {
         let parts = text.split(separator: "=", maxSplits: 1).map(String.init)
         guard parts.count == 2, !parts[0].isEmpty else {
@@ -98,12 +122,19 @@ public struct SweepSpec: Sendable, Hashable {
             throw .invalidOverride(
                 text, reason: "a sweep needs at least two values separated by commas, e.g. \(parts[0])=1s,2s,4s")
         }
+        guard values.count <= Self.maximumValues else {
+            throw .invalidOverride(
+                text,
+                reason:
+                    "a sweep of \(values.count) values; at most \(Self.maximumValues) (each value runs every case again)"
+            )
+        }
         if let empty = values.firstIndex(where: \.isEmpty) {
             throw .invalidOverride(text, reason: "value \(empty + 1) of the sweep is empty; remove the extra comma")
         }
         if let repeated = values.enumerated().first(where: { values[..<$0.offset].contains($0.element) })?.element {
             throw .invalidOverride(
-                text, reason: "'\(repeated)' is listed twice; every point of a sweep needs its own value")
+                text, reason: "'\(Excerpt.of(repeated))' is listed twice; every point of a sweep needs its own value")
         }
         key = parts[0]
         self.values = values

@@ -9,17 +9,9 @@ extension ParseContext {
         let metricNames = descriptor.metrics.map(\.name)
         // A bare metric name reads as that metric: `rank: fileGrowth`.
         let name = metricNames.contains(text) ? "metrics.\(text)" : text
-        guard let figure = readFigure(name, at: node, phases: ["setup"] + steps.map(\.phase) + ["teardown"]) else {
-            return nil
-        }
-        if case .metric(let metric) = figure, !metricNames.isEmpty, !metricNames.contains(metric) {
-            report(
-                node,
-                "workload '\(descriptor.name)' has no metric '\(metric)'; its metrics: \(metricNames.joined(separator: ", "))"
-                    + suggestion(metric, metricNames))
-            return nil
-        }
-        return figure
+        let names = ThresholdNames(
+            strategies: [], phases: ["setup"] + steps.map(\.phase) + ["teardown"], metrics: descriptor.metrics)
+        return readFigure(name, at: node, names)
     }
 
     /// `rate: burst`: a phase of the scenario's steps, whose growth per second the report gives.

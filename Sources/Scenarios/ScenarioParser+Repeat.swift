@@ -37,17 +37,23 @@ extension ParseContext {
                 valid = false
             }
         }
-        let times = arguments.count("times")
-        let warmup = arguments.count("warmup")
-        let minimum = BuiltInStep.minimumMeasuredIterations
-        if times - warmup < minimum {
-            report(
-                stepNode,
-                "'\(repeatName)' runs \(times) iterations with \(warmup) of warm-up, leaving \(max(times - warmup, 0)) "
-                    + "to fit the growth line; it needs at least \(minimum): raise 'times' to \(warmup + minimum) or lower 'warmup'"
-            )
+        if let problem = Self.repeatCountProblem(arguments) {
+            report(stepNode, problem)
             valid = false
         }
         return valid ? body : nil
+    }
+
+    /// Why a `repeat` step's `times` and `warmup` leave too few iterations to fit a growth line, if
+    /// they do. Files and `--set` overrides (`repeat.times=3`) are held to the same rule.
+    static func repeatCountProblem(_ arguments: ParameterValues) -> String? {
+        let repeatName = BuiltInStep.repeat.name
+        guard case .count(let times)? = arguments["times"], case .count(let warmup)? = arguments["warmup"] else {
+            return nil
+        }
+        let minimum = BuiltInStep.minimumMeasuredIterations
+        guard times - warmup < minimum else { return nil }
+        return "'\(repeatName)' runs \(times) iterations with \(warmup) of warm-up, leaving \(max(times - warmup, 0)) "
+            + "to fit the growth line; it needs at least \(minimum): raise 'times' to \(warmup + minimum) or lower 'warmup'"
     }
 }

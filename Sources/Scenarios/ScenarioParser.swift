@@ -27,6 +27,12 @@ public struct ScenarioParser: Sendable {
     }
 
     private func parse(_ text: String, context: inout ParseContext) -> ScenarioSpec? {
+        // Limits and exact places first: Yams' own errors are coarser, and composing an alias bomb hangs.
+        let problems = YAMLPreflight.problems(in: text, file: context.file)
+        guard problems.isEmpty else {
+            context.diagnostics += problems
+            return nil
+        }
         let root: Node?
         do {
             root = try Yams.compose(yaml: text)
@@ -122,7 +128,8 @@ public struct ScenarioParser: Sendable {
         let thresholds =
             mapping["thresholds"].map {
                 context.readThresholds(
-                    $0, strategies: strategies.map(\.name), phases: ["setup"] + steps.map(\.phase) + ["teardown"])
+                    $0, strategies: strategies.map(\.name), phases: ["setup"] + steps.map(\.phase) + ["teardown"],
+                    metrics: descriptor.metrics)
             } ?? []
 
         let repetitions = context.readNumber(mapping, "repetitions", default: 3, range: 1...100)
@@ -179,14 +186,26 @@ public struct ScenarioParser: Sendable {
         }
     }
 
+    /// A Yams error as one short line at its place. The preflight finds syntax errors first; what is
+    /// left here (duplicate keys that are lists or mappings) must not echo the file, as Yams' text does.
     static func diagnostic(for error: YamlError, file: String) -> ScenarioDiagnostic {
         switch error {
         case .scanner(let context, let problem, let mark, _), .parser(let context, let problem, let mark, _):
             let what = [context?.text, problem].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: " ")
             return ScenarioDiagnostic(
                 SourceLocation(file: file, line: mark.line, column: mark.column), "invalid YAML: \(what)")
+        case .composer(_, let problem, let mark, _):
+            return ScenarioDiagnostic(
+                SourceLocation(file: file, line: mark.line, column: mark.column), "invalid YAML: \(problem)")
+        case .duplicatedKeysInMapping(let duplicates, let context):
+            return ScenarioDiagnostic(
+                SourceLocation(file: file, line: context.mark.line, column: context.mark.column),
+                "duplicate key \(duplicates.map { "'\(Excerpt.of($0))'" }.joined(separator: ", ")); "
+                    + "a key may appear once in a mapping")
         default:
-            return ScenarioDiagnostic(SourceLocation(file: file, line: 1, column: 1), "invalid YAML: \(error)")
+            return ScenarioDiagnostic(
+                SourceLocation(file: file, line: 1, column: 1),
+                "invalid YAML: \(Excerpt.of("\(error)", maximumCharacters: 120))")
         }
     }
 }

@@ -15,12 +15,20 @@ import Yams
 /// ```
 /// or a list of expressions (`- signal-next.residue <= 256KiB`). Values are checked against the
 /// median of the repetitions. A limit starting with `>` must be quoted (YAML reads `>` as a block).
+/// Every name is checked against the scenario (strategies, phases) and the workload (its declared
+/// metrics), and every number must be a finite decimal, before any case runs.
 extension ParseContext {
-    mutating func readThresholds(_ node: Node, strategies: [String], phases: [String]) -> [Threshold] {
+    /// The largest factor of a relative threshold: beyond it the limit is not a comparison but a typo.
+    static let maximumThresholdFactor = 1_000_000.0
+
+    mutating func readThresholds(_ node: Node, strategies: [String], phases: [String], metrics: [MetricDescriptor])
+        -> [Threshold]
+    {
+        let names = ThresholdNames(strategies: strategies, phases: phases, metrics: metrics)
         var thresholds: [Threshold] = []
         let keys = strategies + ["all", "relative"]
         if let sequence = node.sequence {
-            for item in sequence { thresholds += readExpression(item, strategies: strategies, phases: phases) }
+            for item in sequence { thresholds += readExpression(item, names) }
             return thresholds
         }
         guard let mapping = node.mapping else {
@@ -34,7 +42,7 @@ extension ParseContext {
             guard let name = key.string, keys.contains(name) else {
                 report(
                     key,
-                    "unknown threshold group '\(key.string ?? "?")'; expected one of: \(keys.joined(separator: ", "))"
+                    "unknown threshold group '\(Excerpt.of(key.string ?? "?"))'; expected one of: \(keys.joined(separator: ", "))"
                         + suggestion(key.string ?? "", keys))
                 continue
             }
@@ -46,7 +54,7 @@ extension ParseContext {
                     )
                     continue
                 }
-                for item in sequence { thresholds += readExpression(item, strategies: strategies, phases: phases) }
+                for item in sequence { thresholds += readExpression(item, names) }
                 continue
             }
             guard let limits = value.mapping else {
@@ -57,12 +65,11 @@ extension ParseContext {
                 guard let figureName = figureNode.string, let limitText = string(limitNode, figureName) else {
                     continue
                 }
-                guard let figure = readFigure(figureName, at: figureNode, phases: phases) else { continue }
+                guard let figure = readFigure(figureName, at: figureNode, names) else { continue }
                 for strategy in name == "all" ? strategies : [name] {
                     if let threshold = readLimit(
                         limitText, subject: FigureReference(strategy: strategy, figure: figure),
-                        text: "\(strategy).\(figureName) \(limitText)", at: limitNode,
-                        strategies: strategies, phases: phases)
+                        text: "\(strategy).\(figureName) \(limitText)", at: limitNode, names)
                     {
                         thresholds.append(threshold)
                     }
@@ -72,19 +79,21 @@ extension ParseContext {
         return thresholds
     }
 
-    private mutating func readExpression(_ node: Node, strategies: [String], phases: [String]) -> [Threshold] {
+    private mutating func readExpression(_ node: Node, _ names: ThresholdNames) -> [Threshold] {
+        let strategies = names.strategies
         guard let text = string(node, "thresholds") else { return [] }
         let parts = text.split(separator: " ", maxSplits: 1).map(String.init)
         guard parts.count == 2 else {
             report(
                 node,
-                "a threshold is 'strategy.figure OP limit', e.g. 'signal-next.peakAllocated <= 32MiB'; got '\(text)'")
+                "a threshold is 'strategy.figure OP limit', e.g. 'signal-next.peakAllocated <= 32MiB'; got '\(Excerpt.of(text))'"
+            )
             return []
         }
         let targets: [String]
         let subjectText = parts[0]
         guard let (strategy, figureName) = splitReference(subjectText) else {
-            report(node, "'\(subjectText)' is not 'strategy.figure', e.g. 'signal-next.peakAllocated'")
+            report(node, "'\(Excerpt.of(subjectText))' is not 'strategy.figure', e.g. 'signal-next.peakAllocated'")
             return []
         }
         if strategy == "all" {
@@ -94,15 +103,15 @@ extension ParseContext {
         } else {
             report(
                 node,
-                "unknown strategy '\(strategy)' in threshold; expected one of: \((strategies + ["all"]).joined(separator: ", "))"
+                "unknown strategy '\(Excerpt.of(strategy))' in threshold; expected one of: \((strategies + ["all"]).joined(separator: ", "))"
                     + suggestion(strategy, strategies))
             return []
         }
-        guard let figure = readFigure(figureName, at: node, phases: phases) else { return [] }
+        guard let figure = readFigure(figureName, at: node, names) else { return [] }
         return targets.compactMap { target in
             readLimit(
                 parts[1], subject: FigureReference(strategy: target, figure: figure),
-                text: "\(target).\(figureName) \(parts[1])", at: node, strategies: strategies, phases: phases)
+                text: "\(target).\(figureName) \(parts[1])", at: node, names)
         }
     }
 
@@ -113,33 +122,47 @@ extension ParseContext {
         return strategy.isEmpty || figure.isEmpty ? nil : (strategy, figure)
     }
 
-    mutating func readFigure(_ name: String, at node: Node, phases: [String]) -> Figure? {
+    mutating func readFigure(_ name: String, at node: Node, _ names: ThresholdNames) -> Figure? {
         if let figure = Figure.simpleNames[name] { return figure }
         let parts = name.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        let phases = names.phases
         if parts.count == 3, parts[0] == "phases", parts[2] == "peakAllocated" {
             guard phases.contains(parts[1]) else {
                 report(
                     node,
-                    "unknown phase '\(parts[1])' in '\(name)'; phases: \(phases.joined(separator: ", "))"
+                    "unknown phase '\(Excerpt.of(parts[1]))' in '\(Excerpt.of(name))'; phases: \(phases.joined(separator: ", "))"
                         + suggestion(parts[1], phases))
                 return nil
             }
             return .phasePeakAllocated(parts[1])
         }
-        if parts.count == 2, parts[0] == "metrics", !parts[1].isEmpty { return .metric(parts[1]) }
-        let names = Figure.simpleNames.keys.sorted() + ["phases.<phase>.peakAllocated", "metrics.<name>"]
+        if parts.count == 2, parts[0] == "metrics", !parts[1].isEmpty {
+            let metrics = names.metrics.map(\.name)
+            guard metrics.contains(parts[1]) else {
+                report(
+                    node,
+                    "unknown metric '\(Excerpt.of(parts[1]))' in '\(Excerpt.of(name))'; "
+                        + (metrics.isEmpty
+                            ? "the workload declares no metrics"
+                            : "the workload's metrics: \(metrics.joined(separator: ", "))"
+                                + suggestion(parts[1], metrics)))
+                return nil
+            }
+            return .metric(parts[1])
+        }
+        let figures = Figure.simpleNames.keys.sorted() + ["phases.<phase>.peakAllocated", "metrics.<name>"]
         report(
             node,
-            "unknown figure '\(name)'; expected one of: \(names.joined(separator: ", "))"
+            "unknown figure '\(Excerpt.of(name))'; expected one of: \(figures.joined(separator: ", "))"
                 + suggestion(name, Array(Figure.simpleNames.keys)))
         return nil
     }
 
     /// Reads `OP value` or `OP [factor *] strategy.figure`.
     private mutating func readLimit(
-        _ text: String, subject: FigureReference, text full: String, at node: Node,
-        strategies: [String], phases: [String]
+        _ text: String, subject: FigureReference, text full: String, at node: Node, _ names: ThresholdNames
     ) -> Threshold? {
+        let strategies = names.strategies
         let trimmed = text.trimmingSpaces()
         guard
             let comparison = Comparison.allCases.sorted(by: { $0.rawValue.count > $1.rawValue.count })
@@ -147,7 +170,7 @@ extension ParseContext {
         else {
             report(
                 node,
-                "'\(trimmed)' needs a comparison first; expected one of: \(Comparison.allCases.map(\.rawValue).joined(separator: ", ")), e.g. '<= 32MiB'"
+                "'\(Excerpt.of(trimmed))' needs a comparison first; expected one of: \(Comparison.allCases.map(\.rawValue).joined(separator: ", ")), e.g. '<= 32MiB'"
             )
             return nil
         }
@@ -163,24 +186,25 @@ extension ParseContext {
         let referenceText = factorParts.count == 2 ? factorParts[1] : rest
         if let (strategy, figureName) = splitReference(referenceText),
             strategies.contains(strategy)
-                || Double(referenceText) == nil && Units.parseBytes(referenceText) == nil
+                || Units.parseDecimal(referenceText) == nil && Units.parseBytes(referenceText) == nil
                     && Units.parseDurationNanoseconds(referenceText) == nil
         {
             guard strategies.contains(strategy) else {
                 report(
                     node,
-                    "unknown strategy '\(strategy)' in '\(rest)'; expected one of: \(strategies.joined(separator: ", "))"
+                    "unknown strategy '\(Excerpt.of(strategy))' in '\(Excerpt.of(rest))'; expected one of: \(strategies.joined(separator: ", "))"
                         + suggestion(strategy, strategies))
                 return nil
             }
-            guard let figure = readFigure(figureName, at: node, phases: phases) else { return nil }
+            guard let figure = readFigure(figureName, at: node, names) else { return nil }
             var factor = 1.0
             if factorParts.count == 2 {
-                guard let value = Double(factorParts[0]), value >= 0 else {
+                guard let value = Units.parseDecimal(factorParts[0]), (0...Self.maximumThresholdFactor).contains(value)
+                else {
                     report(
                         node,
-                        "bad factor '\(factorParts[0])' in '\(rest)'; expected a number, e.g. '0.1 * unbounded-dispatch.peakAllocated'"
-                    )
+                        "bad factor '\(Excerpt.of(factorParts[0]))' in '\(Excerpt.of(rest))'; expected a number from 0 to "
+                            + "\(Int(Self.maximumThresholdFactor)), e.g. '0.1 * unbounded-dispatch.peakAllocated'")
                     return nil
                 }
                 factor = value
@@ -193,7 +217,7 @@ extension ParseContext {
         case .duration:
             value = Units.parseDurationNanoseconds(rest).map { Double($0) / 1e6 }
         case .metric:
-            value = Double(rest) ?? Units.parseBytes(rest).map(Double.init)
+            value = Units.parseDecimal(rest) ?? Units.parseBytes(rest).map(Double.init)
         default:
             value = Units.parseBytes(rest).map(Double.init)
         }
@@ -202,16 +226,24 @@ extension ParseContext {
             switch subject.figure {
             case .duration: expected = "a duration, e.g. 2s"
             case .metric: expected = "a number"
+            case .leakedObjects: expected = "a whole number of objects, e.g. 0"
             default: expected = "a size with a binary unit, e.g. 32MiB, 256KiB, or 0"
             }
             report(
                 node,
-                "bad limit '\(rest)' for \(subject.figure); expected \(expected), or a factor of another strategy's figure"
+                "bad limit '\(Excerpt.of(rest))' for \(subject.figure); expected \(expected), or a factor of another strategy's figure"
             )
             return nil
         }
         return make(.absolute(value))
     }
+}
+
+/// The names a threshold may use: the scenario's strategies and phases, the workload's metrics.
+struct ThresholdNames {
+    var strategies: [String]
+    var phases: [String]
+    var metrics: [MetricDescriptor]
 }
 
 extension String {

@@ -159,8 +159,9 @@ public enum ParameterParseFailure: Error, Sendable, Hashable {
     public func message(text: String, name: String? = nil) -> String {
         let subject = name.map { " for '\($0)'" } ?? ""
         switch self {
-        case .malformed(let expected): return "bad value '\(text)'\(subject); expected \(expected)"
-        case .outOfRange(let allowed): return "value '\(text)'\(subject) is out of range; allowed: \(allowed)"
+        case .malformed(let expected): return "bad value '\(Excerpt.of(text))'\(subject); expected \(expected)"
+        case .outOfRange(let allowed):
+            return "value '\(Excerpt.of(text))'\(subject) is out of range; allowed: \(allowed)"
         }
     }
 }

@@ -91,7 +91,8 @@ struct CommandLineTests {
         defer { try? FileManager.default.removeItem(atPath: out) }
         let earlier = "# an earlier report\n"
         try earlier.write(toFile: "\(out)/report.md", atomically: true, encoding: .utf8)
-        try "{}".write(toFile: "\(out)/run.json", atomically: true, encoding: .utf8)
+        // A report folder has its record (only its presence counts here); one without is not replaced.
+        try "{}\n".write(toFile: "\(out)/run.json", atomically: true, encoding: .utf8)
         let file = Self.fixtures.appendingPathComponent("broken.yaml").path
         let outcome = try memharness(["run", file, "--out", out])
         #expect(outcome.status == 64)

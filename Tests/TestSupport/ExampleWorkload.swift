@@ -24,6 +24,10 @@ public struct ExampleWorkload: Workload {
                     arguments: [.duration("duration", default: .seconds(1), range: .zero ... .seconds(60), "how long")]),
             ],
             gauges: [GaugeDescriptor("pending", "queue depth")],
+            metrics: [
+                MetricDescriptor("callbacks", .count, "callbacks delivered"),
+                MetricDescriptor("staleness", .milliseconds, "write to processing"),
+            ],
             defaultSteps: ["subscribe", "burst"]
         )
     }

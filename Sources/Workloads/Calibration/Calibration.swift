@@ -72,6 +72,12 @@ public struct CalibrationWorkload: Workload {
                 ),
             ],
             gauges: [GaugeDescriptor("heldBytes", "Usable bytes of the blocks the workload holds now.")],
+            metrics: [
+                MetricDescriptor(
+                    "heldBytes", .bytes,
+                    "Most usable bytes the workload held at once (the truth a peak is checked against)."),
+                MetricDescriptor("operations", .count, "Allocate/free pairs the churn loop ran."),
+            ],
             defaultSteps: ["allocate", "idle", "release"]
         )
     }

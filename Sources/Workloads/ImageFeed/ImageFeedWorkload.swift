@@ -97,6 +97,21 @@ public struct ImageFeedWorkload: Workload {
                 GaugeDescriptor("bindings", "Cell bindings on posts' images (grows without unbinding)."),
                 GaugeDescriptor("viewportTop", "Index of the post at the top of the screen."),
             ],
+            metrics: [
+                MetricDescriptor("cellsScrolled", .count, "Cells that scrolled into view."),
+                MetricDescriptor("diskLoads", .count, "Images read from disk and decoded."),
+                MetricDescriptor(
+                    "hitRate", .ratio, "Share of cells whose image was already in memory (attached or cached)."),
+                MetricDescriptor("cellTimeP50", .milliseconds, "Median time to bind a cell, load included."),
+                MetricDescriptor("cellTimeP99", .milliseconds, "99th percentile time to bind a cell, load included."),
+                MetricDescriptor("peakImageBytes", .bytes, "Most image bytes alive at once."),
+                MetricDescriptor("warningsReceived", .count, "Memory warnings the app's handler received."),
+                MetricDescriptor(
+                    "bytesFreedPerWarning", .bytes, "Image bytes released per memory warning, on average."),
+                MetricDescriptor(
+                    "warningHandlingTime", .milliseconds,
+                    "Time the handler spent emptying per warning, on average (the cells wait meanwhile)."),
+            ],
             defaultSteps: ["scroll"]
         )
     }

@@ -112,6 +112,19 @@ public struct LiveQueryWorkload: Workload {
                 GaugeDescriptor(
                     "documentsCopied", "Documents handed to callbacks so far (every callback gets its own copy)."),
             ],
+            metrics: [
+                MetricDescriptor("callbacksDelivered", .count, "Handler calls, the initial one included."),
+                MetricDescriptor("writesApplied", .count, "Writes applied to matching documents."),
+                MetricDescriptor("writesCoalesced", .count, "Writes not delivered in a callback of their own."),
+                MetricDescriptor("documentsCopied", .count, "Documents deep-copied into callbacks."),
+                MetricDescriptor("maxPendingCallbacks", .count, "Most callbacks waiting for the consumer at once."),
+                MetricDescriptor(
+                    "stalenessP50", .milliseconds,
+                    "Median time from a write to the consumer processing a result that reflects it."),
+                MetricDescriptor("stalenessP99", .milliseconds, "99th percentile of that staleness."),
+                MetricDescriptor("stalenessMax", .milliseconds, "Largest staleness."),
+                MetricDescriptor("writesUnprocessed", .count, "Writes the consumer never processed a result for."),
+            ],
             defaultSteps: ["subscribe", "burst", "drain", "cancel", "settle"]
         )
     }

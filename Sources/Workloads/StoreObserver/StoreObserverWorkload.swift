@@ -86,6 +86,20 @@ public struct StoreObserverWorkload: Workload {
                     "diffMicroseconds", "Time the last Differ call took, microseconds (0 where the app runs no Differ)."
                 ),
             ],
+            metrics: [
+                MetricDescriptor("callbacksDelivered", .count, "Observer or live query callbacks."),
+                MetricDescriptor("writesApplied", .count, "Writes applied to the store."),
+                MetricDescriptor("insertionsReported", .count, "Insertions the Differ reported."),
+                MetricDescriptor("deletionsReported", .count, "Deletions the Differ reported."),
+                MetricDescriptor("updatesReported", .count, "Updates the Differ reported."),
+                MetricDescriptor("movesReported", .count, "Moves the Differ reported."),
+                MetricDescriptor("diffTimeP50", .milliseconds, "Median time of one diff."),
+                MetricDescriptor("diffTimeP99", .milliseconds, "99th percentile time of one diff."),
+                MetricDescriptor(
+                    "documentsCopied", .count,
+                    "Copies made for the app: the live query's deep copies, or the observers' materialized items."),
+                MetricDescriptor("maxItemsMaterialized", .count, "Most items materialized at once."),
+            ],
             defaultSteps: ["subscribe", "churn", "cancel", "settle"]
         )
     }

@@ -101,6 +101,18 @@ public struct SubscriptionsWorkload: Workload {
                     "deliveriesAfterDismiss",
                     "Values delivered to subscribers of screens already dismissed (wasted work)."),
             ],
+            metrics: [
+                MetricDescriptor("screensPresented", .count, "Profile screens presented."),
+                MetricDescriptor("updatesPublished", .count, "Profile updates the store published."),
+                MetricDescriptor("updatesRendered", .count, "Updates a screen rendered."),
+                MetricDescriptor("deliveries", .count, "Values delivered to subscribers."),
+                MetricDescriptor(
+                    "deliveriesAfterDismiss", .count,
+                    "Values delivered to subscribers of screens already dismissed (work for nobody)."),
+                MetricDescriptor("screensAliveAfterTeardown", .count, "Screens still alive after teardown (leaked)."),
+                MetricDescriptor(
+                    "subscribersAliveAfterTeardown", .count, "Subscriber objects still alive after teardown."),
+            ],
             defaultSteps: ["present", "publish", "dismiss"]
         )
     }

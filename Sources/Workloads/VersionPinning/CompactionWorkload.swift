@@ -113,6 +113,27 @@ public struct CompactionWorkload: Workload {
                 GaugeDescriptor(
                     "compactionBlocked", "1 while automatic compaction is due but the file is being read or written."),
             ],
+            metrics: [
+                MetricDescriptor("peakDatabaseBytes", .bytes, "Largest size of the database file."),
+                MetricDescriptor("peakWalBytes", .bytes, "Largest size of the WAL file."),
+                MetricDescriptor(
+                    "peakDiskBytes", .bytes, "Most bytes on disk at once: database, WAL and compacted copy."),
+                MetricDescriptor("compactions", .count, "Compactions finished, at launch or in the background."),
+                MetricDescriptor("compactionTime", .milliseconds, "Time spent compacting, wherever it ran."),
+                MetricDescriptor(
+                    "launchTime", .milliseconds,
+                    "Close, reopen and any on-launch compaction: what the user waits for at relaunch."),
+                MetricDescriptor(
+                    "compactionBlockedTime", .milliseconds,
+                    "Time automatic compaction was due but the file was read or written."),
+                MetricDescriptor("finalDatabaseBytes", .bytes, "Database size at the end of the script."),
+                MetricDescriptor("finalWalBytes", .bytes, "WAL size at the end of the script."),
+                MetricDescriptor("finalPageCount", .count, "Pages of the database at the end of the script."),
+                MetricDescriptor("finalFreePages", .count, "Free pages of the database at the end of the script."),
+                MetricDescriptor(
+                    "finalUsedRatio", .ratio, "Share of the database's pages in use at the end of the script."),
+                MetricDescriptor("finalRows", .count, "Rows left at the end of the script."),
+            ],
             defaultSteps: ["fill", "delete", "relaunch"]
         )
     }

@@ -85,6 +85,37 @@ public struct VersionPinningWorkload: Workload {
                     ]),
             ],
             gauges: FileGauges.descriptors + WriterGauges.descriptors,
+            metrics: [
+                MetricDescriptor(
+                    "fileGrowth", .bytes,
+                    "Largest size of database and WAL beyond their size before the bursts (after a burst only)."),
+                MetricDescriptor(
+                    "fileGrowthPerCommit", .bytes,
+                    "fileGrowth per commit, independent of the burst's length (after a burst only)."),
+                MetricDescriptor("commits", .count, "Write transactions committed."),
+                MetricDescriptor("commitRate", .perSecond, "Commits per second of burst."),
+                MetricDescriptor("reads", .count, "Reads the reader threads made."),
+                MetricDescriptor("readTransactions", .count, "Read transactions the reader threads opened."),
+                MetricDescriptor(
+                    "longestReadTransaction", .milliseconds,
+                    "Longest a read transaction stayed open (pinning a version)."),
+                MetricDescriptor("peakWalBytes", .bytes, "Largest size of the WAL file."),
+                MetricDescriptor("peakWalFrames", .count, "Most frames in the WAL."),
+                MetricDescriptor("walBytesAfterBurst", .bytes, "WAL size when the last burst ended."),
+                MetricDescriptor("peakDatabaseBytes", .bytes, "Largest size of the database file."),
+                MetricDescriptor("peakFileBytes", .bytes, "Largest size of database and WAL together."),
+                MetricDescriptor("checkpoints", .count, "Checkpoints run."),
+                MetricDescriptor(
+                    "incompleteCheckpoints", .count,
+                    "Checkpoints that could not copy every frame back (a reader pinned them)."),
+                MetricDescriptor(
+                    "stepCheckpointBusy", .count,
+                    "1 when the checkpoint step gave up on a reader (FULL, RESTART, TRUNCATE; with that step only)."),
+                MetricDescriptor(
+                    "finalFileBytes", .bytes,
+                    "Database and WAL size at the end of the script, before teardown closes the database."),
+                MetricDescriptor("finalWalBytes", .bytes, "WAL size at the end of the script."),
+            ],
             defaultSteps: ["burst", "checkpoint"]
         )
     }

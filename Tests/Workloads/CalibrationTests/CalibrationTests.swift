@@ -62,6 +62,7 @@ struct CalibrationTests {
     @Test func churnLeavesLessThan256KiBBehind() throws {
         let result = try executor.measure(spec("churn", ["churnOperations": .count(500_000)]))
         #expect(result.metric("operations")?.value == 500_000)
+        expectMetrics(result.metrics, declaredBy: CalibrationWorkload().descriptor, complete: true)
         let residue = try #require(result.residueBytes)
         #expect(residue < 256 << 10, "residue \(residue) bytes")
         #expect(result.peakAllocatedNetBytes < 1 << 20, "at most 64 blocks of 4 KiB alive, plus the harness's own")

@@ -245,6 +245,7 @@ struct ImageFeedCaseTests {
 
         let unbounded = try run(.nscacheUnbounded)
         #expect(unbounded.status == .ok, "\(unbounded.failure ?? "")")
+        expectMetrics(unbounded.completed?.metrics ?? [], declaredBy: ImageFeedWorkload().descriptor, complete: true)
         let warnings = try #require(unbounded.metric("warningsReceived")?.value)
         #expect(warnings >= 2, "it fills to the warning level, empties, and fills again")
         #expect(

@@ -156,6 +156,7 @@ import WorkloadKit
         let result = try CaseExecutor(catalog: WorkloadCatalog([LiveQueryWorkload()])).result(
             spec, scratchDirectory: "/tmp")
         #expect(result.status == .ok, "\(result.failure ?? "")")
+        expectMetrics(result.completed?.metrics ?? [], declaredBy: LiveQueryWorkload().descriptor, complete: true)
         func metric(_ name: String) -> Double { result.metric(name)?.value ?? -1 }
         #expect(metric("writesApplied") == 40)
         #expect(metric("writesUnprocessed") == 0)

@@ -63,6 +63,7 @@ import WorkloadKit
         let result = try Self.run(
             strategy, ["documents": .count(100), "payloadSize": .bytes(256), "writeRate": .rate(perSecond: 50)])
         #expect(result.status == .ok, "\(result.failure ?? "")")
+        expectMetrics(result.completed?.metrics ?? [], declaredBy: StoreObserverWorkload().descriptor, complete: true)
         func metric(_ name: String) -> Double { result.metric(name)?.value ?? -1 }
         #expect(metric("writesApplied") == 10)
         #expect(metric("callbacksDelivered") >= 1)

@@ -32,6 +32,7 @@ enum Harness {
         let spec = try #require(RunPlanner.cases(of: scenario, options: RunOptions(repetitions: 1)).first)
         let result = try CaseExecutor(catalog: catalog).result(spec, scratchDirectory: "/tmp")
         #expect(result.status == .ok, "\(result.failure ?? "")")
+        expectMetrics(result.completed?.metrics ?? [], declaredBy: SubscriptionsWorkload().descriptor, complete: true)
         return result
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import HarnessModel
 import Measurement
 import Synchronization
+import TestSupport
 import Testing
 import WorkloadKit
 
@@ -46,6 +47,7 @@ extension SQLiteWorkloadTests {
             try run.run("relaunch")
             let (final, finalRows) = try Self.figures(scratch)
             let metrics = try run.tearDown()
+            expectMetrics(run.workloadCase.metrics(), declaredBy: CompactionWorkload().descriptor, complete: true)
 
             // After the relaunch the WAL is back in the file: its size is SQLite's page count, free pages included.
             #expect(final.databaseBytes == final.pageCount * final.pageSize)
@@ -65,6 +67,7 @@ extension SQLiteWorkloadTests {
             try run.run("relaunch")
             let (final, finalRows) = try Self.figures(scratch)
             let metrics = try run.tearDown()
+            expectMetrics(run.workloadCase.metrics(), declaredBy: CompactionWorkload().descriptor, complete: true)
 
             #expect(final.freePages == 0)
             #expect(final.databaseBytes == final.pageCount * final.pageSize)
