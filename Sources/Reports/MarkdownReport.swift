@@ -54,7 +54,7 @@ public enum MarkdownReport {
             out.append("")
         }
         out.append(
-            "Workload `\(scenario.workload)` · file `\(scenario.file)` · \(scenario.repetitions) repetition\(scenario.repetitions == 1 ? "" : "s") · "
+            "Workload `\(scenario.workload)` · file `\(scenario.file)` · \(RepetitionsSection.headline(scenario)) · "
                 + "steps: \(scenario.steps.map { "`\($0)`" }.joined(separator: " → "))")
         out.append("")
         if !scenario.parameters.isEmpty {
@@ -69,39 +69,9 @@ public enum MarkdownReport {
                     " `\($0.strategy)` was killed by the memory limit in \($0.killedCount)/\($0.caseCount) cases."
                 }.joined())
         out.append("")
-        // Exact peaks (`--peak exact`) get two columns beside the sampled peak; sampled-only reports keep their shape.
-        let exact = summary.ranked.contains { $0.medianExactPeakNetBytes != nil }
-        out.append(
-            "| Rank | Strategy | Peak allocated | " + (exact ? "Exact peak | Spike excess | " : "")
-                + "× best | Spread | Min – max | Peak resident | Peak RSS (VmHWM) | Residue | Duration | Cases ok |")
-        out.append("|---:|---|---:|" + (exact ? "---:|---:|" : "") + "---:|---:|---:|---:|---:|---:|---:|---:|")
-        for (rank, strategy) in summary.ranked.enumerated() {
-            let ratio = summary.ratioToBest(strategy).map { Units.fixed($0, decimals: 2) + "x" } ?? "–"
-            let spread = strategy.spreadPercent.map { "±" + Units.fixed($0 / 2, decimals: 1) + "%" } ?? "–"
-            let exactCells =
-                exact
-                ? "\(strategy.medianExactPeakNetBytes.map { Units.formatBytes($0) } ?? "–") | \(strategy.medianSpikeExcessBytes.map { Units.formatBytes($0) } ?? "–") | "
-                : ""
-            out.append(
-                "| \(rank + 1) | `\(cell(strategy.strategy))` | \(Units.formatBytes(strategy.medianPeakAllocatedNetBytes)) | \(exactCells)\(ratio) | \(spread) | "
-                    + "\(Units.formatBytes(strategy.minPeakAllocatedNetBytes)) – \(Units.formatBytes(strategy.maxPeakAllocatedNetBytes)) | "
-                    + "\(Units.formatBytes(strategy.medianPeakResidentBytes)) | \(Units.formatBytes(strategy.medianPeakRSSBytes)) | "
-                    + "\(Units.formatBytes(strategy.medianResidueBytes)) | \(Units.formatDuration(nanoseconds: Int64(strategy.medianDurationNanoseconds))) | "
-                    + "\(strategy.okCount)/\(strategy.okCount + strategy.failedCount) |")
-        }
-        for name in summary.failedStrategies {
-            let outcome =
-                kills.first { $0.strategy == name && $0.killedCount == $0.caseCount }.map(\.description) ?? "failed"
-            out.append(
-                "| – | `\(cell(name))` | \(outcome) | " + (exact ? "– | – | " : "")
-                    + "– | – | – | – | – | – | – | 0/\(scenario.cases.filter { $0.strategy == name }.count) |")
-        }
-        out.append("")
-        out.append(
-            "Spread is half the range of the repetitions' peaks relative to their median; peak resident and RSS are absolute (they include the harness itself)."
-        )
-        out.append("")
-        if exact {
+        out.append(contentsOf: strategyTable(scenario, summary))
+        out.append(contentsOf: RepetitionsSection.lines(for: scenario))
+        if summary.ranked.contains(where: { $0.medianExactPeakNetBytes != nil }) {
             out.append(contentsOf: exactNote(summary))
         }
         let stem = ReportBundle.chartStem(scenario.name)
@@ -153,6 +123,54 @@ public enum MarkdownReport {
             }
             out.append("")
         }
+        return out
+    }
+
+    /// The ranked strategies with their figures, a row per failed strategy, and what the columns mean.
+    static func strategyTable(_ scenario: ScenarioRun, _ summary: ScenarioSummary) -> [String] {
+        var out: [String] = []
+        let kills = scenario.memoryLimitKills
+        // Exact peaks (`--peak exact`) get two columns beside the sampled peak, and the median's 95% interval one
+        // when some strategy has 6 or more repetitions; reports without them keep their shape.
+        let exact = summary.ranked.contains { $0.medianExactPeakNetBytes != nil }
+        let intervals = summary.ranked.contains { $0.peakAllocatedInterval != nil }
+        out.append(
+            "| Rank | Strategy | Peak allocated | " + (intervals ? "95% interval | " : "")
+                + (exact ? "Exact peak | Spike excess | " : "")
+                + "× best | Spread | Min – max | Peak resident | Peak RSS (VmHWM) | Residue | Duration | Cases ok |")
+        out.append(
+            "|---:|---|---:|" + (intervals ? "---:|" : "") + (exact ? "---:|---:|" : "")
+                + "---:|---:|---:|---:|---:|---:|---:|---:|")
+        for (rank, strategy) in summary.ranked.enumerated() {
+            let ratio = summary.ratioToBest(strategy).map { Units.fixed($0, decimals: 2) + "x" } ?? "–"
+            let spread = strategy.spreadPercent.map { "±" + Units.fixed($0 / 2, decimals: 1) + "%" } ?? "–"
+            let exactCells =
+                exact
+                ? "\(strategy.medianExactPeakNetBytes.map { Units.formatBytes($0) } ?? "–") | \(strategy.medianSpikeExcessBytes.map { Units.formatBytes($0) } ?? "–") | "
+                : ""
+            let intervalCell = intervals ? RepetitionsSection.cell(strategy.peakAllocatedInterval) + " | " : ""
+            out.append(
+                "| \(rank + 1) | `\(cell(strategy.strategy))` | \(Units.formatBytes(strategy.medianPeakAllocatedNetBytes)) | \(intervalCell)\(exactCells)\(ratio) | \(spread) | "
+                    + "\(Units.formatBytes(strategy.minPeakAllocatedNetBytes)) – \(Units.formatBytes(strategy.maxPeakAllocatedNetBytes)) | "
+                    + "\(Units.formatBytes(strategy.medianPeakResidentBytes)) | \(Units.formatBytes(strategy.medianPeakRSSBytes)) | "
+                    + "\(Units.formatBytes(strategy.medianResidueBytes)) | \(Units.formatDuration(nanoseconds: Int64(strategy.medianDurationNanoseconds))) | "
+                    + "\(strategy.okCount)/\(strategy.okCount + strategy.failedCount) |")
+        }
+        for name in summary.failedStrategies {
+            let outcome =
+                kills.first { $0.strategy == name && $0.killedCount == $0.caseCount }.map(\.description) ?? "failed"
+            out.append(
+                "| – | `\(cell(name))` | \(outcome) | " + (intervals ? "– | " : "") + (exact ? "– | – | " : "")
+                    + "– | – | – | – | – | – | – | 0/\(scenario.cases.filter { $0.strategy == name }.count) |")
+        }
+        out.append("")
+        out.append(
+            "Spread is half the range of the repetitions' peaks relative to their median; peak resident and RSS are absolute (they include the harness itself)."
+                + (intervals
+                    ? " The 95% interval holds the true median with at least 95% confidence whatever the noise's "
+                        + "distribution: two of the repetitions' own peaks (order statistics), with 6 or more repetitions."
+                    : ""))
+        out.append("")
         return out
     }
 

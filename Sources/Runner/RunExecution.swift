@@ -9,15 +9,23 @@ public enum RunEvent: Sendable {
 
 /// Runs a plan's cases, one after another, each to its outcome.
 public enum RunExecution {
-    /// Runs every case of `plan` with `launcher`, in plan order; `events` hears of each start and end.
+    /// Runs every case of `plan` with `launcher`, in plan order, and the further repetitions that
+    /// `repetitions: auto` scenarios ask for (`RepetitionSchedule`) as their rounds end; `events` hears of
+    /// each start and end.
     public static func execute(
         _ plan: RunPlan, launcher: some CaseLaunching, events: (RunEvent) -> Void = { _ in }
     ) -> [CaseResult] {
         var results: [CaseResult] = []
-        for (index, spec) in plan.cases.enumerated() {
+        var cases = plan.cases
+        var schedule = RepetitionSchedule(plan)
+        var index = 0
+        while index < cases.count {
             // A signal stops the run between cases (the running case's process was killed by the handler).
             guard Interruption.signal == nil else { break }
-            results.append(execute(spec, index: index, total: plan.cases.count, launcher: launcher, events: events))
+            let result = execute(cases[index], index: index, total: cases.count, launcher: launcher, events: events)
+            results.append(result)
+            cases.insert(contentsOf: schedule.casesAfter(result), at: index + 1)
+            index += 1
         }
         return results
     }
@@ -81,5 +89,6 @@ extension ScenarioRun {
             repetitions: results.map(\.repetition).max() ?? 0, cases: results)
         thresholds = spec.thresholds
         ranking = spec.ranking
+        if case .auto(let rule) = planned.repetitions { adaptiveRepetitions = rule }
     }
 }

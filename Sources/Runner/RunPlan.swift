@@ -1,3 +1,4 @@
+import HarnessModel
 import Measurement
 import Scenarios
 import WorkloadKit
@@ -6,8 +7,9 @@ import WorkloadKit
 public struct RunOptions: Sendable {
     /// Sampling interval unless a scenario sets its own; zero turns sampling off.
     public var interval: Duration = .milliseconds(1)
-    /// Overrides every scenario's repetitions when set.
-    public var repetitions: Int?
+    /// Overrides every scenario's repetitions when set (`--repeat N` or `--repeat auto`; with `auto`, a
+    /// scenario that asks for auto itself keeps its own target, minimum and maximum).
+    public var repetitions: RepetitionPolicy?
     /// Smoke-test mode: one repetition and every duration argument of every step divided by 4.
     public var quick = false
     /// Rows the sampler reserves per case before merging neighbours.
@@ -22,7 +24,7 @@ public struct RunOptions: Sendable {
     /// nil lets the files decide (`attribution: true`).
     public var attribution: AttributionRequest?
 
-    public init(interval: Duration = .milliseconds(1), repetitions: Int? = nil, quick: Bool = false) {
+    public init(interval: Duration = .milliseconds(1), repetitions: RepetitionPolicy? = nil, quick: Bool = false) {
         self.interval = interval
         self.repetitions = repetitions
         self.quick = quick
@@ -81,8 +83,13 @@ public struct PlannedScenario: Sendable {
     public var baseName: String
     /// The value swept at this point, as written and as a value; nil without a sweep.
     public var sweepPoint: (label: String, value: ParameterValue)?
-    /// Every case of this scenario (all repetitions and strategies), before sharding.
+    /// Every case of this scenario (all repetitions and strategies), before sharding. With `repetitions: auto`,
+    /// the first `minimum` repetitions: execution adds more while the stopping rule asks for them.
     public var cases: [CaseSpec]
+    /// How many repetitions each strategy runs, after `--repeat` and `--quick`.
+    public var repetitions: RepetitionPolicy
+    /// The figures whose 95% intervals decide when an auto scenario stops (`AdaptiveRepetitions.watchedFigures`).
+    public var watchedFigures: [Figure]
 }
 
 /// A run, fully validated: every scenario of every sweep point and the cases this process runs.
@@ -135,7 +142,7 @@ public enum RunPlanner {
             throw .scenario(error)
         }
         let options = request.options
-        let problems = problems(of: points.flatMap(\.specs), options: options)
+        let problems = problems(of: points.flatMap(\.specs), options: options, sharded: request.shard != nil)
         guard problems.isEmpty else { throw .options(problems) }
         let scenarios = points.flatMap { point in
             point.specs.map { spec in planned(spec, sweepKey: sweepKey, pointLabel: point.label, options: options) }
@@ -148,8 +155,14 @@ public enum RunPlanner {
     }
 
     /// What in the options does not fit the scenarios, one message each.
-    static func problems(of specs: [ScenarioSpec], options: RunOptions) -> [String] {
+    static func problems(of specs: [ScenarioSpec], options: RunOptions, sharded: Bool = false) -> [String] {
         var problems = options.memory.problems(for: specs)
+        for spec in specs where sharded {
+            guard case .auto = repetitions(of: spec, options: options) else { continue }
+            problems.append(
+                "\(spec.file): --shard cannot split `repetitions: auto` (the count is decided while the cases run); "
+                    + "give a fixed count with --repeat N")
+        }
         for spec in specs where (spec.interval ?? options.interval) == .zero && options.memory.budget(for: spec) != nil
         {
             problems.append("\(spec.file): a memory limit or warning needs the sampler; use an --interval above 0")
@@ -170,13 +183,28 @@ public enum RunPlanner {
         if !pointLabel.isEmpty { spec.name = "\(baseName) @ \(pointLabel)" }
         if let timeout = options.timeout { spec.timeout = timeout }
         return PlannedScenario(
-            spec: spec, baseName: baseName, sweepPoint: point, cases: cases(of: spec, options: options))
+            spec: spec, baseName: baseName, sweepPoint: point, cases: cases(of: spec, options: options),
+            repetitions: repetitions(of: spec, options: options),
+            watchedFigures: AdaptiveRepetitions.watchedFigures(
+                ranking: spec.ranking, exactPeaks: (options.peakMode ?? spec.peakMode) == .exact))
+    }
+
+    /// A scenario's repetitions under the run's options: one with `--quick`; `--repeat N` or `--repeat auto`
+    /// over the file's (a file's own auto settings stay under `--repeat auto`).
+    static func repetitions(of scenario: ScenarioSpec, options: RunOptions) -> RepetitionPolicy {
+        if options.quick { return .fixed(1) }
+        switch (options.repetitions, scenario.repetitions) {
+        case (.auto?, .auto): return scenario.repetitions
+        case (let asked?, _): return asked
+        case (nil, let own): return own
+        }
     }
 
     /// The cases of one scenario, repetition by repetition, strategy by strategy: strategies
     /// alternate within a repetition so slow drifts of the machine spread over all of them.
     public static func cases(of scenario: ScenarioSpec, options: RunOptions) -> [CaseSpec] {
-        let repetitions = options.quick ? 1 : (options.repetitions ?? scenario.repetitions)
+        let policy = repetitions(of: scenario, options: options)
+        let repetitions = policy.minimum
         let steps = options.quick ? scenario.steps.map(quartered) : scenario.steps
         let interval = scenario.interval ?? options.interval
         func spec(_ strategy: StrategyPlan, repetition: Int) -> CaseSpec {
@@ -194,11 +222,12 @@ public enum RunPlanner {
             scenario.strategies.map { spec($0, repetition: repetition) }
         }
         // Allocation stacks inflate the figures they are recorded with: one more case per strategy, after
-        // the measured ones, whose figures never reach a median, a ranking or a gate.
+        // the measured ones, whose figures never reach a median, a ranking or a gate. It is numbered after
+        // the most repetitions the scenario may run, so auto repetitions added later never share its number.
         guard let attribution = options.attribution ?? scenario.attribution else { return measured }
         return measured
             + scenario.strategies.map { strategy in
-                var attributed = spec(strategy, repetition: repetitions + 1)
+                var attributed = spec(strategy, repetition: policy.maximum + 1)
                 attributed.attribution = attribution
                 return attributed
             }

@@ -27,7 +27,7 @@ public enum PeakBarChart {
         var svg = SVGDocument(width: width, height: height)
         svg.text("\(run.name): peak allocated by strategy", x: 12, y: 22, size: 15, weight: "bold")
         svg.text(
-            "median of \(run.repetitions) repetition\(run.repetitions == 1 ? "" : "s"), whiskers min–max · \(scale == .log ? "log scale" : "linear scale")",
+            "median of \(RepetitionsSection.count(run)), whiskers min–max · \(scale == .log ? "log scale" : "linear scale")",
             x: 12, y: 40, size: 11, fill: "#555555")
         let plotBottom = top + rowHeight * Double(rows)
         for tick in axis.ticks {
