@@ -1,7 +1,7 @@
 # memharness: two commands do all the set-up on a fresh machine.
 #   make run    installs what is missing, builds (release), runs every scenario, writes Reports/latest/
 #   make test   installs what is missing, builds (debug) and runs the whole test suite, the example's included
-# Other targets: deps, build, example, bench, sample-report, clean.
+# Other targets: deps, build, example, bench, bench-stability, sample-report, clean.
 
 SWIFT        ?= swift
 # Debian packages the build and the tests need; installed only when missing.
@@ -13,7 +13,7 @@ RELEASE_BIN   = $(shell $(SWIFT) build -c release --show-bin-path)
 # Extra arguments for `make run`, e.g. make run ARGS="live-query --quick"
 ARGS         ?=
 
-.PHONY: deps bench-deps build run test example lint format bench sample-report clean
+.PHONY: deps bench-deps build run test example lint format bench bench-stability sample-report clean
 
 # $(call install-missing,PACKAGES): apt-get install those of PACKAGES that are not installed.
 define install-missing
@@ -71,10 +71,17 @@ format:
 	$(SWIFT) format --in-place --recursive Sources Tests Package.swift Plugins Examples
 
 # Side-by-side benchmarks (sampling overhead, the Differ, overhead and accuracy against massif and
-# heaptrack, stability over 5 runs); writes Reports/benchmarks/. Takes several minutes.
+# heaptrack, variation over 5 runs, gate stability over 20 + 20 runs); writes Reports/benchmarks/.
+# Takes several minutes.
 bench: build bench-deps
 	$(SWIFT) build -c release $(FRAME_POINTERS) --product memharness-bench
 	$(RELEASE_BIN)/memharness-bench
+
+# The gate stability benchmark alone (no tools needed): 20 unchanged runs and 20 with a real 5% regression
+# against a baseline with derived tolerances; writes Reports/benchmarks/stability.md. About 3 minutes.
+bench-stability: build
+	$(SWIFT) build -c release $(FRAME_POINTERS) --product memharness-bench
+	$(RELEASE_BIN)/memharness-bench stability
 
 # Regenerates the committed sample report.
 sample-report: build

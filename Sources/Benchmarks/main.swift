@@ -9,8 +9,9 @@ import WorkloadKit
 
 // memharness-bench: benchmarks that print ratios measured side by side in one run.
 //
-//   memharness-bench [sampling] [differ] [overhead] [accuracy] [stability]
-//                    [--rounds N] [--tool-rounds N] [--repeat N] [--no-tools] [--scenarios-dir DIR] [--out DIR]
+//   memharness-bench [sampling] [differ] [overhead] [accuracy] [variation] [stability]
+//                    [--rounds N] [--tool-rounds N] [--repeat N] [--runs N] [--no-tools] [--scenarios-dir DIR]
+//                    [--out DIR]
 //
 // `sampling`: the allocation-heavy calibration strategy (`churn`) with the sampler off and at 1 ms,
 // alternating, each case in its own child process as in a real run. Prints the ratio of median
@@ -21,16 +22,20 @@ import WorkloadKit
 // at 1 ms, exact (memharness-exact), under valgrind massif and under heaptrack; DIR/overhead.md.
 // `accuracy`: peaks of a hold, 200 short spikes and a cross-thread queue (known truths) from the
 // sampler, exact mode, massif and heaptrack; DIR/accuracy.md. `--no-tools` leaves massif and heaptrack out.
-// `stability`: `memharness run --repeat N` (default 5) over every shipped scenario and the coefficient of
-// variation of each strategy's peak; DIR/stability.md.
+// `variation`: `memharness run --repeat N` (default 5) over every shipped scenario and the coefficient of
+// variation of each strategy's peak; DIR/variation.md.
+// `stability`: the gates on N unchanged runs and N runs with a real 5% regression (`--runs N`, default 20)
+// of a small calibration scenario with `repetitions: auto`, against a baseline whose tolerances are derived
+// from the measured noise; false failures and regressions caught per gate; DIR/stability.md.
 // The binaries memharness and memharness-exact must sit beside this one (`make bench` builds them).
 
 struct BenchOptions {
-    static let all = ["sampling", "differ", "overhead", "accuracy", "stability"]
+    static let all = ["sampling", "differ", "overhead", "accuracy", "variation", "stability"]
     var benchmarks: [String] = []
     var rounds = 11
     var toolRounds = 1
     var repetitions = 5
+    var runs = 20
     var tools = true
     var scenariosDirectory = "Scenarios"
     var out = "Reports/benchmarks"
@@ -42,6 +47,7 @@ struct BenchOptions {
             case "--rounds": rounds = iterator.next().flatMap(Int.init) ?? rounds
             case "--tool-rounds": toolRounds = iterator.next().flatMap(Int.init) ?? toolRounds
             case "--repeat": repetitions = iterator.next().flatMap(Int.init) ?? repetitions
+            case "--runs": runs = iterator.next().flatMap(Int.init) ?? runs
             case "--no-tools": tools = false
             case "--scenarios-dir": scenariosDirectory = iterator.next() ?? scenariosDirectory
             case "--out": out = iterator.next() ?? out
@@ -89,10 +95,14 @@ for benchmark in options.benchmarks {
         try Bench.publish(
             AccuracyBenchmark.run(environment, rounds: 3, tools: options.tools), name: "accuracy.md",
             directory: options.out)
-    case "stability":
-        let text = try StabilityBenchmark.run(
+    case "variation":
+        let text = try VariationBenchmark.run(
             environment, repetitions: options.repetitions, scenariosDirectory: options.scenariosDirectory)
-        try Bench.publish(text, name: "stability.md", directory: options.out)
+        try Bench.publish(text, name: "variation.md", directory: options.out)
+    case "stability":
+        try Bench.publish(
+            try StabilityBenchmark.run(environment, runs: max(1, options.runs)), name: "stability.md",
+            directory: options.out)
     default:
         break
     }

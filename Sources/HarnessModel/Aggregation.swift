@@ -64,6 +64,12 @@ public struct StrategySummary: Sendable, Hashable {
     public var medianSpikeExcessBytes: Double?
     /// Median exact net peak per phase, bytes, in phase order; empty when no repetition has exact peaks.
     public var phaseExactPeakNetBytes: [PhaseFigure] = []
+    /// The 95% interval of the median net allocated peak; nil with fewer than 6 completed repetitions.
+    public var peakAllocatedInterval: MedianInterval?
+    /// The 95% interval of the median exact net peak; nil with fewer than 6 repetitions that have one.
+    public var exactPeakInterval: MedianInterval?
+    /// The 95% interval of the median ranking figure; nil with fewer than 6 repetitions that have it.
+    public var rankingInterval: MedianInterval?
 
     /// Reduces the completed repetitions `ok` (at least one) of a strategy that ran `caseCount` cases.
     init(strategy: String, ok: [CaseMeasurements], caseCount: Int, ranking: Figure) {
@@ -78,10 +84,13 @@ public struct StrategySummary: Sendable, Hashable {
         rankingMin = ranked.min()
         rankingMax = ranked.max()
         rankingSpreadPercent = Statistics.spreadPercent(ranked)
+        rankingInterval = MedianInterval(ranked)
         medianPeakAllocatedNetBytes = med(net)
         minPeakAllocatedNetBytes = net.min() ?? 0
         maxPeakAllocatedNetBytes = net.max() ?? 0
         spreadPercent = Statistics.spreadPercent(net)
+        peakAllocatedInterval = MedianInterval(net)
+        exactPeakInterval = MedianInterval(ok.compactMap(\.exactPeakNetBytes).map(Double.init))
         medianPeakResidentBytes = med(ok.map { Double($0.peak.residentBytes) })
         medianPeakRSSBytes = med(ok.map { Double($0.peakRSSBytes) })
         medianResidueBytes = med(ok.compactMap { $0.residueBytes.map(Double.init) })

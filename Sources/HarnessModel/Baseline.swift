@@ -6,12 +6,16 @@ public struct Baseline: Sendable, Hashable, Codable {
     public var name: String
     /// `"scenario/strategy"` → figure name (as in thresholds) → median bytes.
     public var cases: [String: [String: Double]]
+    /// `"scenario/strategy"` → figure name → how noisy the figure was when the baseline was saved and the
+    /// tolerance derived from it; nil in baselines saved without (every baseline before noise was kept).
+    public var noise: [String: [String: FigureNoise]]?
 
     public static let formatName = "memharness-baseline/1"
 
-    public init(name: String, cases: [String: [String: Double]]) {
+    public init(name: String, cases: [String: [String: Double]], noise: [String: [String: FigureNoise]]? = nil) {
         self.name = name
         self.cases = cases
+        self.noise = noise
     }
 
     /// The figures a baseline keeps: the steady ones.
@@ -27,79 +31,108 @@ public struct Baseline: Sendable, Hashable, Codable {
         return exact ? [.exactPeak] : [.peakAllocated]
     }
 
-    /// The medians of every strategy that has an `ok` case.
-    public init(name: String, report: RunReport) {
+    /// The medians of every strategy that has an `ok` case and, with `derivation`, each figure's noise
+    /// and the tolerance derived from it (for figures measured at least twice).
+    public init(name: String, report: RunReport, derivation: ToleranceDerivation? = nil) {
         var cases: [String: [String: Double]] = [:]
+        var noise: [String: [String: FigureNoise]] = [:]
         for run in report.scenarios {
             for strategy in run.strategies {
                 var figures: [String: Double] = [:]
+                var noises: [String: FigureNoise] = [:]
                 for figure in Self.figures(of: run) {
-                    if let median = ThresholdEvaluator.median(
-                        FigureReference(strategy: strategy, figure: figure), in: run)?.median
-                    {
-                        figures[figure.description] = median.rounded()
-                    }
+                    let values = ThresholdEvaluator.values(FigureReference(strategy: strategy, figure: figure), in: run)
+                    guard let median = Statistics.median(values) else { continue }
+                    figures[figure.description] = median.rounded()
+                    noises[figure.description] = derivation?.noise(of: values)
                 }
                 if !figures.isEmpty { cases["\(run.name)/\(strategy)"] = figures }
+                if !noises.isEmpty { noise["\(run.name)/\(strategy)"] = noises }
             }
         }
-        self.init(name: name, cases: cases)
+        self.init(name: name, cases: cases, noise: derivation == nil ? nil : noise)
+    }
+
+    /// The tolerance the baseline derived for a figure of a case; nil when it has none.
+    public func derivedTolerance(_ key: String, _ figure: Figure) -> FigureNoise? {
+        noise?[key]?[figure.description]
     }
 }
 
-/// How a run is compared with a baseline.
-public struct BaselinePolicy: Sendable, Hashable {
-    /// Relative change tolerated, e.g. 0.10 for 10%.
-    public var tolerance: Double
-    /// Absolute change in bytes tolerated whatever the ratio, so tiny figures do not flap.
-    public var floorBytes: Double
-    /// Treat an improvement beyond both bounds as a failure (off by default).
-    public var failOnImprovement: Bool
-
-    public init(tolerance: Double = 0.10, floorBytes: Double = 256 * 1024, failOnImprovement: Bool = false) {
-        self.tolerance = tolerance
-        self.floorBytes = floorBytes
-        self.failOnImprovement = failOnImprovement
+/// How noisy a figure was over the repetitions of the run a baseline was saved from.
+public struct FigureNoise: Sendable, Hashable, Codable {
+    /// How the noise was measured.
+    public enum Method: String, Sendable, Hashable, Codable {
+        /// The reach of the median's 95% interval (`MedianInterval`), with 6 or more repetitions.
+        case interval95 = "interval95"
+        /// Half the range of the values (max − min) / 2, with 2 to 5 repetitions (too few for an interval).
+        case halfRange = "half-range"
     }
 
-    /// Compares every baseline figure of the strategies the run has. A regression fails only when it is
-    /// beyond both the tolerance and the floor; cases absent from the run are skipped (shards, subsets).
-    public func compare(_ report: RunReport, with baseline: Baseline, baselineFile: String) -> [CheckResult] {
-        var checks: [CheckResult] = []
-        for run in report.scenarios {
-            for strategy in run.strategies {
-                guard let base = baseline.cases["\(run.name)/\(strategy)"] else { continue }
-                for figure in Baseline.figures(of: run) {
-                    guard let old = base[figure.description],
-                        let new = ThresholdEvaluator.median(
-                            FigureReference(strategy: strategy, figure: figure), in: run)
-                    else { continue }
-                    let change = new.median - old
-                    let relative = old != 0 ? change / abs(old) : (change == 0 ? 0 : .infinity)
-                    let beyond = abs(change) > floorBytes && abs(relative) > tolerance
-                    let regression = beyond && change > 0
-                    let improvement = beyond && change < 0
-                    let passed = !(regression || (improvement && failOnImprovement))
-                    let percent =
-                        relative.isFinite
-                        ? (relative >= 0 ? "+" : "") + Units.fixed(relative * 100, decimals: 1) + "%" : "new"
-                    let what = regression ? "regressed" : improvement ? "improved" : "unchanged"
-                    checks.append(
-                        CheckResult(
-                            kind: .baseline, scenario: run.name, strategy: strategy,
-                            name: "\(strategy).\(figure) vs baseline",
-                            passed: passed, actual: figure.format(new.median),
-                            limit:
-                                "\(figure.format(old)) ±\(Units.fixed(tolerance * 100, decimals: 0))% (floor \(Units.formatBytes(floorBytes)))",
-                            margin: percent,
-                            message:
-                                "\(run.name) / \(strategy).\(figure) \(what): \(figure.format(old)) → \(figure.format(new.median)) (\(percent), "
-                                + "\(change >= 0 ? "+" : "")\(figure.format(change))) against \(baselineFile)",
-                            spreadPercent: new.spread
-                        ))
-                }
-            }
+    /// Completed repetitions the figure was measured over.
+    public var repetitions: Int
+    public var method: Method
+    /// The noise relative to the median, as a fraction (0.021 for ±2.1%).
+    public var relativeNoise: Double
+    /// The ends of the median's 95% interval, bytes; nil when measured by half range.
+    public var intervalLow: Double?
+    public var intervalHigh: Double?
+    /// The relative change a comparison tolerates: max(factor × `relativeNoise`, the derivation's minimum).
+    public var tolerance: Double
+
+    public init(
+        repetitions: Int, method: Method, relativeNoise: Double, intervalLow: Double? = nil,
+        intervalHigh: Double? = nil, tolerance: Double
+    ) {
+        self.repetitions = repetitions
+        self.method = method
+        self.relativeNoise = relativeNoise
+        self.intervalLow = intervalLow
+        self.intervalHigh = intervalHigh
+        self.tolerance = tolerance
+    }
+}
+
+/// How `baseline save` turns a figure's measured noise into its tolerance: max(`factor` × noise, `minimum`).
+///
+/// The noise is the reach of the 95% interval of the median relative to it (6 or more repetitions), or
+/// half the range of the values (2 to 5). A comparison sets the new median's own interval against this
+/// tolerance, so the factor only has to cover what one run's interval does not see: drift between runs.
+public struct ToleranceDerivation: Sendable, Hashable {
+    /// Multiplies the measured noise.
+    public var factor: Double
+    /// The smallest tolerance derived, whatever the noise: a figure that did not move at all over a few
+    /// repetitions can still move a little between runs.
+    public var minimum: Double
+
+    /// 2: twice the baseline's own noise.
+    public static let defaultFactor = 2.0
+    /// 1%: peaks of unchanged code stayed within it in the stability benchmark (Reports/benchmarks/stability.md).
+    public static let defaultMinimum = 0.01
+
+    public init(
+        factor: Double = ToleranceDerivation.defaultFactor, minimum: Double = ToleranceDerivation.defaultMinimum
+    ) {
+        self.factor = factor
+        self.minimum = minimum
+    }
+
+    /// The noise of `values` and its tolerance; nil with fewer than 2 values, a value that is not finite, or
+    /// a zero median with values around it (no relative noise to state): the comparison then falls back to `--tolerance`.
+    public func noise(of values: [Double]) -> FigureNoise? {
+        guard values.count >= 2, values.allSatisfy(\.isFinite), let median = Statistics.median(values),
+            let low = values.min(), let high = values.max()
+        else { return nil }
+        let interval = MedianInterval(values)
+        let relative: Double
+        if let interval {
+            relative = interval.relativeReach
+        } else {
+            relative = high == low ? 0 : median == 0 ? .infinity : (high - low) / 2 / abs(median)
         }
-        return checks
+        guard relative.isFinite else { return nil }
+        return FigureNoise(
+            repetitions: values.count, method: interval == nil ? .halfRange : .interval95, relativeNoise: relative,
+            intervalLow: interval?.lower, intervalHigh: interval?.upper, tolerance: max(factor * relative, minimum))
     }
 }

@@ -176,6 +176,9 @@ public struct ScenarioRun: Sendable, Hashable, Codable {
     /// One case per strategy that recorded allocation stacks (`--attribute`), kept apart from `cases`:
     /// its figures are inflated by the recording and never enter medians, rankings or gates.
     public var attributedCases: [CaseResult] = []
+    /// `repetitions: auto`: the stopping rule the cases ran under (each strategy's count is in `cases`);
+    /// nil for a fixed count.
+    public var adaptiveRepetitions: AdaptiveRepetitions?
 
     public init(
         name: String, file: String, workload: String, summary: String, parameters: [NamedValue],

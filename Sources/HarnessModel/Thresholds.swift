@@ -247,11 +247,14 @@ public struct CheckResult: Sendable, Hashable, Codable {
 public enum ThresholdEvaluator {
     /// Median and spread of a figure over a strategy's `ok` cases; nil when none has it.
     public static func median(_ reference: FigureReference, in run: ScenarioRun) -> (median: Double, spread: Double?)? {
-        let values = run.cases.filter { $0.strategy == reference.strategy }.compactMap {
-            reference.figure.value(in: $0)
-        }
+        let values = values(reference, in: run)
         guard let median = Statistics.median(values) else { return nil }
         return (median, Statistics.spreadPercent(values))
+    }
+
+    /// The figure's values over a strategy's `ok` cases, in run order.
+    public static func values(_ reference: FigureReference, in run: ScenarioRun) -> [Double] {
+        run.cases.filter { $0.strategy == reference.strategy }.compactMap { reference.figure.value(in: $0) }
     }
 
     /// Checks every threshold whose strategies ran here; one naming a strategy without any case in

@@ -37,6 +37,20 @@ struct PercentArgument: ExpressibleByArgument, Sendable {
     var defaultValueDescription: String { Units.fixed(fraction * 100, decimals: 0) + "%" }
 }
 
+/// `--repeat N` or `--repeat auto`.
+struct RepetitionArgument: ExpressibleByArgument, Sendable {
+    var policy: RepetitionPolicy
+    init?(argument: String) {
+        if argument == "auto" {
+            policy = .auto(AdaptiveRepetitions())
+        } else if let count = Int(argument) {
+            policy = .fixed(count)
+        } else {
+            return nil
+        }
+    }
+}
+
 /// A size option such as `256KiB`.
 struct SizeArgument: ExpressibleByArgument, Sendable {
     var bytes: Int
@@ -181,15 +195,20 @@ struct GateOptions: ParsableArguments {
         help: ArgumentHelp("Compare the medians with this baseline file (see `baseline save`).", valueName: "file"))
     var baseline: String?
 
-    @Option(name: .long, help: ArgumentHelp("Relative change tolerated against the baseline.", valueName: "percent"))
-    var tolerance: PercentArgument = PercentArgument(0.10)
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Relative change tolerated against the baseline, for every figure (default: each figure's tolerance "
+                + "derived from its noise by `baseline save`, else 10%).",
+            valueName: "percent"))
+    var tolerance: PercentArgument?
 
     @Option(
         name: .long,
         help: ArgumentHelp("Absolute change tolerated against the baseline whatever the ratio.", valueName: "size"))
     var floor: SizeArgument = SizeArgument(256 * 1024)
 
-    @Flag(name: .long, help: "Also fail when a figure improved beyond the tolerance and floor.")
+    @Flag(name: .long, help: "Also fail when a figure improved outside the noise and beyond the floor.")
     var failOnImprovement = false
 
     @Option(name: .long, help: ArgumentHelp("Write the checks as JUnit XML to this file.", valueName: "file"))
@@ -207,7 +226,7 @@ struct GateOptions: ParsableArguments {
         GatePolicy(
             checkThresholds: checkThresholds,
             baseline: BaselinePolicy(
-                tolerance: tolerance.fraction, floorBytes: Double(floor.bytes), failOnImprovement: failOnImprovement),
+                tolerance: tolerance?.fraction, floorBytes: Double(floor.bytes), failOnImprovement: failOnImprovement),
             failOnMemoryLimit: failOnMemoryLimit)
     }
 

@@ -33,8 +33,10 @@ struct CompareCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "compare",
         abstract: "Check a report folder against a baseline (and its scenarios' thresholds) without running anything.",
-        discussion: "Fails (exit 2) only on regressions beyond both --tolerance and --floor; improvements are reported "
-            + "and fail only with --fail-on-improvement."
+        discussion: "Fails (exit 2) only on regressions outside the noise and beyond --floor: the new median's 95% "
+            + "interval (with 6 or more repetitions; else the median) must lie wholly above the baseline's band, the "
+            + "baseline value ± its tolerance (derived from its noise by `baseline save`, or --tolerance). "
+            + "Improvements are reported and fail only with --fail-on-improvement."
     )
 
     @Argument(help: ArgumentHelp("The report folder to check.", valueName: "dir"))
@@ -123,7 +125,10 @@ struct BaselineSaveCommand: ParsableCommand {
         commandName: "save",
         abstract: "Store the medians of a report folder as a baseline file.",
         discussion: "The file holds bytes per figure per scenario/strategy, sorted, with no times, hosts or paths, so "
-            + "it diffs well and is the same on any machine of a kind."
+            + "it diffs well and is the same on any machine of a kind. With each figure goes its noise, measured over "
+            + "the run's repetitions (the reach of the median's 95% interval with 6 or more, else half their range), "
+            + "and the tolerance derived from it: max(--noise-factor × noise, --min-tolerance). `compare` and "
+            + "`run --baseline` hold each figure to its own tolerance unless --tolerance is given."
     )
 
     @Option(
@@ -140,9 +145,27 @@ struct BaselineSaveCommand: ParsableCommand {
         help: ArgumentHelp("Where to write the baseline (default: Scenarios/baselines/NAME.json).", valueName: "file"))
     var output: String?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Each figure's tolerance is this many times its measured noise.", valueName: "k"))
+    var noiseFactor: Double = ToleranceDerivation.defaultFactor
+
+    @Option(
+        name: .long, help: ArgumentHelp("The smallest tolerance derived, whatever the noise.", valueName: "percent"))
+    var minTolerance = PercentArgument(ToleranceDerivation.defaultMinimum)
+
+    @Flag(name: .long, help: "Keep the medians only: every comparison uses --tolerance (default 10%).")
+    var noNoise = false
+
     func validate() throws {
         guard !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {
             throw ValidationError("--name '\(name)': use letters, digits, '-' and '_'")
+        }
+        guard noiseFactor.isFinite, (0...100).contains(noiseFactor) else {
+            throw ValidationError("--noise-factor \(noiseFactor) is out of range; allowed: 0...100")
+        }
+        guard minTolerance.fraction <= 1 else {
+            throw ValidationError("--min-tolerance must be between 0% and 100%")
         }
     }
 
@@ -152,7 +175,8 @@ struct BaselineSaveCommand: ParsableCommand {
             throw Terminal.fail(problem, status: .usage)
         }
         let report = try ReportFolderCommands.read(from).report
-        let baseline = Baseline(name: name, report: report)
+        let derivation = ToleranceDerivation(factor: noiseFactor, minimum: minTolerance.fraction)
+        let baseline = Baseline(name: name, report: report, derivation: noNoise ? nil : derivation)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         do {
@@ -160,7 +184,13 @@ struct BaselineSaveCommand: ParsableCommand {
         } catch let error as ReportError {
             throw Terminal.fail(error.description, status: error.exitStatus)
         }
-        Terminal.result("Baseline '\(name)': \(baseline.cases.count) cases from \(from) written to \(path)")
+        let derived = baseline.noise?.values.reduce(0) { $0 + $1.count } ?? 0
+        let tolerances =
+            noNoise
+            ? ""
+            : "; \(derived) figure\(derived == 1 ? "" : "s") with a tolerance derived from \(derived == 1 ? "its" : "their") noise"
+        Terminal.result(
+            "Baseline '\(name)': \(baseline.cases.count) cases from \(from) written to \(path)\(tolerances)")
     }
 }
 

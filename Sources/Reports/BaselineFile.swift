@@ -74,6 +74,24 @@ public enum BaselineFile {
                 }
             }
         }
+        try checkNoise(baseline, path: path)
         return baseline
+    }
+
+    /// Every noise figure finite and non-negative, measured over at least two repetitions.
+    static func checkNoise(_ baseline: Baseline, path: String) throws(ReportError) {
+        for (key, figures) in (baseline.noise ?? [:]).sorted(by: { $0.key < $1.key }) {
+            for (figure, noise) in figures.sorted(by: { $0.key < $1.key }) {
+                let values =
+                    [noise.relativeNoise, noise.tolerance] + [noise.intervalLow, noise.intervalHigh].compactMap { $0 }
+                guard values.allSatisfy({ $0.isFinite && $0 >= 0 }), noise.repetitions >= 2 else {
+                    throw .damaged(
+                        file: path, line: nil,
+                        reason: "\(key) \(figure): noise \(noise.relativeNoise), tolerance \(noise.tolerance) over "
+                            + "\(noise.repetitions) repetitions; expected finite, non-negative fractions over at least 2"
+                    )
+                }
+            }
+        }
     }
 }

@@ -54,7 +54,7 @@ public enum MarkdownReport {
             out.append("")
         }
         out.append(
-            "Workload `\(scenario.workload)` · file `\(scenario.file)` · \(scenario.repetitions) repetition\(scenario.repetitions == 1 ? "" : "s") · "
+            "Workload `\(scenario.workload)` · file `\(scenario.file)` · \(RepetitionsSection.headline(scenario)) · "
                 + "steps: \(scenario.steps.map { "`\($0)`" }.joined(separator: " → "))")
         out.append("")
         if !scenario.parameters.isEmpty {
@@ -71,11 +71,17 @@ public enum MarkdownReport {
         out.append(table.caption)
         out.append("")
         out.append(contentsOf: table.lines())
+        let intervals = summary.ranked.contains { $0.rankingInterval != nil }
         out.append(
             "Spread is half the range of the repetitions' ranking figure relative to its median; peak resident and RSS "
                 + "are absolute (they include the harness itself)."
-        )
+                + (intervals
+                    ? " The 95% interval holds the true median with at least 95% confidence whatever the noise's "
+                        + "distribution: two of the repetitions' own values (order statistics), with 6 or more "
+                        + "repetitions."
+                    : ""))
         out.append("")
+        out.append(contentsOf: RepetitionsSection.lines(for: scenario))
         if summary.ranked.contains(where: { $0.medianExactPeakNetBytes != nil }) {
             out.append(contentsOf: exactNote(summary))
         }

@@ -88,7 +88,8 @@ struct RankingTable {
                 failed: { name in
                     kills.first { $0.strategy == name && $0.killedCount == $0.caseCount }.map(\.description)
                         ?? "failed"
-                }),
+                })
+        ] + intervalColumn() + [
             Column(
                 header: "× best",
                 ranked: { summary.ratioToBest($1).map { Units.fixed($0, decimals: 2) + "x" } ?? "–" }),
@@ -96,6 +97,16 @@ struct RankingTable {
                 header: "Spread",
                 ranked: { $1.rankingSpreadPercent.map { "±" + Units.fixed($0 / 2, decimals: 1) + "%" } ?? "–" }),
             Column(header: "Min – max", ranked: { "\(value($1.rankingMin)) – \(value($1.rankingMax))" }),
+        ]
+    }
+
+    /// The 95% interval of the ranking figure's median, when some strategy ran 6 or more repetitions.
+    private func intervalColumn() -> [Column] {
+        guard summary.ranked.contains(where: { $0.rankingInterval != nil }) else { return [] }
+        return [
+            Column(
+                header: "95% interval",
+                ranked: { RepetitionsSection.cell($1.rankingInterval, format: { summary.formatRanking($0) }) })
         ]
     }
 

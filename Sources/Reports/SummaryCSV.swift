@@ -3,7 +3,9 @@ import HarnessModel
 /// Writes `summary.csv`: one row per case.
 ///
 /// Fixed columns first (see `fixedColumns`), then the exact-peak columns (`exactColumns`) when any
-/// case was run with `--peak exact`, then `phase.<phase>.peak_allocated_net_bytes` for every phase
+/// case was run with `--peak exact`, then the strategy's median net peak and the ends of its 95% interval
+/// (`RepetitionsSection.columns`, and `.exactColumns` for exact peaks) when some strategy ran 6 or more
+/// repetitions (the same on every row of a strategy), then `phase.<phase>.peak_allocated_net_bytes` for every phase
 /// seen (and `phase.<phase>.exact_peak_net_bytes` after them, with exact cases), then
 /// `metric.<name>_<unit>` for every scenario metric; cells that do not apply to a case stay empty.
 public enum SummaryCSV {
@@ -70,8 +72,12 @@ public enum SummaryCSV {
                 metricColumns.append(column(for: metric))
             }
         }
+        let intervals = RepetitionsSection.cells(report)
+        let intervalColumns = [RepetitionsSection.columns, RepetitionsSection.exactColumns].filter { names in
+            intervals.values.contains { $0[names[0]] != nil }
+        }.flatMap { $0 }
         var table = CSVTable(
-            columns: fixedColumns + (anyExact ? exactColumns : []) + phaseColumns + exactPhaseColumns
+            columns: fixedColumns + (anyExact ? exactColumns : []) + intervalColumns + phaseColumns + exactPhaseColumns
                 + metricColumns.sorted())
         for result in report.scenarios.flatMap(\.cases) {
             var cells: [String: String] = [
@@ -80,6 +86,7 @@ public enum SummaryCSV {
                 "failure": result.failure ?? "", "expectation": result.expectation?.rawValue ?? "",
             ]
             if let measurements = result.measurements { cells.merge(self.cells(measurements, result)) { $1 } }
+            cells.merge(intervals["\(result.scenario)\u{1F}\(result.strategy)"] ?? [:]) { $1 }
             if case .killedByMemoryLimit(let hit, _) = result.outcome {
                 cells["killed_at_ms"] = Units.fixed(Double(hit.timeNanoseconds) / 1e6, decimals: 3)
                 cells["footprint_at_kill_bytes"] = String(hit.footprintBytes)

@@ -11,49 +11,49 @@ public enum RunEvent: Sendable {
     case resumed(index: Int, total: Int, result: CaseResult)
 }
 
-/// Runs a plan's cases, each to its outcome: one at a time, or up to `jobs` at once for the scenarios
-/// that allow it (`parallel: true`: their figures are their own process's and not timing-sensitive).
-/// Results come back in plan order whatever order the cases ended in.
+/// Runs a plan's cases, each to its outcome, and the further repetitions `repetitions: auto` scenarios
+/// ask for (`RepetitionSchedule`) as their rounds end. Cases run one at a time, or up to `jobs` at once
+/// for the scenarios that allow it (`parallel: true`: their figures are their own process's and not
+/// timing-sensitive). Results come back in run order (the plan's, with further repetitions after the
+/// round that asked for them) whatever order the cases ended in.
 public enum RunExecution {
-    /// Runs every case of `plan` with `launcher`, except those `journal` already holds (an interrupted
-    /// run's, with `--resume`); each result is kept in the journal as it ends. `events` hears of each
-    /// start and end (from one thread at a time). A signal stops the run between cases: the results
-    /// are then those that finished.
-    static func execute(
-        _ plan: RunPlan, launcher: some CaseLaunching, journal: RunJournal?,
+    /// Runs `plan` with `launcher`. A case `journal` already holds (an interrupted run's, with `--resume`)
+    /// is taken from it instead; every result is kept in the journal as it ends. `events` hears of each
+    /// start and end, from one thread at a time. A signal stops the run between cases: the results are
+    /// then those that finished.
+    public static func execute(
+        _ plan: RunPlan, launcher: some CaseLaunching, journal: RunJournal? = nil,
         events: (RunEvent) -> Void = { _ in }
     ) -> [CaseResult] {
-        let total = plan.cases.count
-        var results = [CaseResult?](repeating: nil, count: total)
-        for (index, result) in journal?.finished ?? [:] where index < total {
-            results[index] = result
-            events(.resumed(index: index + 1, total: total, result: result))
-        }
+        var queue = CaseQueue(cases: plan.cases, schedule: RepetitionSchedule(plan))
         let jobs = launcher.runsCasesInTheirOwnProcess ? max(plan.options.jobs, 1) : 1
-        var index = 0
-        while index < total {
-            // A run of cases that may share the machine goes to the workers; any other case runs alone.
-            var end = index + 1
-            if jobs > 1 && plan.mayRunConcurrently(index) {
-                while end < total && plan.mayRunConcurrently(end) { end += 1 }
+        while let batch = queue.nextBatch(concurrent: jobs > 1 ? plan.mayRunConcurrently : { _ in false }) {
+            var finished: [Int: CaseResult] = [:]
+            var toRun: [Int] = []
+            for position in batch {
+                if let result = journal?.result(for: queue.cases[position]) {
+                    finished[position] = result
+                    events(.resumed(index: position + 1, total: queue.cases.count, result: result))
+                } else {
+                    toRun.append(position)
+                }
             }
-            let pending = (index..<end).filter { results[$0] == nil }
-            let finished = run(pending, of: plan, jobs: jobs, launcher: launcher, journal: journal, events: events)
-            for (position, result) in finished { results[position] = result }
+            let ran = run(toRun, of: queue.cases, jobs: jobs, launcher: launcher, journal: journal, events: events)
+            finished.merge(ran) { first, _ in first }
+            queue.finish(batch, results: finished)
             guard Interruption.signal == nil else { break }
-            index = end
         }
-        return results.compactMap { $0 }
+        return queue.results
     }
 
-    /// Runs the cases at `positions` on up to `jobs` threads; each takes the next case not yet started.
+    /// Runs the cases at `positions` of `cases` on up to `jobs` threads; each takes the next not yet started.
     private static func run(
-        _ positions: [Int], of plan: RunPlan, jobs: Int, launcher: some CaseLaunching, journal: RunJournal?,
+        _ positions: [Int], of cases: [CaseSpec], jobs: Int, launcher: some CaseLaunching, journal: RunJournal?,
         events: (RunEvent) -> Void
-    ) -> [(Int, CaseResult)] {
-        let total = plan.cases.count
+    ) -> [Int: CaseResult] {
+        guard !positions.isEmpty else { return [:] }
         let next = Atomic<Int>(0)
-        let finished = Mutex<[(Int, CaseResult)]>([])
+        let finished = Mutex<[Int: CaseResult]>([:])
         let announce = Mutex<Void>(())
         withoutActuallyEscaping(events) { events in
             // Called under `announce` only, so from one thread at a time: the caller's closure need not be Sendable.
@@ -65,9 +65,9 @@ public enum RunExecution {
                     guard slot < positions.count else { return }
                     let position = positions[slot]
                     let result = execute(
-                        plan.cases[position], index: position, total: total, launcher: launcher, events: report)
-                    journal?.record(result, at: position)
-                    finished.withLock { $0.append((position, result)) }
+                        cases[position], index: position, total: cases.count, launcher: launcher, events: report)
+                    journal?.record(result, of: cases[position])
+                    finished.withLock { $0[position] = result }
                 }
             }
         }
@@ -89,4 +89,47 @@ public enum RunExecution {
         events(.finished(index: index + 1, total: total, result: result, elapsedNanoseconds: elapsed))
         return result
     }
+}
+
+/// The cases of a run in run order, growing as `repetitions: auto` asks for more, handed out in batches:
+/// a batch is one case, or every case in a row that may run beside the others.
+struct CaseQueue {
+    private(set) var cases: [CaseSpec]
+    private var outcomes: [CaseResult?]
+    private var schedule: RepetitionSchedule
+    private var next = 0
+
+    init(cases: [CaseSpec], schedule: RepetitionSchedule) {
+        self.cases = cases
+        outcomes = cases.map { _ in nil }
+        self.schedule = schedule
+    }
+
+    /// The positions of the next cases to run; nil when every case has run.
+    mutating func nextBatch(concurrent: (CaseSpec) -> Bool) -> [Int]? {
+        guard next < cases.count else { return nil }
+        var end = next + 1
+        if concurrent(cases[next]) {
+            while end < cases.count && concurrent(cases[end]) { end += 1 }
+        }
+        defer { next = end }
+        return Array(next..<end)
+    }
+
+    /// Takes the results of `batch` (in its order, so the rounds of `repetitions: auto` are judged the
+    /// same way however the cases interleaved) and puts the repetitions they ask for right after it.
+    mutating func finish(_ batch: [Int], results: [Int: CaseResult]) {
+        var further: [CaseSpec] = []
+        for position in batch {
+            guard let result = results[position] else { continue }
+            outcomes[position] = result
+            further += schedule.casesAfter(result)
+        }
+        let end = (batch.last ?? next - 1) + 1
+        cases.insert(contentsOf: further, at: end)
+        outcomes.insert(contentsOf: further.map { _ in nil }, at: end)
+    }
+
+    /// The results so far, in run order.
+    var results: [CaseResult] { outcomes.compactMap { $0 } }
 }

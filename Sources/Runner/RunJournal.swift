@@ -1,5 +1,6 @@
 import Foundation
 import Reports
+import Synchronization
 import WorkloadKit
 
 #if os(Linux)
@@ -13,14 +14,23 @@ import WorkloadKit
 /// runs only the cases it does not hold, then writes the same report an uninterrupted run would.
 /// The report, once written, makes it unnecessary: a run that writes its report removes it.
 ///
-/// The journal holds the plan it belongs to (`plan.json`, every case's spec) and one file per finished
-/// case (`case-<index>.json`, its `CaseResult`), each written to a temporary name and renamed, so a
-/// file present is a complete result. It is only touched while the output folder's lock is held.
-final class RunJournal: Sendable {
+/// The journal holds the plan it belongs to (`plan.json`, every planned case's spec) and one file per
+/// finished case (`case-<n>.json`: its spec and its `CaseResult`; further repetitions of `repetitions:
+/// auto` included), each written to a temporary name and renamed, so a file present is a complete
+/// result. It is only touched while the output folder's lock is held.
+public final class RunJournal: Sendable {
     /// The journal folder.
     let path: String
-    /// Results of an earlier, interrupted run of the same plan, by case index (empty unless resuming).
-    let finished: [Int: CaseResult]
+    /// Results of an earlier, interrupted run of the same plan, by case (empty unless resuming).
+    private let finished: [CaseSpec: CaseResult]
+    /// The number of the next file a result is written to.
+    private let written = Atomic<Int>(0)
+
+    /// One finished case as the journal keeps it.
+    private struct Entry: Codable {
+        var spec: CaseSpec
+        var result: CaseResult
+    }
 
     /// The journal folder of `directory`: a hidden sibling.
     static func path(for directory: String) -> String {
@@ -50,7 +60,8 @@ final class RunJournal: Sendable {
             guard let earlier, earlier == cases else {
                 throw .resumeMismatch(output: directory, detail: Self.difference(earlier ?? [], cases))
             }
-            finished = Self.readFinished(in: path, count: cases.count)
+            finished = Self.readFinished(in: path)
+            written.store(finished.count, ordering: .relaxed)
         } else {
             // An earlier journal is of a run the user chose not to resume.
             try? FileManager.default.removeItem(atPath: path)
@@ -66,11 +77,16 @@ final class RunJournal: Sendable {
         }
     }
 
-    /// Keeps `result`, the case at `index` of the plan. A result that cannot be kept only costs a resume
-    /// the re-run of that case: the run goes on.
-    func record(_ result: CaseResult, at index: Int) {
-        guard let data = try? JSONEncoder().encode(result) else { return }  // a result always encodes
-        try? Self.writeAtomically(data, to: "\(path)/case-\(index).json")
+    /// The result an interrupted run kept for `spec`; nil when it did not finish it.
+    func result(for spec: CaseSpec) -> CaseResult? { finished[spec] }
+
+    /// Keeps `result`, the outcome of `spec`. A result that cannot be kept only costs a resume the
+    /// re-run of that case: the run goes on.
+    func record(_ result: CaseResult, of spec: CaseSpec) {
+        // A result always encodes (every figure is a plain value).
+        guard let data = try? JSONEncoder().encode(Entry(spec: spec, result: result)) else { return }
+        let number = written.add(1, ordering: .relaxed).oldValue
+        try? Self.writeAtomically(data, to: "\(path)/case-\(number).json")
     }
 
     /// Removes the journal: the report now holds everything it held.
@@ -79,12 +95,14 @@ final class RunJournal: Sendable {
         try? FileManager.default.removeItem(atPath: path)
     }
 
-    private static func readFinished(in path: String, count: Int) -> [Int: CaseResult] {
-        var finished: [Int: CaseResult] = [:]
-        for index in 0..<count {
-            guard let data = FileManager.default.contents(atPath: "\(path)/case-\(index).json") else { continue }
+    private static func readFinished(in path: String) -> [CaseSpec: CaseResult] {
+        // An unreadable folder holds no results: every case runs again.
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+        var finished: [CaseSpec: CaseResult] = [:]
+        for name in names where name.hasPrefix("case-") && name.hasSuffix(".json") {
+            guard let data = FileManager.default.contents(atPath: "\(path)/\(name)") else { continue }
             // A damaged result is a case to run again.
-            if let result = try? JSONDecoder().decode(CaseResult.self, from: data) { finished[index] = result }
+            if let entry = try? JSONDecoder().decode(Entry.self, from: data) { finished[entry.spec] = entry.result }
         }
         return finished
     }

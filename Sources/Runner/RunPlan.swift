@@ -7,8 +7,9 @@ import WorkloadKit
 public struct RunOptions: Sendable {
     /// Sampling interval unless a scenario sets its own; zero turns sampling off.
     public var interval: Duration = .milliseconds(1)
-    /// Overrides every scenario's repetitions when set.
-    public var repetitions: Int?
+    /// Overrides every scenario's repetitions when set (`--repeat N` or `--repeat auto`; with `auto`, a
+    /// scenario that asks for auto itself keeps its own target, minimum and maximum).
+    public var repetitions: RepetitionPolicy?
     /// Smoke-test mode: one repetition and every duration argument of every step divided by 4.
     public var quick = false
     /// Rows the sampler reserves per case before merging neighbours.
@@ -27,7 +28,7 @@ public struct RunOptions: Sendable {
     /// `--resume`: run only the cases an interrupted run into the same folder did not finish.
     public var resume = false
 
-    public init(interval: Duration = .milliseconds(1), repetitions: Int? = nil, quick: Bool = false) {
+    public init(interval: Duration = .milliseconds(1), repetitions: RepetitionPolicy? = nil, quick: Bool = false) {
         self.interval = interval
         self.repetitions = repetitions
         self.quick = quick
@@ -86,8 +87,13 @@ public struct PlannedScenario: Sendable {
     public var baseName: String
     /// The value swept at this point, as written and as a value; nil without a sweep.
     public var sweepPoint: (label: String, value: ParameterValue)?
-    /// Every case of this scenario (all repetitions and strategies), before sharding.
+    /// Every case of this scenario (all repetitions and strategies), before sharding. With `repetitions: auto`,
+    /// the first `minimum` repetitions: execution adds more while the stopping rule asks for them.
     public var cases: [CaseSpec]
+    /// How many repetitions each strategy runs, after `--repeat` and `--quick`.
+    public var repetitions: RepetitionPolicy
+    /// The figures whose 95% intervals decide when an auto scenario stops (`AdaptiveRepetitions.watchedFigures`).
+    public var watchedFigures: [Figure]
 }
 
 /// A run, fully validated: every scenario of every sweep point and the cases this process runs.
@@ -102,8 +108,8 @@ public struct RunPlan: Sendable {
     /// Names of the scenarios whose cases may run beside others (`parallel: true`).
     public var parallelScenarios: Set<String> = []
 
-    /// True when the case at `index` may run while other cases run (its scenario says so).
-    public func mayRunConcurrently(_ index: Int) -> Bool { parallelScenarios.contains(cases[index].scenario) }
+    /// True when `spec` may run while other cases run (its scenario says so).
+    public func mayRunConcurrently(_ spec: CaseSpec) -> Bool { parallelScenarios.contains(spec.scenario) }
 
     /// True when some case needs every allocation counted.
     public var needsExactPeaks: Bool { cases.contains { $0.peakMode == .exact } }
@@ -146,7 +152,7 @@ public enum RunPlanner {
             throw .scenario(error)
         }
         let options = request.options
-        let problems = problems(of: points.flatMap(\.specs), options: options)
+        let problems = problems(of: points.flatMap(\.specs), options: options, sharded: request.shard != nil)
         guard problems.isEmpty else { throw .options(problems) }
         let scenarios = points.flatMap { point in
             point.specs.map { spec in planned(spec, sweepKey: sweepKey, pointLabel: point.label, options: options) }
@@ -161,10 +167,10 @@ public enum RunPlanner {
     }
 
     /// What in the options does not fit the scenarios, one message each.
-    static func problems(of specs: [ScenarioSpec], options: RunOptions) -> [String] {
+    static func problems(of specs: [ScenarioSpec], options: RunOptions, sharded: Bool = false) -> [String] {
         var problems: [String] = []
         // The command line checks these too; a library caller gets the same checks before any case.
-        if let repetitions = options.repetitions, !(1...100).contains(repetitions) {
+        if case .fixed(let repetitions)? = options.repetitions, !(1...100).contains(repetitions) {
             problems.append("repetitions \(repetitions) is out of range; allowed: 1...100")
         }
         if options.interval < .zero || options.interval > .seconds(10) {
@@ -181,6 +187,12 @@ public enum RunPlanner {
             problems.append("sample capacity \(options.sampleCapacity) must be at least 1")
         }
         problems += options.memory.problems(for: specs)
+        for spec in specs where sharded {
+            guard case .auto = repetitions(of: spec, options: options) else { continue }
+            problems.append(
+                "\(spec.file): --shard cannot split `repetitions: auto` (the count is decided while the cases run); "
+                    + "give a fixed count with --repeat N")
+        }
         for spec in specs where (spec.interval ?? options.interval) == .zero && options.memory.budget(for: spec) != nil
         {
             problems.append("\(spec.file): a memory limit or warning needs the sampler; use an --interval above 0")
@@ -201,14 +213,29 @@ public enum RunPlanner {
         if !pointLabel.isEmpty { spec.name = "\(baseName) @ \(pointLabel)" }
         if let timeout = options.timeout { spec.timeout = timeout }
         return PlannedScenario(
-            spec: spec, baseName: baseName, sweepPoint: point, cases: cases(of: spec, options: options))
+            spec: spec, baseName: baseName, sweepPoint: point, cases: cases(of: spec, options: options),
+            repetitions: repetitions(of: spec, options: options),
+            watchedFigures: AdaptiveRepetitions.watchedFigures(
+                ranking: spec.ranking, exactPeaks: (options.peakMode ?? spec.peakMode) == .exact))
+    }
+
+    /// A scenario's repetitions under the run's options: one with `--quick`; `--repeat N` or `--repeat auto`
+    /// over the file's (a file's own auto settings stay under `--repeat auto`).
+    static func repetitions(of scenario: ScenarioSpec, options: RunOptions) -> RepetitionPolicy {
+        if options.quick { return .fixed(1) }
+        switch (options.repetitions, scenario.repetitions) {
+        case (.auto?, .auto): return scenario.repetitions
+        case (let asked?, _): return asked
+        case (nil, let own): return own
+        }
     }
 
     /// The cases of one scenario, repetition by repetition, strategy by strategy: strategies
     /// alternate within a repetition so slow drifts of the machine spread over all of them.
     public static func cases(of scenario: ScenarioSpec, options: RunOptions) -> [CaseSpec] {
         // `plan` refuses repetitions below 1; a direct caller passing 0 gets one case, not a trap on `1...0`.
-        let repetitions = max(1, options.quick ? 1 : (options.repetitions ?? scenario.repetitions))
+        let policy = repetitions(of: scenario, options: options)
+        let repetitions = max(1, policy.minimum)
         let steps = options.quick ? scenario.steps.map(quartered) : scenario.steps
         let interval = scenario.interval ?? options.interval
         func spec(_ strategy: StrategyPlan, repetition: Int) -> CaseSpec {
@@ -226,11 +253,12 @@ public enum RunPlanner {
             scenario.strategies.map { spec($0, repetition: repetition) }
         }
         // Allocation stacks inflate the figures they are recorded with: one more case per strategy, after
-        // the measured ones, whose figures never reach a median, a ranking or a gate.
+        // the measured ones, whose figures never reach a median, a ranking or a gate. It is numbered after
+        // the most repetitions the scenario may run, so auto repetitions added later never share its number.
         guard let attribution = options.attribution ?? scenario.attribution else { return measured }
         return measured
             + scenario.strategies.map { strategy in
-                var attributed = spec(strategy, repetition: repetitions + 1)
+                var attributed = spec(strategy, repetition: policy.maximum + 1)
                 attributed.attribution = attribution
                 return attributed
             }

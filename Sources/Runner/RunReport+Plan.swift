@@ -45,5 +45,6 @@ extension ScenarioRun {
         thresholds = spec.thresholds
         ranking = spec.ranking
         ratePhase = spec.ratePhase
+        if case .auto(let rule) = planned.repetitions { adaptiveRepetitions = rule }
     }
 }

@@ -141,7 +141,7 @@ extension ScenarioSpec {
                     name: CommandScenario.runStep.name, phase: CommandScenario.runStep.name,
                     arguments: ParameterValues())
             ],
-            repetitions: repetitions, interval: nil, timeout: timeout, settle: .zero)
+            repetitions: .fixed(repetitions), interval: nil, timeout: timeout, settle: .zero)
         spec.inlineDescriptor = descriptor
         return spec
     }

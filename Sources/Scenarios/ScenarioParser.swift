@@ -132,7 +132,7 @@ public struct ScenarioParser: Sendable {
                     metrics: descriptor.metrics)
             } ?? []
 
-        let repetitions = context.readNumber(mapping, "repetitions", default: 3, range: 1...100)
+        let repetitions = context.readRepetitions(mapping["repetitions"])
         let interval = context.readDuration(mapping, "interval", range: .microseconds(50) ... .seconds(10))
         let timeout =
             context.readDuration(mapping, "timeout", range: .milliseconds(100) ... .seconds(3600)) ?? .seconds(120)

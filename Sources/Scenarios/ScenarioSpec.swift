@@ -19,8 +19,8 @@ public struct ScenarioSpec: Sendable {
     public var strategies: [StrategyPlan]
     /// Steps in order, with arguments after defaults.
     public var steps: [StepInvocation]
-    /// Repetitions of each strategy.
-    public var repetitions: Int
+    /// Repetitions of each strategy: a fixed count, or `auto` (until the median's 95% interval is narrow enough).
+    public var repetitions: RepetitionPolicy
     /// Sampling interval for this scenario; nil means the run's.
     public var interval: Duration?
     /// Per-case time limit.

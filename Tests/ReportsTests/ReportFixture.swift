@@ -111,3 +111,31 @@ enum ReportFixture {
         return RunReport(generatedAt: "2026-01-01T00:00:00Z", environment: environment, scenarios: [scenario])
     }
 }
+
+extension ReportFixture {
+    /// The run with `repetitions: auto` (target ±2%, 6 to 9): `unbounded-dispatch` steady, stopped after 6;
+    /// `signal-next` noisy, stopped at the maximum of 9; `deliver-on` crashed, stopped after 6.
+    static var autoReport: RunReport {
+        var report = report
+        let steady = [142_000_000, 142_100_000, 141_900_000, 142_050_000, 141_950_000, 142_000_000]
+        let noisy =
+            [10_000_000, 10_400_000, 9_600_000, 11_000_000, 10_100_000, 9_900_000, 10_200_000, 9_000_000]
+            + [10_050_000]
+        var cases: [CaseResult] = []
+        for repetition in 1...9 {
+            if repetition <= 6 { cases.append(result("unbounded-dispatch", repetition, peak: steady[repetition - 1])) }
+            cases.append(result("signal-next", repetition, peak: noisy[repetition - 1]))
+            if repetition <= 6 {
+                cases.append(
+                    CaseResult.draft(
+                        scenario: "live-query", workload: "live-query", strategy: "deliver-on",
+                        repetition: repetition, status: repetition == 6 ? .crashed : .ok, failure: "Fatal error"
+                    ) { draftFigures(&$0, repetition: repetition, peak: 6_000_000 + repetition * 1_000) })
+            }
+        }
+        report.scenarios[0].cases = cases
+        report.scenarios[0].repetitions = 9
+        report.scenarios[0].adaptiveRepetitions = AdaptiveRepetitions(target: 0.02, minimum: 6, maximum: 9)
+        return report
+    }
+}

@@ -126,3 +126,30 @@ struct ReportWriterTests {
         #expect(thin.rssBytes.last == 999)
     }
 }
+
+extension ReportWriterTests {
+    @Test func autoRepetitionsShowTheIntervalBesideTheMedian() throws {
+        let report = ReportFixture.autoReport
+        let markdown = MarkdownReport.render(report)
+        try checkGolden(markdown, "report-auto.md")
+        try checkGolden(SummaryCSV.render(report), "summary-auto.csv")
+        #expect(markdown.contains("repetitions: auto, 6–9 per strategy"))
+        #expect(markdown.contains("| `signal-next` | 9 | peak allocated |"))
+        #expect(markdown.contains("at the maximum (9)"))
+        #expect(markdown.contains("a repetition did not complete"))
+        // Fixed-count reports keep their shape: no interval column, no Repetitions section.
+        #expect(!MarkdownReport.render(ReportFixture.report).contains("95% interval"))
+        #expect(!SummaryCSV.render(ReportFixture.report).contains("ci95"))
+    }
+
+    @Test func recordsWithoutAutoRepetitionsReadAsBefore() throws {
+        let fixed = ReportBundle.record(ReportFixture.report, checks: [], rendering: RenderingOptions())
+        let text = String(decoding: try RecordCodec.encode(fixed), as: UTF8.self)
+        #expect(!text.contains("adaptiveRepetitions"), "a fixed run's record has the shape it had before")
+        let auto = ReportBundle.record(ReportFixture.autoReport, checks: [], rendering: RenderingOptions())
+        let data = try RecordCodec.encode(auto)
+        let back = try RecordCodec.decode(data, file: "run.json")
+        #expect(back == auto)
+        #expect(ReportBundle.renderings(back).map(\.data) == ReportBundle.renderings(auto).map(\.data))
+    }
+}

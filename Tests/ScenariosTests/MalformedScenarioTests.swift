@@ -58,7 +58,7 @@ struct MalformedScenarioTests {
         ),
         (
             "unknown workload", replacing("workload: example", "workload: exampel"),
-            "x.yaml:2:11: unknown workload 'exampel'; expected one of: example (did you mean 'example'?)"
+            "x.yaml:2:11: unknown workload 'exampel'; expected one of: example, command (did you mean 'example'?)"
         ),
         (
             "two documents", base + "---\n" + base,
@@ -154,7 +154,7 @@ struct MalformedScenarioTests {
         ),
         (
             "repetitions NaN", base + "repetitions: .nan\n",
-            "x.yaml:10:14: 'repetitions' is a whole number in 1...100, got '.nan'"
+            "x.yaml:10:14: bad value '.nan' for 'repetitions'; expected a whole number in 1...100, `auto`, or a mapping"
         ),
         (
             "timeout zero", base + "timeout: 0s\n",

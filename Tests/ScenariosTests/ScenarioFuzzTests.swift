@@ -75,7 +75,7 @@ struct ScenarioFuzzTests {
             let spec = try parser.parse(text, file: "x.yaml")
             // An accepted spec plans without a trap, and its values are what the checks allow.
             _ = RunPlanner.cases(of: spec, options: RunOptions())
-            #expect((1...100).contains(spec.repetitions), "input \(index)")
+            #expect((1...100).contains(spec.repetitions.minimum) && spec.repetitions.maximum <= 100, "input \(index)")
             for threshold in spec.thresholds {
                 switch threshold.limit {
                 case .absolute(let value): #expect(value.isFinite, "input \(index)")

@@ -124,7 +124,8 @@ struct ScenarioParserTests {
                 "Scenarios/x.yaml:8:3: unknown parameter 'colour' of workload 'example'; expected one of: documents, payloadSize, writeRate, consumerWork, matchingShare, verbose, mode",
                 "Scenarios/x.yaml:10:12: bad value 'forever' for 'burst.duration'; expected a duration, e.g. 5ms, 3s, 200us",
                 "Scenarios/x.yaml:11:5: unknown step 'dance'; expected one of: subscribe, burst, idle, settle, repeat",
-                "Scenarios/x.yaml:12:14: 'repetitions' is a whole number in 1...100, got 'many'",
+                "Scenarios/x.yaml:12:14: bad value 'many' for 'repetitions'; expected a whole number in 1...100, `auto`, "
+                    + "or a mapping such as {auto: true, target: 2%, min: 6, max: 15}",
             ])
     }
 
