@@ -237,6 +237,9 @@ public struct RunReport: Sendable, Hashable, Codable {
     public var scenarios: [ScenarioRun]
     /// Peak versus a swept value (`run --set key=v1,v2,...`), one per scenario; nil without a sweep.
     public var sweeps: [SweepSummary]?
+    /// Wall time from the first case's start to the last case's end, nanoseconds; nil when not measured
+    /// (merged shards, older records).
+    public var elapsedNanoseconds: Int64? = nil
 
     public init(
         generatedAt: String, environment: EnvironmentInfo, scenarios: [ScenarioRun], sweeps: [SweepSummary]? = nil

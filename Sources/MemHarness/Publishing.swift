@@ -57,6 +57,11 @@ enum Publishing {
     }
 
     /// One stderr line per case that did not complete (kills by the memory limit are notes).
+    /// Where the run's time went, per scenario (one line on stderr).
+    static func reportTime(_ report: RunReport) {
+        if let summary = report.timeSummary { Terminal.note("time: \(summary)") }
+    }
+
     static func reportCasesThatDidNotComplete(_ report: RunReport) {
         for result in report.scenarios.flatMap(\.cases) where result.status != .ok {
             if result.status == .killedByMemoryLimit {

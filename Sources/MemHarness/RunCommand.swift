@@ -52,6 +52,7 @@ struct RunCommand: ParsableCommand {
             Terminal.note("note: --quick shortens the steps the thresholds were written for, so they were not checked")
         }
         Publishing.reportCasesThatDidNotComplete(outcome.record.report)
+        if !running.quiet { Publishing.reportTime(outcome.record.report) }
         if outcome.status != .ok { throw ExitCode(outcome.status.code) }
     }
 }

@@ -41,6 +41,7 @@ public enum MarkdownReport {
             out.append(contentsOf: section(for: scenario, charts: charts))
         }
         out.append(contentsOf: environment(report.environment, cases: cases))
+        out.append(contentsOf: timeTable(report))
         return out.joined(separator: "\n") + "\n"
     }
 
@@ -210,6 +211,30 @@ public enum MarkdownReport {
         out.append("| Sampling interval | \(interval) |")
         let samplerBytes = sampling.map(\.samplerAllocatedBytes).max() ?? 0
         out.append("| Sampler's own allocations | \(Units.formatBytes(samplerBytes)) (largest over cases) |")
+        return out
+    }
+
+    /// Where the run's time went: each scenario's cases' wall time, slowest first; nothing for records
+    /// without case times.
+    static func timeTable(_ report: RunReport) -> [String] {
+        let times = report.scenarioTimes.sorted { $0.nanoseconds > $1.nanoseconds }
+        guard !times.isEmpty else { return [] }
+        let total = max(times.reduce(Int64(0)) { $0 + $1.nanoseconds }, 1)
+        var out = ["", "### Time per scenario", ""]
+        if let elapsed = report.elapsedNanoseconds {
+            out.append(
+                "The cases ran in \(Units.formatSeconds(elapsed)) of wall time; their own times add up to "
+                    + "\(Units.formatSeconds(total)) (cases of `parallel: true` scenarios run side by side with --jobs)."
+            )
+            out.append("")
+        }
+        out.append("| Scenario | Cases | Case time | Share |")
+        out.append("|---|---:|---:|---:|")
+        for time in times {
+            let share = Units.fixed(Double(time.nanoseconds) / Double(total) * 100, decimals: 0) + "%"
+            out.append(
+                "| \(cell(time.scenario)) | \(time.cases) | \(Units.formatSeconds(time.nanoseconds)) | \(share) |")
+        }
         return out
     }
 

@@ -99,16 +99,19 @@ public enum RunSession {
         } catch {
             throw .run(error)
         }
+        let start = MonotonicClock.nanoseconds()
         let results = RunExecution.execute(plan, launcher: launcher, journal: journal, events: events)
+        let elapsed = MonotonicClock.nanoseconds() - start
         // Interrupted: the cases that ran are not a run; the previous report stays as it was, and the
         // journal keeps them for --resume.
         if let signal = Interruption.signal {
             throw .interrupted(signal: signal, finishedCases: results.count, totalCases: plan.cases.count)
         }
-        let report = RunReport(
+        var report = RunReport(
             plan: plan, results: results,
             environment: MachineEnvironment.current(toolVersion: toolVersion, interval: request.options.interval),
             generatedAt: Timestamp.now())
+        report.elapsedNanoseconds = elapsed
         let checks = Gate.checks(for: report, baseline: output.baseline, policy: output.gate)
         let record = ReportBundle.record(report, checks: checks, rendering: output.rendering)
         do throws(ReportError) {
