@@ -142,6 +142,11 @@ final class CaseRun {
         var threadAllocatedBytes: UInt64 = 0
     }
 
+    /// The script's first step, copied before the baseline (see `start`).
+    private(set) var firstStep: StepInvocation?
+    /// The optional list of nested steps, named before the baseline (see `start`).
+    private(set) var warmedType: ObjectIdentifier?
+
     /// Bytes the case's thread allocated inside the workload's calls since the baseline; the rest of what
     /// it allocated is the harness's (see `harnessAllocatedBytes()`).
     private var workloadAllocatedBytes: UInt64 = 0
@@ -184,6 +189,12 @@ final class CaseRun {
     /// phase bookkeeping reserved up front: the sampler's thread exists before the settle, and the
     /// baseline is the live heap (`stats.allocated` without the freed regions held in thread caches).
     func start() throws(MeasurementError) {
+        // A step is copied out of the script as each phase begins; the first copy makes the runtime build
+        // (and keep) the metadata of the optional list of nested steps: here, not after the baseline. A
+        // debug build builds it on the copy, a release build when the type is named. Stored, so an
+        // optimizer cannot drop either.
+        firstStep = spec.steps.isEmpty ? nil : spec.steps[0]
+        warmedType = ObjectIdentifier([StepInvocation]?.self)
         try sampler?.prepare()
         // Baseline: what the harness itself holds once everything it needs exists.
         CaseExecutor.settle(probe, nanoseconds: spec.settleNanoseconds)
