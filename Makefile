@@ -12,6 +12,8 @@ SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 RELEASE_BIN   = $(shell $(SWIFT) build -c release --show-bin-path)
 # Extra arguments for `make run`, e.g. make run ARGS="live-query --quick"
 ARGS         ?=
+# Which benchmarks `make bench` runs, with their options, e.g. make bench BENCH="floor --rounds 5"; empty: all
+BENCH        ?=
 
 .PHONY: deps bench-deps build run test lint format bench sample-report clean
 
@@ -62,10 +64,10 @@ format:
 	$(SWIFT) format --in-place --recursive Sources Tests Package.swift
 
 # Side-by-side benchmarks (sampling overhead, the Differ, overhead and accuracy against massif and
-# heaptrack, stability over 5 runs); writes Reports/benchmarks/. Takes several minutes.
+# heaptrack, stability over 5 runs, the measurement floor); writes Reports/benchmarks/. Takes several minutes.
 bench: build bench-deps
 	$(SWIFT) build -c release $(FRAME_POINTERS) --product memharness-bench
-	$(RELEASE_BIN)/memharness-bench
+	$(RELEASE_BIN)/memharness-bench $(BENCH)
 
 # Regenerates the committed sample report.
 sample-report: build

@@ -9,7 +9,7 @@ import WorkloadKit
 
 // memharness-bench: benchmarks that print ratios measured side by side in one run.
 //
-//   memharness-bench [sampling] [differ] [overhead] [accuracy] [stability]
+//   memharness-bench [sampling] [differ] [overhead] [accuracy] [stability] [floor]
 //                    [--rounds N] [--tool-rounds N] [--repeat N] [--no-tools] [--scenarios-dir DIR] [--out DIR]
 //
 // `sampling`: the allocation-heavy calibration strategy (`churn`) with the sampler off and at 1 ms,
@@ -23,10 +23,12 @@ import WorkloadKit
 // sampler, exact mode, massif and heaptrack; DIR/accuracy.md. `--no-tools` leaves massif and heaptrack out.
 // `stability`: `memharness run --repeat N` (default 5) over every shipped scenario and the coefficient of
 // variation of each strategy's peak; DIR/stability.md.
+// `floor`: holds of 1 KiB, 16 KiB and 256 KiB and the churn loop, sampled and exact, `--rounds` runs each
+// (default 11), with the truth and the uncertainty the cases stated; DIR/floor.md.
 // The binaries memharness and memharness-exact must sit beside this one (`make bench` builds them).
 
 struct BenchOptions {
-    static let all = ["sampling", "differ", "overhead", "accuracy", "stability"]
+    static let all = ["sampling", "differ", "overhead", "accuracy", "stability", "floor"]
     var benchmarks: [String] = []
     var rounds = 11
     var toolRounds = 1
@@ -66,6 +68,8 @@ defer { try? FileManager.default.removeItem(at: environment.scratch) }
 var modes: [Mode] = []
 if options.benchmarks.contains("overhead") || options.benchmarks.contains("accuracy") {
     modes = options.tools ? Mode.allCases : [.uninstrumented, .sampled, .exact]
+} else if options.benchmarks.contains("floor") {
+    modes = [.sampled, .exact]
 }
 let problems = environment.missing(for: modes)
 if !problems.isEmpty { fail(problems.joined(separator: "\n")) }
@@ -93,6 +97,9 @@ for benchmark in options.benchmarks {
         let text = try StabilityBenchmark.run(
             environment, repetitions: options.repetitions, scenariosDirectory: options.scenariosDirectory)
         try Bench.publish(text, name: "stability.md", directory: options.out)
+    case "floor":
+        let text = FloorBenchmark.run(environment, rounds: options.rounds, churnOperations: 1_000_000)
+        try Bench.publish(text, name: "floor.md", directory: options.out)
     default:
         break
     }
