@@ -12,6 +12,8 @@ SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 RELEASE_BIN   = $(shell $(SWIFT) build -c release --show-bin-path)
 # Extra arguments for `make run`, e.g. make run ARGS="live-query --quick"
 ARGS         ?=
+# Which benchmarks `make bench` runs, with their options, e.g. make bench BENCH="floor --rounds 5"; empty: all
+BENCH        ?=
 
 .PHONY: deps bench-deps build run test example lint format bench bench-stability sample-report clean
 
@@ -71,11 +73,11 @@ format:
 	$(SWIFT) format --in-place --recursive Sources Tests Package.swift Plugins Examples
 
 # Side-by-side benchmarks (sampling overhead, the Differ, overhead and accuracy against massif and
-# heaptrack, variation over 5 runs, gate stability over 20 + 20 runs); writes Reports/benchmarks/.
-# Takes several minutes.
+# heaptrack, variation over 5 runs, gate stability over 20 + 20 runs, the measurement floor); writes
+# Reports/benchmarks/. Takes several minutes.
 bench: build bench-deps
 	$(SWIFT) build -c release $(FRAME_POINTERS) --product memharness-bench
-	$(RELEASE_BIN)/memharness-bench
+	$(RELEASE_BIN)/memharness-bench $(BENCH)
 
 # The gate stability benchmark alone (no tools needed): 20 unchanged runs and 20 with a real 5% regression
 # against a baseline with derived tolerances; writes Reports/benchmarks/stability.md. About 3 minutes.

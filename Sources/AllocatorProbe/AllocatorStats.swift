@@ -1,8 +1,9 @@
-/// The six process-wide figures jemalloc keeps about its own heap, in bytes.
+/// The process-wide figures jemalloc keeps about its own heap, in bytes.
 ///
-/// All figures come from one `epoch` refresh, so they are mutually consistent.
-/// `allocatedBytes` counts size-class bytes (a 1,000-byte request is a 1,024-byte region),
-/// not the bytes the application asked for.
+/// All figures come from one `epoch` refresh. `allocatedBytes` counts size-class bytes (a 1,000-byte
+/// request is a 1,024-byte region), not the bytes the application asked for, and it counts the freed
+/// regions every thread keeps in its cache (`threadCacheBytes`) as allocated: `liveBytes` is the
+/// heap the application holds.
 public struct AllocatorStats: Sendable, Hashable, Codable {
     /// Bytes in regions handed out to the application (`stats.allocated`), size-class rounded.
     public var allocatedBytes: Int
@@ -16,10 +17,13 @@ public struct AllocatorStats: Sendable, Hashable, Codable {
     public var retainedBytes: Int
     /// Bytes of jemalloc's own metadata (`stats.metadata`).
     public var metadataBytes: Int
+    /// Bytes of freed regions held in every thread's cache (`stats.arenas.<ALL>.tcache_bytes`): part of
+    /// `allocatedBytes`, although the application freed them.
+    public var threadCacheBytes: Int
 
     public init(
         allocatedBytes: Int = 0, activeBytes: Int = 0, residentBytes: Int = 0,
-        mappedBytes: Int = 0, retainedBytes: Int = 0, metadataBytes: Int = 0
+        mappedBytes: Int = 0, retainedBytes: Int = 0, metadataBytes: Int = 0, threadCacheBytes: Int = 0
     ) {
         self.allocatedBytes = allocatedBytes
         self.activeBytes = activeBytes
@@ -27,7 +31,15 @@ public struct AllocatorStats: Sendable, Hashable, Codable {
         self.mappedBytes = mappedBytes
         self.retainedBytes = retainedBytes
         self.metadataBytes = metadataBytes
+        self.threadCacheBytes = threadCacheBytes
     }
+
+    /// The live heap: regions handed out and not freed (`allocatedBytes - threadCacheBytes`), bytes.
+    ///
+    /// The two figures are summed over the arenas in one pass, but a thread that fills its cache from an
+    /// arena (or flushes it) while the pass runs can be counted on one side only: a reading taken while
+    /// other threads allocate can be off by one cache fill or flush of a size class.
+    public var liveBytes: Int { allocatedBytes - threadCacheBytes }
 
     /// The element-wise maximum of two readings (peaks of each figure, not one consistent reading).
     public func elementwiseMax(_ other: AllocatorStats) -> AllocatorStats {
@@ -37,7 +49,8 @@ public struct AllocatorStats: Sendable, Hashable, Codable {
             residentBytes: max(residentBytes, other.residentBytes),
             mappedBytes: max(mappedBytes, other.mappedBytes),
             retainedBytes: max(retainedBytes, other.retainedBytes),
-            metadataBytes: max(metadataBytes, other.metadataBytes)
+            metadataBytes: max(metadataBytes, other.metadataBytes),
+            threadCacheBytes: max(threadCacheBytes, other.threadCacheBytes)
         )
     }
 }
@@ -61,6 +74,20 @@ public protocol MemoryProbe: Sendable {
     func read() -> MemoryReading
     /// Bytes allocated so far by the calling thread (jemalloc's `thread.allocated`), or nil if unknown.
     func threadAllocatedBytes() -> UInt64?
+    /// Called once on a sampling thread before the case's baseline: makes whatever the thread's first
+    /// readings would make (allocator caches, lazily opened files), so none of it appears after the baseline.
+    func prepareSamplingThread()
+    /// A second snapshot of the allocator taken right after `read()`, to confirm a new peak; nil when the
+    /// probe's readings need no confirming. Must not allocate.
+    func confirmingReading() -> AllocatorStats?
+}
+
+extension MemoryProbe {
+    /// Nothing: a probe that makes nothing lazily (a scripted one) needs no preparing.
+    public func prepareSamplingThread() {}
+
+    /// None: a probe whose readings are exact (a scripted one) needs no confirming.
+    public func confirmingReading() -> AllocatorStats? { nil }
 }
 
 /// Errors of the allocator probe.

@@ -10,21 +10,29 @@ private let allocationSink = Atomic<UInt>(0)
 
 /// Reads jemalloc's statistics through `mallctlbymib` with MIBs resolved once.
 ///
-/// `read()` writes `epoch` (without it `stats.*` never move) and then reads six figures; it
-/// allocates nothing, so the sampler can call it on its hot path.
+/// `read()` writes `epoch` (without it `stats.*` never move) and then reads seven figures; it
+/// allocates nothing, so the sampler can call it on its hot path. The refresh and the reads that follow
+/// it are one locked snapshot: a reading on one thread never mixes figures of two refreshes made by
+/// two threads (the sampler's and the phase boundaries').
 public final class JemallocProbe: MemoryProbe, @unchecked Sendable {
-    // Safety: after init the MIB storage is only read; mallctlbymib is thread-safe.
+    // Safety: after init the MIB storage is only read; mallctlbymib is thread-safe; `snapshot` orders
+    // the epoch writes and the reads of each snapshot.
     private static let statNames = [
         "stats.allocated", "stats.active", "stats.resident",
         "stats.mapped", "stats.retained", "stats.metadata",
     ]
     private static let mibCapacity = 8
+    /// `MALLCTL_ARENAS_ALL` in jemalloc 5: the merged figures of every arena.
+    private static let allArenas = 4096
 
-    /// MIBs: slot 0 is `epoch`, slots 1...6 the stats, slot 7 `thread.allocated`.
+    /// MIBs: slot 0 is `epoch`, slots 1...6 the stats, slot 7 `thread.allocated`, slot 8 the thread caches'
+    /// bytes, slot 9 `thread.tcache.flush`, slot 10 `arena.<ALL>.purge`. By MIB, not by name: a Swift string
+    /// passed as a C string is copied to the heap in debug builds, and settling must not allocate.
     private let mibs: UnsafeMutablePointer<Int>
     private let mibLengths: UnsafeMutablePointer<Int>
-    private let slotCount = 8
+    private let slotCount = 11
     private let rss: ResidentSetReader
+    private let snapshot = Mutex(())
 
     /// Resolves every MIB; throws when this jemalloc lacks statistics.
     public init() throws(AllocatorProbeError) {
@@ -33,7 +41,11 @@ public final class JemallocProbe: MemoryProbe, @unchecked Sendable {
         mibLengths = .allocate(capacity: slotCount)
         mibLengths.initialize(repeating: Self.mibCapacity, count: slotCount)
         rss = ResidentSetReader()
-        let names = ["epoch"] + Self.statNames + ["thread.allocated"]
+        let names =
+            ["epoch"] + Self.statNames + [
+                "thread.allocated", "stats.arenas.\(Self.allArenas).tcache_bytes", "thread.tcache.flush",
+                "arena.\(Self.allArenas).purge",
+            ]
         for (slot, name) in names.enumerated() {
             var length = Self.mibCapacity
             let status = mallctlnametomib(name, mibs + slot * Self.mibCapacity, &length)
@@ -54,6 +66,11 @@ public final class JemallocProbe: MemoryProbe, @unchecked Sendable {
     /// Makes `stats.*` current (writes `epoch`).
     @inline(__always)
     public func refresh() {
+        snapshot.withLock { _ in refreshUnlocked() }
+    }
+
+    @inline(__always)
+    private func refreshUnlocked() {
         var epoch: UInt64 = 1
         _ = mallctlbymib(mibs, mibLengths[0], nil, nil, &epoch, MemoryLayout<UInt64>.size)
     }
@@ -66,25 +83,69 @@ public final class JemallocProbe: MemoryProbe, @unchecked Sendable {
         return value
     }
 
-    /// Refreshes and reads the six figures. Allocation-free.
+    /// Refreshes and reads the seven figures, as one snapshot. Allocation-free.
     public func readAllocator() -> AllocatorStats {
-        refresh()
-        return AllocatorStats(
-            allocatedBytes: readSize(slot: 1), activeBytes: readSize(slot: 2),
-            residentBytes: readSize(slot: 3), mappedBytes: readSize(slot: 4),
-            retainedBytes: readSize(slot: 5), metadataBytes: readSize(slot: 6)
-        )
+        snapshot.withLock { _ in
+            refreshUnlocked()
+            return AllocatorStats(
+                allocatedBytes: readSize(slot: 1), activeBytes: readSize(slot: 2),
+                residentBytes: readSize(slot: 3), mappedBytes: readSize(slot: 4),
+                retainedBytes: readSize(slot: 5), metadataBytes: readSize(slot: 6),
+                threadCacheBytes: readSize(slot: 8)
+            )
+        }
     }
 
-    /// Refreshes and reads only `stats.allocated`, in bytes. Allocation-free.
+    /// Refreshes and reads only `stats.allocated`, in bytes (freed regions in thread caches included). Allocation-free.
     public func allocatedBytes() -> Int {
-        refresh()
-        return readSize(slot: 1)
+        snapshot.withLock { _ in
+            refreshUnlocked()
+            return readSize(slot: 1)
+        }
+    }
+
+    /// Refreshes and reads the live heap, `stats.allocated` minus the freed regions held in thread caches,
+    /// from one snapshot, in bytes (see `AllocatorStats.liveBytes`). Allocation-free.
+    public func liveBytes() -> Int {
+        snapshot.withLock { _ in
+            refreshUnlocked()
+            return readSize(slot: 1) - readSize(slot: 8)
+        }
+    }
+
+    /// Refreshes and reads the bytes of freed regions held in every thread's cache
+    /// (`stats.arenas.<ALL>.tcache_bytes`). Allocation-free.
+    public func threadCacheBytes() -> Int {
+        snapshot.withLock { _ in
+            refreshUnlocked()
+            return readSize(slot: 8)
+        }
     }
 
     /// jemalloc's figures plus the kernel's current RSS. Allocation-free.
     public func read() -> MemoryReading {
         MemoryReading(allocator: readAllocator(), rssBytes: rss.currentBytes())
+    }
+
+    /// A second snapshot (`readAllocator()`): jemalloc sums the thread caches and the arenas in one pass
+    /// while other threads allocate, so a cache that fills or flushes during the pass can be counted on one
+    /// side only; a second pass rarely catches the same move. Allocation-free.
+    public func confirmingReading() -> AllocatorStats? { readAllocator() }
+
+    /// The live heap read twice, back to back: the lower reading and how far the two disagreed, bytes
+    /// (see `confirmingReading()`). Allocation-free.
+    public func confirmedLiveBytes() -> (bytes: Int, spreadBytes: Int) {
+        let first = liveBytes()
+        let second = liveBytes()
+        return (min(first, second), abs(first - second))
+    }
+
+    /// Turns the calling thread's allocator cache off and takes one reading: a sampling thread allocates
+    /// nothing, so a cache would only hold its own storage (tens of KiB counted as allocated).
+    public func prepareSamplingThread() {
+        disableThreadCache()
+        _ = read()
+        _ = threadAllocatedBytes()
     }
 
     /// Bytes allocated so far by the calling thread (`thread.allocated`, monotonic).
@@ -97,15 +158,23 @@ public final class JemallocProbe: MemoryProbe, @unchecked Sendable {
 
     /// Returns the calling thread's cached regions to their arenas (`thread.tcache.flush`).
     ///
-    /// Only the calling thread's cache: other threads' caches still count as allocated.
+    /// Only the calling thread's cache: other threads' caches still count in `stats.allocated` (not in `liveBytes()`). Allocation-free.
     public func flushThreadCache() {
-        _ = mallctl("thread.tcache.flush", nil, nil, nil, 0)
+        _ = mallctlbymib(mibs + 9 * Self.mibCapacity, mibLengths[9], nil, nil, nil, 0)
+    }
+
+    /// Turns the calling thread's cache off (`thread.tcache.enabled`), returning what it held and the
+    /// cache's own storage to the arenas: for a thread that allocates nothing while it measures, the
+    /// cache is storage that counts as allocated for nothing. Later allocations of the thread go to the arenas.
+    public func disableThreadCache() {
+        var enabled = false
+        _ = mallctl("thread.tcache.enabled", nil, nil, &enabled, MemoryLayout<Bool>.size)
     }
 
     /// Returns every arena's unused dirty pages to the kernel at once (`arena.<ALL>.purge`),
     /// so `stats.resident` no longer lags frees by the decay time.
     public func purgeAllArenas() {
-        _ = mallctl("arena.\(MALLCTL_ARENAS_ALL).purge", nil, nil, nil, 0)
+        _ = mallctlbymib(mibs + 10 * Self.mibCapacity, mibLengths[10], nil, nil, nil, 0)
     }
 
     /// Checks that jemalloc serves this process's mallocs: a 1 MiB allocation must move `stats.allocated`.

@@ -9,7 +9,7 @@ import WorkloadKit
 
 // memharness-bench: benchmarks that print ratios measured side by side in one run.
 //
-//   memharness-bench [sampling] [differ] [overhead] [accuracy] [variation] [stability]
+//   memharness-bench [sampling] [differ] [overhead] [accuracy] [variation] [stability] [floor]
 //                    [--rounds N] [--tool-rounds N] [--repeat N] [--runs N] [--no-tools] [--scenarios-dir DIR]
 //                    [--out DIR]
 //
@@ -27,10 +27,12 @@ import WorkloadKit
 // `stability`: the gates on N unchanged runs and N runs with a real 5% regression (`--runs N`, default 20)
 // of a small calibration scenario with `repetitions: auto`, against a baseline whose tolerances are derived
 // from the measured noise; false failures and regressions caught per gate; DIR/stability.md.
-// The binaries memharness and memharness-exact must sit beside this one (`make bench` builds them).
+// `floor`: holds of 1 KiB, 16 KiB and 256 KiB and the churn loop, sampled and exact, `--rounds` runs each
+// (default 11), with the truth and the uncertainty the cases stated; DIR/floor.md.
+// The binaries memharness and memharness-agent must sit beside this one (`make bench` builds them).
 
 struct BenchOptions {
-    static let all = ["sampling", "differ", "overhead", "accuracy", "variation", "stability"]
+    static let all = ["sampling", "differ", "overhead", "accuracy", "variation", "stability", "floor"]
     var benchmarks: [String] = []
     var rounds = 11
     var toolRounds = 1
@@ -72,6 +74,8 @@ defer { try? FileManager.default.removeItem(at: environment.scratch) }
 var modes: [Mode] = []
 if options.benchmarks.contains("overhead") || options.benchmarks.contains("accuracy") {
     modes = options.tools ? Mode.allCases : [.uninstrumented, .sampled, .exact]
+} else if options.benchmarks.contains("floor") {
+    modes = [.sampled, .exact]
 }
 let problems = environment.missing(for: modes)
 if !problems.isEmpty { fail(problems.joined(separator: "\n")) }
@@ -103,6 +107,9 @@ for benchmark in options.benchmarks {
         try Bench.publish(
             try StabilityBenchmark.run(environment, runs: max(1, options.runs)), name: "stability.md",
             directory: options.out)
+    case "floor":
+        let text = FloorBenchmark.run(environment, rounds: options.rounds, churnOperations: 1_000_000)
+        try Bench.publish(text, name: "floor.md", directory: options.out)
     default:
         break
     }

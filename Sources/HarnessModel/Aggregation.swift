@@ -70,6 +70,11 @@ public struct StrategySummary: Sendable, Hashable {
     public var exactPeakInterval: MedianInterval?
     /// The 95% interval of the median ranking figure; nil with fewer than 6 repetitions that have it.
     public var rankingInterval: MedianInterval?
+    /// The largest measurement floor (± of the net peak, see `MeasurementFloor`) of the repetitions, bytes;
+    /// nil when none was measured.
+    public var peakUncertaintyBytes: Int?
+    /// The same for the exact peak; nil when sampled only or not measured.
+    public var exactPeakUncertaintyBytes: Int?
 
     /// Reduces the completed repetitions `ok` (at least one) of a strategy that ran `caseCount` cases.
     init(strategy: String, ok: [CaseMeasurements], caseCount: Int, ranking: Figure) {
@@ -96,7 +101,11 @@ public struct StrategySummary: Sendable, Hashable {
         medianResidueBytes = med(ok.compactMap { $0.residueBytes.map(Double.init) })
         medianDurationNanoseconds = med(ok.map { Double($0.durationNanoseconds) })
         phasePeakNetBytes = phases.map { phase in
-            PhaseFigure(name: phase, bytes: med(ok.compactMap { Figure.phasePeakAllocated(phase).value(in: $0) }))
+            PhaseFigure(
+                name: phase, bytes: med(ok.compactMap { Figure.phasePeakAllocated(phase).value(in: $0) }),
+                uncertaintyBytes: ok.compactMap { m in
+                    m.phases.first { $0.name == phase }.flatMap { m.floor?.uncertaintyBytes(of: $0) }
+                }.max())
         }
         metrics = (ok.first?.metrics ?? []).map { first in
             Metric(name: first.name, value: med(ok.compactMap { $0.metric(first.name)?.value }), unit: first.unit)
@@ -107,18 +116,26 @@ public struct StrategySummary: Sendable, Hashable {
             let values = ok.compactMap { measurements in
                 measurements.phases.first { $0.name == phase }.flatMap { measurements.exactPeakNetBytes(of: $0) }
             }
-            return values.isEmpty ? nil : PhaseFigure(name: phase, bytes: med(values.map(Double.init)))
+            return values.isEmpty
+                ? nil
+                : PhaseFigure(
+                    name: phase, bytes: med(values.map(Double.init)),
+                    uncertaintyBytes: ok.compactMap(\.exactPeakUncertaintyBytes).max())
         }
+        peakUncertaintyBytes = ok.compactMap(\.peakUncertaintyBytes).max()
+        exactPeakUncertaintyBytes = ok.compactMap(\.exactPeakUncertaintyBytes).max()
     }
 }
 
-/// A figure of one phase: its name and a value in bytes.
+/// A figure of one phase: its name, a value in bytes and its ± (the measurement floor), when known.
 public struct PhaseFigure: Sendable, Hashable {
     public var name: String
     public var bytes: Double
-    public init(name: String, bytes: Double) {
+    public var uncertaintyBytes: Int?
+    public init(name: String, bytes: Double, uncertaintyBytes: Int? = nil) {
         self.name = name
         self.bytes = bytes
+        self.uncertaintyBytes = uncertaintyBytes
     }
 }
 

@@ -213,14 +213,16 @@ public struct SamplingFigures: Sendable, Hashable, Codable {
 
 /// Everything measured in one case, built once when the case ends.
 public struct CaseMeasurements: Sendable, Hashable, Codable {
-    /// `stats.allocated` after the pre-setup settle, bytes: what the harness itself holds.
+    /// The allocated figure after the pre-setup settle, bytes: what the harness itself holds. Since
+    /// `floor` exists, the allocated figure is the live heap, `stats.allocated` without the freed blocks
+    /// held in thread caches; in records without a floor it is `stats.allocated`.
     public let baselineAllocatedBytes: Int
     /// Peak of each jemalloc figure over the case's samples and phase boundaries, absolute bytes.
     public let peak: AllocatorStatsValues
     /// The kernel's RSS high-water mark (`VmHWM`) over the case, bytes.
     public let peakRSSBytes: Int
-    /// `stats.allocated` after teardown and settle minus the baseline, bytes: what the case left behind;
-    /// nil when the case did not tear down.
+    /// The allocated figure (see `baselineAllocatedBytes`) after teardown and settle minus the baseline, bytes:
+    /// what the case left behind; nil when the case did not tear down.
     public let residueBytes: Int?
     /// Wall time from the start of setup to the end of teardown (or to the stop), nanoseconds.
     public let durationNanoseconds: Int64
@@ -244,13 +246,16 @@ public struct CaseMeasurements: Sendable, Hashable, Codable {
     public let profile: AllocationProfile?
     /// What an external program did (a `command` case): its exit and the tail of its output; nil for workloads.
     public let program: ProgramReport?
+    /// The uncertainty of the peaks that the harness cannot remove; nil for external programs, cases that
+    /// ended early and records written before it was measured.
+    public let floor: MeasurementFloor?
 
     public init(
         baselineAllocatedBytes: Int, peak: AllocatorStatsValues, peakRSSBytes: Int, residueBytes: Int?,
         durationNanoseconds: Int64, cpuNanoseconds: Int64? = nil, sampling: SamplingFigures = SamplingFigures(),
         phases: [PhaseResult] = [], metrics: [Metric] = [], samples: SampleSeries? = nil,
         leaks: LeakMeasurements? = nil, exact: ExactPeakValues? = nil, memoryWarnings: Int? = nil,
-        profile: AllocationProfile? = nil, program: ProgramReport? = nil
+        profile: AllocationProfile? = nil, program: ProgramReport? = nil, floor: MeasurementFloor? = nil
     ) {
         self.baselineAllocatedBytes = baselineAllocatedBytes
         self.peak = peak
@@ -267,17 +272,26 @@ public struct CaseMeasurements: Sendable, Hashable, Codable {
         self.memoryWarnings = memoryWarnings
         self.profile = profile
         self.program = program
+        self.floor = floor
     }
 
-    /// Peak `stats.allocated` above the baseline, bytes: what the scenario itself added at its worst.
+    /// ± of `peakAllocatedNetBytes`, bytes (see `MeasurementFloor`); nil when not measured.
+    public var peakUncertaintyBytes: Int? { floor?.peakUncertaintyBytes }
+
+    /// ± of `exactPeakNetBytes`, bytes; nil when sampled only or not measured.
+    public var exactPeakUncertaintyBytes: Int? { exact == nil ? nil : floor?.exactPeakUncertaintyBytes }
+
+    /// Peak allocated figure above the baseline (see `baselineAllocatedBytes`), bytes: what the scenario itself
+    /// added at its worst.
     public var peakAllocatedNetBytes: Int { peak.allocatedBytes - baselineAllocatedBytes }
 
     /// The exact peak above its baseline, bytes; nil when the case was sampled only.
     public var exactPeakNetBytes: Int? { exact?.peakNetBytes }
 
     /// Exact net peak minus sampled net peak, bytes: what the sampler missed between its samples
-    /// (spikes shorter than the interval). A few KiB either way is thread-cache noise: the sampled
-    /// figure counts free blocks held in thread caches, the exact one does not. Nil when sampled only.
+    /// (spikes shorter than the interval, the top of a loop that never stays there). In records without a
+    /// floor, a few KiB either way is thread-cache noise: their sampled figure counted free blocks held in
+    /// thread caches, the exact one does not. Nil when sampled only.
     public var spikeExcessBytes: Int? { exactPeakNetBytes.map { $0 - peakAllocatedNetBytes } }
 
     /// A phase's exact peak above the case's exact baseline, bytes; nil when the case was sampled only.
@@ -295,7 +309,7 @@ public struct CaseMeasurements: Sendable, Hashable, Codable {
             baselineAllocatedBytes: baselineAllocatedBytes, peak: peak, peakRSSBytes: peakRSSBytes,
             residueBytes: residueBytes, durationNanoseconds: durationNanoseconds, cpuNanoseconds: cpuNanoseconds,
             sampling: sampling, phases: phases, metrics: metrics, samples: samples, leaks: leaks, exact: exact,
-            memoryWarnings: memoryWarnings, profile: profile, program: program)
+            memoryWarnings: memoryWarnings, profile: profile, program: program, floor: floor)
     }
 
     /// The same measurements with a profile (the runner symbolizes the record after the case ends).
@@ -304,7 +318,7 @@ public struct CaseMeasurements: Sendable, Hashable, Codable {
             baselineAllocatedBytes: baselineAllocatedBytes, peak: peak, peakRSSBytes: peakRSSBytes,
             residueBytes: residueBytes, durationNanoseconds: durationNanoseconds, cpuNanoseconds: cpuNanoseconds,
             sampling: sampling, phases: phases, metrics: metrics, samples: samples, leaks: leaks, exact: exact,
-            memoryWarnings: memoryWarnings, profile: profile, program: program)
+            memoryWarnings: memoryWarnings, profile: profile, program: program, floor: floor)
     }
 }
 

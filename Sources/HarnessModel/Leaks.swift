@@ -83,17 +83,23 @@ public struct LeakMeasurements: Sendable, Hashable, Codable {
     public var survivors: [TypeCount]
     /// One series per `repeat` step, in script order.
     public var growth: [GrowthSeries]
-    /// Freed bytes held in thread caches when the baseline was read, bytes (counted as allocated).
+    /// Freed bytes held in thread caches when the baseline was read, bytes (counted in `stats.allocated`;
+    /// left out of the residue when `liveResidueUncertaintyBytes` is set).
     public var threadCacheBytesAtBaseline: Int
-    /// Freed bytes held in thread caches when the residue was read, bytes (counted as allocated).
+    /// Freed bytes held in thread caches when the residue was read, bytes (likewise).
     public var threadCacheBytesAtEnd: Int
+    /// The residue's uncertainty when the residue is read from the live heap (thread caches left out):
+    /// the harness's own allocations after the baseline plus how far back-to-back readings disagreed,
+    /// bytes; nil in records whose residue still counted thread caches.
+    public var liveResidueUncertaintyBytes: Int?
     /// Where the surviving objects were tracked (the stack of the `track` call, which follows their
     /// creation), when the case recorded stacks: raw return addresses, symbolized by the runner.
     public var survivorStacks: [SurvivorStack]?
 
     public init(
         tracked: [TypeCount] = [], survivors: [TypeCount] = [], growth: [GrowthSeries] = [],
-        threadCacheBytesAtBaseline: Int = 0, threadCacheBytesAtEnd: Int = 0, survivorStacks: [SurvivorStack]? = nil
+        threadCacheBytesAtBaseline: Int = 0, threadCacheBytesAtEnd: Int = 0, survivorStacks: [SurvivorStack]? = nil,
+        liveResidueUncertaintyBytes: Int? = nil
     ) {
         self.tracked = tracked
         self.survivors = survivors
@@ -101,6 +107,7 @@ public struct LeakMeasurements: Sendable, Hashable, Codable {
         self.threadCacheBytesAtBaseline = threadCacheBytesAtBaseline
         self.threadCacheBytesAtEnd = threadCacheBytesAtEnd
         self.survivorStacks = survivorStacks
+        self.liveResidueUncertaintyBytes = liveResidueUncertaintyBytes
     }
 
     /// Objects tracked over the case, all types.
@@ -108,13 +115,15 @@ public struct LeakMeasurements: Sendable, Hashable, Codable {
     /// Tracked objects that survived, all types.
     public var survivorCount: Int { survivors.reduce(0) { $0 + $1.count } }
 
-    /// How far the residue may be off because of thread caches, bytes.
+    /// How far the residue may be off, bytes: `liveResidueUncertaintyBytes` when set.
     ///
-    /// Both readings count freed regions in thread caches as allocated: the live residue lies in
-    /// `residue - threadCacheBytesAtEnd ... residue + threadCacheBytesAtBaseline`, inside ± this.
-    /// Size classes are not an uncertainty of the residue (it is what the heap really holds), but
-    /// the bytes the application asked for may be up to 20% lower for blocks over 128 B.
-    public var residueUncertaintyBytes: Int { max(threadCacheBytesAtBaseline, threadCacheBytesAtEnd) }
+    /// Otherwise (older records) both readings counted freed regions in thread caches as allocated: the
+    /// live residue lies in `residue - threadCacheBytesAtEnd ... residue + threadCacheBytesAtBaseline`,
+    /// inside ± the larger. Size classes are not an uncertainty of the residue (it is what the heap really
+    /// holds), but the bytes the application asked for may be up to 20% lower for blocks over 128 B.
+    public var residueUncertaintyBytes: Int {
+        liveResidueUncertaintyBytes ?? max(threadCacheBytesAtBaseline, threadCacheBytesAtEnd)
+    }
 }
 
 /// Whether a case (or a strategy) leaked.

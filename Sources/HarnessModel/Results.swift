@@ -27,17 +27,20 @@ public struct PhaseResult: Sendable, Hashable, Codable {
     public var startNanoseconds: Int64
     /// End of the phase, nanoseconds since the case started.
     public var endNanoseconds: Int64
-    /// Highest `stats.allocated` sampled during the phase, absolute bytes.
+    /// Highest allocated figure sampled during the phase (see `CaseMeasurements.peak`), absolute bytes.
     public var peakAllocatedBytes: Int
     /// Highest `stats.resident` sampled during the phase, absolute bytes.
     public var peakResidentBytes: Int
     /// Exact high-water mark of the live bytes during the phase (`--peak exact`), absolute bytes of
     /// the exact count (subtract `ExactPeakValues.baselineLiveBytes` for the net); nil when sampled only.
     public var exactPeakLiveBytes: Int?
+    /// How far the two back-to-back readings that set `peakAllocatedBytes` disagreed, bytes (see
+    /// `MeasurementFloor.peakReadingSpreadBytes`); nil in records written before readings were confirmed.
+    public var peakReadingSpreadBytes: Int?
 
     public init(
         name: String, startNanoseconds: Int64, endNanoseconds: Int64, peakAllocatedBytes: Int, peakResidentBytes: Int,
-        exactPeakLiveBytes: Int? = nil
+        exactPeakLiveBytes: Int? = nil, peakReadingSpreadBytes: Int? = nil
     ) {
         self.name = name
         self.startNanoseconds = startNanoseconds
@@ -45,6 +48,41 @@ public struct PhaseResult: Sendable, Hashable, Codable {
         self.peakAllocatedBytes = peakAllocatedBytes
         self.peakResidentBytes = peakResidentBytes
         self.exactPeakLiveBytes = exactPeakLiveBytes
+        self.peakReadingSpreadBytes = peakReadingSpreadBytes
+    }
+}
+
+/// What the harness cannot take out of a case's peaks: the uncertainty the report states beside them.
+///
+/// The harness keeps its own allocations out of the case (its storage is reserved before the baseline,
+/// the sampler's thread exists before it), and the allocated figure leaves out the freed blocks thread
+/// caches hold. What remains is measured here, per case: what the harness still allocated after the
+/// baseline, and, for sampled figures, how far two back-to-back readings of the live heap disagreed where
+/// the peak was read (a thread cache filling or flushing while jemalloc summed the caches and the arenas,
+/// and whatever the workload's threads allocated or freed in the microseconds between the readings).
+/// Size-class rounding is not an uncertainty: it is what the heap really holds.
+public struct MeasurementFloor: Sendable, Hashable, Codable {
+    /// Bytes the harness allocated after the baseline on the case's thread outside the workload's calls
+    /// (phase bookkeeping, built-in steps) and on the sampler's thread, bytes: at most what it adds to
+    /// any figure (it counts allocations, not what stays live).
+    public var harnessAllocatedBytes: Int
+    /// How far the two back-to-back readings that set the sampled peak disagreed, bytes.
+    public var peakReadingSpreadBytes: Int
+
+    public init(harnessAllocatedBytes: Int, peakReadingSpreadBytes: Int) {
+        self.harnessAllocatedBytes = harnessAllocatedBytes
+        self.peakReadingSpreadBytes = peakReadingSpreadBytes
+    }
+
+    /// ± of the sampled peak (net), bytes: the harness's allocations plus the reading spread.
+    public var peakUncertaintyBytes: Int { harnessAllocatedBytes + peakReadingSpreadBytes }
+
+    /// ± of an exact peak (net), bytes: the harness's allocations (the exact count has no reading spread).
+    public var exactPeakUncertaintyBytes: Int { harnessAllocatedBytes }
+
+    /// ± of a phase's sampled peak, bytes; nil when the phase's reading spread is unknown.
+    public func uncertaintyBytes(of phase: PhaseResult) -> Int? {
+        phase.peakReadingSpreadBytes.map { harnessAllocatedBytes + $0 }
     }
 }
 

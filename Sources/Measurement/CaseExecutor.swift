@@ -118,11 +118,19 @@ final class CaseRun {
     let sampler: Sampler?
     let limit = MemoryLimitOutcome()
     var phases: PhaseRecorder
+    /// The built-in steps' names, read here: the first read of `BuiltInStep`'s statics builds them, an
+    /// allocation that must not fall after the baseline.
+    private let builtIn = (
+        idle: BuiltInStep.idle.name, settle: BuiltInStep.settle.name, repeat: BuiltInStep.repeat.name
+    )
     var baseline = Baseline()
 
     /// What the case starts from, read after the settle that precedes setup.
     struct Baseline {
+        /// The live heap (`stats.allocated` without thread caches), the lower of two readings.
         var allocatedBytes = 0
+        /// How far the two readings disagreed.
+        var spreadBytes = 0
         var threadCacheBytes = 0
         var exactLiveBytes: Int?
         var exactCalls: Int?
@@ -130,7 +138,18 @@ final class CaseRun {
         var cpuNanoseconds: Int64 = 0
         /// False when the kernel refused to reset `VmHWM`: the sampled RSS peak stands in for it.
         var peakRSSReset = true
+        /// `thread.allocated` of the case's thread when the baseline was read.
+        var threadAllocatedBytes: UInt64 = 0
     }
+
+    /// The script's first step, copied before the baseline (see `start`).
+    private(set) var firstStep: StepInvocation?
+    /// The optional list of nested steps, named before the baseline (see `start`).
+    private(set) var warmedType: ObjectIdentifier?
+
+    /// Bytes the case's thread allocated inside the workload's calls since the baseline; the rest of what
+    /// it allocated is the harness's (see `harnessAllocatedBytes()`).
+    private var workloadAllocatedBytes: UInt64 = 0
 
     init(spec: CaseSpec, workload: any Workload, probe: JemallocProbe, environment: CaseEnvironment)
         throws(MeasurementError)
@@ -164,14 +183,21 @@ final class CaseRun {
             : nil
     }
 
-    /// Settles, takes the baseline, restarts the peak marks and starts the sampler.
+    /// Makes the sampler's thread, settles, takes the baseline, restarts the peak marks and starts sampling.
+    ///
+    /// Nothing the harness does for the case allocates between the baseline and the first step but the
+    /// phase bookkeeping reserved up front: the sampler's thread exists before the settle, and the
+    /// baseline is the live heap (`stats.allocated` without the freed regions held in thread caches).
     func start() throws(MeasurementError) {
+        // A step is copied out of the script as each phase begins; the first copy makes the runtime build
+        // (and keep) the metadata of the optional list of nested steps: here, not after the baseline. A
+        // debug build builds it on the copy, a release build when the type is named. Stored, so an
+        // optimizer cannot drop either.
+        firstStep = spec.steps.isEmpty ? nil : spec.steps[0]
+        warmedType = ObjectIdentifier([StepInvocation]?.self)
+        try sampler?.prepare()
         // Baseline: what the harness itself holds once everything it needs exists.
         CaseExecutor.settle(probe, nanoseconds: spec.settleNanoseconds)
-        baseline.allocatedBytes = probe.allocatedBytes()
-        baseline.threadCacheBytes = probe.threadCacheBytes()
-        limit.baselineAllocatedBytes.store(baseline.allocatedBytes, ordering: .releasing)
-        sampler?.setBaseline(allocatedBytes: baseline.allocatedBytes)
         do {
             try KernelMemory.resetPeakRSS()
         } catch {
@@ -179,6 +205,13 @@ final class CaseRun {
             // sampled RSS peak is reported instead (see `finish`).
             baseline.peakRSSReset = false
         }
+        let heap = confirmedHeap()
+        baseline.allocatedBytes = heap.stats.liveBytes
+        baseline.spreadBytes = heap.spreadBytes
+        baseline.threadCacheBytes = heap.stats.threadCacheBytes
+        baseline.threadAllocatedBytes = probe.threadAllocatedBytes() ?? 0
+        limit.baselineAllocatedBytes.store(baseline.allocatedBytes, ordering: .releasing)
+        sampler?.setBaseline(allocatedBytes: baseline.allocatedBytes)
         if spec.peakMode == .exact {
             baseline.exactLiveBytes = Agent.liveBytes()
             baseline.exactCalls = Agent.allocationCalls()
@@ -196,34 +229,65 @@ final class CaseRun {
         try sampler?.start(originNanoseconds: baseline.originNanoseconds)
     }
 
+    /// The allocator's figures read twice, back to back: the reading with the lower live heap, and how far
+    /// the two live heaps disagreed (a thread cache filling or flushing while jemalloc summed them).
+    func confirmedHeap() -> (stats: AllocatorStats, spreadBytes: Int) {
+        let first = probe.readAllocator()
+        let second = probe.readAllocator()
+        return (first.liveBytes <= second.liveBytes ? first : second, abs(first.liveBytes - second.liveBytes))
+    }
+
+    /// Bytes the case's thread allocated since the baseline outside the workload's calls: the harness's own.
+    func harnessAllocatedBytes() -> Int {
+        let now = probe.threadAllocatedBytes() ?? baseline.threadAllocatedBytes
+        return Int(truncatingIfNeeded: now &- baseline.threadAllocatedBytes &- workloadAllocatedBytes)
+    }
+
+    /// `thread.allocated` before a call into the workload; hand it to `endWorkloadCall`.
+    private func beginWorkloadCall() -> UInt64 { probe.threadAllocatedBytes() ?? 0 }
+
+    /// Books what the case's thread allocated since `mark` to the workload.
+    private func endWorkloadCall(_ mark: UInt64) {
+        workloadAllocatedBytes &+= (probe.threadAllocatedBytes() ?? mark) &- mark
+    }
+
     /// Enters phase `index` (the phase count ends the last one).
     func enterPhase(_ index: Int) {
+        let heap = probe.confirmedLiveBytes()
         phases.enter(
-            index, allocatedBytes: probe.allocatedBytes(),
+            index, allocatedBytes: heap.bytes, spreadBytes: heap.spreadBytes,
             atNanoseconds: MonotonicClock.nanoseconds() - baseline.originNanoseconds)
         context.phaseIndex.store(index, ordering: .relaxed)
     }
 
-    /// Sets up, runs every step and tears down; a workload error ends the script early.
+    /// Sets up, runs every step and tears down; a workload error ends the script early. What the
+    /// workload's calls allocate on this thread is booked to the workload, the rest to the harness.
     func runScript() -> ScriptResult {
         var result = ScriptResult(failure: nil, metrics: [], growth: [])
         enterPhase(0)
         do {
+            var mark = beginWorkloadCall()
             var workloadCase: (any WorkloadCase)? = try workload.makeCase(
                 strategy: spec.strategy, parameters: spec.parameters, context: context)
             try workloadCase?.setUp(context: context)
-            for (index, step) in spec.steps.enumerated() {
+            endWorkloadCall(mark)
+            // By index: iterating `enumerated()` makes the runtime build a generic type's metadata the first
+            // time, an allocation of the harness after the baseline.
+            for index in 0..<spec.steps.count {
                 enterPhase(index + 1)
-                try run(step, in: workloadCase, growth: &result.growth)
+                try run(spec.steps[index], in: workloadCase, growth: &result.growth)
             }
-            enterPhase(spec.phaseNames.count - 1)
+            // `phases.names`, not `spec.phaseNames`, which builds a new array on every call.
+            enterPhase(phases.names.count - 1)
+            mark = beginWorkloadCall()
             try workloadCase?.tearDown(context: context)
             result.metrics = workloadCase?.metrics() ?? []
             workloadCase = nil
+            endWorkloadCall(mark)
         } catch {
             result.failure = "\(error)"
         }
-        enterPhase(spec.phaseNames.count)
+        enterPhase(phases.names.count)
         return result
     }
 
@@ -231,11 +295,11 @@ final class CaseRun {
     private func run(_ step: StepInvocation, in workloadCase: (any WorkloadCase)?, growth: inout [GrowthSeries]) throws
     {
         switch step.name {
-        case BuiltInStep.idle.name:
+        case builtIn.idle:
             MonotonicClock.sleep(for: step.arguments.duration("duration"))
-        case BuiltInStep.settle.name:
+        case builtIn.settle:
             CaseExecutor.settle(probe, nanoseconds: step.arguments.duration("duration").nanoseconds)
-        case BuiltInStep.repeat.name:
+        case builtIn.repeat:
             let marks = spec.attribution != nil
             let origin = baseline.originNanoseconds
             growth.append(
@@ -251,6 +315,8 @@ final class CaseRun {
                     }
                 ) { try self.run($0, in: workloadCase, growth: &growth) })
         default:
+            let mark = beginWorkloadCall()
+            defer { endWorkloadCall(mark) }
             try workloadCase?.run(step, context: context)
         }
     }
@@ -259,25 +325,15 @@ final class CaseRun {
     func finish(_ script: ScriptResult) -> CaseOutcome {
         let exactPeak = spec.peakMode == .exact ? Agent.takePeak() : nil
         let exactCalls = spec.peakMode == .exact ? Agent.allocationCalls() : nil
+        // Up to the end of teardown, where the peaks end.
+        let harnessBytes = harnessAllocatedBytes()
         context.memoryWarnings.end()
         let duration = MonotonicClock.nanoseconds() - baseline.originNanoseconds
         let cpu = CaseExecutor.processCPUNanoseconds() - baseline.cpuNanoseconds
         // Stop the thread first and read the residue before the series is built: its arrays are the
         // harness's, not the case's.
         sampler?.finish()
-        CaseExecutor.settle(probe, nanoseconds: spec.settleNanoseconds)
-        // Survivors are read after the settle (workloads may release on other threads); the
-        // tracker's references go before the residue is read, so its side tables are not residue.
-        let tracked = context.lifetimes.tracked()
-        let survivors = context.lifetimes.survivors()
-        let survivorStacks = spec.attribution == nil ? nil : context.lifetimes.survivorStacks()
-        context.lifetimes.removeAll()
-        probe.flushThreadCache()
-        let residue = probe.allocatedBytes() - baseline.allocatedBytes
-        let leaks = LeakMeasurements(
-            tracked: tracked, survivors: survivors, growth: script.growth,
-            threadCacheBytesAtBaseline: baseline.threadCacheBytes, threadCacheBytesAtEnd: probe.threadCacheBytes(),
-            survivorStacks: survivorStacks)
+        let leaks = residueAndLeaks(script)
         if let killed = limit.outcome.withLock({ $0 }) { return killed }
         var exact: ExactPeakValues?
         if let live = baseline.exactLiveBytes, let peak = exactPeak, let calls = exactCalls,
@@ -286,15 +342,42 @@ final class CaseRun {
             exact = ExactPeakValues(baselineLiveBytes: live, peakLiveBytes: peak, allocationCalls: calls - start)
         }
         let output = sampler?.collect()
+        let samplerBytes = output?.figures.samplerAllocatedBytes ?? 0
+        let peak = phases.peak(with: output)
         let measurements = CaseMeasurements(
-            baselineAllocatedBytes: baseline.allocatedBytes, peak: phases.peak(with: output),
-            peakRSSBytes: peakRSS(sampled: output?.peakRSSBytes ?? 0), residueBytes: residue,
+            baselineAllocatedBytes: baseline.allocatedBytes, peak: peak.stats,
+            peakRSSBytes: peakRSS(sampled: output?.peakRSSBytes ?? 0), residueBytes: leaks.residueBytes,
             durationNanoseconds: duration, cpuNanoseconds: cpu,
             sampling: output?.figures ?? SamplingFigures(), phases: phases.results(with: output),
-            metrics: script.metrics, samples: output?.series, leaks: leaks, exact: exact,
-            memoryWarnings: spec.memoryBudget?.warningBytes == nil ? nil : context.memoryWarnings.postedCount)
+            metrics: script.metrics, samples: output?.series, leaks: leaks.measurements, exact: exact,
+            memoryWarnings: spec.memoryBudget?.warningBytes == nil ? nil : context.memoryWarnings.postedCount,
+            floor: MeasurementFloor(
+                harnessAllocatedBytes: max(0, harnessBytes + samplerBytes), peakReadingSpreadBytes: peak.spreadBytes))
         if let failure = script.failure { return .failed(reason: failure, measurements: measurements) }
         return .completed(measurements: measurements)
+    }
+
+    /// Settles, reads the survivors and the residue (the live heap above the baseline), with the residue's
+    /// uncertainty: what the harness allocated on this thread since the baseline (survivor lists included)
+    /// and on the sampler's, plus the spreads of the baseline's and this reading.
+    private func residueAndLeaks(_ script: ScriptResult) -> (residueBytes: Int, measurements: LeakMeasurements) {
+        CaseExecutor.settle(probe, nanoseconds: spec.settleNanoseconds)
+        // Survivors are read after the settle (workloads may release on other threads); the
+        // tracker's references go before the residue is read, so its side tables are not residue.
+        let tracked = context.lifetimes.tracked()
+        let survivors = context.lifetimes.survivors()
+        let survivorStacks = spec.attribution == nil ? nil : context.lifetimes.survivorStacks()
+        context.lifetimes.removeAll()
+        probe.flushThreadCache()
+        let heap = confirmedHeap()
+        let harness = max(0, harnessAllocatedBytes()) + (sampler?.allocatedBytes ?? 0)
+        let residue = heap.stats.liveBytes - baseline.allocatedBytes
+        let leaks = LeakMeasurements(
+            tracked: tracked, survivors: survivors, growth: script.growth,
+            threadCacheBytesAtBaseline: baseline.threadCacheBytes, threadCacheBytesAtEnd: heap.stats.threadCacheBytes,
+            survivorStacks: survivorStacks,
+            liveResidueUncertaintyBytes: harness + baseline.spreadBytes + heap.spreadBytes)
+        return (residue, leaks)
     }
 
     /// The kernel's RSS high-water mark since the baseline; the sampled peak when it could not be reset or read.

@@ -32,7 +32,6 @@ extension CaseExecutor {
 
     /// `stats.allocated` minus the freed regions held in thread caches, from one snapshot, bytes.
     static func liveHeapBytes(_ probe: JemallocProbe) -> Int {
-        let allocated = probe.allocatedBytes()
-        return allocated - probe.threadCacheBytes()
+        probe.liveBytes()
     }
 }

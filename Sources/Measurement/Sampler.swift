@@ -19,6 +19,10 @@ public struct SamplerOutput: Sendable {
     /// Peak allocated / resident per phase index, absolute bytes (0 when the phase got no sample).
     public var phasePeakAllocatedBytes: [Int]
     public var phasePeakResidentBytes: [Int]
+    /// How far the two readings that confirmed the peak allocated figure disagreed, bytes (see `MemoryProbe.confirmingReading`).
+    public var peakSpreadBytes: Int
+    /// The same for each phase's peak, by phase index.
+    public var phasePeakSpreadBytes: [Int]
     /// Samples taken, the interval achieved and what the sampler thread allocated.
     public var figures: SamplingFigures
 }
@@ -26,11 +30,14 @@ public struct SamplerOutput: Sendable {
 /// Samples a probe on a dedicated thread at a fixed interval, with absolute-time sleeps.
 ///
 /// All storage is reserved in `init` (a `SampleBuffer` and the per-phase peaks): the sampling loop
-/// allocates nothing, so it neither disturbs the figures it reads nor grows with the run.
+/// allocates nothing, so it neither disturbs the figures it reads nor grows with the run. The thread
+/// can be made before the case's baseline (`prepare()`), so what making it costs the allocator (the
+/// thread's cache, its TLS) is part of the baseline, not of the case.
 public final class Sampler: @unchecked Sendable {
     // Safety: `buffer`, the peaks and the watch state are written only by the sampler thread between
     // `start()` and the end of `finish()`'s join, and read by the caller only after the join
-    // (pthread_join is a happens-before edge).
+    // (pthread_join is a happens-before edge). `originNanoseconds` is written by `start()` before it
+    // posts `go`, and read by the thread after its wait on `go` returns (sem_post/sem_wait order them).
     private let probe: any MemoryProbe
     private let intervalNanoseconds: Int64
     private let gauges: [Gauge]
@@ -40,7 +47,12 @@ public final class Sampler: @unchecked Sendable {
     private var buffer: SampleBuffer
     private let phasePeakAllocated: UnsafeMutablePointer<Int>
     private let phasePeakResident: UnsafeMutablePointer<Int>
+    private let phasePeakSpread: UnsafeMutablePointer<Int>
     private let running = Atomic<Bool>(false)
+    private let started = Atomic<Bool>(false)
+    /// Posted by the thread once it is ready to sample; by `start()` or `finish()` to let it go on.
+    private let ready: UnsafeMutablePointer<sem_t>
+    private let go: UnsafeMutablePointer<sem_t>
     private let footprintWatch: FootprintWatch?
     private let observer: (@Sendable (Int, Int64) -> Void)?
     private var thread: DedicatedThread?
@@ -48,6 +60,7 @@ public final class Sampler: @unchecked Sendable {
     // Written by the sampler thread only.
     private var peak = AllocatorStatsValues()
     private var peakRSS = 0
+    private var peakSpread = 0
     private var samplerAllocated = 0
     private var originNanoseconds: Int64 = 0
     private var watch: MemoryWatch?
@@ -89,30 +102,87 @@ public final class Sampler: @unchecked Sendable {
         phasePeakAllocated.initialize(repeating: 0, count: phaseNames.count + 1)
         phasePeakResident = .allocate(capacity: phaseNames.count + 1)
         phasePeakResident.initialize(repeating: 0, count: phaseNames.count + 1)
+        phasePeakSpread = .allocate(capacity: phaseNames.count + 1)
+        phasePeakSpread.initialize(repeating: 0, count: phaseNames.count + 1)
+        ready = .allocate(capacity: 1)
+        go = .allocate(capacity: 1)
+        // Process-private semaphores with a count of 0 cannot fail to initialize.
+        sem_init(ready, 0, 0)
+        sem_init(go, 0, 0)
     }
 
     deinit {
         phasePeakAllocated.deallocate()
         phasePeakResident.deallocate()
+        phasePeakSpread.deallocate()
+        sem_destroy(ready)
+        sem_destroy(go)
+        ready.deallocate()
+        go.deallocate()
     }
+
+    /// Bytes the sampler's thread allocated while sampling; read it after `finish()`.
+    public var allocatedBytes: Int { samplerAllocated }
 
     /// Records the case's baseline in the sample file's header, for a reader after a crash.
     public func setBaseline(allocatedBytes: Int) { buffer.setBaseline(allocatedBytes: allocatedBytes) }
 
-    /// Starts the sampling thread; the first sample is taken at once. Times are relative to
-    /// `origin` (a `MonotonicClock` reading in nanoseconds; default: now).
-    public func start(originNanoseconds origin: Int64? = nil) throws(MeasurementError) {
-        originNanoseconds = origin ?? MonotonicClock.nanoseconds()
-        running.store(true, ordering: .releasing)
-        guard let thread = DedicatedThread({ [self] in sampleUntilStopped() }) else {
-            running.store(false, ordering: .releasing)
+    /// Makes the sampling thread and waits until it is ready: it has read the probe once (so everything
+    /// reading it needs exists) and turned its allocator cache off. It samples nothing until `start`.
+    /// Call it before reading the case's baseline. Later calls do nothing.
+    public func prepare() throws(MeasurementError) {
+        guard thread == nil else { return }
+        guard let thread = DedicatedThread({ [self] in run() }) else {
             throw .system(call: "pthread_create (sampler)", errno: EAGAIN)
         }
         self.thread = thread
+        // A thread start takes microseconds; 10 s means the machine is stuck: give up on sampling.
+        guard Self.wait(ready, seconds: 10) else {
+            finish()
+            throw .system(call: "sampler thread start", errno: ETIMEDOUT)
+        }
+    }
+
+    /// Starts sampling (making the thread first unless `prepare()` did); the first sample is taken at
+    /// once. Times are relative to `origin` (a `MonotonicClock` reading in nanoseconds; default: now).
+    public func start(originNanoseconds origin: Int64? = nil) throws(MeasurementError) {
+        try prepare()
+        originNanoseconds = origin ?? MonotonicClock.nanoseconds()
+        running.store(true, ordering: .releasing)
+        started.store(true, ordering: .releasing)
+        sem_post(go)
+    }
+
+    /// The thread: gets ready, waits for `start()` (or `finish()`), samples until stopped.
+    private func run() {
+        probe.prepareSamplingThread()
+        let allocatedBefore = probe.threadAllocatedBytes() ?? 0
+        sem_post(ready)
+        // `start()` or `finish()` posts `go`; an owner that does neither within an hour is gone.
+        guard Self.wait(go, seconds: 3600), started.load(ordering: .acquiring) else { return }
+        sampleUntilStopped()
+        let allocatedAfter = probe.threadAllocatedBytes() ?? allocatedBefore
+        samplerAllocated = Int(truncatingIfNeeded: allocatedAfter &- allocatedBefore)
+        if let limitHit, let footprintWatch {
+            // Measuring is over: from here the sampler thread may allocate.
+            footprintWatch.limitExceeded(limitHit, collect())
+        }
+    }
+
+    /// Waits for `semaphore` for at most `seconds`; false when the time ran out.
+    private static func wait(_ semaphore: UnsafeMutablePointer<sem_t>, seconds: Int) -> Bool {
+        var deadline = timespec()
+        // CLOCK_REALTIME cannot fail on Linux with a valid pointer; sem_timedwait measures on it.
+        clock_gettime(CLOCK_REALTIME, &deadline)
+        deadline.tv_sec += seconds
+        while sem_timedwait(semaphore, &deadline) != 0 {
+            // A signal handler interrupting the wait is no reason to stop waiting.
+            if errno != EINTR { return false }
+        }
+        return true
     }
 
     private func sampleUntilStopped() {
-        let allocatedBefore = probe.threadAllocatedBytes() ?? 0
         var deadline = MonotonicClock.nanoseconds()
         // The measuring path: no allocation from here to the end of the loop.
         while running.load(ordering: .acquiring) {
@@ -124,19 +194,13 @@ public final class Sampler: @unchecked Sendable {
         }
         if limitHit == nil { takeSample() }
         buffer.flush()
-        let allocatedAfter = probe.threadAllocatedBytes() ?? allocatedBefore
-        samplerAllocated = Int(truncatingIfNeeded: allocatedAfter &- allocatedBefore)
-        if let limitHit, let footprintWatch {
-            // Measuring is over: from here the sampler thread may allocate.
-            footprintWatch.limitExceeded(limitHit, collect())
-        }
     }
 
     /// Steps the warning/limit watch with this sample's footprint (allocates nothing).
     private func observeFootprint(_ reading: MemoryReading, time: Int64) {
         guard var state = watch, let footprintWatch else { return }
         let measure = footprintWatch.budget.footprint
-        let footprint = measure == .allocated ? reading.allocator.allocatedBytes : reading.rssBytes
+        let footprint = measure == .allocated ? reading.allocator.liveBytes : reading.rssBytes
         switch state.observe(footprint) {
         case .warning:
             warningsPosted += 1
@@ -154,16 +218,36 @@ public final class Sampler: @unchecked Sendable {
     }
 
     private func takeSample() {
-        let reading = probe.read()
+        var reading = probe.read()
         let time = MonotonicClock.nanoseconds() - originNanoseconds
+        // A new peak is confirmed by a second snapshot, and the lower one stands: a thread cache that filled
+        // (or flushed) while jemalloc summed the first is rarely caught twice. Their difference is the
+        // peak's reading uncertainty.
+        var spread = 0
+        let live = reading.allocator.liveBytes
+        let candidate = phaseIndex()
+        if live > peak.allocatedBytes
+            || (phaseNames.indices.contains(candidate) && live > phasePeakAllocated[candidate]),
+            let second = probe.confirmingReading()
+        {
+            spread = abs(second.liveBytes - live)
+            if second.liveBytes < live { reading.allocator = second }
+        }
+        // The phase after the last reading: a reading taken across a boundary belongs to the phase it ends in
+        // (the confirming one may already include what the next phase allocated).
         let phase = phaseIndex()
+        let inPhase = phase >= 0 && phase < phaseNames.count
         // Before the gauges are read, so the row of a warning already counts it.
         observeFootprint(reading, time: time)
         let stats = AllocatorStatsValues(reading.allocator)
+        if stats.allocatedBytes > peak.allocatedBytes { peakSpread = spread }
         peak = peak.elementwiseMax(stats)
         peakRSS = max(peakRSS, reading.rssBytes)
-        if phase >= 0 && phase < phaseNames.count {
-            phasePeakAllocated[phase] = max(phasePeakAllocated[phase], stats.allocatedBytes)
+        if inPhase {
+            if stats.allocatedBytes > phasePeakAllocated[phase] {
+                phasePeakAllocated[phase] = stats.allocatedBytes
+                phasePeakSpread[phase] = spread
+            }
             phasePeakResident[phase] = max(phasePeakResident[phase], stats.residentBytes)
         }
         buffer.add(time: time, stats, rssBytes: reading.rssBytes, phase: phase, gauges: gauges)
@@ -171,9 +255,11 @@ public final class Sampler: @unchecked Sendable {
     }
 
     /// Stops sampling (after one last sample) and waits for the thread; allocates nothing, so a
-    /// caller can measure the heap before `collect()` builds the output.
+    /// caller can measure the heap before `collect()` builds the output. A thread that was prepared
+    /// but never started ends without sampling.
     public func finish() {
         running.store(false, ordering: .releasing)
+        if thread != nil { sem_post(go) }
         thread?.join()
     }
 
@@ -191,6 +277,7 @@ public final class Sampler: @unchecked Sendable {
             peak: peak, peakRSSBytes: peakRSS,
             phasePeakAllocatedBytes: (0..<phaseNames.count).map { phasePeakAllocated[$0] },
             phasePeakResidentBytes: (0..<phaseNames.count).map { phasePeakResident[$0] },
+            peakSpreadBytes: peakSpread, phasePeakSpreadBytes: (0..<phaseNames.count).map { phasePeakSpread[$0] },
             figures: SamplingFigures(
                 sampleCount: buffer.sampleCount, requestedIntervalNanoseconds: requestedIntervalNanoseconds,
                 achievedIntervalNanoseconds: buffer.achievedIntervalNanoseconds, samplerAllocatedBytes: samplerAllocated
@@ -199,10 +286,11 @@ public final class Sampler: @unchecked Sendable {
 }
 
 extension AllocatorStatsValues {
-    /// The probe's reading as a plain value.
+    /// The probe's reading as a plain value. Its allocated figure is the live heap (`stats.allocated`
+    /// without the freed regions held in thread caches), as the case's baseline and boundaries read it.
     init(_ stats: AllocatorStats) {
         self.init(
-            allocatedBytes: stats.allocatedBytes, activeBytes: stats.activeBytes, residentBytes: stats.residentBytes,
+            allocatedBytes: stats.liveBytes, activeBytes: stats.activeBytes, residentBytes: stats.residentBytes,
             mappedBytes: stats.mappedBytes, retainedBytes: stats.retainedBytes, metadataBytes: stats.metadataBytes)
     }
 }

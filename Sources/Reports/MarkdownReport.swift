@@ -17,9 +17,14 @@ public enum MarkdownReport {
                 + "\(report.scenarios.count) scenario\(report.scenarios.count == 1 ? "" : "s"), "
                 + "\(cases.count) case\(cases.count == 1 ? "" : "s") (\(cases.count - failed) ok, \(failed) not ok).")
         out.append("")
+        // Records that measured the floor read the live heap; older ones `stats.allocated`.
         out.append(
-            "Peak allocated is jemalloc's `stats.allocated` at its highest sample minus the baseline the case "
-                + "started from (what the scenario itself added), median over repetitions. Lower is better.")
+            cases.contains { $0.measurements?.floor != nil }
+                ? "Peak allocated is the live heap (jemalloc's `stats.allocated` without the freed blocks thread caches "
+                    + "hold) at its highest reading minus the baseline the case started from (what the scenario itself "
+                    + "added), median over repetitions, ± its measurement floor. Lower is better."
+                : "Peak allocated is jemalloc's `stats.allocated` at its highest sample minus the baseline the case "
+                    + "started from (what the scenario itself added), median over repetitions. Lower is better.")
         out.append("")
         if report.scenarios.count > 1 {
             out.append("| Scenario | Reading |")
@@ -83,6 +88,10 @@ public enum MarkdownReport {
                     : ""))
         out.append("")
         out.append(contentsOf: RepetitionsSection.lines(for: scenario))
+        if summary.ranked.contains(where: { $0.peakUncertaintyBytes != nil }) {
+            out.append(floorNote)
+            out.append("")
+        }
         if summary.ranked.contains(where: { $0.medianExactPeakNetBytes != nil }) {
             out.append(contentsOf: exactNote(summary))
         }
@@ -151,12 +160,24 @@ public enum MarkdownReport {
         out.append("|---|" + String(repeating: "---:|", count: phases.count))
         for strategy in ranked {
             let values = phases.map { phase in
-                strategy[keyPath: figure].first { $0.name == phase }.map { Units.formatBytes($0.bytes) } ?? "–"
+                strategy[keyPath: figure].first { $0.name == phase }.map { withFloor($0.bytes, $0.uncertaintyBytes) }
+                    ?? "–"
             }
             out.append("| `\(cell(strategy.strategy))` | " + values.joined(separator: " | ") + " |")
         }
         out.append("")
         return out
+    }
+
+    /// What ± after a peak means.
+    static let floorNote =
+        "± after a peak is its measurement floor, the largest of the repetitions: what the harness itself allocated "
+        + "after the baseline, plus, for sampled peaks, how far two back-to-back readings of the live heap disagreed "
+        + "where the peak was read (a thread cache filling or flushing while jemalloc summed the caches)."
+
+    /// `1.12 KiB ± 96 B`: a figure with its measurement floor, or the figure alone when the floor is unknown.
+    static func withFloor(_ bytes: Double, _ uncertaintyBytes: Int?) -> String {
+        Units.formatBytes(bytes) + (uncertaintyBytes.map { " ± " + Units.formatBytes($0) } ?? "")
     }
 
     /// What the exact columns are, and the strategy whose spikes the sampler missed most, when it missed much.
@@ -167,7 +188,8 @@ public enum MarkdownReport {
                 + "size-class bytes); spike excess is the exact peak minus the sampled one: what fell between the samples."
         )
         out.append("")
-        // Below 64 KiB or 1% of the exact peak, the difference is thread-cache noise, not a missed spike.
+        // Below 64 KiB or 1% of the exact peak, the difference is noise (thread caches in records without a floor,
+        // the top of a loop between samples), not a missed spike.
         let missed = summary.ranked.compactMap { strategy -> (StrategySummary, Double, Double)? in
             guard let exact = strategy.medianExactPeakNetBytes, let excess = strategy.medianSpikeExcessBytes,
                 excess > max(64 * 1024, exact * 0.01)

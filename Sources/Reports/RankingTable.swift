@@ -49,10 +49,20 @@ struct RankingTable {
         ]
         columns += rankingColumns()
         if summary.ranking != .peakAllocated {
-            columns.append(Column(header: "Peak allocated", ranked: { bytes($1.medianPeakAllocatedNetBytes) }))
+            columns.append(
+                Column(
+                    header: "Peak allocated",
+                    ranked: { MarkdownReport.withFloor($1.medianPeakAllocatedNetBytes, $1.peakUncertaintyBytes) }))
         }
         if hasExact && summary.ranking != .exactPeak {
-            columns.append(Column(header: "Exact peak", ranked: { optionalBytes($1.medianExactPeakNetBytes) }))
+            columns.append(
+                Column(
+                    header: "Exact peak",
+                    ranked: { _, strategy in
+                        strategy.medianExactPeakNetBytes.map {
+                            MarkdownReport.withFloor($0, strategy.exactPeakUncertaintyBytes)
+                        } ?? "–"
+                    }))
         }
         if hasExact {
             columns.append(Column(header: "Spike excess", ranked: { optionalBytes($1.medianSpikeExcessBytes) }))
@@ -82,9 +92,22 @@ struct RankingTable {
         let kills = scenario.memoryLimitKills
         let header = summary.ranking == .peakAllocated ? "Peak allocated" : "\(capitalized(summary.rankingLabel))"
         let value = { (value: Double?) in value.map { summary.formatRanking($0) } ?? "–" }
+        // A peak the harness measured itself carries its measurement floor (± the harness's own bytes).
+        let floor = { (strategy: StrategySummary) -> Int? in
+            switch summary.ranking {
+            case .peakAllocated: return strategy.peakUncertaintyBytes
+            case .exactPeak: return strategy.exactPeakUncertaintyBytes
+            default: return nil
+            }
+        }
         return [
             Column(
-                header: header, ranked: { value($1.rankingMedian) },
+                header: header,
+                ranked: { _, strategy in
+                    strategy.rankingMedian.map { median in
+                        floor(strategy).map { MarkdownReport.withFloor(median, $0) } ?? summary.formatRanking(median)
+                    } ?? "–"
+                },
                 failed: { name in
                     kills.first { $0.strategy == name && $0.killedCount == $0.caseCount }.map(\.description)
                         ?? "failed"

@@ -2,10 +2,11 @@ import HarnessModel
 
 /// Writes `summary.csv`: one row per case.
 ///
-/// Fixed columns first (see `fixedColumns`), then the exact-peak columns (`exactColumns`) when any
-/// case was run with `--peak exact`, then the strategy's median net peak and the ends of its 95% interval
-/// (`RepetitionsSection.columns`, and `.exactColumns` for exact peaks) when some strategy ran 6 or more
-/// repetitions (the same on every row of a strategy), then `phase.<phase>.peak_allocated_net_bytes` for every phase
+/// Fixed columns first (see `fixedColumns`), then the measurement floor's (`floorColumns`) when any case
+/// has one, then the exact-peak columns (`exactColumns`) when any case was run with `--peak exact`, then
+/// the strategy's median net peak and the ends of its 95% interval (`RepetitionsSection.columns`, and
+/// `.exactColumns` for exact peaks) when some strategy ran 6 or more repetitions (the same on every row of
+/// a strategy), then `phase.<phase>.peak_allocated_net_bytes` for every phase
 /// seen (and `phase.<phase>.exact_peak_net_bytes` after them, with exact cases), then
 /// `metric.<name>_<unit>` for every scenario metric; cells that do not apply to a case stay empty.
 public enum SummaryCSV {
@@ -30,6 +31,11 @@ public enum SummaryCSV {
         "exact_baseline_bytes", "exact_peak_bytes", "exact_peak_net_bytes", "spike_excess_bytes",
         "exact_allocation_calls",
     ]
+
+    /// The columns of the measurement floor (see `MeasurementFloor`), present only when some case has one:
+    /// the ± of the net peak and what the harness allocated after the baseline. Exact cases add
+    /// `exact_peak_uncertainty_bytes` after the exact columns.
+    public static let floorColumns = ["peak_uncertainty_bytes", "harness_allocated_bytes"]
 
     /// The suffix each metric unit adds to its column name (counts add none).
     static let unitSuffixes: [(unit: Metric.Unit, suffix: String)] = [
@@ -57,9 +63,11 @@ public enum SummaryCSV {
         var exactPhaseColumns: [String] = []
         var metricColumns: [String] = []
         var anyExact = false
+        var anyFloor = false
         for result in report.scenarios.flatMap(\.cases) {
             guard let measurements = result.measurements else { continue }
             anyExact = anyExact || measurements.exact != nil
+            anyFloor = anyFloor || measurements.floor != nil
             for phase in measurements.phases where !phaseColumns.contains(column(forPhase: phase.name)) {
                 phaseColumns.append(column(forPhase: phase.name))
             }
@@ -77,8 +85,9 @@ public enum SummaryCSV {
             intervals.values.contains { $0[names[0]] != nil }
         }.flatMap { $0 }
         var table = CSVTable(
-            columns: fixedColumns + (anyExact ? exactColumns : []) + intervalColumns + phaseColumns + exactPhaseColumns
-                + metricColumns.sorted())
+            columns: fixedColumns + (anyFloor ? floorColumns : [])
+                + (anyExact ? exactColumns + (anyFloor ? ["exact_peak_uncertainty_bytes"] : []) : [])
+                + intervalColumns + phaseColumns + exactPhaseColumns + metricColumns.sorted())
         for result in report.scenarios.flatMap(\.cases) {
             var cells: [String: String] = [
                 "scenario": result.scenario, "workload": result.workload, "strategy": result.strategy,
@@ -130,6 +139,11 @@ public enum SummaryCSV {
         for phase in m.phases {
             cells[column(forPhase: phase.name)] = String(phase.peakAllocatedBytes - m.baselineAllocatedBytes)
             if let net = m.exactPeakNetBytes(of: phase) { cells[exactColumn(forPhase: phase.name)] = String(net) }
+        }
+        if let floor = m.floor {
+            cells["peak_uncertainty_bytes"] = String(floor.peakUncertaintyBytes)
+            cells["harness_allocated_bytes"] = String(floor.harnessAllocatedBytes)
+            cells["exact_peak_uncertainty_bytes"] = m.exactPeakUncertaintyBytes.map(String.init) ?? ""
         }
         if let exact = m.exact {
             cells["exact_baseline_bytes"] = String(exact.baselineLiveBytes)

@@ -85,6 +85,29 @@ enum ReportFixture {
         return report
     }
 
+    /// The exact run with a measurement floor in every ok case: the harness allocated 64 B after the
+    /// baseline, the readings that set the sampled peaks disagreed by 1 KiB per repetition (the burst's), and
+    /// the residue is read from the live heap.
+    static func floorReport() -> RunReport {
+        var report = exactReport()
+        for scenario in report.scenarios.indices {
+            for index in report.scenarios[scenario].cases.indices {
+                let old = report.scenarios[scenario].cases[index]
+                guard let measurements = old.completed else { continue }
+                var draft = MeasurementsDraft(measurements)
+                draft.floor = MeasurementFloor(harnessAllocatedBytes: 64, peakReadingSpreadBytes: 1024 * old.repetition)
+                for phase in draft.phases.indices {
+                    draft.phases[phase].peakReadingSpreadBytes =
+                        draft.phases[phase].name == "burst" ? 1024 * old.repetition : 0
+                }
+                draft.leaks = LeakMeasurements(
+                    threadCacheBytesAtBaseline: 9000, threadCacheBytesAtEnd: 70_000, liveResidueUncertaintyBytes: 512)
+                report.scenarios[scenario].cases[index].outcome = .completed(measurements: draft.measurements)
+            }
+        }
+        return report
+    }
+
     static var report: RunReport {
         let crashed = CaseResult.draft(
             scenario: "live-query", workload: "live-query", strategy: "deliver-on", repetition: 1, status: .crashed,

@@ -55,6 +55,40 @@ struct ReportWriterTests {
         }
     }
 
+    @Test func theFloorAppearsBesideThePeaksOnlyWhenMeasured() throws {
+        let report = ReportFixture.floorReport()
+        try checkGolden(MarkdownReport.render(report), "report-floor.md")
+        try checkGolden(SummaryCSV.render(report), "summary-floor.csv")
+        let rows = CSVTable.parse(SummaryCSV.render(report))
+        let header = try #require(rows.first)
+        // The fixed columns keep their places; the floor's follow them, the exact one follows the exact columns.
+        #expect(Array(header.prefix(SummaryCSV.fixedColumns.count)) == SummaryCSV.fixedColumns)
+        #expect(
+            Array(header.dropFirst(SummaryCSV.fixedColumns.count).prefix(2)) == SummaryCSV.floorColumns)
+        let row = try #require(rows.dropFirst().first { $0[header.firstIndex(of: "repetition") ?? 0] == "2" })
+        #expect(row[header.firstIndex(of: "peak_uncertainty_bytes") ?? 0] == "2112")
+        #expect(row[header.firstIndex(of: "exact_peak_uncertainty_bytes") ?? 0] == "64")
+        #expect(row[header.firstIndex(of: "residue_uncertainty_bytes") ?? 0] == "512")
+        let markdown = MarkdownReport.render(report)
+        #expect(markdown.contains("± after a peak is its measurement floor"))
+        // Records without a floor render as before (the other golden files), with no ± and no floor column.
+        #expect(!MarkdownReport.render(ReportFixture.exactReport()).contains("measurement floor"))
+        let exactHeader = try #require(CSVTable.parse(SummaryCSV.render(ReportFixture.exactReport())).first)
+        #expect(!exactHeader.contains("peak_uncertainty_bytes"))
+    }
+
+    @Test func theFloorReadsBackFromTheRecord() throws {
+        let report = ReportFixture.floorReport()
+        let record = ReportBundle.record(report, checks: [], rendering: RenderingOptions())
+        let read = try RecordCodec.decode(try RecordCodec.encode(record), file: "run.json").report
+        let written = report.scenarios.flatMap(\.cases).compactMap(\.completed)
+        let back = read.scenarios.flatMap(\.cases).compactMap(\.completed)
+        #expect(!written.isEmpty)
+        #expect(back.map(\.floor) == written.map(\.floor))
+        #expect(back.map(\.phases) == written.map(\.phases))
+        #expect(back.map { $0.leaks?.residueUncertaintyBytes } == written.map { $0.leaks?.residueUncertaintyBytes })
+    }
+
     @Test func exactPeaksReadBackFromTheRecord() throws {
         let report = ReportFixture.exactReport()
         let record = ReportBundle.record(report, checks: [], rendering: RenderingOptions())

@@ -16,6 +16,7 @@ public struct MeasurementsDraft {
     public var leaks: LeakMeasurements?
     public var exact: ExactPeakValues?
     public var memoryWarnings: Int?
+    public var floor: MeasurementFloor?
 
     public init() {}
 
@@ -34,6 +35,7 @@ public struct MeasurementsDraft {
         leaks = m.leaks
         exact = m.exact
         memoryWarnings = m.memoryWarnings
+        floor = m.floor
     }
 
     public var measurements: CaseMeasurements {
@@ -41,7 +43,7 @@ public struct MeasurementsDraft {
             baselineAllocatedBytes: baselineAllocatedBytes, peak: peak, peakRSSBytes: peakRSSBytes,
             residueBytes: residueBytes, durationNanoseconds: durationNanoseconds, cpuNanoseconds: cpuNanoseconds,
             sampling: sampling, phases: phases, metrics: metrics, samples: samples, leaks: leaks, exact: exact,
-            memoryWarnings: memoryWarnings)
+            memoryWarnings: memoryWarnings, floor: floor)
     }
 }
 

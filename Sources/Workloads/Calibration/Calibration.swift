@@ -12,8 +12,8 @@ import WorkloadKit
 /// Memory comes straight from `malloc` (jemalloc) and is written to, so it is both allocated and
 /// resident. The workload reports what it held at its top as `heldBytes`, summed from
 /// `malloc_usable_size` of every live block: the size-class bytes the allocator really handed out
-/// (for `churn`, the most that was alive at once; for `spikes`, one spike; for `cross-thread`,
-/// the full queue, which it holds by construction).
+/// (for `churn`, the most that was alive at once, its ring of slots included; for `spikes`, one spike;
+/// for `cross-thread`, the full queue, which it holds by construction).
 public struct CalibrationWorkload: Workload {
     public init() {}
 
@@ -159,14 +159,16 @@ final class CalibrationCase: WorkloadCase {
     private func churn() {
         let live = parameters.count("churnLive")
         let maxSize = parameters.bytes("churnMaxSize")
-        let slots = UnsafeMutablePointer<UnsafeMutableRawPointer?>.allocate(capacity: live)
+        // The ring comes from malloc, so the truth can count it: it is alive the whole loop.
+        guard let storage = malloc(live * MemoryLayout<UnsafeMutableRawPointer?>.stride) else { return }
+        let slots = storage.bindMemory(to: UnsafeMutableRawPointer?.self, capacity: live)
         slots.initialize(repeating: nil, count: live)
         defer {
             for index in 0..<live { free(slots[index]) }
-            slots.deallocate()
+            free(storage)
         }
         var state: UInt64 = 0x9E37_79B9_7F4A_7C15
-        var liveBytes = 0
+        var liveBytes = malloc_usable_size(storage)
         for operation in 0..<parameters.count("churnOperations") {
             // xorshift64*: cheap, deterministic sizes.
             state ^= state >> 12

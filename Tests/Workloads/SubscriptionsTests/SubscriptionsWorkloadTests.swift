@@ -39,8 +39,7 @@ enum Harness {
     /// Live heap now: `stats.allocated` minus the thread caches, after flushing this thread's cache.
     static func liveHeapBytes(_ probe: JemallocProbe) -> Int {
         probe.flushThreadCache()
-        let allocated = probe.allocatedBytes()
-        return allocated - probe.threadCacheBytes()
+        return probe.liveBytes()
     }
 
     /// Bytes one screen and its subscription keep alive, measured with the allocator around
