@@ -141,6 +141,8 @@ let package = Package(
         // MARK: Test programs (plain executables the tests spawn)
         // A C program with known allocations for the agent's tests and for trying `memharness profile`.
         .executableTarget(name: "agent-probe", path: "Tests/Programs/agent-probe"),
+        // A Swift program that stops on `fatalError`, run as a command case by the fault tests.
+        .executableTarget(name: "trap-probe", path: "Tests/Programs/trap-probe", swiftSettings: settings),
 
         // MARK: Tests (mirror the source targets)
         // Builders of made-up results and a way to run a case in the test process, for every test target.
@@ -184,6 +186,12 @@ let package = Package(
                 "TestSupport", "memharness", "MemHarness", "Runner", "HarnessModel", "Reports", "AllocatorProbe",
             ],
             exclude: ["Fixtures"], swiftSettings: settings
+        ),
+        // Runs the built `memharness` as a child process and injects faults (signals, kill -9, a second run into
+        // the same folder, a full file system, closed pipes); MEMHARNESS_SOAK_TRIALS sets the trials (`make soak`).
+        .testTarget(
+            name: "FaultTests", dependencies: ["memharness", "trap-probe", "Reports", "HarnessModel"],
+            swiftSettings: settings
         ),
         .testTarget(
             name: "CalibrationWorkloadTests",

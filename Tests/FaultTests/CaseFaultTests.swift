@@ -1,0 +1,60 @@
+import Foundation
+import HarnessModel
+import Reports
+import Testing
+
+#if os(Linux)
+    import Glibc
+#else
+    #error("memharness runs on Linux only: it links jemalloc and reads /proc")
+#endif
+
+/// Cases that end badly are rows that say how: a Swift runtime trap carries its fatal-error message, a
+/// timed-out case keeps its samples. (A case stopped by its memory limit: MemoryBudgetCommandLineTests.)
+@Suite(.serialized, .timeLimit(.minutes(10)))
+struct CaseFaultTests {
+    static let trapProbe = HarnessProcess.buildDirectory.appendingPathComponent("trap-probe").path
+
+    /// Runs `yaml` to its end and returns the run's one case, after checking the run left nothing behind.
+    func onlyCase(of yaml: String, exit expected: Int32, _ arguments: [String] = []) throws -> CaseResult {
+        let trial = try Trial()
+        let scenario = try trial.scenario(yaml)
+        let run = try trial.start(["run", scenario, "--out", trial.out] + arguments)
+        let ending = try run.finish(within: 60, "the run")
+        #expect(ending == .exited(expected), "\(trial.stderrText)")
+        let left = trial.leftovers(of: [run.pid], within: 1)
+        #expect(left.processes.isEmpty, "\(left.processes)")
+        #expect(left.files.isEmpty, "\(left.files)")
+        let record = try ReportFolder.read(trial.out)
+        return try #require(record.report.scenarios.first?.cases.first)
+    }
+
+    @Test func aSwiftRuntimeTrapCarriesItsFatalErrorMessage() throws {
+        try #require(
+            FileManager.default.isExecutableFile(atPath: Self.trapProbe),
+            "\(Self.trapProbe) is missing: swift build --product trap-probe")
+        let yaml = """
+            scenario: fault-trap
+            workload: command
+            strategies:
+              - name: trap
+                command: [\(Self.trapProbe)]
+            repetitions: 1
+            settle: 0ms
+
+            """
+        let result = try onlyCase(of: yaml, exit: 1)
+        #expect(result.status == .crashed)
+        let failure = try #require(result.failure)
+        #expect(failure.contains("Fatal error: trap-probe stops here on purpose at main.swift:11"), "\(failure)")
+        #expect(!failure.contains("Backtrace"), "the message, not the backtrace: \(failure)")
+    }
+
+    @Test func aTimedOutCaseKeepsItsSamples() throws {
+        let result = try onlyCase(of: Scenarios.slow(seconds: 20, timeout: "1s"), exit: 1)
+        #expect(result.status == .timedOut)
+        let samples = try #require(result.measurements?.samples, "the samples of the second before the timeout")
+        #expect(samples.timeNanoseconds.count > 10)
+        #expect((result.measurements?.peakAllocatedNetBytes ?? 0) >= 1 << 20, "the 1 MiB it held is in its samples")
+    }
+}
