@@ -118,8 +118,12 @@ final class HarnessProcess {
         }
     }
 
-    /// Sends `signal` to the harness process (not its group: only what a user's `kill` does).
-    func send(_ signal: Int32) { kill(pid, signal) }
+    /// Sends `signal` to the harness process (not its group: only what a user's `kill` does); nothing once it
+    /// was reaped (its pid may belong to another process by then).
+    func send(_ signal: Int32) {
+        guard ending == nil else { return }
+        kill(pid, signal)
+    }
 
     /// Waits at most `seconds` for the harness to end and reaps it; nil when it still runs.
     func wait(seconds: Double) -> Ending? {

@@ -59,7 +59,8 @@ struct FullDiskFaultTests {
     }
 }
 
-/// Closed or broken stdout and stderr: the run completes with its own exit code and a whole report.
+/// Closed or broken stdout and stderr: the run completes with its own exit code and a whole report; the
+/// closed descriptors are never reused for the run's files (a message would land in them).
 @Suite(.serialized, .timeLimit(.minutes(30)))
 struct ClosedStreamFaultTests {
     static let streams: [(String, Stream, Stream)] = [
@@ -91,6 +92,25 @@ struct ClosedStreamFaultTests {
                 Expectation(endings: [expected], withinSeconds: nil, folder: [.complete], message: nil))
         }
         #expect(results.problems == [])
+    }
+
+    @Test(arguments: [Int32(1), 2])
+    func aClosedStreamIsNotReusedForTheRunsFiles(descriptor: Int32) throws {
+        let trial = try Trial()
+        let scenario = try trial.scenario(Scenarios.slow())
+        let run = try trial.start(
+            ["run", scenario, "--out", trial.out, "--verbose"], stdout: descriptor == 1 ? .closed : nil,
+            stderr: descriptor == 2 ? .closed : nil)
+        let striker = Striker(trial: trial, run: run)
+        try #require(Deadline.poll(seconds: 60, interval: 0.005) { striker.caseStarted }, "\(trial.stderrText)")
+        // While a case runs the run holds its lock file, its working folder's files and the guard's pipe open.
+        let target = ProcessTable.descriptorTarget(of: run.pid, descriptor)
+        #expect(target == "/dev/null", "descriptor \(descriptor) of the harness points to \(target ?? "nothing")")
+        run.send(SIGINT)
+        let ending = try run.finish(within: 10, "the interrupted run")
+        #expect(ending == .exited(128 + SIGINT))
+        let left = trial.leftovers(of: [run.pid], within: 1)
+        #expect(left.processes.isEmpty && left.files.isEmpty, "\(left)")
     }
 }
 
