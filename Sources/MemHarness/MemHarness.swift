@@ -26,8 +26,10 @@ public enum MemHarness {
     /// then exits with the documented status. A catalog that does not hold together (a workload
     /// registered twice, two strategies of one name) ends the process with status 64 before anything runs.
     public static func main(workloads: [any Workload], arguments: [String]? = nil) -> Never {
-        // A closed pipe on stdout or stderr must fail a write, not kill the run before its report is written.
+        // A closed pipe on stdout or stderr must fail a write, not kill the run before its report is written;
+        // a file-size limit (`ulimit -f`) must fail the write with EFBIG (exit 74), not kill the run mid-write.
         signal(SIGPIPE, SIG_IGN)
+        signal(SIGXFSZ, SIG_IGN)
         reopenClosedStandardDescriptors()
         let catalog: WorkloadCatalog
         do {

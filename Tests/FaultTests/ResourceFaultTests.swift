@@ -7,14 +7,14 @@ import Testing
     #error("memharness runs on Linux only: it links jemalloc and reads /proc")
 #endif
 
-/// A full file system under the report folder: exit 74 naming the path, the previous report intact, nothing
-/// left behind.
+/// A full file system and a file-size limit under the report folder: exit 74 naming the path, the previous
+/// report intact, nothing left behind.
 @Suite(.serialized, .timeLimit(.minutes(30)))
 struct FullDiskFaultTests {
     /// A 2 MiB tmpfs mounted on the trial's Reports folder (root only), filled so that `room` bytes are free.
     static func mountFull(_ trial: Trial, room: Int) throws {
         guard getuid() == 0 else {
-            try Test.cancel("mounting a tmpfs needs root")
+            try Test.cancel("mounting a tmpfs needs root; the file-size limit test covers a failing write")
         }
         guard mount("tmpfs", trial.reports, "tmpfs", 0, "size=2m") == 0 else {
             try Test.cancel("cannot mount a tmpfs here: \(String(cString: strerror(errno)))")
@@ -54,6 +54,33 @@ struct FullDiskFaultTests {
                 findings.silentLosses.append("the error names no path under \(trial.reports): \(trial.stderrText)")
             }
             return (findings, outcome)
+        }
+        #expect(results.problems == [])
+    }
+
+    /// A file-size limit (RLIMIT_FSIZE, `ulimit -f`) smaller than run.json: the write fails with EFBIG, which
+    /// the harness sees only because it ignores SIGXFSZ (whose default action would kill it mid-write). The
+    /// case processes are under the limit too (their 1.3 MiB sample files fail); how their rows read does not
+    /// matter here, as no report may be written.
+    @Test func aFileSizeLimitExits74AndKeepsThePreviousReport() throws {
+        let results = try runTrials("file-size limit (EFBIG)") { _ in
+            let trial = try Trial()
+            try trial.placePrevious()
+            let scenario = try trial.scenario(Scenarios.quick)
+            // POSIX counts `ulimit -f` in 512-byte blocks: 3 blocks, 1.5 KiB (a case spec is under 1 KiB, run.json of two
+            // crashed cases over 3 KiB).
+            let run = try trial.start(
+                [
+                    "-c", "ulimit -f 3 && exec \"$0\" \"$@\"", HarnessProcess.binary, "run", scenario, "--out",
+                    trial.out,
+                ],
+                executable: "/bin/sh")
+            let ending = try run.finish(within: 60, "the run under a file-size limit")
+            return trial.judge(
+                run, ending: ending, elapsed: nil,
+                Expectation(
+                    endings: [.exited(74)], withinSeconds: nil, folder: [.previous],
+                    message: "run.json: File too large; the previous report is intact"))
         }
         #expect(results.problems == [])
     }
