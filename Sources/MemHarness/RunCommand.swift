@@ -51,7 +51,7 @@ struct RunCommand: ParsableCommand {
             Terminal.note("note: --quick shortens the steps the thresholds were written for, so they were not checked")
         }
         Publishing.reportCasesThatDidNotComplete(outcome.record.report)
-        if outcome.status != .ok { throw ExitCode(outcome.status.code) }
+        try Publishing.finish(outcome, folder: out)
     }
 }
 

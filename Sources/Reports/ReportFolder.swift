@@ -130,7 +130,14 @@ public enum ReportFolder {
 
     /// Writes `files` (relative path → contents) as the folder `directory`, replacing what was there
     /// in one step. On failure nothing of the new run is left and the old folder is untouched.
-    public static func write(_ files: [(path: String, data: Data)], to directory: String) throws(ReportError) {
+    ///
+    /// `proceed` is asked before each file and once more just before the new folder moves into place; when it
+    /// says no (the run was interrupted), the new files are removed, the old folder is untouched and the
+    /// result is false. True: the new folder is in place.
+    @discardableResult
+    public static func write(
+        _ files: [(path: String, data: Data)], to directory: String, proceed: () -> Bool = { true }
+    ) throws(ReportError) -> Bool {
         try checkReplaceable(directory)
         let target = URL(fileURLWithPath: directory).standardizedFileURL
         let parent = target.deletingLastPathComponent().path
@@ -143,9 +150,18 @@ public enum ReportFolder {
         removeTree(staging)
         do {
             for (path, data) in files {
+                guard proceed() else {
+                    removeTree(staging)
+                    return false
+                }
                 try writeFile(data, to: "\(staging)/\(path)")
             }
+            guard proceed() else {
+                removeTree(staging)
+                return false
+            }
             try install(staging, as: target.path)
+            return true
         } catch {
             removeTree(staging)
             throw error

@@ -57,4 +57,22 @@ struct CaseFaultTests {
         #expect(samples.timeNanoseconds.count > 10)
         #expect((result.measurements?.peakAllocatedNetBytes ?? 0) >= 1 << 20, "the 1 MiB it held is in its samples")
     }
+
+    @Test func anIndexThatCannotBeReplacedDoesNotLoseTheRun() throws {
+        let trial = try Trial()
+        try trial.placePrevious()
+        // A folder where Reports/index.md goes: the index cannot be replaced, the report can.
+        try FileManager.default.createDirectory(atPath: "\(trial.reports)/index.md", withIntermediateDirectories: false)
+        let scenario = try trial.scenario(Scenarios.quick)
+        let run = try trial.start(["run", scenario, "--out", trial.out])
+        let ending = try run.finish(within: 60, "the run")
+        let (findings, _) = trial.judge(
+            run, ending: ending, elapsed: nil,
+            Expectation(endings: [.exited(0)], withinSeconds: nil, folder: [.complete], message: nil))
+        #expect(findings.isEmpty, "\(findings.all)")
+        #expect(
+            trial.stderrText.contains(
+                "warning: \(trial.reports)/index.md: Is a directory; the report itself is complete"),
+            "\(trial.stderrText)")
+    }
 }

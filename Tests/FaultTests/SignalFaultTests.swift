@@ -16,7 +16,7 @@ struct SignalFaultTests {
     static let signals: [(Int32, String)] = [(SIGINT, "SIGINT"), (SIGTERM, "SIGTERM"), (SIGHUP, "SIGHUP")]
 
     static let strikes: [(Int32, String, Moment)] = signals.flatMap { signal in
-        [Moment.beforeFirstCase, .duringCase].map { (signal.0, signal.1, $0) }
+        Moment.allCases.map { (signal.0, signal.1, $0) }
     }
 
     @Test(arguments: strikes)
