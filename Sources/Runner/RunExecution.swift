@@ -17,7 +17,10 @@ public enum RunExecution {
         for (index, spec) in plan.cases.enumerated() {
             // A signal stops the run between cases (the running case's process was killed by the handler).
             guard Interruption.signal == nil else { break }
-            results.append(execute(spec, index: index, total: plan.cases.count, launcher: launcher, events: events))
+            let result = execute(spec, index: index, total: plan.cases.count, launcher: launcher, events: events)
+            // The case the signal cut short (its process killed) is not a result.
+            guard Interruption.signal == nil else { break }
+            results.append(result)
         }
         return results
     }
