@@ -10,7 +10,8 @@ import Testing
 #endif
 
 /// Cases that end badly are rows that say how: a Swift runtime trap carries its fatal-error message, a
-/// timed-out case keeps its samples. (A case stopped by its memory limit: MemoryBudgetCommandLineTests.)
+/// timed-out case keeps its samples, and nothing a case started outlives it. (A case stopped by its memory
+/// limit: MemoryBudgetCommandLineTests.)
 @Suite(.serialized, .timeLimit(.minutes(10)))
 struct CaseFaultTests {
     static let trapProbe = HarnessProcess.buildDirectory.appendingPathComponent("trap-probe").path
@@ -56,6 +57,12 @@ struct CaseFaultTests {
         let samples = try #require(result.measurements?.samples, "the samples of the second before the timeout")
         #expect(samples.timeNanoseconds.count > 10)
         #expect((result.measurements?.peakAllocatedNetBytes ?? 0) >= 1 << 20, "the 1 MiB it held is in its samples")
+    }
+
+    @Test func whatACaseStartedDoesNotOutliveIt() throws {
+        // The program ends at once; the `sleep 30` it started in the background would run on after the case.
+        let result = try onlyCase(of: Scenarios.shell("sleep 30 & sleep 0.3"), exit: 0)
+        #expect(result.status == .ok)
     }
 
     @Test func anIndexThatCannotBeReplacedDoesNotLoseTheRun() throws {

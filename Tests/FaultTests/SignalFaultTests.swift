@@ -66,4 +66,33 @@ struct SignalFaultTests {
         }
         #expect(results.problems == [])
     }
+
+    /// A command case whose program started a child of its own: SIGINT, SIGTERM, SIGHUP or kill -9 of the
+    /// harness ends the child too (the whole process group of the case), not only the program.
+    @Test(arguments: [(SIGINT, "SIGINT"), (SIGKILL, "kill -9")])
+    func theChildrenOfACaseProgramEndWithTheRun(signal: Int32, name: String) throws {
+        let results = try runTrials("\(name) during a command case with a child") { index in
+            let trial = try Trial()
+            if index % 2 == 0 { try trial.placePrevious() }
+            let scenario = try trial.scenario(Scenarios.shell("sleep 30; true"))
+            let run = try trial.start(["run", scenario, "--out", trial.out])
+            // The shell's `sleep` is a grandchild of the harness: wait for it before striking.
+            guard
+                Deadline.poll(
+                    seconds: 60, interval: 0.005,
+                    { ProcessTable.processes(marked: trial.marker).contains { $0.commandLine.hasPrefix("sleep 30") } })
+            else { throw FaultError("the command case's sleep never started: \(trial.stderrText)") }
+            let struck = Deadline.now
+            run.send(signal)
+            let ending = try run.finish(within: 10, name)
+            let interrupted = signal != SIGKILL
+            return trial.judge(
+                run, ending: ending, elapsed: Double(Deadline.now - struck) / 1e9,
+                Expectation(
+                    endings: [interrupted ? .exited(128 + signal) : .signaled(SIGKILL)],
+                    withinSeconds: interrupted ? 2 : nil, folder: trial.previous == nil ? [.absent] : [.previous],
+                    grace: interrupted ? 1 : 3, message: interrupted ? "interrupted by \(name)" : nil))
+        }
+        #expect(results.problems == [])
+    }
 }
