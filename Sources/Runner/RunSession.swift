@@ -124,7 +124,13 @@ public enum RunSession {
         do throws(ReportError) {
             try ReportFolder.checkReplaceable(output)
             let directory = try RunDirectory(output: output)
-            return (try ReportFolderLock(output), directory)
+            do throws(ReportError) {
+                return (try ReportFolderLock(output), directory)
+            } catch {
+                // Locked by another run: leave at once, our own working folder removed.
+                directory.finish()
+                throw error
+            }
         } catch {
             throw .report(error)
         }

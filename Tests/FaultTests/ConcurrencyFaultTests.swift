@@ -30,6 +30,8 @@ struct ConcurrencyFaultTests {
                 stderr: .file(secondErr))
             let secondEnding = try second.finish(within: 30, "the second run")
             let secondSeconds = Double(Deadline.now - started) / 1e9
+            // It removed its own working folder before it exited (not left to its guard).
+            let secondResidue = trial.residue(of: second.pid).filter { !$0.hasPrefix(trial.reports) }
             let firstEnding = try first.finish(within: 60, "the first run")
             var (findings, outcome) = trial.judge(
                 first, ending: firstEnding, elapsed: nil,
@@ -43,6 +45,9 @@ struct ConcurrencyFaultTests {
             }
             // "At once": before any case; the first's case alone lasts 2 s, and it was running when the second started.
             if secondSeconds > 1.5 { findings.wrongExits.append("the second run took \(secondSeconds) s to give up") }
+            if !secondResidue.isEmpty {
+                findings.residue.append("the locked-out run exited with its working folder left: \(secondResidue)")
+            }
             outcome += ", second locked out"
             return (findings, outcome)
         }
