@@ -115,9 +115,7 @@ public struct ProcessCaseLauncher: CaseLaunching {
         switch termination {
         case .signaled(let signal):
             return .crashed(
-                crash: CaseCrash(
-                    signal: signal, signalName: SignalNames.name(of: signal), message: stderr.failureMessage),
-                measurements: work.partialMeasurements(spec))
+                crash: CaseCrash(signal: signal, stderr: stderr), measurements: work.partialMeasurements(spec))
         case .exited(let status) where status == CaseExitCode.done || status == CaseExitCode.memoryLimit:
             do {
                 return try JSONDecoder().decode(
@@ -218,6 +216,19 @@ enum FatalErrorLine {
         guard !place.isEmpty else { return message }
         let file = place.split(separator: "/").last.map(String.init) ?? place
         return "\(message) at \(file)"
+    }
+}
+
+extension CaseCrash {
+    /// A case process killed by `signal`, with the reason its stderr gives. memharness itself ends a case with
+    /// SIGKILL only at its time limit (a timeout, not a crash), so a SIGKILL came from outside: say so.
+    init(signal: Int32, stderr: ChildOutput) {
+        var message = stderr.failureMessage
+        if signal == SIGKILL {
+            let outside = "not sent by memharness; the kernel's out-of-memory killer sends it when memory runs out"
+            message = message.isEmpty ? outside : "\(outside) | \(message)"
+        }
+        self.init(signal: signal, signalName: SignalNames.name(of: signal), message: message)
     }
 }
 

@@ -9,9 +9,9 @@ import Testing
     #error("memharness runs on Linux only: it links jemalloc and reads /proc")
 #endif
 
-/// Cases that end badly are rows that say how: a Swift runtime trap carries its fatal-error message, a
-/// timed-out case keeps its samples, and nothing a case started outlives it. (A case stopped by its memory
-/// limit: MemoryBudgetCommandLineTests.)
+/// Cases that end badly are rows that say how: a Swift runtime trap carries its fatal-error message, a kill
+/// from outside (the kernel's OOM killer sends SIGKILL) says so, a timed-out case keeps its samples, and
+/// nothing a case started outlives it. (A case stopped by its memory limit: MemoryBudgetCommandLineTests.)
 @Suite(.serialized, .timeLimit(.minutes(10)))
 struct CaseFaultTests {
     static let trapProbe = HarnessProcess.buildDirectory.appendingPathComponent("trap-probe").path
@@ -49,6 +49,14 @@ struct CaseFaultTests {
         let failure = try #require(result.failure)
         #expect(failure.contains("Fatal error: trap-probe stops here on purpose at main.swift:11"), "\(failure)")
         #expect(!failure.contains("Backtrace"), "the message, not the backtrace: \(failure)")
+    }
+
+    @Test func aKillFromOutsideSaysItWasNotTheHarness() throws {
+        let result = try onlyCase(of: Scenarios.shell("sleep 0.3; kill -KILL $$"), exit: 1)
+        #expect(result.status == .crashed)
+        let failure = try #require(result.failure)
+        #expect(failure.hasPrefix("killed by signal 9 (SIGKILL)"), "\(failure)")
+        #expect(failure.contains("out-of-memory killer"), "\(failure)")
     }
 
     @Test func aTimedOutCaseKeepsItsSamples() throws {
