@@ -51,6 +51,18 @@ struct CaseFaultTests {
         #expect(!failure.contains("Backtrace"), "the message, not the backtrace: \(failure)")
     }
 
+    @Test func anAbortedCaseSaysSoNotTheTailOfItsBacktrace() throws {
+        let yaml = Scenarios.quick.replacingOccurrences(
+            of: "strategies: [hold-large, churn]", with: "strategies: [crash]")
+        let result = try onlyCase(of: yaml, exit: 1)
+        #expect(result.status == .crashed)
+        let failure = try #require(result.failure)
+        // With the Swift runtime's backtracer on (the default) the summary of its report; off, nothing more.
+        #expect(
+            failure == "killed by signal 6 (SIGABRT): Program crashed: Aborted"
+                || failure == "killed by signal 6 (SIGABRT)", "\(failure)")
+    }
+
     @Test func aKillFromOutsideSaysItWasNotTheHarness() throws {
         let result = try onlyCase(of: Scenarios.shell("sleep 0.3; kill -KILL $$"), exit: 1)
         #expect(result.status == .crashed)
