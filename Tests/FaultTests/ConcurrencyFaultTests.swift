@@ -36,6 +36,7 @@ struct ConcurrencyFaultTests {
             var (findings, outcome) = trial.judge(
                 first, ending: firstEnding, elapsed: nil,
                 Expectation(endings: [.exited(0)], withinSeconds: nil, folder: [.complete]), others: [second.pid])
+            // No file: the second run wrote nothing, which the check below reports.
             let message = (try? String(contentsOfFile: secondErr, encoding: .utf8)) ?? ""
             if secondEnding != .exited(75) {
                 findings.wrongExits.append("the second run ended with \(secondEnding), expected exit 75: \(message)")

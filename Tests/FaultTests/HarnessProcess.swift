@@ -47,6 +47,7 @@ final class HarnessProcess {
 
     /// The build folder: the directory of the running test binary.
     static let buildDirectory: URL = {
+        // /proc/self/exe always resolves on Linux; argv[0] is the fallback for a process that lost it.
         let testBinary =
             (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         return URL(fileURLWithPath: testBinary).deletingLastPathComponent()

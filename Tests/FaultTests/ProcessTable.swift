@@ -26,6 +26,7 @@ enum ProcessTable {
     /// an empty environment but the trial's folder in its command line, which holds the marker too.
     static func processes(marked marker: String) -> [Entry] {
         let own = getpid()
+        // /proc is always there on Linux; without it there is nothing to find.
         let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
         return names.compactMap { name -> Entry? in
             guard let pid = pid_t(name), pid != own else { return nil }
@@ -44,6 +45,7 @@ enum ProcessTable {
 
     /// The children of `pid` that are not zombies.
     static func children(of pid: pid_t) -> [pid_t] {
+        // /proc is always there on Linux; without it there is nothing to find.
         let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
         return names.compactMap { name in
             guard let child = pid_t(name), let stat = status(of: child), stat.parent == pid, stat.state != "Z" else {
@@ -64,6 +66,7 @@ enum ProcessTable {
 
     /// Where descriptor `fd` of `pid` points ("/dev/null", "pipe:[123]", a path), nil when it is closed.
     static func descriptorTarget(of pid: pid_t, _ fd: Int32) -> String? {
+        // No link: the descriptor is closed (or the process gone), which is what nil says.
         try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(fd)")
     }
 

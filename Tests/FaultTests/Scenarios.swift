@@ -48,7 +48,7 @@ enum Scenarios {
         strategies: [hold-large, churn]
         steps:
           - allocate
-          - idle: 300ms
+          - idle: 500ms
           - release
         repetitions: 1
         interval: 100us

@@ -30,7 +30,7 @@ struct SignalFaultTests {
             guard
                 let struck = try Striker(trial: trial, run: run).strike(
                     at: moment, signal: signal, { run.send(signal) })
-            else { throw FaultError("the run ended before \(moment): \(trial.stderrText)") }
+            else { throw MissedMoment() }
             let ending = try run.finish(within: 30, "\(name) \(moment)")
             let elapsed = Double(Deadline.now - struck) / 1e9
             var folder: Set<Allowed> = trial.previous == nil ? [.absent] : [.previous]
@@ -55,7 +55,7 @@ struct SignalFaultTests {
             let scenario = try trial.scenario(moment.scenario)
             let run = try trial.start(["run", scenario, "--out", trial.out] + moment.arguments)
             guard try Striker(trial: trial, run: run).strike(at: moment, signal: SIGKILL, { run.send(SIGKILL) }) != nil
-            else { throw FaultError("the run ended before \(moment): \(trial.stderrText)") }
+            else { throw MissedMoment() }
             let ending = try run.finish(within: 10, "kill -9 \(moment)")
             var folder: Set<Allowed> = trial.previous == nil ? [.absent] : [.previous]
             if moment == .duringWrite { folder.insert(.complete) }

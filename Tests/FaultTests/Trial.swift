@@ -83,6 +83,7 @@ final class Trial {
 
     var stdoutPath: String { "\(root)/stdout.txt" }
     var stderrPath: String { "\(root)/stderr.txt" }
+    // A stream that was closed or a pipe left no file: nothing was captured, which "" says.
     var stdoutText: String { (try? String(contentsOfFile: stdoutPath, encoding: .utf8)) ?? "" }
     var stderrText: String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
 
@@ -148,6 +149,7 @@ final class Trial {
     /// The temporary files run `pid` left: its working folder, staging folders and lock beside the report.
     func residue(of pid: pid_t) -> [String] {
         let temporary = FileManager.default.temporaryDirectory.path
+        // A folder that cannot be listed holds nothing this check could name.
         let working = ((try? FileManager.default.contentsOfDirectory(atPath: temporary)) ?? [])
             .filter { $0.hasPrefix("memharness-run-\(pid)-") }.map { "\(temporary)/\($0)" }
         let beside = ((try? FileManager.default.contentsOfDirectory(atPath: reports)) ?? [])
