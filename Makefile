@@ -1,7 +1,7 @@
 # memharness: two commands do all the set-up on a fresh machine.
 #   make run    installs what is missing, builds (release), runs every scenario, writes Reports/latest/
 #   make test   installs what is missing, builds (debug) and runs the whole test suite, the example's included
-# Other targets: deps, build, example, bench, bench-stability, sample-report, clean.
+# Other targets: deps, build, example, bench, bench-stability, soak, sample-report, clean.
 
 SWIFT        ?= swift
 # Debian packages the build and the tests need; installed only when missing.
@@ -15,7 +15,7 @@ ARGS         ?=
 # Which benchmarks `make bench` runs, with their options, e.g. make bench BENCH="floor --rounds 5"; empty: all
 BENCH        ?=
 
-.PHONY: deps bench-deps build run test example lint format bench bench-stability sample-report clean
+.PHONY: deps bench-deps build run test example soak lint format bench bench-stability sample-report clean
 
 # $(call install-missing,PACKAGES): apt-get install those of PACKAGES that are not installed.
 define install-missing
@@ -63,6 +63,21 @@ example: deps
 	$(SWIFT) build --package-path $(EXAMPLE) --product json-cache-harness
 	$(SWIFT) build --package-path $(EXAMPLE) --product memharness-agent
 	$(SWIFT) test --package-path $(EXAMPLE)
+
+# The fault-injection suite (Tests/FaultTests) with SOAK_TRIALS trials of every fault instead of one, then its
+# table: per fault the trials with an orphaned process, a mixed or half-written report folder, temporary
+# residue, a silently lost report, a wrong exit code. About 10 minutes on 2 cores.
+SOAK_TRIALS ?= 20
+SOAK_TABLE   = $(CURDIR)/.build/soak-table.md
+soak: deps
+	$(SWIFT) build --product memharness-agent
+	rm -f $(SOAK_TABLE)
+	MEMHARNESS_SOAK_TRIALS=$(SOAK_TRIALS) MEMHARNESS_SOAK_TABLE=$(SOAK_TABLE) \
+	  $(SWIFT) test --no-parallel --filter FaultTests; status=$$?; \
+	echo; echo "Fault injection, $(SOAK_TRIALS) trials per fault ($$(date -u +%Y-%m-%d), $$(nproc) cores):"; echo; \
+	echo "| Fault | Trials | Orphans | Mixed or half-written folders | Temporary residue | Silent losses | Wrong exit codes | How the trials ended |"; \
+	echo "|---|---:|---:|---:|---:|---:|---:|---|"; \
+	sort $(SOAK_TABLE); exit $$status
 
 # The house style: swift-format with the repository's .swift-format (120 columns), no findings.
 lint:

@@ -179,6 +179,8 @@ let package = Package(
             name: "duplicate-workloads", dependencies: ["MemHarness", "CalibrationWorkload"],
             path: "Tests/Programs/duplicate-workloads", swiftSettings: settings
         ),
+        // A Swift program that stops on `fatalError`, run as a command case by the fault tests.
+        .executableTarget(name: "trap-probe", path: "Tests/Programs/trap-probe", swiftSettings: settings),
 
         // MARK: Tests (mirror the source targets)
         // Builders of made-up results and a way to run a case in the test process, for every test target.
@@ -233,6 +235,12 @@ let package = Package(
         .testTarget(
             name: "ExamplesTests", dependencies: ["duplicate-workloads", "Reports", "HarnessModel", "AllocatorProbe"],
             exclude: ["Fixtures"], swiftSettings: settings
+        ),
+        // Runs the built `memharness` as a child process and injects faults (signals, kill -9, a second run into
+        // the same folder, a full file system, closed pipes); MEMHARNESS_SOAK_TRIALS sets the trials (`make soak`).
+        .testTarget(
+            name: "FaultTests", dependencies: ["memharness", "trap-probe", "Reports", "HarnessModel"],
+            swiftSettings: settings
         ),
         .testTarget(
             name: "CalibrationWorkloadTests",

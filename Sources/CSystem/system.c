@@ -139,10 +139,24 @@ static int64_t now_ns(void) {
     return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
 }
 
+// When `pid` has ended (a zombie, not yet reaped) and led a process group of its own, kills what is left of
+// that group: what the child started must not outlive it. Before the reap, so the group's id cannot have
+// been reused by then.
+static void end_group_of_ended(pid_t pid) {
+    siginfo_t info;
+    memset(&info, 0, sizeof info);
+    int status;
+    do {
+        status = waitid(P_PID, (id_t)pid, &info, WEXITED | WNOHANG | WNOWAIT);
+    } while (status < 0 && errno == EINTR);
+    if (status == 0 && info.si_pid == pid && getpgid(pid) == pid) kill(-pid, SIGKILL);
+}
+
 int memharness_wait(pid_t pid, int64_t timeout_ns, memharness_wait_result *result) {
     int64_t deadline = timeout_ns < 0 ? -1 : now_ns() + timeout_ns;
     int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
     for (;;) {
+        end_group_of_ended(pid);
         int done = reap(pid, WNOHANG, result);
         if (done != 0) {
             if (pidfd >= 0) close(pidfd);
@@ -174,11 +188,25 @@ int memharness_become_subreaper(void) { return prctl(PR_SET_CHILD_SUBREAPER, 1);
 #define MEMHARNESS_CHILD_SLOTS 256
 static _Atomic pid_t children[MEMHARNESS_CHILD_SLOTS];
 static _Atomic int interruption;
+// The write end of the running cleanup guard's pipe, -1 when there is none: registrations go to it too.
+static _Atomic int guard_descriptor = -1;
+
+// One message to the guard: a group to kill should we die (> 0), one that ended (< 0), or "all clean" (0).
+// Four bytes, fewer than PIPE_BUF: the kernel writes them at once, never interleaved with another.
+static void tell_guard(int32_t message) {
+    int descriptor = atomic_load(&guard_descriptor);
+    if (descriptor < 0) return;
+    ssize_t written;
+    do {
+        written = write(descriptor, &message, sizeof message);
+    } while (written < 0 && errno == EINTR);
+}
 
 int memharness_child_register(pid_t group) {
     for (int slot = 0; slot < MEMHARNESS_CHILD_SLOTS; slot++) {
         pid_t empty = 0;
         if (atomic_compare_exchange_strong(&children[slot], &empty, group)) {
+            tell_guard((int32_t)group);
             // A signal that came before the registration found nothing to kill: kill it now.
             if (atomic_load(&interruption) != 0) kill(-group, SIGKILL);
             return 0;
@@ -190,7 +218,10 @@ int memharness_child_register(pid_t group) {
 void memharness_child_unregister(pid_t group) {
     for (int slot = 0; slot < MEMHARNESS_CHILD_SLOTS; slot++) {
         pid_t expected = group;
-        if (atomic_compare_exchange_strong(&children[slot], &expected, 0)) return;
+        if (atomic_compare_exchange_strong(&children[slot], &expected, 0)) {
+            tell_guard(-(int32_t)group);
+            return;
+        }
     }
 }
 
@@ -223,6 +254,32 @@ void memharness_interruption_install(void) {
 
 int memharness_interruption_signal(void) { return atomic_load(&interruption); }
 
+// Reads the guard's messages until "all clean" (returns 1) or the end of the pipe (returns 0: the process
+// died), keeping the case process groups that are running in `groups`.
+static int follow_run(int input, pid_t *groups, int capacity) {
+    int32_t message = 0;
+    size_t have = 0;
+    for (;;) {
+        ssize_t count = read(input, (char *)&message + have, sizeof message - have);
+        if (count < 0 && errno == EINTR) continue;
+        if (count <= 0) return 0;
+        have += (size_t)count;
+        if (have < sizeof message) continue;
+        have = 0;
+        if (message == 0) return 1;
+        for (int slot = 0; slot < capacity; slot++) {
+            if (message > 0 && groups[slot] == 0) {
+                groups[slot] = message;
+                break;
+            }
+            if (message < 0 && groups[slot] == -message) {
+                groups[slot] = 0;
+                break;
+            }
+        }
+    }
+}
+
 // The guard, in the forked child: only async-signal-safe calls until the exec of rm.
 static void guard(int input, char *const *arguments, const char *lock_path, pid_t parent) {
     // The guard must not be killed by what stops the run (a terminal's SIGINT reaches the whole group).
@@ -230,12 +287,12 @@ static void guard(int input, char *const *arguments, const char *lock_path, pid_
     signal(SIGHUP, SIG_IGN);
     signal(SIGTERM, SIG_IGN);
     setsid();
-    char done = 0;
-    ssize_t count;
-    do {
-        count = read(input, &done, 1);
-    } while (count < 0 && errno == EINTR);
-    if (count == 1) _exit(0);  // the process ended cleanly and said so
+    pid_t groups[MEMHARNESS_CHILD_SLOTS] = {0};
+    if (follow_run(input, groups, MEMHARNESS_CHILD_SLOTS)) _exit(0);  // the process ended cleanly and said so
+    // The process died with cases running: their programs die with it (PDEATHSIG), but not what those started.
+    for (int slot = 0; slot < MEMHARNESS_CHILD_SLOTS; slot++) {
+        if (groups[slot] > 0) kill(-groups[slot], SIGKILL);
+    }
     // The pipe closes while the process is still closing its other descriptors, the lock's among them.
     // The kernel reparents us only after that: wait for it (at most 5 s), so the lock is free to test.
     for (int tries = 0; tries < 5000 && getppid() == parent; tries++) {
@@ -281,6 +338,13 @@ int memharness_cleanup_guard_start(const char *const *paths, int count, const ch
         guard(pipe_fds[0], arguments, lock_path, parent);
     }
     close(pipe_fds[0]);
+    atomic_store(&guard_descriptor, pipe_fds[1]);
     // The guard is reparented once we end; we never wait for it (it outlives us by the time rm takes).
     return pipe_fds[1];
+}
+
+void memharness_cleanup_guard_finish(int descriptor, int clean) {
+    if (clean) tell_guard(0);
+    atomic_store(&guard_descriptor, -1);
+    close(descriptor);
 }

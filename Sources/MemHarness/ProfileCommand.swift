@@ -81,7 +81,7 @@ struct ProfileCommand: ParsableCommand {
             progress.end()
             Terminal.result(Publishing.profileSummary(outcome.record.report, folder: out))
             Publishing.reportCasesThatDidNotComplete(outcome.record.report)
-            if outcome.status != .ok { throw ExitCode(outcome.status.code) }
+            try Publishing.finish(outcome, folder: out)
         } catch let error as RunSessionError {
             progress.end()
             throw Terminal.fail(error.description, status: error.exitStatus)

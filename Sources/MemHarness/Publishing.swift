@@ -72,6 +72,18 @@ enum Publishing {
         }
     }
 
+    /// Shows the run's warnings and exits with its status; a signal that came once the report was in place
+    /// still ends the command with 128 + its number, saying the report is complete.
+    static func finish(_ outcome: RunOutcome, folder: String) throws {
+        for warning in outcome.warnings { Terminal.note("warning: \(warning)") }
+        if let signal = Interruption.signal {
+            throw Terminal.fail(
+                "interrupted by \(SignalNames.name(of: signal)) after the report was written: \(folder) holds the "
+                    + "complete run", status: .interrupted(signal: signal))
+        }
+        if outcome.status != .ok { throw ExitCode(outcome.status.code) }
+    }
+
     /// A reading without Markdown's backticks, for the terminal.
     static func plain(_ text: String) -> String { text.replacingOccurrences(of: "`", with: "") }
 

@@ -53,7 +53,7 @@ struct RunCommand: ParsableCommand {
         }
         Publishing.reportCasesThatDidNotComplete(outcome.record.report)
         if !running.quiet { Publishing.reportTime(outcome.record.report) }
-        if outcome.status != .ok { throw ExitCode(outcome.status.code) }
+        try Publishing.finish(outcome, folder: out)
     }
 }
 

@@ -169,10 +169,15 @@ public enum ReportFolder {
     /// Writes the files `produce` hands to its `emit` as the folder `directory`, each as soon as it is
     /// made (a large report is never held whole), then replaces what was there in one step. On failure
     /// nothing of the new run is left and the old folder is untouched.
+    ///
+    /// `proceed` is asked before each file and once more just before the new folder moves into place; when it
+    /// says no (the run was interrupted), the new files are removed, the old folder is untouched and the
+    /// result is false. True: the new folder is in place.
+    @discardableResult
     public static func write(
-        to directory: String,
+        to directory: String, proceed: @escaping () -> Bool = { true },
         _ produce: (_ emit: (_ path: String, _ data: Data) throws(ReportError) -> Void) throws(ReportError) -> Void
-    ) throws(ReportError) {
+    ) throws(ReportError) -> Bool {
         try checkReplaceable(directory)
         let target = URL(fileURLWithPath: directory).standardizedFileURL
         let parent = target.deletingLastPathComponent().path
@@ -186,19 +191,32 @@ public enum ReportFolder {
         var current: OpenFile?
         do {
             // Consecutive pieces of one path are one file, written as they come.
+            var stopped = false
             try produce { path, data throws(ReportError) in
                 let destination = "\(staging)/\(path)"
                 if let file = current, file.path != destination {
                     current = nil
                     try file.close()
                 }
-                if current == nil { current = try OpenFile(creating: destination) }
+                if stopped { return }
+                if current == nil {
+                    guard proceed() else {
+                        stopped = true
+                        return
+                    }
+                    current = try OpenFile(creating: destination)
+                }
                 try current?.append(data)
             }
             let last = current
             current = nil
             try last?.close()
+            guard !stopped, proceed() else {
+                removeTree(staging)
+                return false
+            }
             try install(staging, as: target.path)
+            return true
         } catch {
             // A descriptor left open by the failure is closed here (its error no longer matters).
             current?.abandon()

@@ -118,9 +118,7 @@ public struct ProcessCaseLauncher: CaseLaunching {
         switch termination {
         case .signaled(let signal):
             return .crashed(
-                crash: CaseCrash(
-                    signal: signal, signalName: SignalNames.name(of: signal), message: stderr.failureMessage),
-                measurements: work.partialMeasurements(spec))
+                crash: CaseCrash(signal: signal, stderr: stderr), measurements: work.partialMeasurements(spec))
         case .exited(let status) where status == CaseExitCode.done || status == CaseExitCode.memoryLimit:
             do {
                 return try JSONDecoder().decode(
@@ -184,6 +182,8 @@ struct ChildOutput {
     /// The text, at most its last 64 KiB (a backtrace can be long; the message is near its start or end).
     let text: String
 
+    init(text: String) { self.text = text }
+
     init(path: String) {
         guard let handle = FileHandle(forReadingAtPath: path) else {
             text = ""
@@ -201,13 +201,25 @@ struct ChildOutput {
     }
 
     /// The Swift runtime's fatal-error line (`Fatal error: Index out of range at File.swift:12`) when
-    /// there is one, else the last three lines joined; empty when the child printed nothing.
+    /// there is one, else the last three lines the process printed itself (before the Swift runtime's crash
+    /// report, whose tail is registers and images), else that report's summary (`Program crashed: Aborted`);
+    /// empty when the child printed nothing.
     var failureMessage: String {
         let lines = text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         if let fatal = lines.first(where: { $0.contains("Fatal error") }) {
             return FatalErrorLine.readable(fatal)
         }
-        return lines.suffix(3).joined(separator: " | ")
+        // The backtracer's report starts with `*** Signal 6: Backtracing from 0x... done ***`.
+        guard
+            let report = lines.firstIndex(where: { $0.hasPrefix("*** Signal ") || $0.hasPrefix("*** Program crashed") })
+        else { return lines.suffix(3).joined(separator: " | ") }
+        // `swift-runtime: failed to suspend thread ...` and the like are the runtime's, not the process's.
+        let own = lines[..<report].filter { !$0.hasPrefix("swift-runtime:") }.suffix(3)
+        if !own.isEmpty { return own.joined(separator: " | ") }
+        // `*** Program crashed: Aborted at 0x0000000000003e25 ***` → `Program crashed: Aborted`.
+        guard let crashed = lines[report...].first(where: { $0.hasPrefix("*** Program crashed") }) else { return "" }
+        let summary = crashed.dropFirst(4).replacingOccurrences(of: " ***", with: "")
+        return summary.range(of: " at 0x").map { String(summary[..<$0.lowerBound]) } ?? summary
     }
 }
 
@@ -221,6 +233,19 @@ enum FatalErrorLine {
         guard !place.isEmpty else { return message }
         let file = place.split(separator: "/").last.map(String.init) ?? place
         return "\(message) at \(file)"
+    }
+}
+
+extension CaseCrash {
+    /// A case process killed by `signal`, with the reason its stderr gives. memharness itself ends a case with
+    /// SIGKILL only at its time limit (a timeout, not a crash), so a SIGKILL came from outside: say so.
+    init(signal: Int32, stderr: ChildOutput) {
+        var message = stderr.failureMessage
+        if signal == SIGKILL {
+            let outside = "not sent by memharness; the kernel's out-of-memory killer sends it when memory runs out"
+            message = message.isEmpty ? outside : "\(outside) | \(message)"
+        }
+        self.init(signal: signal, signalName: SignalNames.name(of: signal), message: message)
     }
 }
 

@@ -63,10 +63,8 @@ struct ProgramCase {
             return .failed(
                 reason: "exited with status \(status)" + (tail.isEmpty ? "" : ": \(tail)"), measurements: measurements)
         case .signaled(let signal):
-            let crash = CaseCrash(
-                signal: signal, signalName: SignalNames.name(of: signal),
-                message: ChildOutput(path: work.stderr).failureMessage)
-            return .crashed(crash: crash, measurements: measurements)
+            return .crashed(
+                crash: CaseCrash(signal: signal, stderr: ChildOutput(path: work.stderr)), measurements: measurements)
         }
     }
 

@@ -10,8 +10,9 @@ import Synchronization
 #endif
 
 /// The working folder of one run (its case processes' specs, results, samples and scratch files), and
-/// the guard that removes it, the report's staging folder and a stale lock, however the run ends: a
-/// clean end removes them itself; SIGKILL or a crash leaves them to the guard process.
+/// the guard that removes it, the report's staging folder and a stale lock, and kills the process groups of
+/// running cases, however the run ends: a clean end removes them itself; SIGKILL or a crash leaves them to
+/// the guard process.
 final class RunDirectory: Sendable {
     /// The run's folder under the temporary directory.
     let path: String
@@ -61,10 +62,8 @@ final class RunDirectory: Sendable {
     func finish() {
         Self.currentPath.withLock { $0 = nil }
         // A folder that cannot be removed is left to the guard: dismissing it only after the removal.
-        if (try? FileManager.default.removeItem(atPath: path)) != nil || !FileManager.default.fileExists(atPath: path) {
-            var done: UInt8 = 1
-            _ = write(guardDescriptor, &done, 1)
-        }
-        close(guardDescriptor)
+        let removed =
+            (try? FileManager.default.removeItem(atPath: path)) != nil || !FileManager.default.fileExists(atPath: path)
+        memharness_cleanup_guard_finish(guardDescriptor, removed ? 1 : 0)
     }
 }

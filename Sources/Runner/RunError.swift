@@ -14,8 +14,6 @@ public enum RunError: Error, CustomStringConvertible, Sendable {
     case nothingToResume(output: String)
     /// `--resume`, and the interrupted run into `output` ran other cases (other files, options or overrides).
     case resumeMismatch(output: String, detail: String)
-    /// The journal of finished cases cannot be written.
-    case journal(path: String, reason: String)
     /// The report folder (or an output file) cannot be written there; found before any case.
     case output(String)
     /// The baseline cannot be compared with this run (it covers none of its scenarios).
@@ -25,7 +23,7 @@ public enum RunError: Error, CustomStringConvertible, Sendable {
     public var isUsageError: Bool {
         switch self {
         case .scenario, .options, .output, .baseline, .nothingToResume, .resumeMismatch: return true
-        case .agentUnavailable, .journal: return false
+        case .agentUnavailable: return false
         }
     }
 
@@ -42,8 +40,6 @@ public enum RunError: Error, CustomStringConvertible, Sendable {
         case .resumeMismatch(let output, let detail):
             return "--resume: the interrupted run into \(output) is not this run: \(detail). Resume with the "
                 + "same scenarios, --set values and options, or run without --resume to start over"
-        case .journal(let path, let reason):
-            return "cannot keep the run's finished cases in \(path): \(reason)"
         case .output(let problem), .baseline(let problem): return problem
         }
     }

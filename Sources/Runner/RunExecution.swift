@@ -66,6 +66,8 @@ public enum RunExecution {
                     let position = positions[slot]
                     let result = execute(
                         cases[position], index: position, total: cases.count, launcher: launcher, events: report)
+                    // The case the signal cut short (its process killed) is not a result.
+                    guard Interruption.signal == nil else { return }
                     journal?.record(result, of: cases[position])
                     finished.withLock { $0[position] = result }
                 }

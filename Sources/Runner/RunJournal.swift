@@ -25,6 +25,10 @@ public final class RunJournal: Sendable {
     private let finished: [CaseSpec: CaseResult]
     /// The number of the next file a result is written to.
     private let written = Atomic<Int>(0)
+    /// The planned cases, written as `plan.json` with the first result.
+    private let cases: [CaseSpec]
+    /// Whether the folder and its plan are there: nil until the first result.
+    private let opening = Mutex<Bool?>(nil)
 
     /// One finished case as the journal keeps it.
     private struct Entry: Codable {
@@ -47,7 +51,8 @@ public final class RunJournal: Sendable {
     }
 
     /// Opens the journal for `plan`'s cases. Resuming, it must hold the same plan (else `.resumeMismatch`)
-    /// and its finished cases are kept; otherwise whatever an earlier run left is discarded.
+    /// and its finished cases are kept; otherwise whatever an earlier run left is discarded. Nothing is
+    /// written until the first result.
     init(output directory: String, cases: [CaseSpec], resume: Bool) throws(RunError) {
         path = Self.path(for: directory)
         let planFile = "\(path)/plan.json"
@@ -67,13 +72,30 @@ public final class RunJournal: Sendable {
             try? FileManager.default.removeItem(atPath: path)
             finished = [:]
         }
-        do {
-            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-            if !resume {
-                try Self.writeAtomically(try JSONEncoder().encode(cases), to: planFile)
+        self.cases = cases
+    }
+
+    /// Creates the folder and its plan with the first result: a run stopped before any case finished
+    /// leaves no journal. Nil when they cannot be written (a full disk): results are then not kept.
+    private func opened() -> Bool {
+        opening.withLock { state in
+            if let state { return state }
+            let planFile = "\(path)/plan.json"
+            let ready: Bool
+            if FileManager.default.fileExists(atPath: planFile) {
+                ready = true
+            } else {
+                do {
+                    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+                    try Self.writeAtomically(try JSONEncoder().encode(cases), to: planFile)
+                    ready = true
+                } catch {
+                    try? FileManager.default.removeItem(atPath: path)
+                    ready = false
+                }
             }
-        } catch {
-            throw .journal(path: path, reason: "\(error)")
+            state = ready
+            return ready
         }
     }
 
@@ -84,7 +106,7 @@ public final class RunJournal: Sendable {
     /// re-run of that case: the run goes on.
     func record(_ result: CaseResult, of spec: CaseSpec) {
         // A result always encodes (every figure is a plain value).
-        guard let data = try? JSONEncoder().encode(Entry(spec: spec, result: result)) else { return }
+        guard opened(), let data = try? JSONEncoder().encode(Entry(spec: spec, result: result)) else { return }
         let number = written.add(1, ordering: .relaxed).oldValue
         try? Self.writeAtomically(data, to: "\(path)/case-\(number).json")
     }

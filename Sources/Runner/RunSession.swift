@@ -4,6 +4,12 @@ import Reports
 import Scenarios
 import WorkloadKit
 
+#if os(Linux)
+    import Glibc
+#else
+    #error("memharness runs on Linux only: it links jemalloc and reads /proc")
+#endif
+
 /// Where a run's report goes and how it is gated.
 public struct RunOutput: Sendable {
     /// The report folder.
@@ -28,6 +34,8 @@ public struct RunOutput: Sendable {
 public struct RunOutcome: Sendable {
     public var record: RunRecord
     public var status: ExitStatus
+    /// What went wrong after the report was in place (the report itself is complete), for the caller to show.
+    public var warnings: [String] = []
 }
 
 /// Why a run stopped before it had a report.
@@ -77,17 +85,7 @@ public enum RunSession {
         } catch {
             throw .run(error)
         }
-        // The output folder is checked and locked after every input is validated, before the first case;
-        // the run's working folder and its guard come first, so the guard does not hold the lock.
-        let lock: ReportFolderLock
-        let directory: RunDirectory
-        do throws(ReportError) {
-            try ReportFolder.checkReplaceable(output.directory)
-            directory = try RunDirectory(output: output.directory)
-            lock = try ReportFolderLock(output.directory)
-        } catch {
-            throw .report(error)
-        }
+        let (lock, directory) = try prepare(output.directory)
         defer {
             withExtendedLifetime(lock) {}
             directory.finish()
@@ -114,16 +112,54 @@ public enum RunSession {
         report.elapsedNanoseconds = elapsed
         let checks = Gate.checks(for: report, baseline: output.baseline, policy: output.gate)
         let record = ReportBundle.record(report, checks: checks, rendering: output.rendering)
+        let installed: Bool
         do throws(ReportError) {
-            try ReportFolder.write(to: output.directory) { emit throws(ReportError) in
-                try ReportBundle.produce(record, emit)
+            // A signal before the new report is in place abandons it: the previous report stays as it was.
+            installed = try ReportFolder.write(to: output.directory, proceed: { Interruption.signal == nil }) {
+                emit throws(ReportError) in try ReportBundle.produce(record, emit)
             }
-            try RunIndexFile.update(for: output.directory)
         } catch {
             throw .report(error)
         }
+        guard installed else {
+            throw .interrupted(
+                signal: Interruption.signal ?? SIGINT, finishedCases: results.count, totalCases: plan.cases.count)
+        }
         journal.discard()
-        return RunOutcome(record: record, status: Gate.status(of: report, checks: checks, policy: output.gate))
+        var outcome = RunOutcome(record: record, status: Gate.status(of: report, checks: checks, policy: output.gate))
+        outcome.warnings = updateIndex(beside: output.directory)
+        return outcome
+    }
+
+    /// Checks and locks the output folder, after every input is validated and before the first case; the run's
+    /// working folder and its guard come first, so the guard does not hold the lock.
+    private static func prepare(_ output: String) throws(RunSessionError) -> (ReportFolderLock, RunDirectory) {
+        do throws(ReportError) {
+            try ReportFolder.checkReplaceable(output)
+            let directory = try RunDirectory(output: output)
+            do throws(ReportError) {
+                return (try ReportFolderLock(output), directory)
+            } catch {
+                // Locked by another run: leave at once, our own working folder removed.
+                directory.finish()
+                throw error
+            }
+        } catch {
+            throw .report(error)
+        }
+    }
+
+    /// Rewrites the index beside a report folder of `Reports/`; the warning when it cannot (the report is
+    /// complete and in place; the index is a listing the next run rewrites).
+    private static func updateIndex(beside directory: String) -> [String] {
+        do throws(ReportError) {
+            try RunIndexFile.update(for: directory)
+            return []
+        } catch {
+            var detail = error.description
+            if case .unwritable(let path, let reason) = error { detail = "\(path): \(reason)" }
+            return ["\(detail); the report itself is complete"]
+        }
     }
 
     /// The plan of `request`, with everything else a run needs checked before any work: the baseline

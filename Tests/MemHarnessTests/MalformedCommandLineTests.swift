@@ -361,12 +361,18 @@ struct MalformedCommandLineTests {
                 of: "\"baselineAllocatedBytes\" : ", with: "\"baselineAllocatedBytes\" : -9223372036854775808 + "))
         let rows = try damaged(
             record.replacingOccurrences(of: "\"samplesMaxRows\" : 2000", with: "\"samplesMaxRows\" : -5"))
+        // The line of the schema's value (the record's last key, "schema" : "...", at column 14).
+        let schemaLine =
+            try #require(
+                record.split(separator: "\n", omittingEmptySubsequences: false).firstIndex {
+                    $0.contains("\"memharness-run/2\"")
+                }) + 1
         for command in [["report"], ["compare", "--baseline", baseline]] {
             let arguments = { (folder: String) in [command[0], folder] + command.dropFirst() }
             expectRefused(
                 try Self.memharness(arguments(schema)),
-                "\(schema)/run.json:330:14: schema 'memharness-run/1' is not memharness-run/2: written by another version"
-            )
+                "\(schema)/run.json:\(schemaLine):14: schema 'memharness-run/1' is not memharness-run/2: written by another "
+                    + "version")
             expectRefused(try Self.memharness(arguments(truncated)), "\(truncated)/run.json:")
             expectRefused(try Self.memharness(arguments(huge)), "is beyond ±9007199254740992")
             expectRefused(try Self.memharness(arguments(rows)), "samplesMaxRows is -5; expected 0 (keep all) or more")

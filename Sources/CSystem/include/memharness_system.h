@@ -57,7 +57,8 @@ typedef struct {
 
 /// Waits for child `pid` for at most `timeout_ns` (negative: no limit) without polling (pidfd + poll).
 /// Returns 1 when the child ended (`*result` filled, the child reaped), 0 when the time ran out (the child
-/// still runs), -1 with errno on error.
+/// still runs), -1 with errno on error. A child that led its own process group has what is left of the group
+/// killed (SIGKILL) before it is reaped: nothing it started outlives it.
 int memharness_wait(pid_t pid, int64_t timeout_ns, memharness_wait_result *result);
 
 /// Sends `signal` to the process group `group` (a child spawned with `new_process_group`); 0 or -1 with errno.
@@ -68,11 +69,15 @@ int memharness_kill_group(pid_t group, int signal);
 int memharness_become_subreaper(void);
 
 /// Starts a guard process that cleans up after this process however it ends (even SIGKILL): when the
-/// returned descriptor's other end closes (this process exited or died) the guard takes and removes the
-/// lock file `lock_path` if no one holds it, then removes the trees `paths` (rm -rf) and exits. Writing one
-/// byte to the descriptor before closing it tells the guard all is clean: it exits without removing anything.
-/// Returns the descriptor (close-on-exec), or -1 with errno set.
+/// returned descriptor's other end closes (this process exited or died) the guard kills the process groups of
+/// the children registered then (`memharness_child_register` tells it), takes and removes the lock file
+/// `lock_path` if no one holds it, then removes the trees `paths` (rm -rf) and exits.
+/// `memharness_cleanup_guard_finish` with `clean` tells the guard all is clean: it exits without doing anything.
+/// Returns the descriptor (close-on-exec), or -1 with errno set. One guard at a time.
 int memharness_cleanup_guard_start(const char *const *paths, int count, const char *lock_path);
+/// Ends the guard's watch: with `clean` non-zero it exits without touching anything; otherwise it cleans up
+/// as if this process had died. Closes `descriptor`.
+void memharness_cleanup_guard_finish(int descriptor, int clean);
 
 /// Installs handlers for SIGINT, SIGTERM and SIGHUP: the first such signal kills every registered child's
 /// process group (SIGKILL) and is remembered (`memharness_interruption_signal`); a second one ends this
@@ -82,8 +87,8 @@ void memharness_interruption_install(void);
 /// The signal that interrupted the run (SIGINT, SIGTERM, SIGHUP), or 0.
 int memharness_interruption_signal(void);
 
-/// Registers a child process group for the interruption handler to kill; 0, or -1 when the table (256
-/// children) is full. Unregister it once the child is reaped.
+/// Registers a child process group for the interruption handler to kill, and for the cleanup guard to kill
+/// should this process die; 0, or -1 when the table (256 children) is full. Unregister it once the child is reaped.
 int memharness_child_register(pid_t group);
 void memharness_child_unregister(pid_t group);
 
