@@ -115,9 +115,9 @@ public enum RunSession {
         let installed: Bool
         do throws(ReportError) {
             // A signal before the new report is in place abandons it: the previous report stays as it was.
-            installed = try ReportFolder.write(to: output.directory, proceed: { Interruption.signal == nil }) {
-                emit throws(ReportError) in try ReportBundle.produce(record, emit)
-            }
+            installed = try ReportFolder.write(
+                to: output.directory, proceed: { Interruption.signal == nil },
+                { emit throws(ReportError) in try ReportBundle.produce(record, emit) })
         } catch {
             throw .report(error)
         }
