@@ -105,9 +105,12 @@ final class MemoryMeter {
         return (finish(), failure)
     }
 
+    /// The start is the live heap, as the sampler reads it: freed blocks other threads keep in their caches
+    /// (an async closure's pool threads among them) are not the closure's, and may be flushed while it runs.
     private func start() throws(MemoryTestingError) {
-        baselineBytes = probe.allocatedBytes()
-        threadCacheAtBaselineBytes = probe.threadCacheBytes()
+        let heap = probe.readAllocator()
+        baselineBytes = heap.liveBytes
+        threadCacheAtBaselineBytes = heap.threadCacheBytes
         sampler.setBaseline(allocatedBytes: baselineBytes)
         startThread = pthread_self()
         threadStart = ThreadCounters.restartPeak()
@@ -125,12 +128,13 @@ final class MemoryMeter {
         let survivors = context.lifetimes.survivors()
         context.lifetimes.removeAll()
         probe.flushThreadCache()
-        let residue = probe.allocatedBytes() - baselineBytes
-        let threadCacheAtEnd = probe.threadCacheBytes()
+        let heap = probe.readAllocator()
+        let residue = heap.liveBytes - baselineBytes
+        let threadCacheAtEnd = heap.threadCacheBytes
         let output = sampler.collect()
+        // The sampler's peak is the live heap too (`AllocatorStatsValues`), so the two subtract.
         let sampledPeak = max(0, output.peak.allocatedBytes - baselineBytes)
-        // The live heap's change: both readings count the blocks freed into thread caches as allocated.
-        let threadPeak = trustedThreadPeak(liveChangeBytes: residue - threadCacheAtEnd + threadCacheAtBaselineBytes)
+        let threadPeak = trustedThreadPeak(liveChangeBytes: residue)
         let growth =
             liveBytesAfterRun.isEmpty
             ? [] : [GrowthSeries(phase: "runs", warmupIterations: 1, liveBytesAfterIteration: liveBytesAfterRun)]

@@ -79,6 +79,10 @@ final class AutoCompactor: Sendable {
     /// compaction is under way (false until its first look).
     var isSettled: Bool { settled.value }
 
+    /// Looks the compactor has finished so far. A look that finished earlier may have read the file before
+    /// the app's last write: a caller waiting for what the file is now waits for looks that started later.
+    var looks: Int { settled.looks }
+
     /// Starts the compactor on the database at `path`.
     static func start(
         path: String, options: ConnectionOptions, interval: Duration, pagesPerStep: Int,
@@ -101,11 +105,16 @@ final class AutoCompactor: Sendable {
     }
 }
 
-/// Set by the compactor after each look: whether it found nothing to do.
+/// Set by the compactor after each look: whether it found nothing to do, and how many looks it finished.
 final class SettledFlag: Sendable {
     private let flag = Atomic<Bool>(false)
+    private let finishedLooks = Atomic<Int>(0)
     var value: Bool { flag.load(ordering: .acquiring) }
-    func set(_ value: Bool) { flag.store(value, ordering: .releasing) }
+    var looks: Int { finishedLooks.load(ordering: .acquiring) }
+    func set(_ value: Bool) {
+        flag.store(value, ordering: .releasing)
+        finishedLooks.add(1, ordering: .releasing)
+    }
 }
 
 /// The gauges of the compaction workload the compactor sets besides the file gauges.
