@@ -1,7 +1,7 @@
 # memharness: two commands do all the set-up on a fresh machine.
 #   make run    installs what is missing, builds (release), runs every scenario, writes Reports/latest/
 #   make test   installs what is missing, builds (debug) and runs the whole test suite, the example's included
-# Other targets: deps, build, example, bench, bench-stability, soak, sample-report, clean.
+# Other targets: deps, build, example, docs, bench, bench-stability, soak, sample-report, clean.
 
 SWIFT        ?= swift
 # Debian packages the build and the tests need; installed only when missing.
@@ -15,7 +15,7 @@ ARGS         ?=
 # Which benchmarks `make bench` runs, with their options, e.g. make bench BENCH="floor --rounds 5"; empty: all
 BENCH        ?=
 
-.PHONY: deps bench-deps build run test example soak lint format bench bench-stability sample-report clean
+.PHONY: deps bench-deps build run test example docs soak lint format bench bench-stability sample-report clean
 
 # $(call install-missing,PACKAGES): apt-get install those of PACKAGES that are not installed.
 define install-missing
@@ -63,6 +63,14 @@ example: deps
 	$(SWIFT) build --package-path $(EXAMPLE) --product json-cache-harness
 	$(SWIFT) build --package-path $(EXAMPLE) --product memharness-agent
 	$(SWIFT) test --package-path $(EXAMPLE)
+
+# The documentation, with swift-docc-plugin: the MemHarness catalog (Sources/MemHarness/MemHarness.docc, the
+# articles) and the symbol documentation of the libraries a package uses. Any DocC warning (an unresolved
+# link, a missing symbol) fails it. Archives: .build/plugins/Swift-DocC/outputs/<target>.doccarchive.
+DOC_TARGETS := MemHarness WorkloadKit MemHarnessTesting
+docs: deps
+	$(SWIFT) package generate-documentation $(addprefix --target ,$(DOC_TARGETS)) \
+	  --exclude-extended-types --warnings-as-errors
 
 # The fault-injection suite (Tests/FaultTests) with SOAK_TRIALS trials of every fault instead of one, then its
 # table: per fault the trials with an orphaned process, a mixed or half-written report folder, temporary

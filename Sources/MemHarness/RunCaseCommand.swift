@@ -9,7 +9,7 @@ import Runner
 #endif
 
 /// The case process: reads a spec, runs it in this process, writes the outcome. Not for people; the
-/// protocol is described in the documentation ("The runner and its case processes").
+/// protocol is described in the `RunnerCaseProtocol` article (Sources/MemHarness/MemHarness.docc).
 struct RunCaseCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "_run-case",
