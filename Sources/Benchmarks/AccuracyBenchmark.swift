@@ -95,6 +95,7 @@ enum AccuracyBenchmark {
                     .path
                 let massifRun = environment.launcher(.massif, output: massifFile).run(
                     environment.spec(truth.spec, for: .massif))
+                // An unreadable massif.out is reported below as a problem of the run, like a missing one.
                 if massifRun.status == .ok, let text = try? String(contentsOfFile: massifFile, encoding: .utf8) {
                     outcome.massif = ToolOutputs.massifPeak(text, marker: workloadMarker)
                 } else {
@@ -104,6 +105,7 @@ enum AccuracyBenchmark {
                 let stem = environment.scratch.appendingPathComponent("accuracy-\(truth.spec.scenario).heaptrack").path
                 let heaptrackRun = environment.launcher(.heaptrack, output: stem).run(
                     environment.spec(truth.spec, for: .heaptrack))
+                // heaptrack_print failing is reported below as a problem of the run, like a missing recording.
                 if heaptrackRun.status == .ok, let recording = ToolOutputs.heaptrackRecording(stem: stem),
                     let stacks = try? ToolOutputs.heaptrackStacks(recording: recording, scratch: environment.scratch),
                     !stacks.isEmpty
@@ -144,16 +146,37 @@ enum AccuracyBenchmark {
         out.append("# Accuracy: peaks of known workloads")
         out.append("")
         out.append(
-            "Truths are computed from the workloads' parameters: **requested** bytes, and the **size-class** bytes jemalloc "
-                + "hands out for them (`nallocx`). Sampled (`memharness`, 1 ms) and exact (`memharness-exact`, `--peak exact`) "
-                + "figures are net peaks (peak minus the case's baseline), medians of \(rounds) runs, compared with the size-class "
-                + "truth. massif (`--peak-inaccuracy=0`) and heaptrack figures are the bytes held at the process's heap peak under "
-                + "call stacks through the workload's code (module `\(workloadMarker)`), one run each, compared with the requested truth."
+            "Truths are computed from the workloads' parameters: **requested** bytes, and the **size-class** bytes "
+                + "jemalloc hands out for them (`nallocx`). Sampled (`memharness`, 1 ms) and exact (the preloaded "
+                + "agent's count, `--peak exact`) figures are net peaks (peak minus the case's baseline), medians of "
+                + "\(rounds) runs, compared with the size-class truth. massif (`--peak-inaccuracy=0`) and heaptrack "
+                + "figures are the bytes held at the process's heap peak under call stacks through the workload's code "
+                + "(module `\(workloadMarker)`), one run each, compared with the requested truth."
         )
         out.append("")
-        out.append(
-            "| Workload | Truth: requested | Truth: size classes | Sampled (1 ms) | Exact | massif | heaptrack |")
-        out.append("|---|---:|---:|---:|---:|---:|---:|")
+        out.append(contentsOf: truthTable(outcomes))
+        out.append(contentsOf: spikesCaught(outcomes))
+        out.append("Workloads:")
+        out.append("")
+        for outcome in outcomes {
+            out.append("- \(outcome.truth.name): \(outcome.truth.description).")
+        }
+        out.append("")
+        out.append(contentsOf: wholeProcessTable(outcomes))
+        let problems = outcomes.flatMap { outcome in outcome.problems.map { "\(outcome.truth.name) \($0)" } }
+        if !problems.isEmpty {
+            out.append("Runs that did not complete: " + problems.map { "`\($0)`" }.joined(separator: "; ") + ".")
+            out.append("")
+        }
+        return out.joined(separator: "\n")
+    }
+
+    /// Each workload's truths beside what each tool measured.
+    static func truthTable(_ outcomes: [Outcome]) -> [String] {
+        var out = [
+            "| Workload | Truth: requested | Truth: size classes | Sampled (1 ms) | Exact | massif | heaptrack |",
+            "|---|---:|---:|---:|---:|---:|---:|",
+        ]
         for outcome in outcomes {
             let truth = outcome.truth
             let sampled = Statistics.median(
@@ -166,6 +189,12 @@ enum AccuracyBenchmark {
                     + "\(cell(outcome.heaptrack.map { Double($0.markedBytes) }, truth: truth.requestedBytes)) |")
         }
         out.append("")
+        return out
+    }
+
+    /// Per workload with spikes: how many of its spikes each run caught, sampled and exact.
+    static func spikesCaught(_ outcomes: [Outcome]) -> [String] {
+        var out: [String] = []
         for outcome in outcomes where !outcome.truth.spikePhases.isEmpty {
             let total = outcome.truth.spikePhases.count
             let sampled = caught(outcome.sampled, outcome.truth, exact: false).map { "\($0)/\(total)" }.joined(
@@ -173,32 +202,26 @@ enum AccuracyBenchmark {
             let exact = caught(outcome.exact, outcome.truth, exact: true).map { "\($0)/\(total)" }.joined(
                 separator: ", ")
             out.append(
-                "**Spikes caught** (a phase whose peak is within 0.5% of the spike): sampled \(sampled); exact \(exact) (per run)."
-            )
+                "**Spikes caught** (a phase whose peak is within 0.5% of the spike): sampled \(sampled); "
+                    + "exact \(exact) (per run).")
             out.append("")
         }
-        out.append("Workloads:")
-        out.append("")
-        for outcome in outcomes {
-            out.append("- \(outcome.truth.name): \(outcome.truth.description).")
-        }
-        out.append("")
-        out.append("At the peak, as the tools saw the whole process (harness included):")
-        out.append("")
-        out.append("| Workload | massif useful heap | massif extra heap | heaptrack heap |")
-        out.append("|---|---:|---:|---:|")
+        return out
+    }
+
+    /// The whole process's heap at its peak, as massif and heaptrack saw it.
+    static func wholeProcessTable(_ outcomes: [Outcome]) -> [String] {
+        var out = [
+            "At the peak, as the tools saw the whole process (harness included):", "",
+            "| Workload | massif useful heap | massif extra heap | heaptrack heap |", "|---|---:|---:|---:|",
+        ]
         for outcome in outcomes {
             out.append(
                 "| \(outcome.truth.name) | \(outcome.massif.map { Units.formatBytes($0.totalBytes) } ?? "–") | "
-                    + "\(outcome.massif.map { Units.formatBytes($0.extraBytes) } ?? "–") | \(outcome.heaptrack.map { Units.formatBytes($0.totalBytes) } ?? "–") |"
-            )
+                    + "\(outcome.massif.map { Units.formatBytes($0.extraBytes) } ?? "–") | "
+                    + "\(outcome.heaptrack.map { Units.formatBytes($0.totalBytes) } ?? "–") |")
         }
         out.append("")
-        let problems = outcomes.flatMap { outcome in outcome.problems.map { "\(outcome.truth.name) \($0)" } }
-        if !problems.isEmpty {
-            out.append("Runs that did not complete: " + problems.map { "`\($0)`" }.joined(separator: "; ") + ".")
-            out.append("")
-        }
-        return out.joined(separator: "\n")
+        return out
     }
 }

@@ -110,11 +110,12 @@ public enum CheckOutputs {
             for strategy in summary.ranked {
                 let range = "\(Int(strategy.minPeakAllocatedNetBytes))..\(Int(strategy.maxPeakAllocatedNetBytes))"
                 entries.append(
-                    "  {\"name\": \"\(json("\(run.name)/\(strategy.strategy) peak allocated"))\", \"unit\": \"bytes\", "
-                        + "\"value\": \(Int(strategy.medianPeakAllocatedNetBytes)), \"range\": \"\(range)\", "
-                        + "\"extra\": \"\(json("median of \(strategy.okCount) repetitions"))\"}")
+                    "  {\"name\": \(JSONText.quoted("\(run.name)/\(strategy.strategy) peak allocated")), "
+                        + "\"unit\": \"bytes\", \"value\": \(Int(strategy.medianPeakAllocatedNetBytes)), "
+                        + "\"range\": \"\(range)\", "
+                        + "\"extra\": \(JSONText.quoted("median of \(strategy.okCount) repetitions"))}")
                 entries.append(
-                    "  {\"name\": \"\(json("\(run.name)/\(strategy.strategy) residue"))\", \"unit\": \"bytes\", "
+                    "  {\"name\": \(JSONText.quoted("\(run.name)/\(strategy.strategy) residue")), \"unit\": \"bytes\", "
                         + "\"value\": \(Int(strategy.medianResidueBytes))}")
             }
         }
@@ -124,19 +125,6 @@ public enum CheckOutputs {
     /// XML text and attribute escaping (line breaks kept as character references).
     static func xml(_ text: String) -> String {
         SVGDocument.escape(text).replacingAll("\n", with: "&#10;")
-    }
-
-    static func json(_ text: String) -> String {
-        var result = ""
-        for character in text {
-            switch character {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case "\n": result += "\\n"
-            default: result.append(character)
-            }
-        }
-        return result
     }
 
     /// Escapes a workflow command's message (GitHub's rules: %, CR, LF).

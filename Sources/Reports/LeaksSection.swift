@@ -22,20 +22,21 @@ public enum LeaksSection {
         out.append("|---|---|---|---:|---:|---|")
         for summary in summaries {
             out.append(
-                "| `\(MarkdownReport.cell(summary.strategy))` | \(summary.expectation?.rawValue ?? "–") | \(MarkdownReport.cell(survivors(summary))) | "
+                "| \(MarkdownReport.code(summary.strategy)) | \(summary.expectation?.rawValue ?? "–") | "
+                    + "\(MarkdownReport.cell(survivors(summary))) | "
                     + "\(residue(summary)) | \(MarkdownReport.cell(growth(summary))) | \(verdict(summary)) |")
         }
         out.append("")
         let findings = summaries.filter { $0.outcome == .unexpectedLeak }
         for summary in findings {
             out.append(
-                "**Unexpected leak in `\(MarkdownReport.cell(summary.strategy))`** (\(summary.leakingRepetitions) of "
+                "**Unexpected leak in \(MarkdownReport.code(summary.strategy, inTable: false))** (\(summary.leakingRepetitions) of "
                     + "\(summary.assessedRepetitions) repetitions): \(summary.reasons.joined(separator: "; ")).")
             out.append("")
         }
         for summary in summaries where summary.outcome == .expectedLeakNotSeen {
             out.append(
-                "`\(MarkdownReport.cell(summary.strategy))` is expected to leak but did not in any repetition: "
+                "\(MarkdownReport.code(summary.strategy, inTable: false)) is expected to leak but did not in any repetition: "
                     + "the scenario may no longer show the pitfall it demonstrates.")
             out.append("")
         }
@@ -84,7 +85,7 @@ public enum LeaksSection {
             if growth.oneOffJumps > 0 {
                 text += " (\(growth.oneOffJumps) one-off jump\(growth.oneOffJumps == 1 ? "" : "s") left out)"
             }
-            return summary.growth.count == 1 ? text : "`\(growth.phase)` \(text)"
+            return summary.growth.count == 1 ? text : "\(MarkdownReport.code(growth.phase, inTable: false)) \(text)"
         }.joined(separator: ", ")
     }
 

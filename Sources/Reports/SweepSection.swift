@@ -13,7 +13,7 @@ public enum SweepSection {
             out.append("")
             let labels = sweep.series.first?.points.map(\.label) ?? []
             out.append(
-                "| Strategy | " + labels.map { "`\(MarkdownReport.cell($0))`" }.joined(separator: " | ")
+                "| Strategy | " + labels.map { MarkdownReport.code($0) }.joined(separator: " | ")
                     + " | Slope | r² |")
             out.append("|---|" + String(repeating: "---:|", count: labels.count + 2))
             for series in sweep.series {
@@ -21,7 +21,7 @@ public enum SweepSection {
                 let slope = series.fit.map { "\(Units.formatBytes($0.slope))/\(perUnit(sweep.xUnit))" } ?? "–"
                 let r2 = series.fit?.rSquared.map { Units.fixed($0, decimals: 3) } ?? "–"
                 out.append(
-                    "| `\(MarkdownReport.cell(series.strategy))` | " + values.joined(separator: " | ")
+                    "| \(MarkdownReport.code(series.strategy)) | " + values.joined(separator: " | ")
                         + " | \(slope) | \(r2) |")
             }
             out.append("")
