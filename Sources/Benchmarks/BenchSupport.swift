@@ -41,6 +41,7 @@ struct BenchEnvironment {
 
     static func current() throws -> BenchEnvironment {
         let me =
+            // Without /proc mounted, the path the benchmark was started by finds the same folder.
             (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent(
             "memharness-bench-\(UUID().uuidString)")

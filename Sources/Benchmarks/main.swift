@@ -7,6 +7,10 @@ import Scenarios
 import StoreObserverWorkload
 import WorkloadKit
 
+#if !os(Linux)
+    #error("memharness builds on Linux only: the benchmarks link jemalloc and read /proc")
+#endif
+
 // memharness-bench: benchmarks that print ratios measured side by side in one run.
 //
 //   memharness-bench [sampling] [differ] [overhead] [accuracy] [variation] [stability] [floor]
@@ -70,6 +74,7 @@ if let unknown = options.benchmarks.first(where: { !BenchOptions.all.contains($0
     fail("unknown benchmark '\(unknown)'; expected one of: \(BenchOptions.all.joined(separator: ", "))")
 }
 let environment = try BenchEnvironment.current()
+// Cleanup at exit: a scratch folder that cannot be removed is temporary files, left to the system.
 defer { try? FileManager.default.removeItem(at: environment.scratch) }
 var modes: [Mode] = []
 if options.benchmarks.contains("overhead") || options.benchmarks.contains("accuracy") {

@@ -62,6 +62,7 @@ enum ScratchFolder {
     /// Removes `path` and everything in it. A folder that cannot be removed is left for the system's
     /// temporary-file cleaner: the run's figures are already taken, and failing the run would lose them.
     static func remove(_ path: String) {
+        // Ignored on purpose: see above.
         try? FileManager.default.removeItem(atPath: path)
     }
 }

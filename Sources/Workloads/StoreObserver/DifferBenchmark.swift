@@ -76,6 +76,7 @@ public enum DifferBenchmark {
             // A target removed a moment ago is simply skipped: the 1% is approximate.
             try? cars.update("doc-\(Int.random(in: 0..<items, using: &random))") { $0.fields["counter"] = .int(1) }
             let rank = Int.random(in: 0..<(items * 10), using: &random)
+            // Skipped likewise when its target was removed.
             try? cars.update("doc-\(Int.random(in: 0..<items, using: &random))") { $0.fields["rank"] = .int(rank) }
         }
     }
