@@ -1,8 +1,10 @@
 import Synchronization
 import WorkloadKit
 
-#if canImport(Glibc)
+#if os(Linux)
     import Glibc
+#else
+    #error("memharness builds on Linux only: the workloads run under the Linux harness")
 #endif
 
 /// Counts the images alive: gauges for the time line and the peak for the metrics.

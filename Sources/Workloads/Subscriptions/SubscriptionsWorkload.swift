@@ -2,6 +2,10 @@ import HarnessModel
 import OpenCombine
 import WorkloadKit
 
+#if !os(Linux)
+    #error("memharness builds on Linux only: the workloads run under the Linux harness")
+#endif
+
 /// How a screen subscribes, and so how long its subscription lives (seed 003).
 ///
 /// The first five follow ReactiveCocoa's rule, "you don't need to retain signals": a subscription

@@ -3,8 +3,10 @@ import Foundation
 import Synchronization
 import WorkloadKit
 
-#if canImport(Glibc)
+#if os(Linux)
     import Glibc
+#else
+    #error("memharness builds on Linux only: the workloads run under the Linux harness")
 #endif
 
 /// A thread that runs one body and hands back its report when joined.
