@@ -8,7 +8,7 @@ import Testing
 #endif
 
 /// These tests touch process-wide allocator state, so they run one at a time.
-@Suite(.serialized)
+@Suite(.serialized, .timeLimit(.minutes(2)))
 struct JemallocProbeTests {
     @Test func jemallocIsTheProcessAllocator() throws {
         let probe = try JemallocProbe()
@@ -58,7 +58,7 @@ struct JemallocProbeTests {
 
     /// The cache calls report what jemalloc answered: a thread with a cache flushes it; once the cache is off
     /// there is nothing to flush, and jemalloc says so. On a thread of its own: the cache stays off there.
-    @Test(.timeLimit(.minutes(1))) func cacheCallsReportWhatJemallocAnswered() throws {
+    @Test func cacheCallsReportWhatJemallocAnswered() throws {
         let probe = try JemallocProbe()
         let answers = Mutex<[Bool]>([])
         let done = DispatchSemaphore(value: 0)

@@ -100,7 +100,7 @@ import WorkloadKit
     }
 }
 
-@Suite(.serialized) struct RepeatStepExecutionTests {
+@Suite(.serialized, .timeLimit(.minutes(5))) struct RepeatStepExecutionTests {
     let catalog = WorkloadCatalog([BlockWorkload()])
 
     func run(_ strategy: String, times: Int) throws -> CaseResult {

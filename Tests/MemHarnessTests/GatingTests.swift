@@ -3,7 +3,7 @@ import HarnessModel
 import Testing
 
 /// The gate end to end: the binary's exit code, its messages and its JUnit output.
-@Suite(.serialized)
+@Suite(.serialized, .timeLimit(.minutes(10)))
 struct GatingTests {
     let cli = CommandLineTests()
 

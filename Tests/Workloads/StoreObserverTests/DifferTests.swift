@@ -183,7 +183,7 @@ func apply(_ changes: ChangeSet, to old: [String], new: [String]) -> [String]? {
     }
 }
 
-@Suite struct DifferTests {
+@Suite(.timeLimit(.minutes(2))) struct DifferTests {
     /// A store observer's results, one per `next()`: the observer waits for the signal, so the
     /// test decides exactly which writes each result reflects.
     final class Results: Sendable {
