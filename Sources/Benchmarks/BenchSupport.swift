@@ -12,7 +12,8 @@ enum Mode: String, CaseIterable {
     case uninstrumented
     /// `memharness`, sampler at 1 ms (the default run).
     case sampled
-    /// `memharness-exact` with `--peak exact` (and the 1 ms sampler, as `run --peak exact` does).
+    /// `memharness` with `--peak exact`: the agent preloaded counts every allocation (and the 1 ms sampler
+    /// runs, as `run --peak exact` does).
     case exact
     /// `memharness` under `valgrind --tool=massif`, sampler off.
     case massif
@@ -34,7 +35,7 @@ enum Mode: String, CaseIterable {
 
 /// Where the binaries are and how each mode runs a case.
 struct BenchEnvironment {
-    /// The folder of memharness, memharness-exact and memharness-bench.
+    /// The folder of memharness, memharness-bench and the agent (libmemharness-agent.so).
     var binDirectory: URL
     /// A folder for the tools' output files.
     var scratch: URL

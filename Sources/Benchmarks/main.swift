@@ -23,7 +23,8 @@ import WorkloadKit
 // `differ`: the store observer's Differ on 25k-200k items: time and bytes allocated per diff,
 // and how they scale; writes DIR/differ.md.
 // `overhead`: wall and CPU time of `churn` and of the live-query workload uninstrumented, sampled
-// at 1 ms, exact (memharness-exact), under valgrind massif and under heaptrack; DIR/overhead.md.
+// at 1 ms, exact (`--peak exact`, the agent preloaded), under valgrind massif and under heaptrack;
+// DIR/overhead.md.
 // `accuracy`: peaks of a hold, 200 short spikes and a cross-thread queue (known truths) from the
 // sampler, exact mode, massif and heaptrack; DIR/accuracy.md. `--no-tools` leaves massif and heaptrack out.
 // `variation`: `memharness run --repeat N` (default 5) over every shipped scenario and the coefficient of

@@ -68,7 +68,7 @@ func sleep(until deadline: Int64, unless stop: StopSignal) -> Bool {
 }
 
 /// Deadlines for a loop that runs `rate` times per second from when it is made, cut short by a
-/// `StopSignal` (HarnessCore's `Pacer` sleeps through to its deadline).
+/// `StopSignal` (WorkloadKit's `Pacer` sleeps through to its deadline).
 ///
 /// A loop that falls behind runs its late iterations back to back, so the count over the burst
 /// matches the rate as long as the machine can keep up at all.
