@@ -53,7 +53,8 @@ enum AccuracyBenchmark {
             TruthCase(
                 name: "200 spikes",
                 description:
-                    "`spikes`: \(spikes) blocks of \(Units.formatBytes(spikeSize)), each alive a few µs, 2 ms apart, one step (phase) each",
+                    "`spikes`: \(spikes) blocks of \(Units.formatBytes(spikeSize)), each alive a few µs, 2 ms "
+                    + "apart, one step (phase) each",
                 spec: Bench.calibration(
                     "spikes", ["spikeSize": .bytes(spikeSize), "spikeGap": .duration(nanoseconds: 2_000_000)],
                     steps: spikePhases.map { Bench.step("spike", phase: $0) }, scenario: "accuracy-spikes"),
@@ -62,7 +63,8 @@ enum AccuracyBenchmark {
             TruthCase(
                 name: "cross-thread",
                 description:
-                    "`cross-thread`: a queue of \(depth) blocks of \(objectSize) B filled by one thread, freed by another (20,000 blocks)",
+                    "`cross-thread`: a queue of \(depth) blocks of \(objectSize) B filled by one thread, freed by "
+                    + "another (20,000 blocks)",
                 spec: Bench.calibration(
                     "cross-thread",
                     [
@@ -183,8 +185,9 @@ enum AccuracyBenchmark {
                 outcome.sampled.compactMap { $0.completed.map { Double($0.peakAllocatedNetBytes) } })
             let exact = Statistics.median(outcome.exact.compactMap { $0.completed?.exactPeakNetBytes }.map(Double.init))
             out.append(
-                "| \(truth.name) | \(Units.formatBytes(truth.requestedBytes)) | \(Units.formatBytes(truth.sizeClassBytes)) | "
-                    + "\(cell(sampled, truth: truth.sizeClassBytes)) | \(cell(exact, truth: truth.sizeClassBytes)) | "
+                "| \(truth.name) | \(Units.formatBytes(truth.requestedBytes)) | "
+                    + "\(Units.formatBytes(truth.sizeClassBytes)) | \(cell(sampled, truth: truth.sizeClassBytes)) | "
+                    + "\(cell(exact, truth: truth.sizeClassBytes)) | "
                     + "\(cell(outcome.massif.map { Double($0.markedBytes) }, truth: truth.requestedBytes)) | "
                     + "\(cell(outcome.heaptrack.map { Double($0.markedBytes) }, truth: truth.requestedBytes)) |")
         }

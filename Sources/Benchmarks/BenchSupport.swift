@@ -100,7 +100,8 @@ struct BenchEnvironment {
         return nil
     }
 
-    /// The launcher of `mode`; tools write their output to `output` (massif: that file; heaptrack: that stem plus `.zst`).
+    /// The launcher of `mode`; tools write their output to `output` (massif: that file; heaptrack: that stem plus
+    /// `.zst`).
     func launcher(_ mode: Mode, output: String = "") -> ProcessCaseLauncher {
         var launcher = ProcessCaseLauncher(executable: plainBinary, agent: agent)
         switch mode {

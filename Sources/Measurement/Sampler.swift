@@ -20,7 +20,8 @@ public struct SamplerOutput: Sendable {
     /// Peak allocated / resident per phase index, absolute bytes (0 when the phase got no sample).
     public var phasePeakAllocatedBytes: [Int]
     public var phasePeakResidentBytes: [Int]
-    /// How far the two readings that confirmed the peak allocated figure disagreed, bytes (see `MemoryProbe.confirmingReading`).
+    /// How far the two readings that confirmed the peak allocated figure disagreed, bytes (see
+    /// `MemoryProbe.confirmingReading`).
     public var peakSpreadBytes: Int
     /// The same for each phase's peak, by phase index.
     public var phasePeakSpreadBytes: [Int]

@@ -50,7 +50,8 @@ public enum CheckOutputs {
         for scenario in checks.map(\.scenario).uniqued() {
             let group = checks.filter { $0.scenario == scenario }
             out.append(
-                "  <testsuite name=\"\(xml(scenario))\" tests=\"\(group.count)\" failures=\"\(group.filter { !$0.passed }.count)\">"
+                "  <testsuite name=\"\(xml(scenario))\" tests=\"\(group.count)\" "
+                    + "failures=\"\(group.filter { !$0.passed }.count)\">"
             )
             for check in group {
                 let name =
@@ -61,7 +62,8 @@ public enum CheckOutputs {
                 } else {
                     out.append("    \(name)>")
                     out.append(
-                        "      <failure message=\"\(xml(check.message))\" type=\"\(check.kind.rawValue)\">\(xml("actual \(check.actual), limit \(check.limit), margin \(check.margin)"))</failure>"
+                        "      <failure message=\"\(xml(check.message))\" type=\"\(check.kind.rawValue)\">"
+                            + xml("actual \(check.actual), limit \(check.limit), margin \(check.margin)") + "</failure>"
                     )
                     out.append("    </testcase>")
                 }
@@ -94,8 +96,9 @@ public enum CheckOutputs {
         for check in checks {
             let spread = check.spreadPercent.map { "±" + Units.fixed($0 / 2, decimals: 1) + "%" } ?? "–"
             out.append(
-                "| \(check.passed ? "✅ PASS" : "❌ FAIL") | \(MarkdownReport.cell(check.scenario)) | \(MarkdownReport.cell(check.name)) | "
-                    + "\(MarkdownReport.cell(check.actual)) | \(MarkdownReport.cell(check.limit)) | \(MarkdownReport.cell(check.margin)) | \(spread) |"
+                "| \(check.passed ? "✅ PASS" : "❌ FAIL") | \(MarkdownReport.cell(check.scenario)) | "
+                    + "\(MarkdownReport.cell(check.name)) | \(MarkdownReport.cell(check.actual)) | "
+                    + "\(MarkdownReport.cell(check.limit)) | \(MarkdownReport.cell(check.margin)) | \(spread) |"
             )
         }
         return out.joined(separator: "\n") + "\n"

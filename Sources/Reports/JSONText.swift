@@ -174,7 +174,8 @@ public enum JSONText {
             case UInt8(ascii: "n"): try literal("null")
             default:
                 throw problem(
-                    "unexpected \(describeCurrent()); expected a value (object, array, string, number, true, false, null)"
+                    "unexpected \(describeCurrent()); expected a value (object, array, string, number, true, false, "
+                        + "null)"
                 )
             }
         }
@@ -204,7 +205,8 @@ public enum JSONText {
                 if let first = keys[key] {
                     throw problem(
                         at: keyStart,
-                        "duplicate key '\(Excerpt.of(key))' (first at line \(first)); a key may appear once in an object"
+                        "duplicate key '\(Excerpt.of(key))' (first at line \(first)); a key may appear once in an "
+                            + "object"
                     )
                 }
                 keys[key] = line
@@ -381,7 +383,8 @@ public enum JSONText {
             for expected in word.utf8 {
                 guard current == expected else {
                     throw problem(
-                        "unexpected \(describeCurrent()); expected a value (object, array, string, number, true, false, null)"
+                        "unexpected \(describeCurrent()); expected a value (object, array, string, number, true, "
+                            + "false, null)"
                     )
                 }
                 advance()

@@ -20,9 +20,9 @@ public enum MarkdownReport {
         // Records that measured the floor read the live heap; older ones `stats.allocated`.
         out.append(
             cases.contains { $0.measurements?.floor != nil }
-                ? "Peak allocated is the live heap (jemalloc's `stats.allocated` without the freed blocks thread caches "
-                    + "hold) at its highest reading minus the baseline the case started from (what the scenario itself "
-                    + "added), median over repetitions, ± its measurement floor. Lower is better."
+                ? "Peak allocated is the live heap (jemalloc's `stats.allocated` without the freed blocks thread "
+                    + "caches hold) at its highest reading minus the baseline the case started from (what the "
+                    + "scenario itself added), median over repetitions, ± its measurement floor. Lower is better."
                 : "Peak allocated is jemalloc's `stats.allocated` at its highest sample minus the baseline the case "
                     + "started from (what the scenario itself added), median over repetitions. Lower is better.")
         out.append("")
@@ -31,7 +31,8 @@ public enum MarkdownReport {
             out.append("|---|---|")
             for scenario in report.scenarios {
                 out.append(
-                    "| [\(cell(scenario.name))](#\(anchor(scenario.name))) | \(cell(ScenarioSummary(scenario).reading)) |"
+                    "| [\(cell(scenario.name))](#\(anchor(scenario.name))) | "
+                        + "\(cell(ScenarioSummary(scenario).reading)) |"
                 )
             }
             out.append("")
@@ -54,7 +55,8 @@ public enum MarkdownReport {
         let summary = ScenarioSummary(scenario)
         var out = heading(scenario)
         let kills = scenario.memoryLimitKills.map {
-            " \(code($0.strategy, inTable: false)) was killed by the memory limit in \($0.killedCount)/\($0.caseCount) cases."
+            " \(code($0.strategy, inTable: false)) was killed by the memory limit in "
+                + "\($0.killedCount)/\($0.caseCount) cases."
         }
         out.append("**Reading:** \(summary.reading)" + kills.joined() + (summary.rateReading.map { " " + $0 } ?? ""))
         out.append("")
@@ -210,7 +212,8 @@ public enum MarkdownReport {
         var out: [String] = []
         out.append(
             "Exact peak counts every allocation (`--peak exact`: every malloc and free moves one counter of live "
-                + "size-class bytes); spike excess is the exact peak minus the sampled one: what fell between the samples."
+                + "size-class bytes); spike excess is the exact peak minus the sampled one: what fell between the "
+                + "samples."
         )
         out.append("")
         // Below 64 KiB or 1% of the exact peak, the difference is noise (thread caches in records without a floor,
@@ -224,8 +227,8 @@ public enum MarkdownReport {
         if let (strategy, exact, excess) = missed {
             out.append(
                 "**Sampling missed spikes:** \(code(strategy.strategy, inTable: false)) peaks at "
-                    + "\(Units.formatBytes(exact)) counted exactly, \(Units.formatBytes(excess)) above its sampled peak "
-                    + "(\(Units.formatBytes(strategy.medianPeakAllocatedNetBytes))).")
+                    + "\(Units.formatBytes(exact)) counted exactly, \(Units.formatBytes(excess)) above its sampled "
+                    + "peak (\(Units.formatBytes(strategy.medianPeakAllocatedNetBytes))).")
             out.append("")
         }
         return out
@@ -253,7 +256,8 @@ public enum MarkdownReport {
         var interval = requested > 0 ? "requested \(Units.formatDuration(nanoseconds: requested))" : "off"
         if let median = Statistics.median(achieved), let worst = achieved.max() {
             interval +=
-                ", achieved \(Units.formatDuration(nanoseconds: Int64(median))) median, \(Units.formatDuration(nanoseconds: Int64(worst))) slowest case"
+                ", achieved \(Units.formatDuration(nanoseconds: Int64(median))) median, "
+                + "\(Units.formatDuration(nanoseconds: Int64(worst))) slowest case"
         }
         out.append("| Sampling interval | \(interval) |")
         let samplerBytes = sampling.map(\.samplerAllocatedBytes).max() ?? 0
@@ -271,7 +275,8 @@ public enum MarkdownReport {
         if let elapsed = report.elapsedNanoseconds {
             out.append(
                 "The cases ran in \(Units.formatSeconds(elapsed)) of wall time; their own times add up to "
-                    + "\(Units.formatSeconds(total)) (cases of `parallel: true` scenarios run side by side with --jobs)."
+                    + "\(Units.formatSeconds(total)) (cases of `parallel: true` scenarios run side by side with "
+                    + "--jobs)."
             )
             out.append("")
         }

@@ -186,8 +186,8 @@ public enum RecordCodec {
             throw .damaged(
                 file: file, line: place?.line ?? 1, column: place?.column ?? 1,
                 reason:
-                    "schema '\(Excerpt.of(header.schema ?? "none"))' is not \(RunRecord.currentSchema): written by another "
-                    + "version of memharness; run the scenarios again with this one")
+                    "schema '\(Excerpt.of(header.schema ?? "none"))' is not \(RunRecord.currentSchema): written by "
+                    + "another version of memharness; run the scenarios again with this one")
         }
         let record: RunRecord
         do {

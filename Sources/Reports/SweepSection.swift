@@ -8,8 +8,8 @@ public enum SweepSection {
             out.append("## Sweep: \(sweep.scenario) over `\(sweep.key)`")
             out.append("")
             out.append(
-                "Median peak allocated above baseline at each value, and the least-squares slope of peak against the value "
-                    + "(a bounded strategy has a slope near zero; one that queues work grows linearly).")
+                "Median peak allocated above baseline at each value, and the least-squares slope of peak against "
+                    + "the value (a bounded strategy has a slope near zero; one that queues work grows linearly).")
             out.append("")
             let labels = sweep.series.first?.points.map(\.label) ?? []
             out.append(

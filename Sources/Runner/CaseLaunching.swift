@@ -2,7 +2,8 @@ import Foundation
 import Measurement
 import WorkloadKit
 
-/// Runs one case to its outcome: in a child process (`ProcessCaseLauncher`), or in this process (`InProcessCaseLauncher`, for tests).
+/// Runs one case to its outcome: in a child process (`ProcessCaseLauncher`), or in this process
+/// (`InProcessCaseLauncher`, for tests).
 public protocol CaseLaunching: Sendable {
     /// Runs `spec`; never throws: a case that cannot run is a `notMeasured` outcome, and the run goes on.
     func launch(_ spec: CaseSpec) -> CaseOutcome
@@ -34,7 +35,8 @@ public struct InProcessCaseLauncher: CaseLaunching {
     public var agentProblem: String? {
         Agent.isCounting
             ? nil
-            : "this process does not count allocations (start it with \(Agent.libraryName) preloaded; \(Agent.buildHint))"
+            : "this process does not count allocations (start it with \(Agent.libraryName) preloaded; "
+                + "\(Agent.buildHint))"
     }
 
     public func launch(_ spec: CaseSpec) -> CaseOutcome {

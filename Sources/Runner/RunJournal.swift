@@ -90,7 +90,8 @@ public final class RunJournal: Sendable {
                     try Self.writeAtomically(try JSONEncoder().encode(cases), to: planFile)
                     ready = true
                 } catch {
-                    // A half-made journal is removed if it can be; `ready = false` keeps the run from using it either way.
+                    // A half-made journal is removed if it can be; `ready = false` keeps the run from using it either
+                    // way.
                     try? FileManager.default.removeItem(atPath: path)
                     ready = false
                 }

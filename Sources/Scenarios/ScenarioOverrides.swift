@@ -163,7 +163,8 @@ public struct SweepSpec: Sendable, Hashable {
             throw .invalidOverride(
                 text,
                 reason:
-                    "a sweep of \(values.count) values; at most \(Self.maximumValues) (each value runs every case again)"
+                    "a sweep of \(values.count) values; at most \(Self.maximumValues) (each value runs every case "
+                    + "again)"
             )
         }
         if let empty = values.firstIndex(where: \.isEmpty) {

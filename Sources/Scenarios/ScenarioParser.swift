@@ -243,7 +243,8 @@ struct ParseContext {
                 let names = specs.map(\.name)
                 report(
                     key,
-                    "unknown parameter '\(key.string ?? "?")' \(what); expected one of: \(names.joined(separator: ", "))"
+                    "unknown parameter '\(key.string ?? "?")' \(what); expected one of: "
+                        + "\(names.joined(separator: ", "))"
                         + suggestion(key.string ?? "", names))
                 continue
             }

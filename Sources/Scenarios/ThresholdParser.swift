@@ -34,7 +34,8 @@ extension ParseContext {
         guard let mapping = node.mapping else {
             report(
                 node,
-                "'thresholds' is a mapping of strategy (or all, relative) to limits, or a list of expressions like 'signal-next.peakAllocated <= 32MiB'"
+                "'thresholds' is a mapping of strategy (or all, relative) to limits, or a list of expressions like "
+                    + "'signal-next.peakAllocated <= 32MiB'"
             )
             return []
         }
@@ -42,7 +43,8 @@ extension ParseContext {
             guard let name = key.string, keys.contains(name) else {
                 report(
                     key,
-                    "unknown threshold group '\(Excerpt.of(key.string ?? "?"))'; expected one of: \(keys.joined(separator: ", "))"
+                    "unknown threshold group '\(Excerpt.of(key.string ?? "?"))'; expected one of: "
+                        + "\(keys.joined(separator: ", "))"
                         + suggestion(key.string ?? "", keys))
                 continue
             }
@@ -50,7 +52,8 @@ extension ParseContext {
                 guard let sequence = value.sequence else {
                     report(
                         value,
-                        "'relative' is a list of expressions like 'signal-next.peakAllocated <= 0.1 * unbounded-dispatch.peakAllocated'"
+                        "'relative' is a list of expressions like 'signal-next.peakAllocated <= 0.1 * "
+                            + "unbounded-dispatch.peakAllocated'"
                     )
                     continue
                 }
@@ -86,7 +89,8 @@ extension ParseContext {
         guard parts.count == 2 else {
             report(
                 node,
-                "a threshold is 'strategy.figure OP limit', e.g. 'signal-next.peakAllocated <= 32MiB'; got '\(Excerpt.of(text))'"
+                "a threshold is 'strategy.figure OP limit', e.g. 'signal-next.peakAllocated <= 32MiB'; got "
+                    + "'\(Excerpt.of(text))'"
             )
             return []
         }
@@ -103,7 +107,8 @@ extension ParseContext {
         } else {
             report(
                 node,
-                "unknown strategy '\(Excerpt.of(strategy))' in threshold; expected one of: \((strategies + ["all"]).joined(separator: ", "))"
+                "unknown strategy '\(Excerpt.of(strategy))' in threshold; expected one of: "
+                    + "\((strategies + ["all"]).joined(separator: ", "))"
                     + suggestion(strategy, strategies))
             return []
         }
@@ -130,7 +135,8 @@ extension ParseContext {
             guard phases.contains(parts[1]) else {
                 report(
                     node,
-                    "unknown phase '\(Excerpt.of(parts[1]))' in '\(Excerpt.of(name))'; phases: \(phases.joined(separator: ", "))"
+                    "unknown phase '\(Excerpt.of(parts[1]))' in '\(Excerpt.of(name))'; phases: "
+                        + "\(phases.joined(separator: ", "))"
                         + suggestion(parts[1], phases))
                 return nil
             }

@@ -188,8 +188,8 @@ enum YAMLPreflight {
             let spelled = tag.hasPrefix("tag:yaml.org,2002:") ? "!!" + tag.dropFirst("tag:yaml.org,2002:".count) : tag
             report(
                 mark,
-                "unsupported tag '\(Excerpt.of(spelled))'; a scenario file's values are plain text (tags allowed: !!str, "
-                    + "!!int, !!float, !!bool, !!null, !!seq, !!map)")
+                "unsupported tag '\(Excerpt.of(spelled))'; a scenario file's values are plain text (tags allowed: "
+                    + "!!str, !!int, !!float, !!bool, !!null, !!seq, !!map)")
             return false
         }
 
@@ -255,7 +255,8 @@ enum YAMLPreflight {
         }
 
         static let tooDeep =
-            "nested deeper than \(YAMLLimits.maximumDepth) levels of lists and mappings; a scenario file needs fewer than 10"
+            "nested deeper than \(YAMLLimits.maximumDepth) levels of lists and mappings; a scenario file needs "
+            + "fewer than 10"
 
         /// Line and column (from 1, in characters) of the byte at `offset` of `text`.
         static func lineAndColumn(ofByte offset: Int, in text: String) -> (Int, Int) {

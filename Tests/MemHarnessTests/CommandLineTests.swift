@@ -92,7 +92,8 @@ struct CommandLineTests {
         )
         #expect(
             outcome.stderr.contains(
-                "\(file):6:5: unknown strategy 'hold-lrage'; expected one of: hold-large, hold-small-objects, churn, spikes, cross-thread, crash (did you mean 'hold-large'?)"
+                "\(file):6:5: unknown strategy 'hold-lrage'; expected one of: hold-large, hold-small-objects, "
+                    + "churn, spikes, cross-thread, crash (did you mean 'hold-large'?)"
             ))
         #expect(try String(contentsOfFile: "\(out)/report.md", encoding: .utf8) == earlier)
         #expect(!FileManager.default.fileExists(atPath: "\(out)/summary.csv"))

@@ -260,7 +260,8 @@ struct MalformedCommandLineTests {
             ),
             (
                 valid.replacingOccurrences(of: "peakAllocated", with: "peakAlocated"),
-                ":4:7: unknown figure 'peakAlocated' for corpus/churn; a baseline holds peakAllocated, exactPeak (did you mean 'peakAllocated'?)"
+                ":4:7: unknown figure 'peakAlocated' for corpus/churn; a baseline holds peakAllocated, exactPeak "
+                    + "(did you mean 'peakAllocated'?)"
             ),
             (
                 valid.replacingOccurrences(of: "\"peakAllocated\" : 552944", with: "\"peakAllocated\" : \"big\""),
@@ -297,7 +298,8 @@ struct MalformedCommandLineTests {
         let report = try reportFolder()
         let record = try String(contentsOfFile: "\(report)/run.json", encoding: .utf8)
         let baseline = try write(
-            "{\"cases\": {\"corpus/churn\": {\"peakAllocated\": 5}}, \"format\": \"memharness-baseline/1\", \"name\": \"b\"}",
+            "{\"cases\": {\"corpus/churn\": {\"peakAllocated\": 5}}, \"format\": \"memharness-baseline/1\", "
+                + "\"name\": \"b\"}",
             "b.json")
         func damaged(_ text: String) throws -> String {
             let copy = "\(folder)/damaged-\(UUID().uuidString)"
@@ -322,15 +324,16 @@ struct MalformedCommandLineTests {
             let arguments = { (folder: String) in [command[0], folder] + command.dropFirst() }
             expectRefused(
                 try Self.memharness(arguments(schema)),
-                "\(schema)/run.json:\(schemaLine):14: schema 'memharness-run/1' is not memharness-run/2: written by another "
-                    + "version")
+                "\(schema)/run.json:\(schemaLine):14: schema 'memharness-run/1' is not memharness-run/2: written by "
+                    + "another version")
             expectRefused(try Self.memharness(arguments(truncated)), "\(truncated)/run.json:")
             expectRefused(try Self.memharness(arguments(huge)), "is beyond ±9007199254740992")
             expectRefused(try Self.memharness(arguments(rows)), "samplesMaxRows is -5; expected 0 (keep all) or more")
         }
         expectRefused(try Self.memharness(["report", "\(folder)/nothing"]), "\(folder)/nothing: no such folder")
         let other = try write(
-            "{\"cases\": {\"other/x\": {\"peakAllocated\": 5}}, \"format\": \"memharness-baseline/1\", \"name\": \"b\"}",
+            "{\"cases\": {\"other/x\": {\"peakAllocated\": 5}}, \"format\": \"memharness-baseline/1\", "
+                + "\"name\": \"b\"}",
             "other.json")
         expectRefused(
             try Self.memharness(["compare", report, "--baseline", other]), "\(other) holds no figures for the scenario")

@@ -106,7 +106,8 @@ final class CalibrationCase: WorkloadCase {
         }
     }
 
-    /// Allocate/free pairs over a fixed ring of slots; sizes from a fixed-seed generator so every run does the same work.
+    /// Allocate/free pairs over a fixed ring of slots; sizes from a fixed-seed generator so every run does the same
+    /// work.
     private func churn() {
         let live = parameters.count("churnLive")
         let maxSize = parameters.bytes("churnMaxSize")
@@ -242,11 +243,14 @@ extension CalibrationWorkload {
         ),
         StrategyDescriptor(
             "spikes",
-            "`spikeCount` spikes: a block of `spikeSize` alive for a few microseconds, then a pause of `spikeGap` (far shorter than a sampling interval: the sampler misses most)."
+            "`spikeCount` spikes: a block of `spikeSize` alive for a few microseconds, then a pause of `spikeGap` "
+                + "(far shorter than a sampling interval: the sampler misses most)."
         ),
         StrategyDescriptor(
             "cross-thread",
-            "A producer thread allocates `crossThreadItems` blocks of `objectSize` into a queue of `crossThreadDepth`; a consumer thread frees them. The consumer starts once the queue is full, so exactly `crossThreadDepth` blocks are alive at the top."
+            "A producer thread allocates `crossThreadItems` blocks of `objectSize` into a queue of "
+                + "`crossThreadDepth`; a consumer thread frees them. The consumer starts once the queue is full, so "
+                + "exactly `crossThreadDepth` blocks are alive at the top."
         ),
         StrategyDescriptor("crash", "Allocates, then aborts: shows that a crashing case becomes a failed row."),
     ]
@@ -283,7 +287,8 @@ extension CalibrationWorkload {
         StepDescriptor("release", "Free everything held."),
         StepDescriptor(
             "spike",
-            "One spike of `spikeSize` (alive for a few microseconds), then a pause of `spikeGap`; one step per spike gives each its own phase."
+            "One spike of `spikeSize` (alive for a few microseconds), then a pause of `spikeGap`; one step per "
+                + "spike gives each its own phase."
         ),
     ]
 

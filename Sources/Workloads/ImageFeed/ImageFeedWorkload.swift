@@ -35,7 +35,8 @@ public struct ImageFeedWorkload: Workload {
         WorkloadDescriptor(
             name: "image-feed",
             summary:
-                "A timeline of posts with image files scrolled through reusable cells: images kept, released, or cached.",
+                "A timeline of posts with image files scrolled through reusable cells: images kept, released, or "
+                + "cached.",
             strategies: Self.strategyDescriptors,
             parameters: Self.parameterSpecs,
             steps: Self.stepDescriptors,
@@ -67,14 +68,16 @@ extension ImageFeedWorkload {
         ),
         StrategyDescriptor(
             Strategy.nscacheUnbounded.rawValue,
-            "The seed's fix: as unbind-offscreen, plus Foundation's NSCache with no count or cost limit, emptied on a memory warning."
+            "The seed's fix: as unbind-offscreen, plus Foundation's NSCache with no count or cost limit, emptied on "
+                + "a memory warning."
         ),
         StrategyDescriptor(
             Strategy.unbindNSCache.rawValue,
             "As nscache-unbounded, but with a cost limit (cacheCostLimit; our addition, not the seed's)."),
         StrategyDescriptor(
             Strategy.unbindLRUCache.rawValue,
-            "As unbind-offscreen, plus a least-recently-used cache with a cost limit (our addition), emptied on a memory warning."
+            "As unbind-offscreen, plus a least-recently-used cache with a cost limit (our addition), emptied on a "
+                + "memory warning."
         ),
     ]
 
@@ -95,7 +98,8 @@ extension ImageFeedWorkload {
             "Cells scrolled per second (a slow load makes the scroll fall behind)."),
         .bytes(
             "cacheCostLimit", default: 32 << 20, range: 0...(16 << 30),
-            "Total bytes of images unbind-nscache and unbind-lru-cache keep (NSCache totalCostLimit; the LRU's limit); 0 means no limit. nscache-unbounded ignores it."
+            "Total bytes of images unbind-nscache and unbind-lru-cache keep (NSCache totalCostLimit; the LRU's "
+                + "limit); 0 means no limit. nscache-unbounded ignores it."
         ),
     ]
 

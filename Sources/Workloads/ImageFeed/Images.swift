@@ -161,7 +161,8 @@ public enum ImageFeedError: Error, CustomStringConvertible {
         switch self {
         case .io(let path, let reason):
             return
-                "\(path): \(reason); the image files live in the case's scratch directory, which needs room for posts × imageSize"
+                "\(path): \(reason); the image files live in the case's scratch directory, which needs room for "
+                + "posts × imageSize"
         case .unknownStrategy(let name, let expected):
             return "unknown image-feed strategy '\(name)'; expected one of: \(expected.joined(separator: ", "))"
         }

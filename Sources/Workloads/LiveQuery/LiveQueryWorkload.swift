@@ -25,7 +25,8 @@ public struct LiveQueryWorkload: Workload {
         case signalNext = "signal-next"
         /// `observeLocal(deliverOn: processingQueue)` with all work inside the callback (CONVENIENT).
         case deliverOn = "deliver-on"
-        /// `observeLocalWithNextSignal(deliverOn: liveQueryQueue)` + async processing that calls `signalNext()` (VERSATILE).
+        /// `observeLocalWithNextSignal(deliverOn: liveQueryQueue)` + async processing that calls `signalNext()`
+        /// (VERSATILE).
         case signalNextDeliverOn = "signal-next-deliver-on"
         /// `observeLocal(deliverOn: liveQueryQueue)` + `processingQueue.async { process(documents) }`: the
         /// seed's "IMPORTANT: all work needs to be performed within this block" broken; as unbounded as BAD.
@@ -49,7 +50,8 @@ public struct LiveQueryWorkload: Workload {
         WorkloadDescriptor(
             name: "live-query",
             summary:
-                "A live query updated faster than the app processes it: unbounded dispatch (and deliverOn: then dispatch) vs signal-next back-pressure.",
+                "A live query updated faster than the app processes it: unbounded dispatch (and deliverOn: then "
+                + "dispatch) vs signal-next back-pressure.",
             strategies: Self.strategyDescriptors,
             parameters: Self.parameterSpecs,
             steps: Self.stepDescriptors,
@@ -101,10 +103,12 @@ enum LiveQueryError: Error, CustomStringConvertible {
         switch self {
         case .unknownStrategy(let name):
             return
-                "unknown live-query strategy '\(name)'; expected one of: \(LiveQueryWorkload.Strategy.allCases.map(\.rawValue).joined(separator: ", "))"
+                "unknown live-query strategy '\(name)'; expected one of: "
+                + "\(LiveQueryWorkload.Strategy.allCases.map(\.rawValue).joined(separator: ", "))"
         case .nothingMatches(let documents, let share):
             return
-                "matchingShare \(share * 100)% of \(documents) documents matches no document; raise matchingShare or documents"
+                "matchingShare \(share * 100)% of \(documents) documents matches no document; raise matchingShare "
+                + "or documents"
         case .notSetUp(let step):
             return "step '\(step)' ran before setUp made the store"
         case .unknownStep(let step):
@@ -148,7 +152,8 @@ extension LiveQueryWorkload {
             "Updates per second during a burst, each to one matching document (round robin)."),
         .duration(
             "consumerWork", default: .milliseconds(10), range: .zero ... .seconds(10),
-            "Time the consumer spends per callback; one consumer, so it processes at most 1/consumerWork callbacks a second."
+            "Time the consumer spends per callback; one consumer, so it processes at most 1/consumerWork callbacks "
+                + "a second."
         ),
         .choice(
             "consumerWorkKind", WorkKind.allCases.map(\.rawValue), default: WorkKind.sleep.rawValue,

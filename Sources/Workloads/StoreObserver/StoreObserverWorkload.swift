@@ -19,7 +19,8 @@ public struct StoreObserverWorkload: Workload {
         case legacyLiveQuery = "legacy-live-query"
         /// Store observer + `Differ`, keeping `previousItems = result.items` (materialized) between callbacks.
         case retainItems = "retain-items"
-        /// Store observer + `Differ`: extract each `_id`, dematerialize every item, keep only the IDs (the seed's pattern).
+        /// Store observer + `Differ`: extract each `_id`, dematerialize every item, keep only the IDs (the seed's
+        /// pattern).
         case extractIDsDematerialize = "extract-ids-dematerialize"
         /// Store observer without diffing: extract each `_id` and dematerialize, keep nothing (the floor).
         case noDiff = "no-diff"
@@ -96,10 +97,12 @@ enum StoreObserverError: Error, CustomStringConvertible {
         switch self {
         case .unknownStrategy(let name):
             return
-                "unknown store-observer strategy '\(name)'; expected one of: \(StoreObserverWorkload.Strategy.allCases.map(\.rawValue).joined(separator: ", "))"
+                "unknown store-observer strategy '\(name)'; expected one of: "
+                + "\(StoreObserverWorkload.Strategy.allCases.map(\.rawValue).joined(separator: ", "))"
         case .mixAboveOne(let sum):
             return
-                "insertShare + deleteShare + moveShare + touchShare is \(sum * 100)%; it must be at most 100% (the rest are updates)"
+                "insertShare + deleteShare + moveShare + touchShare is \(sum * 100)%; it must be at most 100% (the "
+                + "rest are updates)"
         case .notSetUp(let step):
             return "step '\(step)' ran before setUp made the store"
         case .unknownStep(let step):
@@ -141,7 +144,8 @@ extension StoreObserverWorkload {
             "Share of writes that change a document's rank (its position in the result)."),
         .fraction(
             "touchShare", default: 0.1,
-            "Share of writes that store a field's own value again (metadata only: no update for the Differ). The rest change a field."
+            "Share of writes that store a field's own value again (metadata only: no update for the Differ). The "
+                + "rest change a field."
         ),
     ]
 

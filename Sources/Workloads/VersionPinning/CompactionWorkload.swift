@@ -375,7 +375,8 @@ extension CompactionWorkload {
                 + "incremental_vacuum steps, then a truncating checkpoint."),
         StrategyDescriptor(
             Strategy.compactOnLaunch.rawValue,
-            "At relaunch, VACUUM in place when the file is over launchCompactAbove and less than launchUsedBelow of it is used."
+            "At relaunch, VACUUM in place when the file is over launchCompactAbove and less than launchUsedBelow of "
+                + "it is used."
         ),
         StrategyDescriptor(
             Strategy.compactedCopy.rawValue,
@@ -389,7 +390,8 @@ extension CompactionWorkload {
             "rowsPerTransaction", default: 500, range: 1...10_000_000, "Rows inserted or deleted per commit."),
         .bytes(
             "launchCompactAbove", default: 100 << 20, range: 0...(1 << 40),
-            "compact-on-launch: file size above which it compacts, bytes (the seed's example: 100 MB, i.e. 100 * 1024 * 1024)."
+            "compact-on-launch: file size above which it compacts, bytes (the seed's example: 100 MB, i.e. 100 * "
+                + "1024 * 1024)."
         ),
         .fraction(
             "launchUsedBelow", default: 0.5,
@@ -399,8 +401,8 @@ extension CompactionWorkload {
             "auto-compact: how often the background compactor looks at the file."),
         .count(
             "autoCompactPages", default: 1024, range: 1...10_000_000,
-            "auto-compact: pages moved per incremental_vacuum step (one write transaction: a write arriving waits for one step at most, "
-                + "a reader arriving stops the compaction after it)."),
+            "auto-compact: pages moved per incremental_vacuum step (one write transaction: a write arriving waits "
+                + "for one step at most, a reader arriving stops the compaction after it)."),
     ]
 
     /// The steps a scenario's script may use, with their arguments.
@@ -413,12 +415,14 @@ extension CompactionWorkload {
             arguments: [.fraction("fraction", default: 0.8, "Share of the current rows to delete.")]),
         StepDescriptor(
             "pin",
-            "A reader opens a read transaction and keeps it (a version pinned, e.g. by a screen still showing old results)."
+            "A reader opens a read transaction and keeps it (a version pinned, e.g. by a screen still showing old "
+                + "results)."
         ),
         StepDescriptor("unpin", "The reader ends its read transaction."),
         StepDescriptor(
             "await-compaction",
-            "Stay idle (no reads, no writes) until no automatic compaction is due or under way; at once for the other policies.",
+            "Stay idle (no reads, no writes) until no automatic compaction is due or under way; at once for the "
+                + "other policies.",
             arguments: [
                 .duration(
                     "limit", default: .seconds(10), range: .zero ... .seconds(600),
@@ -426,7 +430,8 @@ extension CompactionWorkload {
             ]),
         StepDescriptor(
             "relaunch",
-            "Close the database and open it again, as an app does at launch (compact-on-launch and compacted-copy act here)."
+            "Close the database and open it again, as an app does at launch (compact-on-launch and compacted-copy "
+                + "act here)."
         ),
     ]
 

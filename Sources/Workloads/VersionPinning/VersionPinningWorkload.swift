@@ -225,7 +225,8 @@ final class VersionPinningCase: WorkloadCase {
         }
         if let finalFigures {
             metrics += [
-                // At the end of the script, before teardown closes the database (the last close checkpoints and deletes the WAL).
+                // At the end of the script, before teardown closes the database (the last close checkpoints and deletes
+                // the WAL).
                 .bytes("finalFileBytes", finalFigures.fileBytes),
                 .bytes("finalWalBytes", finalFigures.walBytes),
             ]
@@ -239,11 +240,13 @@ extension VersionPinningWorkload {
     static let strategyDescriptors: [StrategyDescriptor] = [
         StrategyDescriptor(
             Strategy.pinnedReader.rawValue,
-            "A reader opens a read transaction and keeps reading from it for the whole burst (a version kept alive on a background thread)."
+            "A reader opens a read transaction and keeps reading from it for the whole burst (a version kept alive "
+                + "on a background thread)."
         ),
         StrategyDescriptor(
             Strategy.blockedReader.rawValue,
-            "A reader reads, then blocks in a long operation for blockedShare of the burst while holding its transaction, then releases it and refreshes per read."
+            "A reader reads, then blocks in a long operation for blockedShare of the burst while holding its "
+                + "transaction, then releases it and refreshes per read."
         ),
         StrategyDescriptor(
             Strategy.refreshingReader.rawValue,
@@ -264,11 +267,13 @@ extension VersionPinningWorkload {
         .count("rowsPerRead", default: 8, range: 1...10_000, "Rows a read looks up by primary key."),
         .count(
             "checkpointFrames", default: 1000, range: 1...10_000_000,
-            "WAL frames after a commit at which the writer runs a PASSIVE checkpoint (SQLite's wal_autocheckpoint; its default is 1000)."
+            "WAL frames after a commit at which the writer runs a PASSIVE checkpoint (SQLite's wal_autocheckpoint; "
+                + "its default is 1000)."
         ),
         .fraction(
             "blockedShare", default: 0.5,
-            "Share of each burst blocked-reader spends blocked holding its transaction, from its first read (a share, so --quick scales it with the burst)."
+            "Share of each burst blocked-reader spends blocked holding its transaction, from its first read (a "
+                + "share, so --quick scales it with the burst)."
         ),
     ]
 
@@ -276,7 +281,8 @@ extension VersionPinningWorkload {
     static let stepDescriptors: [StepDescriptor] = [
         StepDescriptor(
             "burst",
-            "Start the strategy's reader and the writer, run for a while, stop the writer, then the reader (which releases its transaction).",
+            "Start the strategy's reader and the writer, run for a while, stop the writer, then the reader (which "
+                + "releases its transaction).",
             arguments: [
                 .duration(
                     "duration", default: .seconds(2), range: .milliseconds(1) ... .seconds(3600),

@@ -195,7 +195,8 @@ enum Harness {
         } throws: { error in
             "\(error)"
                 == "subscriptions: unknown strategy 'strong'; expected one of: implicit-finite, implicit-infinite, "
-                + "disposed, self-derived-strong, self-derived-weak, strong-self-capture, weak-self, finite-publisher, assign-to-self"
+                + "disposed, self-derived-strong, self-derived-weak, strong-self-capture, weak-self, "
+                + "finite-publisher, assign-to-self"
         }
     }
 }
