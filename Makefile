@@ -4,8 +4,9 @@
 # Other targets: deps, build, example, bench, bench-stability, soak, sample-report, clean.
 
 SWIFT        ?= swift
-# Debian packages the build and the tests need; installed only when missing.
-DEB_PACKAGES := libjemalloc-dev libsqlite3-dev zlib1g-dev pkg-config
+# Debian packages the build and the tests need; installed only when missing (python3: the lint's
+# function-length check).
+DEB_PACKAGES := libjemalloc-dev libsqlite3-dev zlib1g-dev pkg-config python3
 # The tools `make bench` compares with (valgrind's massif, heaptrack), and objcopy (binutils).
 BENCH_PACKAGES := valgrind heaptrack binutils
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
