@@ -62,7 +62,8 @@ let package = Package(
             linkerSettings: [.linkedLibrary("m")]
         ),
         // The sampler, the agent's readings (found at run time), memory budgets and the case executor.
-        .target(name: "Measurement", dependencies: ["WorkloadKit", "AllocatorProbe"], swiftSettings: settings),
+        .target(
+            name: "Measurement", dependencies: ["WorkloadKit", "AllocatorProbe", "CSystem"], swiftSettings: settings),
 
         // MARK: Memory expectations in the ordinary test runner: `expectMemory(peakBelow:...) { ... }`
         // Replica processes: the parent-death signal at load and a bounded wait for a child (C: prctl is variadic).
@@ -93,7 +94,7 @@ let package = Package(
         ),
 
         // MARK: Attribution: agent records -> symbolized, folded allocation profiles ("where the memory is")
-        .target(name: "Attribution", dependencies: ["HarnessModel"], swiftSettings: settings),
+        .target(name: "Attribution", dependencies: ["HarnessModel", "CSystem"], swiftSettings: settings),
 
         // MARK: Reports: run.json (the record) and its renderings (depend on the values only)
         .target(name: "Reports", dependencies: ["HarnessModel", "CSystem", "CZlib"], swiftSettings: settings),

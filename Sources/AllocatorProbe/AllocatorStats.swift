@@ -103,12 +103,14 @@ public enum AllocatorProbeError: Error, CustomStringConvertible, Equatable {
         switch self {
         case .notProcessAllocator(let moved, let expected):
             return
-                "jemalloc is not the process allocator: a \(expected)-byte allocation moved stats.allocated by \(moved) bytes. "
-                + "Link the unprefixed libjemalloc into the executable (install libjemalloc-dev; `make build` does) "
-                + "and do not run under LD_PRELOAD of another allocator or valgrind."
+                "jemalloc is not the process allocator: a \(expected)-byte allocation moved stats.allocated by "
+                + "\(moved) bytes. Link the unprefixed libjemalloc into the executable (install "
+                + "libjemalloc-dev; `make build` does) and do not run under LD_PRELOAD of another allocator or "
+                + "valgrind."
         case .mallctlFailed(let name, let errno):
             return
-                "mallctl(\"\(name)\") failed with errno \(errno); this jemalloc build may lack statistics (--disable-stats)."
+                "mallctl(\"\(name)\") failed with errno \(errno); this jemalloc build may lack statistics "
+                + "(--disable-stats)."
         case .kernelFile(let path, let reason):
             return "\(path): \(reason)"
         }

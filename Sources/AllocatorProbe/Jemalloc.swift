@@ -1,8 +1,10 @@
 import CJemalloc
 import Synchronization
 
-#if canImport(Glibc)
+#if os(Linux)
     import Glibc
+#else
+    #error("memharness builds on Linux only: it links jemalloc and reads its statistics with mallctl")
 #endif
 
 /// Where the start-up check publishes its block, so its allocation cannot be optimized away.
@@ -14,6 +16,12 @@ private let allocationSink = Atomic<UInt>(0)
 /// allocates nothing, so the sampler can call it on its hot path. The refresh and the reads that follow
 /// it are one locked snapshot: a reading on one thread never mixes figures of two refreshes made by
 /// two threads (the sampler's and the phase boundaries').
+///
+/// Every `mallctl` the readings use is checked once, when the probe is made: `init` resolves each name
+/// and refreshes and reads every figure, and throws `mallctlFailed` with the name when one fails. After
+/// that a read cannot fail: jemalloc refuses a read of a resolved statistic only for a wrong MIB or value
+/// size, and both are fixed. A failure at read time would be a jemalloc defect: a debug build traps on it;
+/// a release build reads the figure as 0 (reporting it would take an allocation on the sampling path).
 public final class JemallocProbe: MemoryProbe, @unchecked Sendable {
     // Safety: after init the MIB storage is only read; mallctlbymib is thread-safe; `snapshot` orders
     // the epoch writes and the reads of each snapshot.
@@ -25,36 +33,72 @@ public final class JemallocProbe: MemoryProbe, @unchecked Sendable {
     /// `MALLCTL_ARENAS_ALL` in jemalloc 5: the merged figures of every arena.
     private static let allArenas = 4096
 
-    /// MIBs: slot 0 is `epoch`, slots 1...6 the stats, slot 7 `thread.allocated`, slot 8 the thread caches'
-    /// bytes, slot 9 `thread.tcache.flush`, slot 10 `arena.<ALL>.purge`. By MIB, not by name: a Swift string
-    /// passed as a C string is copied to the heap in debug builds, and settling must not allocate.
+    /// The slots of the MIB storage.
+    private enum Slot {
+        static let epoch = 0
+        /// `stats.allocated` ... `stats.metadata`: slots 1...6, in the order of `statNames`.
+        static let stats = 1...6
+        static let allocated = 1
+        static let threadAllocated = 7
+        static let threadCacheBytes = 8
+        static let threadCacheFlush = 9
+        static let purge = 10
+        static let threadCacheEnabled = 11
+        static let count = 12
+    }
+
+    /// The names of the slots, in slot order.
+    private static let slotNames =
+        ["epoch"] + statNames + [
+            "thread.allocated", "stats.arenas.\(allArenas).tcache_bytes", "thread.tcache.flush",
+            "arena.\(allArenas).purge", "thread.tcache.enabled",
+        ]
+
+    /// MIBs, by `Slot`. By MIB, not by name: a Swift string passed as a C string is copied to the heap in
+    /// debug builds, and settling must not allocate.
     private let mibs: UnsafeMutablePointer<Int>
     private let mibLengths: UnsafeMutablePointer<Int>
-    private let slotCount = 11
     private let rss: ResidentSetReader
     private let snapshot = Mutex(())
 
-    /// Resolves every MIB; throws when this jemalloc lacks statistics.
+    /// Resolves every MIB, then refreshes and reads every figure once; throws when this jemalloc lacks one
+    /// (a build without statistics).
     public init() throws(AllocatorProbeError) {
-        mibs = .allocate(capacity: slotCount * Self.mibCapacity)
-        mibs.initialize(repeating: 0, count: slotCount * Self.mibCapacity)
-        mibLengths = .allocate(capacity: slotCount)
-        mibLengths.initialize(repeating: Self.mibCapacity, count: slotCount)
+        let mibs = UnsafeMutablePointer<Int>.allocate(capacity: Slot.count * Self.mibCapacity)
+        mibs.initialize(repeating: 0, count: Slot.count * Self.mibCapacity)
+        let mibLengths = UnsafeMutablePointer<Int>.allocate(capacity: Slot.count)
+        mibLengths.initialize(repeating: Self.mibCapacity, count: Slot.count)
+        do {
+            try Self.resolve(mibs: mibs, lengths: mibLengths)
+        } catch {
+            mibs.deallocate()
+            mibLengths.deallocate()
+            throw error
+        }
+        self.mibs = mibs
+        self.mibLengths = mibLengths
         rss = ResidentSetReader()
-        let names =
-            ["epoch"] + Self.statNames + [
-                "thread.allocated", "stats.arenas.\(Self.allArenas).tcache_bytes", "thread.tcache.flush",
-                "arena.\(Self.allArenas).purge",
-            ]
-        for (slot, name) in names.enumerated() {
-            var length = Self.mibCapacity
-            let status = mallctlnametomib(name, mibs + slot * Self.mibCapacity, &length)
-            guard status == 0 else {
-                mibs.deallocate()
-                mibLengths.deallocate()
-                throw AllocatorProbeError.mallctlFailed(name: name, errno: status)
-            }
-            mibLengths[slot] = length
+    }
+
+    /// Resolves the MIB of every slot and checks the calls the readings make: the refresh, and a read of
+    /// each figure.
+    private static func resolve(mibs: UnsafeMutablePointer<Int>, lengths: UnsafeMutablePointer<Int>)
+        throws(AllocatorProbeError)
+    {
+        for (slot, name) in slotNames.enumerated() {
+            var length = mibCapacity
+            let status = mallctlnametomib(name, mibs + slot * mibCapacity, &length)
+            guard status == 0 else { throw .mallctlFailed(name: name, errno: status) }
+            lengths[slot] = length
+        }
+        var epoch: UInt64 = 1
+        let refreshed = mallctlbymib(mibs, lengths[Slot.epoch], nil, nil, &epoch, MemoryLayout<UInt64>.size)
+        guard refreshed == 0 else { throw .mallctlFailed(name: "epoch", errno: refreshed) }
+        for slot in Array(Slot.stats) + [Slot.threadCacheBytes] {
+            var value = 0
+            var length = MemoryLayout<Int>.size
+            let status = mallctlbymib(mibs + slot * mibCapacity, lengths[slot], &value, &length, nil, 0)
+            guard status == 0 else { throw .mallctlFailed(name: slotNames[slot], errno: status) }
         }
     }
 
@@ -72,14 +116,18 @@ public final class JemallocProbe: MemoryProbe, @unchecked Sendable {
     @inline(__always)
     private func refreshUnlocked() {
         var epoch: UInt64 = 1
-        _ = mallctlbymib(mibs, mibLengths[0], nil, nil, &epoch, MemoryLayout<UInt64>.size)
+        let status = mallctlbymib(mibs, mibLengths[Slot.epoch], nil, nil, &epoch, MemoryLayout<UInt64>.size)
+        // Checked in init; cannot fail since (see the type's comment).
+        assert(status == 0, "writing jemalloc's epoch failed")
     }
 
     @inline(__always)
     private func readSize(slot: Int) -> Int {
         var value = 0
         var length = MemoryLayout<Int>.size
-        _ = mallctlbymib(mibs + slot * Self.mibCapacity, mibLengths[slot], &value, &length, nil, 0)
+        let status = mallctlbymib(mibs + slot * Self.mibCapacity, mibLengths[slot], &value, &length, nil, 0)
+        // Checked in init; cannot fail since (see the type's comment). A release build reads 0.
+        assert(status == 0, "reading a jemalloc statistic failed")
         return value
     }
 
@@ -91,7 +139,7 @@ public final class JemallocProbe: MemoryProbe, @unchecked Sendable {
                 allocatedBytes: readSize(slot: 1), activeBytes: readSize(slot: 2),
                 residentBytes: readSize(slot: 3), mappedBytes: readSize(slot: 4),
                 retainedBytes: readSize(slot: 5), metadataBytes: readSize(slot: 6),
-                threadCacheBytes: readSize(slot: 8)
+                threadCacheBytes: readSize(slot: Slot.threadCacheBytes)
             )
         }
     }
@@ -100,7 +148,7 @@ public final class JemallocProbe: MemoryProbe, @unchecked Sendable {
     public func allocatedBytes() -> Int {
         snapshot.withLock { _ in
             refreshUnlocked()
-            return readSize(slot: 1)
+            return readSize(slot: Slot.allocated)
         }
     }
 
@@ -109,7 +157,7 @@ public final class JemallocProbe: MemoryProbe, @unchecked Sendable {
     public func liveBytes() -> Int {
         snapshot.withLock { _ in
             refreshUnlocked()
-            return readSize(slot: 1) - readSize(slot: 8)
+            return readSize(slot: Slot.allocated) - readSize(slot: Slot.threadCacheBytes)
         }
     }
 
@@ -118,7 +166,7 @@ public final class JemallocProbe: MemoryProbe, @unchecked Sendable {
     public func threadCacheBytes() -> Int {
         snapshot.withLock { _ in
             refreshUnlocked()
-            return readSize(slot: 8)
+            return readSize(slot: Slot.threadCacheBytes)
         }
     }
 
@@ -152,29 +200,53 @@ public final class JemallocProbe: MemoryProbe, @unchecked Sendable {
     public func threadAllocatedBytes() -> UInt64? {
         var value: UInt64 = 0
         var length = MemoryLayout<UInt64>.size
-        let status = mallctlbymib(mibs + 7 * Self.mibCapacity, mibLengths[7], &value, &length, nil, 0)
+        let slot = Slot.threadAllocated
+        let status = mallctlbymib(mibs + slot * Self.mibCapacity, mibLengths[slot], &value, &length, nil, 0)
         return status == 0 ? value : nil
     }
 
-    /// Returns the calling thread's cached regions to their arenas (`thread.tcache.flush`).
+    /// Returns the calling thread's cached regions to their arenas (`thread.tcache.flush`). Allocation-free.
     ///
-    /// Only the calling thread's cache: other threads' caches still count in `stats.allocated` (not in `liveBytes()`). Allocation-free.
-    public func flushThreadCache() {
-        _ = mallctlbymib(mibs + 9 * Self.mibCapacity, mibLengths[9], nil, nil, nil, 0)
+    /// Only the calling thread's cache: other threads' caches still count in `stats.allocated` (not in
+    /// `liveBytes()`). Returns false, having done nothing, when the thread has no cache (jemalloc's EFAULT:
+    /// `opt.tcache` is off or `disableThreadCache()` turned it off): there is nothing to flush then, so
+    /// callers that only want the cache empty ignore the result.
+    @discardableResult
+    public func flushThreadCache() -> Bool {
+        let slot = Slot.threadCacheFlush
+        let status = mallctlbymib(mibs + slot * Self.mibCapacity, mibLengths[slot], nil, nil, nil, 0)
+        assert(status == 0 || status == EFAULT, "thread.tcache.flush failed with errno \(status)")
+        return status == 0
     }
 
     /// Turns the calling thread's cache off (`thread.tcache.enabled`), returning what it held and the
     /// cache's own storage to the arenas: for a thread that allocates nothing while it measures, the
     /// cache is storage that counts as allocated for nothing. Later allocations of the thread go to the arenas.
-    public func disableThreadCache() {
+    ///
+    /// Returns false when jemalloc refused (the name resolved in init, so only a jemalloc defect could make it
+    /// refuse); the thread then keeps its cache, which only adds its storage to the figures.
+    @discardableResult
+    public func disableThreadCache() -> Bool {
         var enabled = false
-        _ = mallctl("thread.tcache.enabled", nil, nil, &enabled, MemoryLayout<Bool>.size)
+        let slot = Slot.threadCacheEnabled
+        let status = mallctlbymib(
+            mibs + slot * Self.mibCapacity, mibLengths[slot], nil, nil, &enabled, MemoryLayout<Bool>.size)
+        assert(status == 0, "thread.tcache.enabled failed with errno \(status)")
+        return status == 0
     }
 
     /// Returns every arena's unused dirty pages to the kernel at once (`arena.<ALL>.purge`),
-    /// so `stats.resident` no longer lags frees by the decay time.
-    public func purgeAllArenas() {
-        _ = mallctlbymib(mibs + 10 * Self.mibCapacity, mibLengths[10], nil, nil, nil, 0)
+    /// so `stats.resident` no longer lags frees by the decay time. Allocation-free.
+    ///
+    /// Returns false when jemalloc refused (the MIB resolved in init, and purging every arena takes no
+    /// argument that could be wrong, so only a jemalloc defect could make it refuse); `stats.resident` then
+    /// keeps lagging, which the report's resident figures already allow for.
+    @discardableResult
+    public func purgeAllArenas() -> Bool {
+        let slot = Slot.purge
+        let status = mallctlbymib(mibs + slot * Self.mibCapacity, mibLengths[slot], nil, nil, nil, 0)
+        assert(status == 0, "arena.<ALL>.purge failed with errno \(status)")
+        return status == 0
     }
 
     /// Checks that jemalloc serves this process's mallocs: a 1 MiB allocation must move `stats.allocated`.

@@ -1,5 +1,7 @@
-#if canImport(Glibc)
+#if os(Linux)
     import Glibc
+#else
+    #error("memharness builds on Linux only: KernelMemory reads /proc/self")
 #endif
 
 /// The kernel's view of the process's memory, from `/proc/self`.

@@ -131,11 +131,7 @@ public struct StackFolder: Sendable, Hashable, Codable {
             FoldRule(.functionPrefix("je_"), .allocator, reason: "jemalloc linked statically or with its prefix"),
             FoldRule(.functionPrefix("operator new"), .allocator, reason: "C++ operator new, every overload"),
         ]
-        for name in [
-            "malloc", "calloc", "realloc", "reallocarray", "posix_memalign", "aligned_alloc", "memalign", "valloc",
-            "pvalloc", "mallocx", "rallocx", "xallocx", "__libc_malloc", "__libc_calloc", "__libc_realloc",
-            "__libc_memalign", "__posix_memalign",
-        ] {
+        for name in mallocFamily {
             rules.append(FoldRule(.function(name), .allocator, reason: "the malloc family"))
         }
         for prefix in [
@@ -183,6 +179,13 @@ public struct StackFolder: Sendable, Hashable, Codable {
         }
         return rules
     }()
+
+    /// The malloc family's entry points, glibc's and jemalloc's non-standard ones included.
+    static let mallocFamily = [
+        "malloc", "calloc", "realloc", "reallocarray", "posix_memalign", "aligned_alloc", "memalign", "valloc",
+        "pvalloc", "mallocx", "rallocx", "xallocx", "__libc_malloc", "__libc_calloc", "__libc_realloc",
+        "__libc_memalign", "__posix_memalign",
+    ]
 
     /// Folds one stack given **root first**: allocator frames off the leaf end, entry frames off the
     /// root end, library frames marked. Never returns an empty stack for a non-empty one: when only

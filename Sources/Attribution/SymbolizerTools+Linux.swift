@@ -1,5 +1,9 @@
 import Foundation
 
+#if !os(Linux)
+    #error("memharness builds on Linux only: the symbolizers run as child processes started with Linux's pidfd")
+#endif
+
 /// `llvm-symbolizer`: DWARF file:line and inlined frames, C++ demangled; Swift names left mangled.
 public struct LLVMSymbolizerTool: SymbolizerTool {
     /// Path of the executable.

@@ -53,7 +53,8 @@ enum AccuracyBenchmark {
             TruthCase(
                 name: "200 spikes",
                 description:
-                    "`spikes`: \(spikes) blocks of \(Units.formatBytes(spikeSize)), each alive a few µs, 2 ms apart, one step (phase) each",
+                    "`spikes`: \(spikes) blocks of \(Units.formatBytes(spikeSize)), each alive a few µs, 2 ms "
+                    + "apart, one step (phase) each",
                 spec: Bench.calibration(
                     "spikes", ["spikeSize": .bytes(spikeSize), "spikeGap": .duration(nanoseconds: 2_000_000)],
                     steps: spikePhases.map { Bench.step("spike", phase: $0) }, scenario: "accuracy-spikes"),
@@ -62,7 +63,8 @@ enum AccuracyBenchmark {
             TruthCase(
                 name: "cross-thread",
                 description:
-                    "`cross-thread`: a queue of \(depth) blocks of \(objectSize) B filled by one thread, freed by another (20,000 blocks)",
+                    "`cross-thread`: a queue of \(depth) blocks of \(objectSize) B filled by one thread, freed by "
+                    + "another (20,000 blocks)",
                 spec: Bench.calibration(
                     "cross-thread",
                     [
@@ -95,6 +97,7 @@ enum AccuracyBenchmark {
                     .path
                 let massifRun = environment.launcher(.massif, output: massifFile).run(
                     environment.spec(truth.spec, for: .massif))
+                // An unreadable massif.out is reported below as a problem of the run, like a missing one.
                 if massifRun.status == .ok, let text = try? String(contentsOfFile: massifFile, encoding: .utf8) {
                     outcome.massif = ToolOutputs.massifPeak(text, marker: workloadMarker)
                 } else {
@@ -104,6 +107,7 @@ enum AccuracyBenchmark {
                 let stem = environment.scratch.appendingPathComponent("accuracy-\(truth.spec.scenario).heaptrack").path
                 let heaptrackRun = environment.launcher(.heaptrack, output: stem).run(
                     environment.spec(truth.spec, for: .heaptrack))
+                // heaptrack_print failing is reported below as a problem of the run, like a missing recording.
                 if heaptrackRun.status == .ok, let recording = ToolOutputs.heaptrackRecording(stem: stem),
                     let stacks = try? ToolOutputs.heaptrackStacks(recording: recording, scratch: environment.scratch),
                     !stacks.isEmpty
@@ -144,28 +148,56 @@ enum AccuracyBenchmark {
         out.append("# Accuracy: peaks of known workloads")
         out.append("")
         out.append(
-            "Truths are computed from the workloads' parameters: **requested** bytes, and the **size-class** bytes jemalloc "
-                + "hands out for them (`nallocx`). Sampled (`memharness`, 1 ms) and exact (`memharness-exact`, `--peak exact`) "
-                + "figures are net peaks (peak minus the case's baseline), medians of \(rounds) runs, compared with the size-class "
-                + "truth. massif (`--peak-inaccuracy=0`) and heaptrack figures are the bytes held at the process's heap peak under "
-                + "call stacks through the workload's code (module `\(workloadMarker)`), one run each, compared with the requested truth."
+            "Truths are computed from the workloads' parameters: **requested** bytes, and the **size-class** bytes "
+                + "jemalloc hands out for them (`nallocx`). Sampled (`memharness`, 1 ms) and exact (the preloaded "
+                + "agent's count, `--peak exact`) figures are net peaks (peak minus the case's baseline), medians of "
+                + "\(rounds) runs, compared with the size-class truth. massif (`--peak-inaccuracy=0`) and heaptrack "
+                + "figures are the bytes held at the process's heap peak under call stacks through the workload's code "
+                + "(module `\(workloadMarker)`), one run each, compared with the requested truth."
         )
         out.append("")
-        out.append(
-            "| Workload | Truth: requested | Truth: size classes | Sampled (1 ms) | Exact | massif | heaptrack |")
-        out.append("|---|---:|---:|---:|---:|---:|---:|")
+        out.append(contentsOf: truthTable(outcomes))
+        out.append(contentsOf: spikesCaught(outcomes))
+        out.append("Workloads:")
+        out.append("")
+        for outcome in outcomes {
+            out.append("- \(outcome.truth.name): \(outcome.truth.description).")
+        }
+        out.append("")
+        out.append(contentsOf: wholeProcessTable(outcomes))
+        let problems = outcomes.flatMap { outcome in outcome.problems.map { "\(outcome.truth.name) \($0)" } }
+        if !problems.isEmpty {
+            out.append("Runs that did not complete: " + problems.map { "`\($0)`" }.joined(separator: "; ") + ".")
+            out.append("")
+        }
+        return out.joined(separator: "\n")
+    }
+
+    /// Each workload's truths beside what each tool measured.
+    static func truthTable(_ outcomes: [Outcome]) -> [String] {
+        var out = [
+            "| Workload | Truth: requested | Truth: size classes | Sampled (1 ms) | Exact | massif | heaptrack |",
+            "|---|---:|---:|---:|---:|---:|---:|",
+        ]
         for outcome in outcomes {
             let truth = outcome.truth
             let sampled = Statistics.median(
                 outcome.sampled.compactMap { $0.completed.map { Double($0.peakAllocatedNetBytes) } })
             let exact = Statistics.median(outcome.exact.compactMap { $0.completed?.exactPeakNetBytes }.map(Double.init))
             out.append(
-                "| \(truth.name) | \(Units.formatBytes(truth.requestedBytes)) | \(Units.formatBytes(truth.sizeClassBytes)) | "
-                    + "\(cell(sampled, truth: truth.sizeClassBytes)) | \(cell(exact, truth: truth.sizeClassBytes)) | "
+                "| \(truth.name) | \(Units.formatBytes(truth.requestedBytes)) | "
+                    + "\(Units.formatBytes(truth.sizeClassBytes)) | \(cell(sampled, truth: truth.sizeClassBytes)) | "
+                    + "\(cell(exact, truth: truth.sizeClassBytes)) | "
                     + "\(cell(outcome.massif.map { Double($0.markedBytes) }, truth: truth.requestedBytes)) | "
                     + "\(cell(outcome.heaptrack.map { Double($0.markedBytes) }, truth: truth.requestedBytes)) |")
         }
         out.append("")
+        return out
+    }
+
+    /// Per workload with spikes: how many of its spikes each run caught, sampled and exact.
+    static func spikesCaught(_ outcomes: [Outcome]) -> [String] {
+        var out: [String] = []
         for outcome in outcomes where !outcome.truth.spikePhases.isEmpty {
             let total = outcome.truth.spikePhases.count
             let sampled = caught(outcome.sampled, outcome.truth, exact: false).map { "\($0)/\(total)" }.joined(
@@ -173,32 +205,26 @@ enum AccuracyBenchmark {
             let exact = caught(outcome.exact, outcome.truth, exact: true).map { "\($0)/\(total)" }.joined(
                 separator: ", ")
             out.append(
-                "**Spikes caught** (a phase whose peak is within 0.5% of the spike): sampled \(sampled); exact \(exact) (per run)."
-            )
+                "**Spikes caught** (a phase whose peak is within 0.5% of the spike): sampled \(sampled); "
+                    + "exact \(exact) (per run).")
             out.append("")
         }
-        out.append("Workloads:")
-        out.append("")
-        for outcome in outcomes {
-            out.append("- \(outcome.truth.name): \(outcome.truth.description).")
-        }
-        out.append("")
-        out.append("At the peak, as the tools saw the whole process (harness included):")
-        out.append("")
-        out.append("| Workload | massif useful heap | massif extra heap | heaptrack heap |")
-        out.append("|---|---:|---:|---:|")
+        return out
+    }
+
+    /// The whole process's heap at its peak, as massif and heaptrack saw it.
+    static func wholeProcessTable(_ outcomes: [Outcome]) -> [String] {
+        var out = [
+            "At the peak, as the tools saw the whole process (harness included):", "",
+            "| Workload | massif useful heap | massif extra heap | heaptrack heap |", "|---|---:|---:|---:|",
+        ]
         for outcome in outcomes {
             out.append(
                 "| \(outcome.truth.name) | \(outcome.massif.map { Units.formatBytes($0.totalBytes) } ?? "–") | "
-                    + "\(outcome.massif.map { Units.formatBytes($0.extraBytes) } ?? "–") | \(outcome.heaptrack.map { Units.formatBytes($0.totalBytes) } ?? "–") |"
-            )
+                    + "\(outcome.massif.map { Units.formatBytes($0.extraBytes) } ?? "–") | "
+                    + "\(outcome.heaptrack.map { Units.formatBytes($0.totalBytes) } ?? "–") |")
         }
         out.append("")
-        let problems = outcomes.flatMap { outcome in outcome.problems.map { "\(outcome.truth.name) \($0)" } }
-        if !problems.isEmpty {
-            out.append("Runs that did not complete: " + problems.map { "`\($0)`" }.joined(separator: "; ") + ".")
-            out.append("")
-        }
-        return out.joined(separator: "\n")
+        return out
     }
 }

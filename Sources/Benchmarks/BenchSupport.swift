@@ -12,7 +12,8 @@ enum Mode: String, CaseIterable {
     case uninstrumented
     /// `memharness`, sampler at 1 ms (the default run).
     case sampled
-    /// `memharness-exact` with `--peak exact` (and the 1 ms sampler, as `run --peak exact` does).
+    /// `memharness` with `--peak exact`: the agent preloaded counts every allocation (and the 1 ms sampler
+    /// runs, as `run --peak exact` does).
     case exact
     /// `memharness` under `valgrind --tool=massif`, sampler off.
     case massif
@@ -34,13 +35,14 @@ enum Mode: String, CaseIterable {
 
 /// Where the binaries are and how each mode runs a case.
 struct BenchEnvironment {
-    /// The folder of memharness, memharness-exact and memharness-bench.
+    /// The folder of memharness, memharness-bench and the agent (libmemharness-agent.so).
     var binDirectory: URL
     /// A folder for the tools' output files.
     var scratch: URL
 
     static func current() throws -> BenchEnvironment {
         let me =
+            // Without /proc mounted, the path the benchmark was started by finds the same folder.
             (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent(
             "memharness-bench-\(UUID().uuidString)")
@@ -98,7 +100,8 @@ struct BenchEnvironment {
         return nil
     }
 
-    /// The launcher of `mode`; tools write their output to `output` (massif: that file; heaptrack: that stem plus `.zst`).
+    /// The launcher of `mode`; tools write their output to `output` (massif: that file; heaptrack: that stem plus
+    /// `.zst`).
     func launcher(_ mode: Mode, output: String = "") -> ProcessCaseLauncher {
         var launcher = ProcessCaseLauncher(executable: plainBinary, agent: agent)
         switch mode {

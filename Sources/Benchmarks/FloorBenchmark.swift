@@ -112,14 +112,14 @@ enum FloorBenchmark {
         out.append("")
         out.append(contentsOf: header(rounds: rounds))
         out.append(
-            "| Workload | Truth | Sampled (1 ms) | Sampled − truth (worst) | Stated ± | Exact | Exact − truth (worst) | Stated ± | "
-                + "Setup phase, sampled / exact |")
+            "| Workload | Truth | Sampled (1 ms) | Sampled − truth (worst) | Stated ± | Exact | Exact − truth "
+                + "(worst) | Stated ± | Setup phase, sampled / exact |")
         out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
         for (truth, sampled, exact) in table {
             out.append(
-                "| \(truth.name) | \(median(sampled.truth + exact.truth)) | \(median(sampled.net)) | \(error(sampled)) | "
-                    + "≤ \(Units.formatBytes(sampled.stated.max() ?? 0)) | \(median(exact.net)) | \(error(exact)) | "
-                    + "≤ \(Units.formatBytes(exact.stated.max() ?? 0)) | "
+                "| \(truth.name) | \(median(sampled.truth + exact.truth)) | \(median(sampled.net)) | "
+                    + "\(error(sampled)) | ≤ \(Units.formatBytes(sampled.stated.max() ?? 0)) | \(median(exact.net)) "
+                    + "| \(error(exact)) | ≤ \(Units.formatBytes(exact.stated.max() ?? 0)) | "
                     + "\(Units.formatBytes(sampled.setup.max() ?? 0)) / \(Units.formatBytes(exact.setup.max() ?? 0)) |")
         }
         out.append("")
@@ -147,17 +147,19 @@ enum FloorBenchmark {
         #endif
         return [
             "Measured \(date) on \(machine.cpuModel) × \(machine.cpuCount), \(machine.operatingSystem), "
-                + "\(machine.kernel), jemalloc \(machine.jemallocVersion.prefix { $0 != "-" }), Swift \(machine.swiftVersion); "
-                + "\(build), `memharness-bench floor --rounds \(rounds)` (`make bench BENCH=\"floor --rounds \(rounds)\"`).",
+                + "\(machine.kernel), jemalloc \(machine.jemallocVersion.prefix { $0 != "-" }), Swift "
+                + "\(machine.swiftVersion); \(build), `memharness-bench floor --rounds \(rounds)` (`make bench "
+                + "BENCH=\"floor --rounds \(rounds)\"`).",
             "",
-            "Each figure is a net peak (peak minus the case's baseline), the median of \(rounds) runs per mode, each "
-                + "case in its own process, the modes alternating. **Truth** is the workload's `heldBytes`: the size-class "
-                + "bytes of what it holds at its top (`malloc_usable_size`), without its own case object and block list "
-                + "(128 B), which both modes count. **Sampled** is the live heap (`stats.allocated` without thread caches) "
-                + "sampled every 1 ms and at phase boundaries; **exact** counts every allocation (`--peak exact`). "
-                + "**Stated ±** is the largest uncertainty the cases stated beside the figure (the report's ± and "
-                + "`peak_uncertainty_bytes`). **Setup phase** is the largest net peak before the workload allocates "
-                + "anything but its case object: what the harness itself adds.",
+            "Each figure is a net peak (peak minus the case's baseline), the median of \(rounds) runs per mode, "
+                + "each case in its own process, the modes alternating. **Truth** is the workload's `heldBytes`: "
+                + "the size-class bytes of what it holds at its top (`malloc_usable_size`), without its own case "
+                + "object and block list (128 B), which both modes count. **Sampled** is the live heap "
+                + "(`stats.allocated` without thread caches) sampled every 1 ms and at phase boundaries; **exact** "
+                + "counts every allocation (`--peak exact`). **Stated ±** is the largest uncertainty the cases "
+                + "stated beside the figure (the report's ± and `peak_uncertainty_bytes`). **Setup phase** is the "
+                + "largest net peak before the workload allocates anything but its case object: what the harness "
+                + "itself adds.",
             "",
         ]
     }

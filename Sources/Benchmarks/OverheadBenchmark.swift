@@ -113,50 +113,8 @@ enum OverheadBenchmark {
     }
 
     static func render(_ rows: [Row], problems: [String], liveQuery: CaseSpec) -> String {
-        func median(_ runs: [TimedRun], _ figure: (TimedRun) -> Double) -> Double {
-            Statistics.median(runs.map(figure)) ?? 0
-        }
-        var out: [String] = []
-        out.append("# Overhead: uninstrumented, sampled, exact, massif, heaptrack")
-        out.append("")
-        out.append(
-            "Each case runs in its own child process, the modes alternating round by round. **Case wall** and **case CPU** "
-                + "are measured inside the child from the start of setup to the end of teardown (CPU: every thread of the process, "
-                + "the sampler's included); ratios are to the uninstrumented runs of the same size (medians). **Process** columns "
-                + "time the whole child from spawn to exit, start-up and the tool's own processes included (heaptrack records in a "
-                + "second process, `heaptrack_interpret`, whose CPU shows only there).")
-        out.append("")
-        out.append(
-            "- `churn`: calibration, malloc/free pairs of 16 B–4 KiB with 64 alive, one thread. The tools get 1 M pairs "
-                + "instead of 20 M so they finish in seconds.")
-        out.append(
-            "- `live-query`: Scenarios/live-query.yaml, `unbounded-dispatch`, burst shortened to 1 s (\(liveQuery.steps.map(\.phase).joined(separator: " → "))). "
-                + "It is paced (writes at a rate, a consumer sleeping per callback), so its wall time hardly moves with the "
-                + "instrumentation; its CPU time does. A slower writer lets the store coalesce changes into fewer callbacks, so "
-                + "the work done (shown) shrinks under a heavy tool.")
-        out.append(
-            "- massif: `valgrind --tool=massif --peak-inaccuracy=0 --soname-synonyms=somalloc=*jemalloc*` on `memharness _run-case --no-allocator-check` "
-                + "(massif replaces jemalloc). heaptrack: `heaptrack` on `memharness _run-case`.")
-        out.append("")
-        out.append("| Workload | Mode | Work done | Case wall | × | Case CPU | × | Process wall | Process CPU | Runs |")
-        out.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-        for row in rows {
-            guard !row.runs.isEmpty else {
-                out.append("| \(row.workload) | \(row.mode.label) | – | – | – | – | – | – | – | 0 |")
-                continue
-            }
-            let wall = median(row.runs, \.caseWallSeconds)
-            let cpu = median(row.runs, \.caseCPUSeconds)
-            let referenceWall = median(row.reference, \.caseWallSeconds)
-            let referenceCPU = median(row.reference, \.caseCPUSeconds)
-            out.append(
-                "| \(row.workload) | \(row.mode.label) | \(work(row.runs)) | \(Bench.seconds(wall)) | \(Bench.ratio(wall, referenceWall)) | "
-                    + "\(Bench.seconds(cpu)) | \(Bench.ratio(cpu, referenceCPU)) | "
-                    + "\(Bench.seconds(median(row.runs) { Double($0.processWallNanoseconds) / 1e9 })) | "
-                    + "\(Bench.seconds(median(row.runs) { Double($0.processCPUNanoseconds) / 1e9 })) | \(row.runs.count) |"
-            )
-        }
-        out.append("")
+        var out = method(liveQuery: liveQuery)
+        out.append(contentsOf: table(rows))
         let churn = rows.filter { $0.workload.hasPrefix("churn, 20") }
         func wallRatio(_ mode: Mode) -> String {
             guard let row = churn.first(where: { $0.mode == mode }), !row.runs.isEmpty else { return "–" }
@@ -171,5 +129,66 @@ enum OverheadBenchmark {
             out.append("")
         }
         return out.joined(separator: "\n")
+    }
+
+    static func median(_ runs: [TimedRun], _ figure: (TimedRun) -> Double) -> Double {
+        Statistics.median(runs.map(figure)) ?? 0
+    }
+
+    /// The heading and how the cases were run and timed.
+    static func method(liveQuery: CaseSpec) -> [String] {
+        var out: [String] = []
+        out.append("# Overhead: uninstrumented, sampled, exact, massif, heaptrack")
+        out.append("")
+        out.append(
+            "Each case runs in its own child process, the modes alternating round by round. **Case wall** and "
+                + "**case CPU** are measured inside the child from the start of setup to the end of teardown (CPU: "
+                + "every thread of the process, the sampler's included); ratios are to the uninstrumented runs of "
+                + "the same size (medians). **Process** columns time the whole child from spawn to exit, start-up "
+                + "and the tool's own processes included (heaptrack records in a second process, "
+                + "`heaptrack_interpret`, whose CPU shows only there).")
+        out.append("")
+        out.append(
+            "- `churn`: calibration, malloc/free pairs of 16 B–4 KiB with 64 alive, one thread. The tools get 1 M "
+                + "pairs instead of 20 M so they finish in seconds.")
+        out.append(
+            "- `live-query`: Scenarios/live-query.yaml, `unbounded-dispatch`, burst shortened to 1 s "
+                + "(\(liveQuery.steps.map(\.phase).joined(separator: " → "))). It is paced (writes at a rate, a "
+                + "consumer sleeping per callback), so its wall time hardly moves with the instrumentation; its CPU "
+                + "time does. A slower writer lets the store coalesce changes into fewer callbacks, so the work "
+                + "done (shown) shrinks under a heavy tool.")
+        out.append(
+            "- massif: `valgrind --tool=massif --peak-inaccuracy=0 --soname-synonyms=somalloc=*jemalloc*` on "
+                + "`memharness _run-case --no-allocator-check` (massif replaces jemalloc). heaptrack: `heaptrack` "
+                + "on `memharness _run-case`.")
+        out.append("")
+        return out
+    }
+
+    /// One row per workload and mode: work done, case and process times, ratios to the uninstrumented runs.
+    static func table(_ rows: [Row]) -> [String] {
+        var out: [String] = []
+        out.append("| Workload | Mode | Work done | Case wall | × | Case CPU | × | Process wall | Process CPU | Runs |")
+        out.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for row in rows {
+            guard !row.runs.isEmpty else {
+                out.append("| \(row.workload) | \(row.mode.label) | – | – | – | – | – | – | – | 0 |")
+                continue
+            }
+            let wall = median(row.runs, \.caseWallSeconds)
+            let cpu = median(row.runs, \.caseCPUSeconds)
+            let referenceWall = median(row.reference, \.caseWallSeconds)
+            let referenceCPU = median(row.reference, \.caseCPUSeconds)
+            out.append(
+                "| \(row.workload) | \(row.mode.label) | \(work(row.runs)) | \(Bench.seconds(wall)) | "
+                    + "\(Bench.ratio(wall, referenceWall)) | \(Bench.seconds(cpu)) | "
+                    + "\(Bench.ratio(cpu, referenceCPU)) | "
+                    + "\(Bench.seconds(median(row.runs) { Double($0.processWallNanoseconds) / 1e9 })) | "
+                    + "\(Bench.seconds(median(row.runs) { Double($0.processCPUNanoseconds) / 1e9 })) | "
+                    + "\(row.runs.count) |"
+            )
+        }
+        out.append("")
+        return out
     }
 }

@@ -60,14 +60,17 @@ enum SamplingOverheadBenchmark {
         return """
             # Sampling overhead
 
-            Allocation-heavy workload: calibration `churn`, \(operations) malloc/free pairs of 16 B–4 KiB on one thread \
-            (\(Units.fixed(opsPerSecond, decimals: 1)) M pairs/s unsampled), each case in its own child process, \
-            \(rounds) rounds alternating sampler off / sampler at 1 ms. Time is the `allocate` phase's wall time.
+            Allocation-heavy workload: calibration `churn`, \(operations) malloc/free pairs of 16 B–4 KiB on one \
+            thread (\(Units.fixed(opsPerSecond, decimals: 1)) M pairs/s unsampled), each case in its own child \
+            process, \(rounds) rounds alternating sampler off / sampler at 1 ms. Time is the `allocate` phase's \
+            wall time.
 
             | Sampler | Median time | Min | Max | Samples (median) | Achieved interval |
             |---|---:|---:|---:|---:|---:|
             | off | \(seconds(medianOff)) | \(seconds(off.min() ?? 0)) | \(seconds(off.max() ?? 0)) | – | – |
-            | 1 ms | \(seconds(medianOn)) | \(seconds(on.min() ?? 0)) | \(seconds(on.max() ?? 0)) | \(Units.fixed(Statistics.median(samples) ?? 0, decimals: 0)) | \(Units.formatDuration(nanoseconds: Int64(Statistics.median(achieved) ?? 0))) |
+            | 1 ms | \(seconds(medianOn)) | \(seconds(on.min() ?? 0)) | \(seconds(on.max() ?? 0)) | \
+            \(Units.fixed(Statistics.median(samples) ?? 0, decimals: 0)) | \
+            \(Units.formatDuration(nanoseconds: Int64(Statistics.median(achieved) ?? 0))) |
 
             **Ratio (1 ms / off): \(Units.fixed(ratio, decimals: 3))** (target: at most 1.020). \
             The sampler thread allocated \(samplerBytes) bytes while sampling.

@@ -139,19 +139,21 @@ extension StabilityBenchmark {
         var out = ["# Stability: gates on unchanged code and on a 5% regression", ""]
         out.append(
             "Measured \(base.generatedAt) on \(environment.cpuModel) × \(environment.cpuCount), "
-                + "\(environment.operatingSystem), kernel \(environment.kernel); memharness \(environment.toolVersion), "
-                + "jemalloc \(environment.jemallocVersion.prefix(5)). Command: `memharness-bench stability --runs \(runs)` "
-                + "(release build, as `make bench` runs it): \(2 * runs + 1) runs of `memharness` in "
-                + "\(Units.fixed(elapsedSeconds, decimals: 0)) s, \(Units.fixed(elapsedSeconds / Double(2 * runs + 1), decimals: 1)) s per run."
+                + "\(environment.operatingSystem), kernel \(environment.kernel); memharness "
+                + "\(environment.toolVersion), jemalloc \(environment.jemallocVersion.prefix(5)). Command: "
+                + "`memharness-bench stability --runs \(runs)` (release build, as `make bench` runs it): "
+                + "\(2 * runs + 1) runs of `memharness` in \(Units.fixed(elapsedSeconds, decimals: 0)) s, "
+                + "\(Units.fixed(elapsedSeconds / Double(2 * runs + 1), decimals: 1)) s per run."
         )
         out.append("")
         out.append(
             "One run of the scenario below (`repetitions: auto`: each strategy until the 95% interval of its median "
-                + "is within ±2%, 6 to 15 times) is saved with `memharness baseline save`, which derives each figure's "
-                + "tolerance from its noise (2 × the reach of the median's 95% interval, at least 1%). Then \(runs) runs "
-                + "of the unchanged scenario and \(runs) with a real regression, `--set \(regression)` (5.0% more 1 KiB "
-                + "objects held by `\(regressed)`), alternate; each is `memharness run --baseline FILE --floor 0`. A "
-                + "regression is caught when the gate fails `\(regressed)`. The two other gates judge the same records."
+                + "is within ±2%, 6 to 15 times) is saved with `memharness baseline save`, which derives each "
+                + "figure's tolerance from its noise (2 × the reach of the median's 95% interval, at least 1%). "
+                + "Then \(runs) runs of the unchanged scenario and \(runs) with a real regression, `--set "
+                + "\(regression)` (5.0% more 1 KiB objects held by `\(regressed)`), alternate; each is `memharness "
+                + "run --baseline FILE --floor 0`. A regression is caught when the gate fails `\(regressed)`. The "
+                + "two other gates judge the same records."
         )
         out.append("")
         out.append(
@@ -193,8 +195,8 @@ extension StabilityBenchmark {
     /// Per strategy: the baseline, its noise and tolerance, and what the runs measured.
     static func strategyTable(_ judged: [Judged], baseline: Baseline) -> [String] {
         var out = [
-            "| Strategy | Baseline median | Baseline noise → tolerance | Unchanged runs: medians | Regressed runs: medians "
-                + "| Repetitions per run |",
+            "| Strategy | Baseline median | Baseline noise → tolerance | Unchanged runs: medians | Regressed runs: "
+                + "medians | Repetitions per run |",
             "|---|---:|---:|---:|---:|---:|",
         ]
         for strategy in ["hold-large", regressed, "churn"] {
@@ -218,8 +220,9 @@ extension StabilityBenchmark {
             }
             let counts = judged.compactMap { $0.report.scenarios.first?.cases.filter { $0.strategy == strategy }.count }
             out.append(
-                "| `\(strategy)` | \(Units.formatBytes(old)) | \(tolerance) | \(medians(judged.filter { !$0.changed })) | "
-                    + "\(medians(judged.filter(\.changed))) | \(counts.min() ?? 0)–\(counts.max() ?? 0) |")
+                "| `\(strategy)` | \(Units.formatBytes(old)) | \(tolerance) | "
+                    + "\(medians(judged.filter { !$0.changed })) | \(medians(judged.filter(\.changed))) | "
+                    + "\(counts.min() ?? 0)–\(counts.max() ?? 0) |")
         }
         out.append("")
         return out

@@ -92,12 +92,14 @@ enum ToolOutputs {
         process.standardError = FileHandle.nullDevice
         try process.run()
         process.waitUntilExit()
+        // No stacks file: heaptrack_print found nothing, and the caller reports an empty result as a problem.
         return (try? String(contentsOfFile: stacks, encoding: .utf8)) ?? ""
     }
 
     /// The file heaptrack wrote for the output stem `stem` (it adds `.zst` or `.gz`).
     static func heaptrackRecording(stem: String) -> String? {
         let url = URL(fileURLWithPath: stem)
+        // An unlistable scratch folder reads as no recording, which the caller reports.
         let names = (try? FileManager.default.contentsOfDirectory(atPath: url.deletingLastPathComponent().path)) ?? []
         return names.filter { $0.hasPrefix(url.lastPathComponent + ".") }.sorted().first
             .map { url.deletingLastPathComponent().appendingPathComponent($0).path }

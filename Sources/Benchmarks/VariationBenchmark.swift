@@ -78,10 +78,11 @@ enum VariationBenchmark {
         out.append("# Variation: the main figure over \(repetitions) runs")
         out.append("")
         out.append(
-            "`memharness run --repeat \(repetitions)` over every shipped scenario (sampled at 1 ms, each case in its own process; "
-                + "\(Units.fixed(elapsedSeconds, decimals: 0)) s, exit status \(exitStatus)). CV is the sample standard deviation over the mean. "
-                + "The figure is the net peak allocated of each strategy's completed cases (and the exact peak, for a scenario "
-                + "run with `peak: exact`), or, for a strategy its memory limit kills, the time of the kill.")
+            "`memharness run --repeat \(repetitions)` over every shipped scenario (sampled at 1 ms, each case in "
+                + "its own process; \(Units.fixed(elapsedSeconds, decimals: 0)) s, exit status \(exitStatus)). CV "
+                + "is the sample standard deviation over the mean. The figure is the net peak allocated of each "
+                + "strategy's completed cases (and the exact peak, for a scenario run with `peak: exact`), or, for "
+                + "a strategy its memory limit kills, the time of the kill.")
         out.append("")
         out.append("| Scenario | Strategy | Figure | Runs | Mean | Min – max | CV |")
         out.append("|---|---|---|---:|---:|---:|---:|")
@@ -92,8 +93,9 @@ enum VariationBenchmark {
             let mean = row.values.reduce(0, +) / Double(row.values.count)
             let cv = coefficientOfVariation(row.values).map { Units.fixed($0, decimals: 2) + "%" } ?? "–"
             out.append(
-                "| \(row.scenario) | `\(row.strategy)` | \(row.figure) | \(row.values.count) | \(format(mean, row.unit)) | "
-                    + "\(format(row.values.min() ?? 0, row.unit)) – \(format(row.values.max() ?? 0, row.unit)) | \(cv) |"
+                "| \(row.scenario) | `\(row.strategy)` | \(row.figure) | \(row.values.count) | "
+                    + "\(format(mean, row.unit)) | \(format(row.values.min() ?? 0, row.unit)) – "
+                    + "\(format(row.values.max() ?? 0, row.unit)) | \(cv) |"
             )
         }
         out.append("")

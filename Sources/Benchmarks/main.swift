@@ -7,6 +7,10 @@ import Scenarios
 import StoreObserverWorkload
 import WorkloadKit
 
+#if !os(Linux)
+    #error("memharness builds on Linux only: the benchmarks link jemalloc and read /proc")
+#endif
+
 // memharness-bench: benchmarks that print ratios measured side by side in one run.
 //
 //   memharness-bench [sampling] [differ] [overhead] [accuracy] [variation] [stability] [floor]
@@ -19,7 +23,8 @@ import WorkloadKit
 // `differ`: the store observer's Differ on 25k-200k items: time and bytes allocated per diff,
 // and how they scale; writes DIR/differ.md.
 // `overhead`: wall and CPU time of `churn` and of the live-query workload uninstrumented, sampled
-// at 1 ms, exact (memharness-exact), under valgrind massif and under heaptrack; DIR/overhead.md.
+// at 1 ms, exact (`--peak exact`, the agent preloaded), under valgrind massif and under heaptrack;
+// DIR/overhead.md.
 // `accuracy`: peaks of a hold, 200 short spikes and a cross-thread queue (known truths) from the
 // sampler, exact mode, massif and heaptrack; DIR/accuracy.md. `--no-tools` leaves massif and heaptrack out.
 // `variation`: `memharness run --repeat N` (default 5) over every shipped scenario and the coefficient of
@@ -70,6 +75,7 @@ if let unknown = options.benchmarks.first(where: { !BenchOptions.all.contains($0
     fail("unknown benchmark '\(unknown)'; expected one of: \(BenchOptions.all.joined(separator: ", "))")
 }
 let environment = try BenchEnvironment.current()
+// Cleanup at exit: a scratch folder that cannot be removed is temporary files, left to the system.
 defer { try? FileManager.default.removeItem(at: environment.scratch) }
 var modes: [Mode] = []
 if options.benchmarks.contains("overhead") || options.benchmarks.contains("accuracy") {

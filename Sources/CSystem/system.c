@@ -348,3 +348,12 @@ void memharness_cleanup_guard_finish(int descriptor, int clean) {
     atomic_store(&guard_descriptor, -1);
     close(descriptor);
 }
+
+int memharness_semaphore_wait_until(sem_t *semaphore, int64_t deadline_ns) {
+    struct timespec deadline = {.tv_sec = deadline_ns / 1000000000, .tv_nsec = deadline_ns % 1000000000};
+    int status;
+    do {
+        status = sem_clockwait(semaphore, CLOCK_MONOTONIC, &deadline);
+    } while (status != 0 && errno == EINTR);
+    return status;
+}

@@ -248,14 +248,16 @@ public struct ScenarioSummary: Sendable, Hashable {
         guard let ratio = ratioToBest(worst) else {
             if peak && bestValue == 0 {
                 return
-                    "`\(best.strategy)` allocated nothing\(net); `\(worst.strategy)` peaks at \(formatRanking(worstValue))."
+                    "`\(best.strategy)` allocated nothing\(net); `\(worst.strategy)` peaks at "
+                    + "\(formatRanking(worstValue))."
             }
             // No ratio to a best of zero: say how many strategies have none instead.
             let zero = ranked.filter { $0.rankingMedian == 0 }.count
             return bestValue == 0 && worstValue > 0
                 ? "`\(worst.strategy)` has the most \(ranking.label) (\(formatRanking(worstValue))); "
                     + (zero == 1 ? "`\(best.strategy)` has none." : "\(zero) strategies have none.")
-                : "`\(best.strategy)` has \(ranking.label) \(formatRanking(bestValue)); `\(worst.strategy)` \(formatRanking(worstValue))."
+                : "`\(best.strategy)` has \(ranking.label) \(formatRanking(bestValue)); `\(worst.strategy)` "
+                    + "\(formatRanking(worstValue))."
         }
         if ratio < 1.05 {
             return peak

@@ -87,7 +87,8 @@ public struct IterationLiveSet: Sendable, Hashable, Codable {
     public var timeNanoseconds: Int64
     /// The peak signal when the mark was taken, absolute bytes.
     public var levelBytes: Int
-    /// Live bytes per stack, absolute (not net of the baseline), sorted by stack index; stacks with nothing live are left out.
+    /// Live bytes per stack, absolute (not net of the baseline), sorted by stack index; stacks with nothing live are
+    /// left out.
     public var live: [StackLiveBytes]
 
     public init(phase: String, iteration: Int, timeNanoseconds: Int64, levelBytes: Int, live: [StackLiveBytes]) {
@@ -330,7 +331,8 @@ extension AllocationProfile {
             otherSites: rest.count, peakNetBytes: peakNetBytes)
     }
 
-    /// How this profile differs from `base`, site by site (for "`unbounded-dispatch` +138 MiB, of which 131 MiB from ...").
+    /// How this profile differs from `base`, site by site (for "`unbounded-dispatch` +138 MiB, of which 131 MiB from
+    /// ...").
     public func difference(from base: AllocationProfile, label: String, baseLabel: String) -> ProfileDifference {
         var pairs: [AllocationSite: (base: Int, bytes: Int)] = [:]
         for row in base.sitesAtPeak() { pairs[row.site, default: (0, 0)].base += row.liveBytes }

@@ -118,7 +118,8 @@ public struct ToleranceDerivation: Sendable, Hashable {
     }
 
     /// The noise of `values` and its tolerance; nil with fewer than 2 values, a value that is not finite, or
-    /// a zero median with values around it (no relative noise to state): the comparison then falls back to `--tolerance`.
+    /// a zero median with values around it (no relative noise to state): the comparison then falls back to
+    /// `--tolerance`.
     public func noise(of values: [Double]) -> FigureNoise? {
         guard values.count >= 2, values.allSatisfy(\.isFinite), let median = Statistics.median(values),
             let low = values.min(), let high = values.max()

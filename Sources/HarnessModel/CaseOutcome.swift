@@ -236,7 +236,8 @@ public struct CaseMeasurements: Sendable, Hashable, Codable {
     public let metrics: [Metric]
     /// The sampled time series; nil when sampling was off.
     public let samples: SampleSeries?
-    /// Surviving tracked objects, growth per `repeat` iteration and residue uncertainty; nil when the case did not tear down.
+    /// Surviving tracked objects, growth per `repeat` iteration and residue uncertainty; nil when the case did not tear
+    /// down.
     public let leaks: LeakMeasurements?
     /// Exact peaks (`--peak exact`); nil when the case was sampled only.
     public let exact: ExactPeakValues?

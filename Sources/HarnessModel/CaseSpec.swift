@@ -20,7 +20,7 @@ public struct CaseSpec: Sendable, Hashable, Codable {
     public var memoryBudget: MemoryBudget?
     /// The leak expectation the scenario file states for this strategy, copied into the result.
     public var expectation: LeakExpectation?
-    /// `.exact`: exact peaks as well as sampled ones (the case needs the `memharness-exact` binary);
+    /// `.exact`: exact peaks as well as sampled ones (the case runs with the agent preloaded);
     /// nil or `.sampled`: sampled only. Optional so specs written without it still decode.
     public var peakMode: PeakMode?
     /// The workload's gauges, in its declaration order (for reading the samples of a case that died); nil: unknown.
@@ -120,7 +120,7 @@ public struct StepInvocation: Sendable, Hashable, Codable {
 public enum PeakMode: String, Sendable, Hashable, Codable, CaseIterable {
     /// The sampler alone (default): cheap, but blind to spikes shorter than its interval.
     case sampled
-    /// Every allocation counted by `memharness-exact`'s malloc family, beside the sampler: exact
+    /// Every allocation counted by the preloaded agent's malloc family, beside the sampler: exact
     /// high-water marks per phase and overall, at the price of a slower malloc/free.
     case exact
 }

@@ -9,7 +9,8 @@ public enum LeakChecks {
             }
             .joined(separator: ", ")
             let growth = summary.growth.map {
-                "\(Units.formatBytes($0.medianSlopeBytesPerIteration)) ± \(Units.formatBytes($0.medianBoundBytesPerIteration))/iteration"
+                "\(Units.formatBytes($0.medianSlopeBytesPerIteration)) ± "
+                    + "\(Units.formatBytes($0.medianBoundBytesPerIteration))/iteration"
             }
             .joined(separator: ", ")
             let actual = [
@@ -21,12 +22,14 @@ public enum LeakChecks {
             switch summary.outcome {
             case .unexpectedLeak:
                 message =
-                    "\(run.name) / \(summary.strategy) leaks (\(summary.leakingRepetitions) of \(summary.assessedRepetitions) repetitions: "
+                    "\(run.name) / \(summary.strategy) leaks (\(summary.leakingRepetitions) of "
+                    + "\(summary.assessedRepetitions) repetitions: "
                     + summary.reasons.joined(separator: "; ")
                     + "); it is expected to be leak-free. See the Leaks section of `\(run.name)` in report.md"
             case .expectedLeakNotSeen:
                 message =
-                    "\(run.name) / \(summary.strategy) is declared `expect: leaks` but showed none: the scenario may no longer show the pitfall"
+                    "\(run.name) / \(summary.strategy) is declared `expect: leaks` but showed none: the scenario "
+                    + "may no longer show the pitfall"
             case .asExpected, .notAssessed:
                 message = "\(run.name) / \(summary.strategy): \(summary.verdict.rawValue), as expected"
             }

@@ -21,7 +21,8 @@ public struct MedianInterval: Sendable, Hashable, Codable {
     /// The interval's exact coverage, 0...1: at least the confidence asked for (0.961 for 9 values at 95%).
     public var coverage: Double
 
-    /// The 95% interval of the median of `values`; nil with fewer than 6 values (none exists) or a value that is not finite.
+    /// The 95% interval of the median of `values`; nil with fewer than 6 values (none exists) or a value that is not
+    /// finite.
     public init?(_ values: [Double], confidence: Double = MedianInterval.defaultConfidence) {
         guard values.allSatisfy(\.isFinite), let rank = Self.rank(count: values.count, confidence: confidence),
             let median = Statistics.median(values)

@@ -111,7 +111,8 @@ public struct ParameterValues: Sendable, Hashable, Codable {
 
     private func mismatch(_ name: String, _ kind: String) -> Never {
         preconditionFailure(
-            "workload read parameter '\(name)' as \(kind), but the case has \(values[name].map { "\($0)" } ?? "no such parameter")"
+            "workload read parameter '\(name)' as \(kind), but the case has "
+                + "\(values[name].map { "\($0)" } ?? "no such parameter")"
         )
     }
 }

@@ -86,7 +86,8 @@ public struct MeasurementFloor: Sendable, Hashable, Codable {
     }
 }
 
-/// Peaks counted at every allocation (`--peak exact`, the `memharness-exact` binary), beside the sampled ones.
+/// Peaks counted at every allocation (`--peak exact`, by the agent preloaded into the case), beside the
+/// sampled ones.
 ///
 /// The count is of live blocks in size-class bytes, as `malloc_usable_size` reports them: the
 /// currency of `stats.allocated`, without jemalloc's metadata and the free blocks its thread caches hold.

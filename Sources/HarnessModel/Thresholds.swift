@@ -288,7 +288,8 @@ public enum ThresholdEvaluator {
             return result(
                 passed: false, actual: "–", limit: "–", margin: "–",
                 message:
-                    "\(threshold.subject) has no value: no completed case of `\(threshold.subject.strategy)` reports \(figure)"
+                    "\(threshold.subject) has no value: no completed case of `\(threshold.subject.strategy)` "
+                    + "reports \(figure)"
             )
         }
         let limitValue: Double
@@ -305,25 +306,32 @@ public enum ThresholdEvaluator {
             }
             limitValue = factor * base.median
             limitText =
-                "\(format(limitValue, figure)) (\(Units.fixed(factor, decimals: factor == factor.rounded() ? 0 : 2)) × \(other) = \(format(base.median, other.figure)))"
+                "\(format(limitValue, figure)) "
+                + "(\(Units.fixed(factor, decimals: factor == factor.rounded() ? 0 : 2)) × \(other) = "
+                + "\(format(base.median, other.figure)))"
         }
         let passed = threshold.comparison.holds(subject.median, limitValue)
-        let margin: String
-        if limitValue != 0 {
-            let relative = (limitValue - subject.median) / abs(limitValue) * 100
-            let inside = [.lessOrEqual, .less, .equal].contains(threshold.comparison) ? relative : -relative
-            margin = (inside >= 0 ? "+" : "") + Units.fixed(inside, decimals: 1) + "%"
-        } else {
-            margin = subject.median == 0 ? "0" : format(subject.median, figure)
-        }
+        let margin = margin(
+            subject.median, limit: limitValue, comparison: threshold.comparison,
+            formatted: format(subject.median, figure))
         let message =
             passed
             ? "\(threshold.subject) = \(format(subject.median, figure)) \(threshold.comparison.rawValue) \(limitText)"
-            : "\(threshold.subject) = \(format(subject.median, figure)) breaks `\(threshold.text)` (limit \(limitText), off by \(margin)); "
-                + "see the `\(run.name)` section of report.md and \(threshold.file):\(threshold.line)"
+            : "\(threshold.subject) = \(format(subject.median, figure)) breaks `\(threshold.text)` (limit "
+                + "\(limitText), off by \(margin)); see the `\(run.name)` section of report.md and "
+                + "\(threshold.file):\(threshold.line)"
         return result(
             passed: passed, actual: format(subject.median, figure),
             limit: "\(threshold.comparison.rawValue) \(limitText)",
             margin: margin, message: message, spread: subject.spread)
+    }
+
+    /// How far inside (+) or outside (−) the limit `value` is, in percent of the limit; with a limit of 0,
+    /// "0" or the value itself (`formatted`).
+    static func margin(_ value: Double, limit: Double, comparison: Comparison, formatted: String) -> String {
+        guard limit != 0 else { return value == 0 ? "0" : formatted }
+        let relative = (limit - value) / abs(limit) * 100
+        let inside = [.lessOrEqual, .less, .equal].contains(comparison) ? relative : -relative
+        return (inside >= 0 ? "+" : "") + Units.fixed(inside, decimals: 1) + "%"
     }
 }

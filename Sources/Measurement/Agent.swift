@@ -19,7 +19,8 @@ public enum Agent {
 
     /// How to get the library when it is missing.
     public static let buildHint =
-        "build it with `make build`, or `swift build --product memharness-agent` (with `-c release` for a release build)"
+        "build it with `make build`, or `swift build --product memharness-agent` (with `-c release` for a release "
+        + "build)"
 
     /// True when the agent is loaded into this process.
     public static var isLoaded: Bool { functions != nil }
@@ -33,10 +34,12 @@ public enum Agent {
     /// Live size-class bytes now; nil unless counting.
     public static func liveBytes() -> Int? { reading(functions?.liveBytes()) }
 
-    /// The high-water mark since the last call (absolute bytes), restarting it from the live bytes now; nil unless counting.
+    /// The high-water mark since the last call (absolute bytes), restarting it from the live bytes now; nil unless
+    /// counting.
     public static func takePeak() -> Int? { reading(functions?.takePeak()) }
 
-    /// The phase high-water mark since the last call (absolute bytes), restarting it at the live bytes now; nil unless counting.
+    /// The phase high-water mark since the last call (absolute bytes), restarting it at the live bytes now; nil unless
+    /// counting.
     public static func takePhasePeak() -> Int? { reading(functions?.takePhasePeak()) }
 
     /// Allocating calls counted so far; nil unless counting.

@@ -382,6 +382,7 @@ final class CaseRun {
 
     /// The kernel's RSS high-water mark since the baseline; the sampled peak when it could not be reset or read.
     func peakRSS(sampled: Int) -> Int {
+        // An unreadable /proc/self/status falls back to the sampled peak, as documented above.
         guard baseline.peakRSSReset, let status = try? KernelMemory.status() else { return sampled }
         return status.peakRSSBytes
     }

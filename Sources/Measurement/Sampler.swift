@@ -1,4 +1,5 @@
 import AllocatorProbe
+import CSystem
 import Synchronization
 import WorkloadKit
 
@@ -19,7 +20,8 @@ public struct SamplerOutput: Sendable {
     /// Peak allocated / resident per phase index, absolute bytes (0 when the phase got no sample).
     public var phasePeakAllocatedBytes: [Int]
     public var phasePeakResidentBytes: [Int]
-    /// How far the two readings that confirmed the peak allocated figure disagreed, bytes (see `MemoryProbe.confirmingReading`).
+    /// How far the two readings that confirmed the peak allocated figure disagreed, bytes (see
+    /// `MemoryProbe.confirmingReading`).
     public var peakSpreadBytes: Int
     /// The same for each phase's peak, by phase index.
     public var phasePeakSpreadBytes: [Int]
@@ -169,17 +171,11 @@ public final class Sampler: @unchecked Sendable {
         }
     }
 
-    /// Waits for `semaphore` for at most `seconds`; false when the time ran out.
+    /// Waits for `semaphore` for at most `seconds` on the monotonic clock (`MonotonicClock`, the one the
+    /// samples are timed by; a change of the wall clock moves neither); false when the time ran out.
     private static func wait(_ semaphore: UnsafeMutablePointer<sem_t>, seconds: Int) -> Bool {
-        var deadline = timespec()
-        // CLOCK_REALTIME cannot fail on Linux with a valid pointer; sem_timedwait measures on it.
-        clock_gettime(CLOCK_REALTIME, &deadline)
-        deadline.tv_sec += seconds
-        while sem_timedwait(semaphore, &deadline) != 0 {
-            // A signal handler interrupting the wait is no reason to stop waiting.
-            if errno != EINTR { return false }
-        }
-        return true
+        let deadline = MonotonicClock.nanoseconds() + Int64(seconds) * 1_000_000_000
+        return memharness_semaphore_wait_until(semaphore, deadline) == 0
     }
 
     private func sampleUntilStopped() {

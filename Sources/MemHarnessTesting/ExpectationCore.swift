@@ -167,6 +167,7 @@ struct ExpectationCore {
             data = try JSONEncoder().encode(result)
         } catch {
             result = ReplicaResult(failure: "could not encode the figures: \(error)")
+            // A failure holds one string and always encodes; empty data would read as "no answer" in the parent.
             data = (try? JSONEncoder().encode(result)) ?? Data()
         }
         if let path = ReplicaRequest.current?.resultPath {
@@ -222,7 +223,13 @@ enum MeterLock {
             guard MonotonicClock.nanoseconds() < deadline else {
                 throw .meterBusy(limitNanoseconds: timeLimit.nanoseconds)
             }
-            try? await Task.sleep(for: .milliseconds(1))
+            do {
+                try await Task.sleep(for: .milliseconds(1))
+            } catch {
+                // Cancelled: the task's sleep returns at once, so sleep the thread instead of spinning until
+                // the deadline; the wait stays bounded by it either way.
+                MonotonicClock.sleep(for: .milliseconds(1))
+            }
         }
     }
 

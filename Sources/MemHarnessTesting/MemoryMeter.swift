@@ -220,8 +220,11 @@ enum ThreadCounters {
 
     /// Restarts the calling thread's peak at its net now, and reads the counters.
     static func restartPeak() -> Reading? {
-        _ = mallctl("thread.peak.reset", nil, nil, nil, 0)
-        return read()
+        let restarted = mallctl("thread.peak.reset", nil, nil, nil, 0) == 0
+        guard var reading = read() else { return nil }
+        // Not restarted, the high-water mark is the thread's since it began, not the closure's: no peak then.
+        if !restarted { reading.peakBytes = nil }
+        return reading
     }
 
     /// The calling thread's counters; nil when jemalloc lacks them.

@@ -94,6 +94,8 @@ struct ReplicaRequest: Sendable, Codable {
             let path = ProcessInfo.processInfo.environment[variable],
             let data = FileManager.default.contents(atPath: path)
         else { return nil }
+        // A request this process cannot read (another version wrote it): it runs as an ordinary test process,
+        // writes no result, and the parent reports that the replica did not reach the expectation.
         return try? JSONDecoder().decode(ReplicaRequest.self, from: data)
     }()
 

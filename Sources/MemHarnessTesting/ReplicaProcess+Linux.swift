@@ -84,7 +84,7 @@ enum ReplicaLauncher {
         do {
             try JSONEncoder().encode(request).write(to: URL(fileURLWithPath: requestPath))
         } catch {
-            try? FileManager.default.removeItem(atPath: folder)
+            try? FileManager.default.removeItem(atPath: folder)  // best effort: the error below is what matters
             throw .replicaFailed(test: test.displayName, reason: "could not write the request: \(error)")
         }
         var environment = ProcessInfo.processInfo.environment
@@ -108,11 +108,12 @@ extension ReplicaLauncher {
     /// Removes the replica folders of test processes that no longer exist: a test process killed while a
     /// replica ran (SIGKILL leaves no chance to clean up) leaves its folder; the next run removes it.
     static func removeStaleFolders(in base: String) {
+        // Cleanup only: a base folder that cannot be listed has no folder this process could remove.
         let names = (try? FileManager.default.contentsOfDirectory(atPath: base)) ?? []
         for name in names where name.hasPrefix(folderPrefix) {
             let owner = name.dropFirst(folderPrefix.count).prefix { $0.isNumber }
             guard let pid = pid_t(owner), pid != getpid(), kill(pid, 0) != 0, errno == ESRCH else { continue }
-            try? FileManager.default.removeItem(atPath: "\(base)/\(name)")
+            try? FileManager.default.removeItem(atPath: "\(base)/\(name)")  // left for the next run to try again
         }
     }
 }
@@ -193,6 +194,7 @@ struct ReplicaLaunch: Sendable {
     func output() -> String {
         guard let handle = FileHandle(forReadingAtPath: outputPath) else { return "" }
         defer { try? handle.close() }  // read-only: closing cannot lose anything
+        // A failed seek or read leaves less text: only the failure's explanation is shortened.
         let size = (try? handle.seekToEnd()) ?? 0
         try? handle.seek(toOffset: size > 16_384 ? size - 16_384 : 0)
         return String(decoding: (try? handle.readToEnd()) ?? Data(), as: UTF8.self)
@@ -200,6 +202,7 @@ struct ReplicaLaunch: Sendable {
 
     /// Removes the folder and everything in it.
     func removeFolder() {
+        // A folder that cannot be removed is removed by the next test run (`removeStaleFolders`).
         try? FileManager.default.removeItem(atPath: folder)
     }
 

@@ -88,7 +88,8 @@ public enum BaselineFile {
                     throw .damaged(
                         file: path, line: nil,
                         reason: "\(key) \(figure): noise \(noise.relativeNoise), tolerance \(noise.tolerance) over "
-                            + "\(noise.repetitions) repetitions; expected finite, non-negative fractions over at least 2"
+                            + "\(noise.repetitions) repetitions; expected finite, non-negative fractions over at "
+                            + "least 2"
                     )
                 }
             }

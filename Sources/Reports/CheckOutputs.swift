@@ -50,7 +50,8 @@ public enum CheckOutputs {
         for scenario in checks.map(\.scenario).uniqued() {
             let group = checks.filter { $0.scenario == scenario }
             out.append(
-                "  <testsuite name=\"\(xml(scenario))\" tests=\"\(group.count)\" failures=\"\(group.filter { !$0.passed }.count)\">"
+                "  <testsuite name=\"\(xml(scenario))\" tests=\"\(group.count)\" "
+                    + "failures=\"\(group.filter { !$0.passed }.count)\">"
             )
             for check in group {
                 let name =
@@ -61,7 +62,8 @@ public enum CheckOutputs {
                 } else {
                     out.append("    \(name)>")
                     out.append(
-                        "      <failure message=\"\(xml(check.message))\" type=\"\(check.kind.rawValue)\">\(xml("actual \(check.actual), limit \(check.limit), margin \(check.margin)"))</failure>"
+                        "      <failure message=\"\(xml(check.message))\" type=\"\(check.kind.rawValue)\">"
+                            + xml("actual \(check.actual), limit \(check.limit), margin \(check.margin)") + "</failure>"
                     )
                     out.append("    </testcase>")
                 }
@@ -94,8 +96,9 @@ public enum CheckOutputs {
         for check in checks {
             let spread = check.spreadPercent.map { "±" + Units.fixed($0 / 2, decimals: 1) + "%" } ?? "–"
             out.append(
-                "| \(check.passed ? "✅ PASS" : "❌ FAIL") | \(MarkdownReport.cell(check.scenario)) | \(MarkdownReport.cell(check.name)) | "
-                    + "\(MarkdownReport.cell(check.actual)) | \(MarkdownReport.cell(check.limit)) | \(MarkdownReport.cell(check.margin)) | \(spread) |"
+                "| \(check.passed ? "✅ PASS" : "❌ FAIL") | \(MarkdownReport.cell(check.scenario)) | "
+                    + "\(MarkdownReport.cell(check.name)) | \(MarkdownReport.cell(check.actual)) | "
+                    + "\(MarkdownReport.cell(check.limit)) | \(MarkdownReport.cell(check.margin)) | \(spread) |"
             )
         }
         return out.joined(separator: "\n") + "\n"
@@ -110,11 +113,12 @@ public enum CheckOutputs {
             for strategy in summary.ranked {
                 let range = "\(Int(strategy.minPeakAllocatedNetBytes))..\(Int(strategy.maxPeakAllocatedNetBytes))"
                 entries.append(
-                    "  {\"name\": \"\(json("\(run.name)/\(strategy.strategy) peak allocated"))\", \"unit\": \"bytes\", "
-                        + "\"value\": \(Int(strategy.medianPeakAllocatedNetBytes)), \"range\": \"\(range)\", "
-                        + "\"extra\": \"\(json("median of \(strategy.okCount) repetitions"))\"}")
+                    "  {\"name\": \(JSONText.quoted("\(run.name)/\(strategy.strategy) peak allocated")), "
+                        + "\"unit\": \"bytes\", \"value\": \(Int(strategy.medianPeakAllocatedNetBytes)), "
+                        + "\"range\": \"\(range)\", "
+                        + "\"extra\": \(JSONText.quoted("median of \(strategy.okCount) repetitions"))}")
                 entries.append(
-                    "  {\"name\": \"\(json("\(run.name)/\(strategy.strategy) residue"))\", \"unit\": \"bytes\", "
+                    "  {\"name\": \(JSONText.quoted("\(run.name)/\(strategy.strategy) residue")), \"unit\": \"bytes\", "
                         + "\"value\": \(Int(strategy.medianResidueBytes))}")
             }
         }
@@ -124,19 +128,6 @@ public enum CheckOutputs {
     /// XML text and attribute escaping (line breaks kept as character references).
     static func xml(_ text: String) -> String {
         SVGDocument.escape(text).replacingAll("\n", with: "&#10;")
-    }
-
-    static func json(_ text: String) -> String {
-        var result = ""
-        for character in text {
-            switch character {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case "\n": result += "\\n"
-            default: result.append(character)
-            }
-        }
-        return result
     }
 
     /// Escapes a workflow command's message (GitHub's rules: %, CR, LF).

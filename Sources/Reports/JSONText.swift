@@ -15,6 +15,29 @@ public enum JSONText {
         public var message: String
     }
 
+    /// `text` as a JSON string literal, quotes included (RFC 8259): `"` and `\` escaped, the control
+    /// characters below U+0020 written as `\n`, `\r`, `\t`, `\b`, `\f` or `\u00XX`; everything else as is
+    /// (the text is written as UTF-8). The one way memharness writes JSON text by hand.
+    public static func quoted(_ text: String) -> String {
+        var result = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": result += "\\\""
+            case "\\": result += "\\\\"
+            case "\n": result += "\\n"
+            case "\r": result += "\\r"
+            case "\t": result += "\\t"
+            case "\u{08}": result += "\\b"
+            case "\u{0C}": result += "\\f"
+            case let control where control.value < 0x20:
+                let hex = String(control.value, radix: 16, uppercase: true)
+                result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result + "\""
+    }
+
     /// Checks `bytes` (UTF-8); throws the first problem with its place. With `numberMagnitudeLimit`,
     /// a number beyond ± that is a problem too.
     public static func check(_ bytes: [UInt8], numberMagnitudeLimit: Double? = nil) throws(Problem) {
@@ -151,7 +174,8 @@ public enum JSONText {
             case UInt8(ascii: "n"): try literal("null")
             default:
                 throw problem(
-                    "unexpected \(describeCurrent()); expected a value (object, array, string, number, true, false, null)"
+                    "unexpected \(describeCurrent()); expected a value (object, array, string, number, true, false, "
+                        + "null)"
                 )
             }
         }
@@ -181,7 +205,8 @@ public enum JSONText {
                 if let first = keys[key] {
                     throw problem(
                         at: keyStart,
-                        "duplicate key '\(Excerpt.of(key))' (first at line \(first)); a key may appear once in an object"
+                        "duplicate key '\(Excerpt.of(key))' (first at line \(first)); a key may appear once in an "
+                            + "object"
                     )
                 }
                 keys[key] = line
@@ -358,7 +383,8 @@ public enum JSONText {
             for expected in word.utf8 {
                 guard current == expected else {
                     throw problem(
-                        "unexpected \(describeCurrent()); expected a value (object, array, string, number, true, false, null)"
+                        "unexpected \(describeCurrent()); expected a value (object, array, string, number, true, "
+                            + "false, null)"
                     )
                 }
                 advance()

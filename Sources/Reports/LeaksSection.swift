@@ -22,32 +22,36 @@ public enum LeaksSection {
         out.append("|---|---|---|---:|---:|---|")
         for summary in summaries {
             out.append(
-                "| `\(MarkdownReport.cell(summary.strategy))` | \(summary.expectation?.rawValue ?? "–") | \(MarkdownReport.cell(survivors(summary))) | "
+                "| \(MarkdownReport.code(summary.strategy)) | \(summary.expectation?.rawValue ?? "–") | "
+                    + "\(MarkdownReport.cell(survivors(summary))) | "
                     + "\(residue(summary)) | \(MarkdownReport.cell(growth(summary))) | \(verdict(summary)) |")
         }
         out.append("")
         let findings = summaries.filter { $0.outcome == .unexpectedLeak }
         for summary in findings {
             out.append(
-                "**Unexpected leak in `\(MarkdownReport.cell(summary.strategy))`** (\(summary.leakingRepetitions) of "
-                    + "\(summary.assessedRepetitions) repetitions): \(summary.reasons.joined(separator: "; ")).")
+                "**Unexpected leak in \(MarkdownReport.code(summary.strategy, inTable: false))** "
+                    + "(\(summary.leakingRepetitions) of \(summary.assessedRepetitions) repetitions): "
+                    + "\(summary.reasons.joined(separator: "; ")).")
             out.append("")
         }
         for summary in summaries where summary.outcome == .expectedLeakNotSeen {
             out.append(
-                "`\(MarkdownReport.cell(summary.strategy))` is expected to leak but did not in any repetition: "
-                    + "the scenario may no longer show the pitfall it demonstrates.")
+                "\(MarkdownReport.code(summary.strategy, inTable: false)) is expected to leak but did not in any "
+                    + "repetition: the scenario may no longer show the pitfall it demonstrates.")
             out.append("")
         }
         out.append(
-            "Surviving objects are tracked objects still alive after teardown and settle (a range when repetitions differ). "
-                + "Residue is `stats.allocated` after teardown and settle minus the baseline, ± the freed bytes held in thread caches; "
-                + "it counts jemalloc size classes, so the bytes asked for may be up to 20% less (more for blocks under 128 B). "
-                + "Growth is the least-squares slope of the live heap after each `repeat` iteration past the warm-up, "
-                + "± the half-width of its 95% confidence interval, after one-off jumps (an iteration growing over "
-                + "\(Units.formatBytes(criteria.oneOffJumpBytes)) more or less than the median iteration, such as a thread's first allocator cache) "
-                + "are replaced by the median growth; a lower bound above "
-                + "\(Units.formatBytes(criteria.minimumSlopeBytesPerIteration)) per iteration is a leak even when no tracked object survives."
+            "Surviving objects are tracked objects still alive after teardown and settle (a range when repetitions "
+                + "differ). Residue is `stats.allocated` after teardown and settle minus the baseline, ± the freed "
+                + "bytes held in thread caches; it counts jemalloc size classes, so the bytes asked for may be up "
+                + "to 20% less (more for blocks under 128 B). Growth is the least-squares slope of the live heap "
+                + "after each `repeat` iteration past the warm-up, ± the half-width of its 95% confidence interval, "
+                + "after one-off jumps (an iteration growing over \(Units.formatBytes(criteria.oneOffJumpBytes)) "
+                + "more or less than the median iteration, such as a thread's first allocator cache) are replaced "
+                + "by the median growth; a lower bound above "
+                + "\(Units.formatBytes(criteria.minimumSlopeBytesPerIteration)) per iteration is a leak even when "
+                + "no tracked object survives."
         )
         out.append("")
         return out
@@ -80,11 +84,12 @@ public enum LeaksSection {
         guard !summary.growth.isEmpty else { return "– (no repeat step)" }
         return summary.growth.map { growth in
             var text =
-                "\(Units.formatBytes(growth.medianSlopeBytesPerIteration)) ± \(Units.formatBytes(growth.medianBoundBytesPerIteration))"
+                "\(Units.formatBytes(growth.medianSlopeBytesPerIteration)) ± "
+                + "\(Units.formatBytes(growth.medianBoundBytesPerIteration))"
             if growth.oneOffJumps > 0 {
                 text += " (\(growth.oneOffJumps) one-off jump\(growth.oneOffJumps == 1 ? "" : "s") left out)"
             }
-            return summary.growth.count == 1 ? text : "`\(growth.phase)` \(text)"
+            return summary.growth.count == 1 ? text : "\(MarkdownReport.code(growth.phase, inTable: false)) \(text)"
         }.joined(separator: ", ")
     }
 

@@ -20,9 +20,9 @@ public enum MarkdownReport {
         // Records that measured the floor read the live heap; older ones `stats.allocated`.
         out.append(
             cases.contains { $0.measurements?.floor != nil }
-                ? "Peak allocated is the live heap (jemalloc's `stats.allocated` without the freed blocks thread caches "
-                    + "hold) at its highest reading minus the baseline the case started from (what the scenario itself "
-                    + "added), median over repetitions, ± its measurement floor. Lower is better."
+                ? "Peak allocated is the live heap (jemalloc's `stats.allocated` without the freed blocks thread "
+                    + "caches hold) at its highest reading minus the baseline the case started from (what the "
+                    + "scenario itself added), median over repetitions, ± its measurement floor. Lower is better."
                 : "Peak allocated is jemalloc's `stats.allocated` at its highest sample minus the baseline the case "
                     + "started from (what the scenario itself added), median over repetitions. Lower is better.")
         out.append("")
@@ -31,7 +31,8 @@ public enum MarkdownReport {
             out.append("|---|---|")
             for scenario in report.scenarios {
                 out.append(
-                    "| [\(cell(scenario.name))](#\(anchor(scenario.name))) | \(cell(ScenarioSummary(scenario).reading)) |"
+                    "| [\(cell(scenario.name))](#\(anchor(scenario.name))) | "
+                        + "\(cell(ScenarioSummary(scenario).reading)) |"
                 )
             }
             out.append("")
@@ -52,30 +53,59 @@ public enum MarkdownReport {
 
     static func section(for scenario: ScenarioRun, charts: Set<String>) -> [String] {
         let summary = ScenarioSummary(scenario)
-        var out: [String] = []
-        out.append("## \(scenario.name)")
+        var out = heading(scenario)
+        let kills = scenario.memoryLimitKills.map {
+            " \(code($0.strategy, inTable: false)) was killed by the memory limit in "
+                + "\($0.killedCount)/\($0.caseCount) cases."
+        }
+        out.append("**Reading:** \(summary.reading)" + kills.joined() + (summary.rateReading.map { " " + $0 } ?? ""))
         out.append("")
+        out.append(contentsOf: ranking(scenario, summary))
+        out.append(contentsOf: RepetitionsSection.lines(for: scenario))
+        if summary.ranked.contains(where: { $0.peakUncertaintyBytes != nil }) {
+            out.append(floorNote)
+            out.append("")
+        }
+        if summary.ranked.contains(where: { $0.medianExactPeakNetBytes != nil }) {
+            out.append(contentsOf: exactNote(summary))
+        }
+        out.append(contentsOf: chartLinks(scenario, summary, charts: charts))
+        out.append(contentsOf: phaseTable("Peak allocated per phase", summary.ranked, \.phasePeakNetBytes))
+        out.append(contentsOf: phaseTable("Exact peak per phase", summary.ranked, \.phaseExactPeakNetBytes))
+        out.append(contentsOf: LeaksSection.lines(for: scenario, headingLevel: 3))
+        out.append(contentsOf: AttributionSection.lines(for: scenario, files: charts))
+        out.append(contentsOf: metricsTable(summary))
+        out.append(contentsOf: notCompletedTable(scenario))
+        return out
+    }
+
+    /// The scenario's heading, its description, workload, file, repetitions, steps and parameters.
+    static func heading(_ scenario: ScenarioRun) -> [String] {
+        var out = ["## \(scenario.name)", ""]
         if !scenario.summary.isEmpty {
             out.append(scenario.summary)
             out.append("")
         }
         out.append(
-            "Workload `\(scenario.workload)` · file `\(scenario.file)` · \(RepetitionsSection.headline(scenario)) · "
-                + "steps: \(scenario.steps.map { "`\($0)`" }.joined(separator: " → "))")
+            "Workload \(code(scenario.workload, inTable: false)) · file \(code(scenario.file, inTable: false)) · "
+                + "\(RepetitionsSection.headline(scenario)) · "
+                + "steps: \(scenario.steps.map { code($0, inTable: false) }.joined(separator: " → "))")
         out.append("")
         if !scenario.parameters.isEmpty {
             out.append(
-                "Parameters: " + scenario.parameters.map { "`\($0.name)` = \($0.value)" }.joined(separator: ", ") + ".")
+                "Parameters: "
+                    + scenario.parameters.map { "\(code($0.name, inTable: false)) = \($0.value)" }.joined(
+                        separator: ", ")
+                    + ".")
             out.append("")
         }
-        let kills = scenario.memoryLimitKills.map {
-            " `\($0.strategy)` was killed by the memory limit in \($0.killedCount)/\($0.caseCount) cases."
-        }
-        out.append("**Reading:** \(summary.reading)" + kills.joined() + (summary.rateReading.map { " " + $0 } ?? ""))
-        out.append("")
+        return out
+    }
+
+    /// The ranking table with its caption and what its spread and interval columns mean.
+    static func ranking(_ scenario: ScenarioRun, _ summary: ScenarioSummary) -> [String] {
         let table = RankingTable(scenario: scenario, summary: summary)
-        out.append(table.caption)
-        out.append("")
+        var out = [table.caption, ""]
         out.append(contentsOf: table.lines())
         let intervals = summary.ranked.contains { $0.rankingInterval != nil }
         out.append(
@@ -87,63 +117,60 @@ public enum MarkdownReport {
                         + "repetitions."
                     : ""))
         out.append("")
-        out.append(contentsOf: RepetitionsSection.lines(for: scenario))
-        if summary.ranked.contains(where: { $0.peakUncertaintyBytes != nil }) {
-            out.append(floorNote)
-            out.append("")
-        }
-        if summary.ranked.contains(where: { $0.medianExactPeakNetBytes != nil }) {
-            out.append(contentsOf: exactNote(summary))
-        }
+        return out
+    }
+
+    /// Links to the scenario's charts that were written beside the report.
+    static func chartLinks(_ scenario: ScenarioRun, _ summary: ScenarioSummary, charts: Set<String>) -> [String] {
         let stem = ReportBundle.chartStem(scenario.name)
-        for (suffix, alt) in [
+        let kinds = [
             ("timeline", "allocated over time"), ("peaks", "\(summary.rankingTitle) by strategy"),
             ("gauges", "gauges over time"),
-        ] {
+        ]
+        var out: [String] = []
+        for (suffix, alt) in kinds {
             let path = "charts/\(stem)-\(suffix).svg"
             if charts.contains(path) {
                 out.append("![\(scenario.name): \(alt)](\(path))")
                 out.append("")
             }
         }
+        return out
+    }
 
-        out.append(contentsOf: phaseTable("Peak allocated per phase", summary.ranked, \.phasePeakNetBytes))
-        out.append(contentsOf: phaseTable("Exact peak per phase", summary.ranked, \.phaseExactPeakNetBytes))
-
-        out.append(contentsOf: LeaksSection.lines(for: scenario, headingLevel: 3))
-        out.append(contentsOf: AttributionSection.lines(for: scenario, files: charts))
-
+    /// The median of each scenario metric per strategy; nothing when the workload reports none.
+    static func metricsTable(_ summary: ScenarioSummary) -> [String] {
         let metricNames = summary.ranked.flatMap { $0.metrics.map(\.name) }.uniqued()
-        if !metricNames.isEmpty {
-            out.append("### Scenario metrics (median)")
-            out.append("")
-            let units = Dictionary(
-                summary.ranked.flatMap(\.metrics).map { ($0.name, $0.unit) }, uniquingKeysWith: { first, _ in first })
-            out.append(
-                "| Strategy | "
-                    + metricNames.map { name in "\(cell(name))\(unitLabel(units[name]))" }.joined(separator: " | ")
-                    + " |")
-            out.append("|---|" + String(repeating: "---:|", count: metricNames.count))
-            for strategy in summary.ranked {
-                let values = metricNames.map { name in strategy.metrics.first { $0.name == name }.map(format) ?? "–" }
-                out.append("| `\(cell(strategy.strategy))` | " + values.joined(separator: " | ") + " |")
-            }
-            out.append("")
+        guard !metricNames.isEmpty else { return [] }
+        var out = ["### Scenario metrics (median)", ""]
+        let units = Dictionary(
+            summary.ranked.flatMap(\.metrics).map { ($0.name, $0.unit) }, uniquingKeysWith: { first, _ in first })
+        out.append(
+            "| Strategy | "
+                + metricNames.map { name in "\(cell(name))\(unitLabel(units[name]))" }.joined(separator: " | ")
+                + " |")
+        out.append("|---|" + String(repeating: "---:|", count: metricNames.count))
+        for strategy in summary.ranked {
+            let values = metricNames.map { name in strategy.metrics.first { $0.name == name }.map(format) ?? "–" }
+            out.append("| \(code(strategy.strategy)) | " + values.joined(separator: " | ") + " |")
         }
+        out.append("")
+        return out
+    }
 
+    /// The cases that did not complete, with why; nothing when all did.
+    static func notCompletedTable(_ scenario: ScenarioRun) -> [String] {
         let notOK = scenario.cases.filter { $0.status != .ok }
-        if !notOK.isEmpty {
-            out.append("### Cases that did not complete")
-            out.append("")
-            out.append("| Strategy | Repetition | Status | Reason |")
-            out.append("|---|---:|---|---|")
-            for result in notOK {
-                out.append(
-                    "| `\(cell(result.strategy))` | \(result.repetition) | \(result.status.rawValue) | \(cell(result.failure ?? "")) |"
-                )
-            }
-            out.append("")
+        guard !notOK.isEmpty else { return [] }
+        var out = ["### Cases that did not complete", ""]
+        out.append("| Strategy | Repetition | Status | Reason |")
+        out.append("|---|---:|---|---|")
+        for result in notOK {
+            out.append(
+                "| \(code(result.strategy)) | \(result.repetition) | \(result.status.rawValue) | "
+                    + "\(cell(result.failure ?? "")) |")
         }
+        out.append("")
         return out
     }
 
@@ -156,14 +183,14 @@ public enum MarkdownReport {
             return []
         }
         var out = ["### \(title)", ""]
-        out.append("| Strategy | " + phases.map { "`\(cell($0))`" }.joined(separator: " | ") + " |")
+        out.append("| Strategy | " + phases.map { code($0) }.joined(separator: " | ") + " |")
         out.append("|---|" + String(repeating: "---:|", count: phases.count))
         for strategy in ranked {
             let values = phases.map { phase in
                 strategy[keyPath: figure].first { $0.name == phase }.map { withFloor($0.bytes, $0.uncertaintyBytes) }
                     ?? "–"
             }
-            out.append("| `\(cell(strategy.strategy))` | " + values.joined(separator: " | ") + " |")
+            out.append("| \(code(strategy.strategy)) | " + values.joined(separator: " | ") + " |")
         }
         out.append("")
         return out
@@ -185,7 +212,8 @@ public enum MarkdownReport {
         var out: [String] = []
         out.append(
             "Exact peak counts every allocation (`--peak exact`: every malloc and free moves one counter of live "
-                + "size-class bytes); spike excess is the exact peak minus the sampled one: what fell between the samples."
+                + "size-class bytes); spike excess is the exact peak minus the sampled one: what fell between the "
+                + "samples."
         )
         out.append("")
         // Below 64 KiB or 1% of the exact peak, the difference is noise (thread caches in records without a floor,
@@ -198,9 +226,9 @@ public enum MarkdownReport {
         }.max { $0.2 < $1.2 }
         if let (strategy, exact, excess) = missed {
             out.append(
-                "**Sampling missed spikes:** `\(cell(strategy.strategy))` peaks at \(Units.formatBytes(exact)) counted exactly, "
-                    + "\(Units.formatBytes(excess)) above its sampled peak (\(Units.formatBytes(strategy.medianPeakAllocatedNetBytes)))."
-            )
+                "**Sampling missed spikes:** \(code(strategy.strategy, inTable: false)) peaks at "
+                    + "\(Units.formatBytes(exact)) counted exactly, \(Units.formatBytes(excess)) above its sampled "
+                    + "peak (\(Units.formatBytes(strategy.medianPeakAllocatedNetBytes))).")
             out.append("")
         }
         return out
@@ -228,7 +256,8 @@ public enum MarkdownReport {
         var interval = requested > 0 ? "requested \(Units.formatDuration(nanoseconds: requested))" : "off"
         if let median = Statistics.median(achieved), let worst = achieved.max() {
             interval +=
-                ", achieved \(Units.formatDuration(nanoseconds: Int64(median))) median, \(Units.formatDuration(nanoseconds: Int64(worst))) slowest case"
+                ", achieved \(Units.formatDuration(nanoseconds: Int64(median))) median, "
+                + "\(Units.formatDuration(nanoseconds: Int64(worst))) slowest case"
         }
         out.append("| Sampling interval | \(interval) |")
         let samplerBytes = sampling.map(\.samplerAllocatedBytes).max() ?? 0
@@ -246,7 +275,8 @@ public enum MarkdownReport {
         if let elapsed = report.elapsedNanoseconds {
             out.append(
                 "The cases ran in \(Units.formatSeconds(elapsed)) of wall time; their own times add up to "
-                    + "\(Units.formatSeconds(total)) (cases of `parallel: true` scenarios run side by side with --jobs)."
+                    + "\(Units.formatSeconds(total)) (cases of `parallel: true` scenarios run side by side with "
+                    + "--jobs)."
             )
             out.append("")
         }
@@ -293,6 +323,22 @@ public enum MarkdownReport {
             }
         }
         return result
+    }
+
+    /// `text` as an inline code span: the fence is one backtick longer than the longest run of backticks
+    /// inside, and line breaks become spaces. In a table cell (`inTable`) pipes are escaped too; in running
+    /// text they need not be (and an escape would show).
+    static func code(_ text: String, inTable: Bool = true) -> String {
+        var longest = 0
+        var run = 0
+        for character in text {
+            run = character == "`" ? run + 1 : 0
+            longest = max(longest, run)
+        }
+        let fence = String(repeating: "`", count: longest + 1)
+        let padding = text.hasPrefix("`") || text.hasSuffix("`") ? " " : ""
+        let body = inTable ? cell(text) : String(text.map { $0.isNewline ? " " : $0 })
+        return fence + padding + body + padding + fence
     }
 
     /// GitHub's heading anchor: lowercase, spaces to dashes, punctuation dropped.

@@ -44,8 +44,8 @@ struct RankingTable {
         var columns = [
             Column(header: "Rank", ranked: { rank, _ in "\(rank + 1)" }),
             Column(
-                header: "Strategy", numeric: false, ranked: { _, strategy in "`\(cell(strategy.strategy))`" },
-                failed: { "`\(cell($0))`" }),
+                header: "Strategy", numeric: false, ranked: { _, strategy in MarkdownReport.code(strategy.strategy) },
+                failed: { MarkdownReport.code($0) }),
         ]
         columns += rankingColumns()
         if summary.ranking != .peakAllocated {
@@ -135,6 +135,5 @@ struct RankingTable {
 
     private func bytes(_ value: Double) -> String { Units.formatBytes(value) }
     private func optionalBytes(_ value: Double?) -> String { value.map { Units.formatBytes($0) } ?? "–" }
-    private func cell(_ text: String) -> String { MarkdownReport.cell(text) }
     private func capitalized(_ label: String) -> String { label.prefix(1).uppercased() + label.dropFirst() }
 }

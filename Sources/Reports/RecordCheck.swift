@@ -39,59 +39,69 @@ public enum RecordCheck {
                 message: "samplesMaxRows is \(record.rendering.samplesMaxRows); expected 0 (keep all) or more")
         }
         for (s, scenario) in record.report.scenarios.enumerated() {
-            let scenarioPath = [Key("report"), Key("scenarios"), Key(s)]
-            if scenario.repetitions < 0 {
-                return Problem(
-                    path: scenarioPath + [Key("repetitions")],
-                    message: "repetitions is \(scenario.repetitions); expected 0 or more")
-            }
-            for (c, result) in scenario.cases.enumerated() {
-                let casePath = scenarioPath + [Key("cases"), Key(c)]
-                if result.repetition < 1 {
-                    return Problem(
-                        path: casePath + [Key("repetition")],
-                        message: "repetition is \(result.repetition); repetitions count from 1")
-                }
-                if let m = result.measurements, let negative = negativeFigure(m) {
-                    return Problem(
-                        path: casePath,
-                        message: "\(Excerpt.of(result.label)): \(negative) is negative; it is a size or a time")
-                }
-            }
-            for (t, threshold) in scenario.thresholds.enumerated() {
-                let limit: Double
-                switch threshold.limit {
-                case .absolute(let value): limit = value
-                case .relative(let factor, _): limit = factor
-                }
-                // The scenario parser refuses these; only a damaged record has them.
-                if !limit.isFinite {
-                    return Problem(
-                        path: scenarioPath + [Key("thresholds"), Key(t), Key("limit")],
-                        message:
-                            "the limit of threshold '\(Excerpt.of(threshold.text))' is \(limit); expected a finite number"
-                    )
-                }
+            if let problem = firstProblem(in: scenario, at: [Key("report"), Key("scenarios"), Key(s)]) {
+                return problem
             }
         }
         for (w, sweep) in (record.report.sweeps ?? []).enumerated() {
-            let sweepPath = [Key("report"), Key("sweeps"), Key(w)]
-            for (s, series) in sweep.series.enumerated() {
-                let seriesPath = sweepPath + [Key("series"), Key(s)]
-                for (p, point) in series.points.enumerated()
-                where !point.x.isFinite || !(point.medianPeakAllocatedNetBytes?.isFinite ?? true) {
-                    return Problem(
-                        path: seriesPath + [Key("points"), Key(p)],
-                        message:
-                            "sweep point '\(Excerpt.of(point.label))' of \(Excerpt.of(series.strategy)) is not finite")
-                }
-                if let fit = series.fit,
-                    !fit.slope.isFinite || !fit.intercept.isFinite || !(fit.rSquared?.isFinite ?? true)
-                {
-                    return Problem(
-                        path: seriesPath + [Key("fit")],
-                        message: "the sweep's fitted line of \(Excerpt.of(series.strategy)) is not finite")
-                }
+            if let problem = firstProblem(in: sweep, at: [Key("report"), Key("sweeps"), Key(w)]) { return problem }
+        }
+        return nil
+    }
+
+    /// The first problem of one scenario: its repetitions, its cases' figures, its thresholds' limits.
+    static func firstProblem(in scenario: ScenarioRun, at scenarioPath: [Key]) -> Problem? {
+        if scenario.repetitions < 0 {
+            return Problem(
+                path: scenarioPath + [Key("repetitions")],
+                message: "repetitions is \(scenario.repetitions); expected 0 or more")
+        }
+        for (c, result) in scenario.cases.enumerated() {
+            let casePath = scenarioPath + [Key("cases"), Key(c)]
+            if result.repetition < 1 {
+                return Problem(
+                    path: casePath + [Key("repetition")],
+                    message: "repetition is \(result.repetition); repetitions count from 1")
+            }
+            if let m = result.measurements, let negative = negativeFigure(m) {
+                return Problem(
+                    path: casePath,
+                    message: "\(Excerpt.of(result.label)): \(negative) is negative; it is a size or a time")
+            }
+        }
+        for (t, threshold) in scenario.thresholds.enumerated() {
+            let limit: Double
+            switch threshold.limit {
+            case .absolute(let value): limit = value
+            case .relative(let factor, _): limit = factor
+            }
+            // The scenario parser refuses these; only a damaged record has them.
+            if !limit.isFinite {
+                return Problem(
+                    path: scenarioPath + [Key("thresholds"), Key(t), Key("limit")],
+                    message:
+                        "the limit of threshold '\(Excerpt.of(threshold.text))' is \(limit); expected a finite number")
+            }
+        }
+        return nil
+    }
+
+    /// The first point or fitted line of a sweep that is not finite.
+    static func firstProblem(in sweep: SweepSummary, at sweepPath: [Key]) -> Problem? {
+        for (s, series) in sweep.series.enumerated() {
+            let seriesPath = sweepPath + [Key("series"), Key(s)]
+            for (p, point) in series.points.enumerated()
+            where !point.x.isFinite || !(point.medianPeakAllocatedNetBytes?.isFinite ?? true) {
+                return Problem(
+                    path: seriesPath + [Key("points"), Key(p)],
+                    message: "sweep point '\(Excerpt.of(point.label))' of \(Excerpt.of(series.strategy)) is not finite")
+            }
+            if let fit = series.fit,
+                !fit.slope.isFinite || !fit.intercept.isFinite || !(fit.rSquared?.isFinite ?? true)
+            {
+                return Problem(
+                    path: seriesPath + [Key("fit")],
+                    message: "the sweep's fitted line of \(Excerpt.of(series.strategy)) is not finite")
             }
         }
         return nil

@@ -64,7 +64,7 @@ public enum RepetitionsSection {
                 let median = Statistics.median(values).map { figure.format($0) } ?? "–"
                 let interval = cell(MedianInterval(values)) { figure.format($0) }
                 out.append(
-                    "| `\(MarkdownReport.cell(strategy))` | \(results.count) | \(figure.label) | \(median) | "
+                    "| \(MarkdownReport.code(strategy)) | \(results.count) | \(figure.label) | \(median) | "
                         + "\(interval) | \(stopped) |")
             }
         }

@@ -175,6 +175,7 @@ public enum RecordCodec {
         decoder.nonConformingFloatDecodingStrategy = .convertFromString(
             positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
         struct Header: Decodable { var schema: String? }
+        // Handled: JSONText.check placed syntax errors above, so what fails here is a value that is not an object.
         guard let header = try? decoder.decode(Header.self, from: data) else {
             throw .damaged(
                 file: file, line: 1, column: 1,
@@ -185,8 +186,8 @@ public enum RecordCodec {
             throw .damaged(
                 file: file, line: place?.line ?? 1, column: place?.column ?? 1,
                 reason:
-                    "schema '\(Excerpt.of(header.schema ?? "none"))' is not \(RunRecord.currentSchema): written by another "
-                    + "version of memharness; run the scenarios again with this one")
+                    "schema '\(Excerpt.of(header.schema ?? "none"))' is not \(RunRecord.currentSchema): written by "
+                    + "another version of memharness; run the scenarios again with this one")
         }
         let record: RunRecord
         do {

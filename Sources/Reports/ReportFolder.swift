@@ -131,9 +131,16 @@ public enum ReportFolder {
                 kind == S_IFLNK ? "a symbolic link" : kind == S_IFREG ? "a file" : "a device or other special file"
             throw .notAReportFolder(path: directory, reason: "it is \(what)")
         }
-        let entries = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter {
-            !$0.hasPrefix(".")
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: directory)
+        } catch {
+            // A folder that cannot be listed is not taken for an empty one: it may hold the user's files.
+            throw .unwritable(
+                path: directory,
+                reason: "cannot list the folder to check that it is a report folder (\(error.localizedDescription))")
         }
+        let entries = names.filter { !$0.hasPrefix(".") }
         guard entries.isEmpty || entries.contains("run.json") else {
             throw .notAReportFolder(path: directory, reason: "it holds \(entries.count) entries and no run.json")
         }
@@ -253,7 +260,7 @@ public enum ReportFolder {
     /// Removes a folder tree of our own (a staging folder); a failure leaves a hidden dot-folder, which
     /// the next run into the same folder removes.
     static func removeTree(_ path: String) {
-        try? FileManager.default.removeItem(atPath: path)
+        try? FileManager.default.removeItem(atPath: path)  // ignored on purpose: see above
     }
 
     /// Removes staging folders that runs killed while writing left beside `directory` (their process is gone).
@@ -261,6 +268,8 @@ public enum ReportFolder {
         let target = URL(fileURLWithPath: directory).standardizedFileURL
         let parent = target.deletingLastPathComponent().path
         let prefix = ".\(target.lastPathComponent).new-"
+        // Cleanup only: an unlistable parent has no staging this process could remove, and writing there fails
+        // with its own error.
         for name in (try? FileManager.default.contentsOfDirectory(atPath: parent)) ?? [] where name.hasPrefix(prefix) {
             guard let pid = Int32(name.dropFirst(prefix.count)), pid != getpid() else { continue }
             // kill(pid, 0) fails with ESRCH when no such process exists: its folder is an orphan.

@@ -25,7 +25,7 @@ public enum RunIndex {
             let headline = headline(entry.report)
             out.append(
                 "| [\(MarkdownReport.cell(entry.folder))](\(entry.folder)/report.md) | \(entry.report.generatedAt) | "
-                    + entry.report.scenarios.map { "`\(MarkdownReport.cell($0.name))`" }.joined(separator: ", ")
+                    + entry.report.scenarios.map { MarkdownReport.code($0.name) }.joined(separator: ", ")
                     + " | \(ok)/\(cases.count) | \(MarkdownReport.cell(headline)) |")
         }
         return out.joined(separator: "\n") + "\n"

@@ -8,12 +8,12 @@ public enum SweepSection {
             out.append("## Sweep: \(sweep.scenario) over `\(sweep.key)`")
             out.append("")
             out.append(
-                "Median peak allocated above baseline at each value, and the least-squares slope of peak against the value "
-                    + "(a bounded strategy has a slope near zero; one that queues work grows linearly).")
+                "Median peak allocated above baseline at each value, and the least-squares slope of peak against "
+                    + "the value (a bounded strategy has a slope near zero; one that queues work grows linearly).")
             out.append("")
             let labels = sweep.series.first?.points.map(\.label) ?? []
             out.append(
-                "| Strategy | " + labels.map { "`\(MarkdownReport.cell($0))`" }.joined(separator: " | ")
+                "| Strategy | " + labels.map { MarkdownReport.code($0) }.joined(separator: " | ")
                     + " | Slope | r² |")
             out.append("|---|" + String(repeating: "---:|", count: labels.count + 2))
             for series in sweep.series {
@@ -21,7 +21,7 @@ public enum SweepSection {
                 let slope = series.fit.map { "\(Units.formatBytes($0.slope))/\(perUnit(sweep.xUnit))" } ?? "–"
                 let r2 = series.fit?.rSquared.map { Units.fixed($0, decimals: 3) } ?? "–"
                 out.append(
-                    "| `\(MarkdownReport.cell(series.strategy))` | " + values.joined(separator: " | ")
+                    "| \(MarkdownReport.code(series.strategy)) | " + values.joined(separator: " | ")
                         + " | \(slope) | \(r2) |")
             }
             out.append("")

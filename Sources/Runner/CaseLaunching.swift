@@ -2,7 +2,8 @@ import Foundation
 import Measurement
 import WorkloadKit
 
-/// Runs one case to its outcome: in a child process (`ProcessCaseLauncher`), or in this process (`InProcessCaseLauncher`, for tests).
+/// Runs one case to its outcome: in a child process (`ProcessCaseLauncher`), or in this process
+/// (`InProcessCaseLauncher`, for tests).
 public protocol CaseLaunching: Sendable {
     /// Runs `spec`; never throws: a case that cannot run is a `notMeasured` outcome, and the run goes on.
     func launch(_ spec: CaseSpec) -> CaseOutcome
@@ -34,7 +35,8 @@ public struct InProcessCaseLauncher: CaseLaunching {
     public var agentProblem: String? {
         Agent.isCounting
             ? nil
-            : "this process does not count allocations (start it with \(Agent.libraryName) preloaded; \(Agent.buildHint))"
+            : "this process does not count allocations (start it with \(Agent.libraryName) preloaded; "
+                + "\(Agent.buildHint))"
     }
 
     public func launch(_ spec: CaseSpec) -> CaseOutcome {
@@ -62,6 +64,7 @@ enum ScratchFolder {
     /// Removes `path` and everything in it. A folder that cannot be removed is left for the system's
     /// temporary-file cleaner: the run's figures are already taken, and failing the run would lose them.
     static func remove(_ path: String) {
+        // Ignored on purpose: see above.
         try? FileManager.default.removeItem(atPath: path)
     }
 }

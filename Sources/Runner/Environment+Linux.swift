@@ -5,6 +5,12 @@ import Measurement
 import Scenarios
 import WorkloadKit
 
+#if os(Linux)
+    import Glibc
+#else
+    #error("memharness builds on Linux only: the environment is read from uname and /proc")
+#endif
+
 /// Facts about this machine for the report's environment section.
 public enum MachineEnvironment {
     /// The Swift compiler that built the harness.
@@ -27,11 +33,13 @@ public enum MachineEnvironment {
         func field<T>(_ value: T) -> String {
             withUnsafeBytes(of: value) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
         }
+        // Descriptive only: an unreadable file leaves the field empty in the report.
         let cpuInfo = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
         let model =
             cpuInfo.split(separator: "\n").first { $0.hasPrefix("model name") }
             .map { $0.split(separator: ":", maxSplits: 1).last.map { $0.trimmingCharacters(in: .whitespaces) } ?? "" }
             ?? "unknown"
+        // Descriptive only, as above.
         let osRelease = (try? String(contentsOfFile: "/etc/os-release", encoding: .utf8)) ?? ""
         let pretty =
             osRelease.split(separator: "\n").first { $0.hasPrefix("PRETTY_NAME=") }

@@ -66,13 +66,14 @@ public struct MemoryOptions: Sendable, Hashable {
             let (limit, warning) = levels(for: scenario)
             if case .fractionOfLimit? = warning, limit == nil {
                 return
-                    "\(scenario.file): the memory warning is \(warning.map(\.description) ?? ""), but there is no memory limit; "
-                    + "set one (--memory-limit, memoryLimit:, --device) or give the warning as a size, e.g. --memory-warning 240MiB"
+                    "\(scenario.file): the memory warning is \(warning.map(\.description) ?? ""), but there is no "
+                    + "memory limit; set one (--memory-limit, memoryLimit:, --device) or give the warning as a "
+                    + "size, e.g. --memory-warning 240MiB"
             }
             if let limit, let bytes = warning?.bytes(limit: limit), bytes > limit {
                 return
-                    "\(scenario.file): the memory warning \(Units.formatBytes(bytes)) is above the memory limit \(Units.formatBytes(limit)); "
-                    + "a warning must come before the limit, e.g. --memory-warning 80%"
+                    "\(scenario.file): the memory warning \(Units.formatBytes(bytes)) is above the memory limit "
+                    + "\(Units.formatBytes(limit)); a warning must come before the limit, e.g. --memory-warning 80%"
             }
             return nil
         }

@@ -190,6 +190,7 @@ struct ChildOutput {
             return
         }
         defer { try? handle.close() }  // read-only: closing cannot lose anything
+        // A failed seek or read leaves less text: only the failure's explanation is shortened, no figure is lost.
         let size = (try? handle.seekToEnd()) ?? 0
         try? handle.seek(toOffset: size > 65_536 ? size - 65_536 : 0)
         text = String(decoding: (try? handle.readToEnd()) ?? Data(), as: UTF8.self)

@@ -110,6 +110,7 @@ struct ProgramSamples {
     var exitStatus: Int?
 
     static func read(_ path: String) -> ProgramSamples? {
+        // No samples file: the caller reports that the agent did not load into the program.
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
         var samples = ProgramSamples()
         for line in text.split(separator: "\n") {

@@ -51,6 +51,7 @@ enum ProgramMeasurements {
 
     /// The exact figures of the agent's record; nil without a record or an `exact` line.
     static func exactFigures(recordFile: String) -> ExactPeakValues? {
+        // No record, or one without an exact line: the case has no exact figures (shown as missing), it still ran.
         guard let text = try? String(contentsOfFile: recordFile, encoding: .utf8),
             let exact = (try? AgentRecord.parse(text, source: recordFile))?.exact
         else { return nil }

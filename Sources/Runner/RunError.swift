@@ -8,7 +8,8 @@ public enum RunError: Error, CustomStringConvertible, Sendable {
     case scenario(ScenarioError)
     /// Options that do not fit the scenarios (a memory warning without a limit, a budget with sampling off).
     case options([String])
-    /// Exact peaks, allocation stacks or an external program need the agent, and there is none (`detail` says how to build it).
+    /// Exact peaks, allocation stacks or an external program need the agent, and there is none (`detail` says how to
+    /// build it).
     case agentUnavailable(file: String, detail: String)
     /// `--resume`, and no interrupted run into `output` left a journal.
     case nothingToResume(output: String)

@@ -90,6 +90,8 @@ public final class RunJournal: Sendable {
                     try Self.writeAtomically(try JSONEncoder().encode(cases), to: planFile)
                     ready = true
                 } catch {
+                    // A half-made journal is removed if it can be; `ready = false` keeps the run from using it either
+                    // way.
                     try? FileManager.default.removeItem(atPath: path)
                     ready = false
                 }
@@ -108,6 +110,7 @@ public final class RunJournal: Sendable {
         // A result always encodes (every figure is a plain value).
         guard opened(), let data = try? JSONEncoder().encode(Entry(spec: spec, result: result)) else { return }
         let number = written.add(1, ordering: .relaxed).oldValue
+        // Ignored on purpose (see above): a resume re-runs the case.
         try? Self.writeAtomically(data, to: "\(path)/case-\(number).json")
     }
 

@@ -201,6 +201,7 @@ public enum RunIndexFile {
     public static func update(for directory: String) throws(ReportError) {
         let parent = URL(fileURLWithPath: directory).standardizedFileURL.deletingLastPathComponent()
         guard parent.lastPathComponent == "Reports" else { return }
+        // An unlistable Reports/ lists nothing: the index is a convenience, the run's own folder is already written.
         let folders = ((try? FileManager.default.contentsOfDirectory(atPath: parent.path)) ?? []).sorted()
         let entries = folders.filter { !$0.hasPrefix(".") }.compactMap { folder -> RunIndex.Entry? in
             // A folder that is not a readable report of this version is simply not listed.

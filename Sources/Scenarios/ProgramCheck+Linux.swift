@@ -79,6 +79,7 @@ public enum ProgramCheck {
     static func head(of path: String, bytes: Int) -> [UInt8] {
         guard let handle = FileHandle(forReadingAtPath: path) else { return [] }
         defer { try? handle.close() }  // read-only: closing cannot lose anything
+        // An unreadable file reads as empty: the checks that follow refuse it as not a program, saying so.
         return Array((try? handle.read(upToCount: bytes)) ?? Data())
     }
 
@@ -88,6 +89,7 @@ public enum ProgramCheck {
         let words = line.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
         guard let first = words.first else { return nil }
         if first.hasSuffix("/env"), let name = words.dropFirst().first(where: { !$0.hasPrefix("-") }) {
+            // Not found in PATH: nil, and the caller refuses the script as naming no interpreter it can find.
             return try? locate(name, workingDirectory: nil, path: ProcessInfo.processInfo.environment["PATH"])
         }
         return first

@@ -16,7 +16,8 @@ public enum ScenarioError: Error, CustomStringConvertible, Sendable {
     public var description: String {
         switch self {
         case .invalid(let diagnostics):
-            // At most ten lines: the first problems are the ones to fix, and a file of garbage must not flood the terminal.
+            // At most ten lines: the first problems are the ones to fix, and a file of garbage must not flood the
+            // terminal.
             guard diagnostics.count > Self.maximumLines else {
                 return diagnostics.map(\.description).joined(separator: "\n")
             }

@@ -41,11 +41,20 @@ public enum ScenarioFiles {
     static func resolve(_ arguments: [String], directory: String) throws(ScenarioError) -> [String] {
         var isDirectory: ObjCBool = false
         let directoryExists = FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory)
-        let available =
-            directoryExists && isDirectory.boolValue
-            ? ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [])
-                .filter { $0.hasSuffix(".yaml") || $0.hasSuffix(".yml") }.sorted() : []
+        var available: [String] = []
+        var listingFailure: String?
+        if directoryExists && isDirectory.boolValue {
+            do {
+                available = try FileManager.default.contentsOfDirectory(atPath: directory)
+                    .filter { $0.hasSuffix(".yaml") || $0.hasSuffix(".yml") }.sorted()
+            } catch {
+                listingFailure = error.localizedDescription
+            }
+        }
         if arguments.isEmpty {
+            if let listingFailure {
+                throw .unreadable(path: directory, reason: "cannot list the scenario folder: \(listingFailure)")
+            }
             guard directoryExists else {
                 throw .unreadable(
                     path: directory,

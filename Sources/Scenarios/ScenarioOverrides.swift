@@ -9,6 +9,43 @@ public func applyOverrides(_ overrides: [String], to scenarios: [ScenarioSpec], 
 {
     var scenarios = scenarios
     for text in overrides {
+        let override = try Override(parsing: text)
+        var matched = false
+        var misses: [String] = []
+        for index in scenarios.indices {
+            guard
+                let descriptor = scenarios[index].inlineDescriptor
+                    ?? catalog.workload(named: scenarios[index].workload)?.descriptor
+            else { continue }
+            let applied =
+                if let stepKey = override.stepKey {
+                    try override.applyStepArgument(
+                        of: stepKey, to: &scenarios[index], descriptor: descriptor, misses: &misses)
+                } else {
+                    try override.applyParameter(to: &scenarios[index], descriptor: descriptor, misses: &misses)
+                }
+            matched = matched || applied
+        }
+        if !matched {
+            // One reason per scenario, but a run of many scenarios must not make a screenful of them.
+            let shown = misses.prefix(3).joined(separator: "; ")
+            let more = misses.count > 3 ? "; and \(misses.count - 3) more scenarios" : ""
+            throw .invalidOverride(text, reason: misses.isEmpty ? "no scenario to apply it to" : shown + more)
+        }
+    }
+    return scenarios
+}
+
+/// One `--set NAME=VALUE`, split: a parameter (`key` alone) or a step's argument (`stepKey.argument`).
+private struct Override {
+    let text: String
+    let key: String
+    let valueText: String
+    /// The phase or step name of `STEP.ARGUMENT`; nil for a parameter.
+    let stepKey: String?
+    let argument: String
+
+    init(parsing text: String) throws(ScenarioError) {
         let parts = text.split(separator: "=", maxSplits: 1).map(String.init)
         guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else {
             throw .invalidOverride(text, reason: "expected NAME=VALUE, e.g. payloadSize=8KiB or burst.duration=2s")
@@ -19,80 +56,80 @@ public func applyOverrides(_ overrides: [String], to scenarios: [ScenarioSpec], 
             throw .invalidOverride(
                 text, reason: "'\(Excerpt.of(key))' is neither a parameter nor STEP.ARGUMENT, e.g. burst.duration")
         }
+        self.text = text
+        self.key = key
+        self.valueText = valueText
+        stepKey = keyParts.count == 2 ? keyParts[0] : nil
+        argument = keyParts[keyParts.count - 1]
+    }
+
+    /// Sets the parameter in the scenario and its strategies; false (with the reason in `misses`) when the
+    /// workload has no such parameter.
+    func applyParameter(to scenario: inout ScenarioSpec, descriptor: WorkloadDescriptor, misses: inout [String])
+        throws(ScenarioError) -> Bool
+    {
+        guard let spec = descriptor.parameters.first(where: { $0.name == key }) else {
+            let names = descriptor.parameters.map(\.name)
+            misses.append(
+                "\(scenario.name) has no parameter '\(Excerpt.of(key))'; parameters: \(names.joined(separator: ", "))"
+                    + suggestion(key, names))
+            return false
+        }
+        let value = try parse(spec)
+        scenario.parameters[key] = value
+        for strategy in scenario.strategies.indices {
+            scenario.strategies[strategy].parameters[key] = value
+        }
+        return true
+    }
+
+    /// Sets the argument of every step whose phase or name is `stepKey`; false (with the reasons in `misses`)
+    /// when none takes it.
+    func applyStepArgument(
+        of stepKey: String, to scenario: inout ScenarioSpec, descriptor: WorkloadDescriptor, misses: inout [String]
+    ) throws(ScenarioError) -> Bool {
+        let stepDescriptors = descriptor.steps + BuiltInStep.all
+        var stepFound = false
         var matched = false
-        var misses: [String] = []
-        for index in scenarios.indices {
-            guard
-                let descriptor = scenarios[index].inlineDescriptor
-                    ?? catalog.workload(named: scenarios[index].workload)?.descriptor
+        for stepIndex in scenario.steps.indices {
+            let step = scenario.steps[stepIndex]
+            guard step.phase == stepKey || step.name == stepKey,
+                let stepDescriptor = stepDescriptors.first(where: { $0.name == step.name })
             else { continue }
-            let name = scenarios[index].name
-            if keyParts.count == 1 {
-                guard let spec = descriptor.parameters.first(where: { $0.name == key }) else {
-                    let names = descriptor.parameters.map(\.name)
-                    misses.append(
-                        "\(name) has no parameter '\(Excerpt.of(key))'; parameters: \(names.joined(separator: ", "))"
-                            + suggestion(key, names))
-                    continue
-                }
-                switch spec.parse(valueText) {
-                case .success(let value):
-                    scenarios[index].parameters[key] = value
-                    for strategy in scenarios[index].strategies.indices {
-                        scenarios[index].strategies[strategy].parameters[key] = value
-                    }
-                    matched = true
-                case .failure(let failure):
-                    throw .invalidOverride(text, reason: failure.message(text: valueText, name: key))
-                }
+            stepFound = true
+            guard let spec = stepDescriptor.arguments.first(where: { $0.name == argument }) else {
+                let names = stepDescriptor.arguments.map(\.name)
+                misses.append(
+                    names.isEmpty
+                        ? "step '\(step.name)' of \(scenario.name) takes no arguments"
+                        : "step '\(step.name)' of \(scenario.name) has no argument '\(Excerpt.of(argument))'; "
+                            + "arguments: " + names.joined(separator: ", ") + suggestion(argument, names))
                 continue
             }
-            let (stepKey, argument) = (keyParts[0], keyParts[1])
-            let stepDescriptors = descriptor.steps + BuiltInStep.all
-            var stepFound = false
-            for stepIndex in scenarios[index].steps.indices {
-                let step = scenarios[index].steps[stepIndex]
-                guard step.phase == stepKey || step.name == stepKey,
-                    let stepDescriptor = stepDescriptors.first(where: { $0.name == step.name })
-                else { continue }
-                stepFound = true
-                guard let spec = stepDescriptor.arguments.first(where: { $0.name == argument }) else {
-                    let names = stepDescriptor.arguments.map(\.name)
-                    misses.append(
-                        names.isEmpty
-                            ? "step '\(step.name)' of \(name) takes no arguments"
-                            : "step '\(step.name)' of \(name) has no argument '\(Excerpt.of(argument))'; arguments: "
-                                + names.joined(separator: ", ") + suggestion(argument, names))
-                    continue
-                }
-                switch spec.parse(valueText) {
-                case .success(let value):
-                    scenarios[index].steps[stepIndex].arguments[argument] = value
-                    if step.name == BuiltInStep.repeat.name,
-                        let problem = ParseContext.repeatCountProblem(scenarios[index].steps[stepIndex].arguments)
-                    {
-                        throw .invalidOverride(text, reason: "\(scenarios[index].file): \(problem)")
-                    }
-                    matched = true
-                case .failure(let failure):
-                    throw .invalidOverride(text, reason: failure.message(text: valueText, name: key))
-                }
+            scenario.steps[stepIndex].arguments[argument] = try parse(spec)
+            if step.name == BuiltInStep.repeat.name,
+                let problem = ParseContext.repeatCountProblem(scenario.steps[stepIndex].arguments)
+            {
+                throw .invalidOverride(text, reason: "\(scenario.file): \(problem)")
             }
-            if !stepFound {
-                let phases = scenarios[index].steps.map(\.phase)
-                misses.append(
-                    "\(name) has no step '\(Excerpt.of(stepKey))'; steps: \(phases.joined(separator: ", "))"
-                        + suggestion(stepKey, phases))
-            }
+            matched = true
         }
-        if !matched {
-            // One reason per scenario, but a run of many scenarios must not make a screenful of them.
-            let shown = misses.prefix(3).joined(separator: "; ")
-            let more = misses.count > 3 ? "; and \(misses.count - 3) more scenarios" : ""
-            throw .invalidOverride(text, reason: misses.isEmpty ? "no scenario to apply it to" : shown + more)
+        if !stepFound {
+            let phases = scenario.steps.map(\.phase)
+            misses.append(
+                "\(scenario.name) has no step '\(Excerpt.of(stepKey))'; steps: \(phases.joined(separator: ", "))"
+                    + suggestion(stepKey, phases))
+        }
+        return matched
+    }
+
+    /// The value, held to the checks a scenario file's value gets.
+    private func parse(_ spec: ParameterSpec) throws(ScenarioError) -> ParameterValue {
+        switch spec.parse(valueText) {
+        case .success(let value): return value
+        case .failure(let failure): throw .invalidOverride(text, reason: failure.message(text: valueText, name: key))
         }
     }
-    return scenarios
 }
 
 /// One parameter or step argument run at several values: `--set burst.duration=1s,2s,4s`.
@@ -126,7 +163,8 @@ public struct SweepSpec: Sendable, Hashable {
             throw .invalidOverride(
                 text,
                 reason:
-                    "a sweep of \(values.count) values; at most \(Self.maximumValues) (each value runs every case again)"
+                    "a sweep of \(values.count) values; at most \(Self.maximumValues) (each value runs every case "
+                    + "again)"
             )
         }
         if let empty = values.firstIndex(where: \.isEmpty) {

@@ -25,13 +25,14 @@ extension ParseContext {
                 if let limit, case .bytes(let bytes) = level, bytes > limit {
                     report(
                         node,
-                        "'memoryWarning' \(Units.formatBytes(bytes)) is above 'memoryLimit' \(Units.formatBytes(limit)); "
-                            + "a warning must come before the limit, e.g. 80%")
+                        "'memoryWarning' \(Units.formatBytes(bytes)) is above 'memoryLimit' "
+                            + "\(Units.formatBytes(limit)); a warning must come before the limit, e.g. 80%")
                 }
             } else {
                 report(
                     node,
-                    "bad value '\(text)' for 'memoryWarning'; expected a share of memoryLimit (1%...100%, e.g. 80%) or a size, e.g. 240MiB"
+                    "bad value '\(text)' for 'memoryWarning'; expected a share of memoryLimit (1%...100%, e.g. 80%) "
+                        + "or a size, e.g. 240MiB"
                 )
             }
         }

@@ -14,7 +14,8 @@ extension ParseContext {
         let repeatName = BuiltInStep.repeat.name
         let bodyDescriptors = descriptors.filter { $0.name != repeatName }
         let example =
-            "\(repeatName): {times: 20, warmup: 3, steps: [\(bodyDescriptors.prefix(2).map(\.name).joined(separator: ", "))]}"
+            "\(repeatName): {times: 20, warmup: 3, steps: "
+            + "[\(bodyDescriptors.prefix(2).map(\.name).joined(separator: ", "))]}"
         guard let bodyNode else {
             report(stepNode, "step '\(repeatName)' needs the steps to repeat, e.g. \(example)")
             return nil
@@ -53,7 +54,8 @@ extension ParseContext {
         }
         let minimum = BuiltInStep.minimumMeasuredIterations
         guard times - warmup < minimum else { return nil }
-        return "'\(repeatName)' runs \(times) iterations with \(warmup) of warm-up, leaving \(max(times - warmup, 0)) "
-            + "to fit the growth line; it needs at least \(minimum): raise 'times' to \(warmup + minimum) or lower 'warmup'"
+        return "'\(repeatName)' runs \(times) iterations with \(warmup) of warm-up, leaving "
+            + "\(max(times - warmup, 0)) to fit the growth line; it needs at least \(minimum): raise 'times' to "
+            + "\(warmup + minimum) or lower 'warmup'"
     }
 }

@@ -27,104 +27,21 @@ public struct ScenarioParser: Sendable {
     }
 
     private func parse(_ text: String, context: inout ParseContext) -> ScenarioSpec? {
-        // Limits and exact places first: Yams' own errors are coarser, and composing an alias bomb hangs.
-        let problems = YAMLPreflight.problems(in: text, file: context.file)
-        guard problems.isEmpty else {
-            context.diagnostics += problems
-            return nil
-        }
-        let root: Node?
-        do {
-            root = try Yams.compose(yaml: text)
-        } catch let error as YamlError {
-            context.diagnostics.append(Self.diagnostic(for: error, file: context.file))
-            return nil
-        } catch {
-            context.report(nil, "cannot read YAML: \(error)")
-            return nil
-        }
-        guard let root, let mapping = root.mapping else {
+        guard let root = Self.compose(text, context: &context) else { return nil }
+        guard let mapping = root.mapping else {
             context.report(root, "a scenario file is a mapping with keys: \(Self.topLevelKeys.joined(separator: ", "))")
             return nil
         }
         context.checkKeys(mapping, allowed: Self.topLevelKeys, what: "key")
 
         let name = context.requiredString(mapping, "scenario")
-        var summary = mapping["description"].flatMap { context.string($0, "description") } ?? ""
-        // Folded YAML scalars end with a line break; the report adds its own spacing.
-        while summary.last?.isNewline == true || summary.last == " " { summary.removeLast() }
-        guard let workloadName = context.requiredString(mapping, "workload") else { return nil }
-        let isCommand = workloadName == CommandScenario.workloadName
-        let descriptor: WorkloadDescriptor
-        if isCommand {
-            descriptor = CommandScenario.descriptor(mapping, context: &context)
-        } else if let workload = catalog.workload(named: workloadName) {
-            descriptor = workload.descriptor
-        } else {
-            let names = catalog.names + [CommandScenario.workloadName]
-            context.report(
-                mapping["workload"],
-                "unknown workload '\(workloadName)'; expected one of: \(names.joined(separator: ", "))"
-                    + suggestion(workloadName, names))
-            return nil
-        }
-
-        // Parameters: defaults, then the file's values.
-        var parameters = ParameterValues(
-            Dictionary(uniqueKeysWithValues: descriptor.parameters.map { ($0.name, $0.defaultValue) }))
-        if let node = mapping["parameters"] {
-            context.readParameters(
-                node, specs: descriptor.parameters, into: &parameters, what: "of workload '\(descriptor.name)'")
-        }
-
-        // Strategies: a list of names, or of mappings `{name: x, expect: leaks, parameters: {...}}`.
-        var strategies: [StrategyPlan] = []
-        let validStrategies = descriptor.strategies.map(\.name)
-        if let node = mapping["strategies"] {
-            if let sequence = node.sequence {
-                for item in sequence {
-                    if let plan = context.readStrategy(item, descriptor: descriptor, base: parameters) {
-                        if strategies.contains(where: { $0.name == plan.name }) {
-                            context.report(item, "strategy '\(plan.name)' is listed twice")
-                        } else {
-                            strategies.append(plan)
-                        }
-                    }
-                }
-            } else {
-                context.report(
-                    node, "'strategies' is a list, e.g. [\(validStrategies.prefix(2).joined(separator: ", "))]")
-            }
-        } else {
-            strategies = descriptor.strategies.map {
-                StrategyPlan(name: $0.name, parameters: parameters, expect: nil, location: context.location(root))
-            }
-        }
-        if strategies.isEmpty && mapping["strategies"] != nil && context.diagnostics.isEmpty {
-            context.report(
-                mapping["strategies"],
-                "no strategies listed; expected some of: \(validStrategies.joined(separator: ", "))")
-        }
-
-        // Steps.
-        var steps: [StepInvocation] = []
-        let stepDescriptors = descriptor.steps + BuiltInStep.all
-        if let node = mapping["steps"] {
-            if let sequence = node.sequence {
-                for item in sequence {
-                    if let step = context.readStep(item, descriptors: stepDescriptors) { steps.append(step) }
-                }
-            } else {
-                context.report(node, "'steps' is a list, e.g. [\(descriptor.defaultSteps.joined(separator: ", "))]")
-            }
-        } else {
-            for stepName in descriptor.defaultSteps {
-                if let step = stepDescriptors.first(where: { $0.name == stepName }) {
-                    steps.append(StepInvocation(name: step.name, phase: step.name, arguments: defaults(of: step)))
-                }
-            }
-        }
-        steps = uniquePhases(steps)
+        let summary = context.readSummary(mapping)
+        guard let workloadName = context.requiredString(mapping, "workload"),
+            let descriptor = descriptor(named: workloadName, in: mapping, context: &context)
+        else { return nil }
+        let parameters = context.readScenarioParameters(mapping, descriptor: descriptor)
+        let strategies = context.readStrategies(mapping, root: root, descriptor: descriptor, parameters: parameters)
+        let steps = context.readSteps(mapping, descriptor: descriptor)
         let thresholds =
             mapping["thresholds"].map {
                 context.readThresholds(
@@ -138,17 +55,7 @@ public struct ScenarioParser: Sendable {
             context.readDuration(mapping, "timeout", range: .milliseconds(100) ... .seconds(3600)) ?? .seconds(120)
         let settle = context.readDuration(mapping, "settle", range: .zero ... .seconds(60)) ?? .milliseconds(100)
         let memory = context.readMemoryBudget(mapping)
-        var peakMode: PeakMode?
-        if let node = mapping["peak"], let text = context.string(node, "peak") {
-            peakMode = PeakMode(rawValue: text)
-            if peakMode == nil {
-                context.report(
-                    node,
-                    "bad value '\(text)' for 'peak'; expected one of: \(PeakMode.allCases.map(\.rawValue).joined(separator: ", "))"
-                        + suggestion(text, PeakMode.allCases.map(\.rawValue)))
-            }
-        }
-
+        let peakMode = context.readPeakMode(mapping)
         let ranking = mapping["rank"].flatMap { context.readRanking($0, descriptor: descriptor, steps: steps) }
         let parallel = context.readFlag(mapping, "parallel") ?? false
         let ratePhase = mapping["rate"].flatMap { context.readRatePhase($0, phases: steps.map(\.phase)) }
@@ -166,24 +73,51 @@ public struct ScenarioParser: Sendable {
         spec.ratePhase = ratePhase
         spec.parallel = parallel
         spec.attribution = attribution
-        spec.inlineDescriptor = isCommand ? descriptor : nil
+        spec.inlineDescriptor = descriptor.name == CommandScenario.workloadName ? descriptor : nil
         return spec
     }
 
-    private func defaults(of step: StepDescriptor) -> ParameterValues {
-        ParameterValues(Dictionary(uniqueKeysWithValues: step.arguments.map { ($0.name, $0.defaultValue) }))
+    /// The file's YAML tree, or nil with the problems reported.
+    private static func compose(_ text: String, context: inout ParseContext) -> Node? {
+        // Limits and exact places first: Yams' own errors are coarser, and composing an alias bomb hangs.
+        let problems = YAMLPreflight.problems(in: text, file: context.file)
+        guard problems.isEmpty else {
+            context.diagnostics += problems
+            return nil
+        }
+        let root: Node?
+        do {
+            root = try Yams.compose(yaml: text)
+        } catch let error as YamlError {
+            context.diagnostics.append(Self.diagnostic(for: error, file: context.file))
+            return nil
+        } catch {
+            context.report(nil, "cannot read YAML: \(error)")
+            return nil
+        }
+        guard let root else {
+            context.report(nil, "a scenario file is a mapping with keys: \(Self.topLevelKeys.joined(separator: ", "))")
+            return nil
+        }
+        return root
     }
 
-    /// Gives repeated phase names a `#2`, `#3` suffix so per-phase peaks stay apart.
-    private func uniquePhases(_ steps: [StepInvocation]) -> [StepInvocation] {
-        var seen: [String: Int] = [:]
-        return steps.map { step in
-            var step = step
-            let count = (seen[step.phase] ?? 0) + 1
-            seen[step.phase] = count
-            if count > 1 { step.phase += "#\(count)" }
-            return step
+    /// The descriptor of the file's `workload`: a catalog workload's, or a command scenario's built from the file.
+    private func descriptor(named workloadName: String, in mapping: Node.Mapping, context: inout ParseContext)
+        -> WorkloadDescriptor?
+    {
+        if workloadName == CommandScenario.workloadName {
+            return CommandScenario.descriptor(mapping, context: &context)
         }
+        if let workload = catalog.workload(named: workloadName) {
+            return workload.descriptor
+        }
+        let names = catalog.names + [CommandScenario.workloadName]
+        context.report(
+            mapping["workload"],
+            "unknown workload '\(workloadName)'; expected one of: \(names.joined(separator: ", "))"
+                + suggestion(workloadName, names))
+        return nil
     }
 
     /// A Yams error as one short line at its place. The preflight finds syntax errors first; what is
@@ -309,7 +243,8 @@ struct ParseContext {
                 let names = specs.map(\.name)
                 report(
                     key,
-                    "unknown parameter '\(key.string ?? "?")' \(what); expected one of: \(names.joined(separator: ", "))"
+                    "unknown parameter '\(key.string ?? "?")' \(what); expected one of: "
+                        + "\(names.joined(separator: ", "))"
                         + suggestion(key.string ?? "", names))
                 continue
             }
@@ -380,34 +315,14 @@ struct ParseContext {
     /// A step is `name`, `name: value` (sets the first argument) or `name: {argument: value, phase: label}`.
     mutating func readStep(_ node: Node, descriptors: [StepDescriptor]) -> StepInvocation? {
         let valid = descriptors.map(\.name)
-        let name: String
-        let nameNode: Node
-        var argumentsNode: Node?
-        if case .scalar(let scalar) = node {
-            name = scalar.string
-            nameNode = node
-        } else if let mapping = node.mapping, mapping.count == 1, let first = mapping.first, let key = first.key.string
-        {
-            name = key
-            nameNode = first.key
-            argumentsNode = first.value
-        } else {
-            report(
-                node,
-                "a step is a name, 'name: value' or 'name: {argument: value}'; steps: \(valid.joined(separator: ", "))")
-            return nil
-        }
+        guard case (let name, let nameNode, let argumentsNode)? = stepParts(node, valid: valid) else { return nil }
         guard let descriptor = descriptors.first(where: { $0.name == name }) else {
             report(
                 nameNode,
                 "unknown step '\(name)'; expected one of: \(valid.joined(separator: ", "))" + suggestion(name, valid))
             return nil
         }
-        var arguments = ParameterValues(
-            Dictionary(uniqueKeysWithValues: descriptor.arguments.map { ($0.name, $0.defaultValue) }))
-        var phase = name
-        let isRepeat = name == BuiltInStep.repeat.name
-        var bodyNode: Node?
+        var step = StepArguments(arguments: defaultValues(of: descriptor.arguments), phase: name)
         if let argumentsNode {
             if case .scalar(let scalar) = argumentsNode, !scalar.string.isEmpty {
                 guard let first = descriptor.arguments.first else {
@@ -415,47 +330,80 @@ struct ParseContext {
                     return nil
                 }
                 switch first.parse(scalar.string) {
-                case .success(let value): arguments[first.name] = value
+                case .success(let value): step.arguments[first.name] = value
                 case .failure(let failure):
                     report(argumentsNode, failure.message(text: scalar.string, name: "\(name).\(first.name)"))
                 }
             } else if let mapping = argumentsNode.mapping {
-                let allowed = descriptor.arguments.map(\.name) + ["phase"] + (isRepeat ? ["steps"] : [])
-                for (key, valueNode) in mapping {
-                    guard let argument = key.string else { continue }
-                    if argument == "phase" {
-                        if let text = string(valueNode, "phase") { phase = text }
-                        continue
-                    }
-                    if isRepeat && argument == "steps" {
-                        bodyNode = valueNode
-                        continue
-                    }
-                    guard let spec = descriptor.arguments.first(where: { $0.name == argument }) else {
-                        report(
-                            key,
-                            "unknown argument '\(argument)' of step '\(name)'; expected one of: \(allowed.joined(separator: ", "))"
-                                + suggestion(argument, allowed))
-                        continue
-                    }
-                    guard let text = string(valueNode, argument) else { continue }
-                    switch spec.parse(text) {
-                    case .success(let value): arguments[argument] = value
-                    case .failure(let failure):
-                        report(valueNode, failure.message(text: text, name: "\(name).\(argument)"))
-                    }
-                }
+                readStepArguments(mapping, of: descriptor, into: &step)
             } else if case .scalar = argumentsNode {
                 // `name:` with nothing after it: the step with its defaults.
             } else {
                 report(argumentsNode, "arguments of step '\(name)' are a value or a mapping")
             }
         }
-        if isRepeat {
-            guard let body = readRepeatBody(bodyNode, stepNode: node, arguments: arguments, descriptors: descriptors)
+        if name == BuiltInStep.repeat.name {
+            guard
+                let body = readRepeatBody(
+                    step.bodyNode, stepNode: node, arguments: step.arguments, descriptors: descriptors)
             else { return nil }
-            return StepInvocation(name: name, phase: phase, arguments: arguments, body: body)
+            return StepInvocation(name: name, phase: step.phase, arguments: step.arguments, body: body)
         }
-        return StepInvocation(name: name, phase: phase, arguments: arguments)
+        return StepInvocation(name: name, phase: step.phase, arguments: step.arguments)
+    }
+
+    /// What a step's mapping sets: its arguments, its phase label and (for `repeat`) the steps to repeat.
+    struct StepArguments {
+        var arguments: ParameterValues
+        var phase: String
+        var bodyNode: Node?
+    }
+
+    /// A step's name, the node to report it at and the node of its arguments, if the step has one of the
+    /// three forms.
+    private mutating func stepParts(_ node: Node, valid: [String]) -> (String, Node, Node?)? {
+        if case .scalar(let scalar) = node {
+            return (scalar.string, node, nil)
+        }
+        if let mapping = node.mapping, mapping.count == 1, let first = mapping.first, let key = first.key.string {
+            return (key, first.key, first.value)
+        }
+        report(
+            node,
+            "a step is a name, 'name: value' or 'name: {argument: value}'; steps: \(valid.joined(separator: ", "))")
+        return nil
+    }
+
+    /// `name: {argument: value, phase: label}` (and `steps: [...]` for `repeat`).
+    private mutating func readStepArguments(
+        _ mapping: Node.Mapping, of descriptor: StepDescriptor, into step: inout StepArguments
+    ) {
+        let name = descriptor.name
+        let isRepeat = name == BuiltInStep.repeat.name
+        let allowed = descriptor.arguments.map(\.name) + ["phase"] + (isRepeat ? ["steps"] : [])
+        for (key, valueNode) in mapping {
+            guard let argument = key.string else { continue }
+            if argument == "phase" {
+                if let text = string(valueNode, "phase") { step.phase = text }
+                continue
+            }
+            if isRepeat && argument == "steps" {
+                step.bodyNode = valueNode
+                continue
+            }
+            guard let spec = descriptor.arguments.first(where: { $0.name == argument }) else {
+                report(
+                    key,
+                    "unknown argument '\(argument)' of step '\(name)'; "
+                        + "expected one of: \(allowed.joined(separator: ", "))" + suggestion(argument, allowed))
+                continue
+            }
+            guard let text = string(valueNode, argument) else { continue }
+            switch spec.parse(text) {
+            case .success(let value): step.arguments[argument] = value
+            case .failure(let failure):
+                report(valueNode, failure.message(text: text, name: "\(name).\(argument)"))
+            }
+        }
     }
 }

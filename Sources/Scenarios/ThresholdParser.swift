@@ -34,7 +34,8 @@ extension ParseContext {
         guard let mapping = node.mapping else {
             report(
                 node,
-                "'thresholds' is a mapping of strategy (or all, relative) to limits, or a list of expressions like 'signal-next.peakAllocated <= 32MiB'"
+                "'thresholds' is a mapping of strategy (or all, relative) to limits, or a list of expressions like "
+                    + "'signal-next.peakAllocated <= 32MiB'"
             )
             return []
         }
@@ -42,7 +43,8 @@ extension ParseContext {
             guard let name = key.string, keys.contains(name) else {
                 report(
                     key,
-                    "unknown threshold group '\(Excerpt.of(key.string ?? "?"))'; expected one of: \(keys.joined(separator: ", "))"
+                    "unknown threshold group '\(Excerpt.of(key.string ?? "?"))'; expected one of: "
+                        + "\(keys.joined(separator: ", "))"
                         + suggestion(key.string ?? "", keys))
                 continue
             }
@@ -50,7 +52,8 @@ extension ParseContext {
                 guard let sequence = value.sequence else {
                     report(
                         value,
-                        "'relative' is a list of expressions like 'signal-next.peakAllocated <= 0.1 * unbounded-dispatch.peakAllocated'"
+                        "'relative' is a list of expressions like 'signal-next.peakAllocated <= 0.1 * "
+                            + "unbounded-dispatch.peakAllocated'"
                     )
                     continue
                 }
@@ -86,13 +89,14 @@ extension ParseContext {
         guard parts.count == 2 else {
             report(
                 node,
-                "a threshold is 'strategy.figure OP limit', e.g. 'signal-next.peakAllocated <= 32MiB'; got '\(Excerpt.of(text))'"
+                "a threshold is 'strategy.figure OP limit', e.g. 'signal-next.peakAllocated <= 32MiB'; got "
+                    + "'\(Excerpt.of(text))'"
             )
             return []
         }
         let targets: [String]
         let subjectText = parts[0]
-        guard let (strategy, figureName) = splitReference(subjectText) else {
+        guard let (strategy, figureName) = Self.splitReference(subjectText) else {
             report(node, "'\(Excerpt.of(subjectText))' is not 'strategy.figure', e.g. 'signal-next.peakAllocated'")
             return []
         }
@@ -103,7 +107,8 @@ extension ParseContext {
         } else {
             report(
                 node,
-                "unknown strategy '\(Excerpt.of(strategy))' in threshold; expected one of: \((strategies + ["all"]).joined(separator: ", "))"
+                "unknown strategy '\(Excerpt.of(strategy))' in threshold; expected one of: "
+                    + "\((strategies + ["all"]).joined(separator: ", "))"
                     + suggestion(strategy, strategies))
             return []
         }
@@ -115,7 +120,7 @@ extension ParseContext {
         }
     }
 
-    private func splitReference(_ text: String) -> (String, String)? {
+    static func splitReference(_ text: String) -> (String, String)? {
         guard let dot = text.firstIndex(of: ".") else { return nil }
         let strategy = String(text[..<dot])
         let figure = String(text[text.index(after: dot)...])
@@ -130,7 +135,8 @@ extension ParseContext {
             guard phases.contains(parts[1]) else {
                 report(
                     node,
-                    "unknown phase '\(Excerpt.of(parts[1]))' in '\(Excerpt.of(name))'; phases: \(phases.joined(separator: ", "))"
+                    "unknown phase '\(Excerpt.of(parts[1]))' in '\(Excerpt.of(name))'; phases: "
+                        + "\(phases.joined(separator: ", "))"
                         + suggestion(parts[1], phases))
                 return nil
             }
@@ -162,80 +168,107 @@ extension ParseContext {
     private mutating func readLimit(
         _ text: String, subject: FigureReference, text full: String, at node: Node, _ names: ThresholdNames
     ) -> Threshold? {
-        let strategies = names.strategies
         let trimmed = text.trimmingSpaces()
-        guard
-            let comparison = Comparison.allCases.sorted(by: { $0.rawValue.count > $1.rawValue.count })
-                .first(where: { trimmed.hasPrefix($0.rawValue) })
-        else {
+        guard let comparison = readComparison(trimmed, at: node) else { return nil }
+        let rest = String(trimmed.dropFirst(comparison.rawValue.count)).trimmingSpaces()
+        let limit =
+            if let relative = RelativeLimitText(rest, strategies: names.strategies) {
+                readRelativeLimit(relative, at: node, names)
+            } else {
+                readAbsoluteLimit(rest, for: subject.figure, at: node)
+            }
+        guard let limit else { return nil }
+        let location = self.location(node)
+        return Threshold(
+            subject: subject, comparison: comparison, limit: limit, text: full,
+            file: location.file, line: location.line, column: location.column)
+    }
+
+    /// The comparison a limit starts with (the longest that matches: `<=` before `<`).
+    private mutating func readComparison(_ trimmed: String, at node: Node) -> Comparison? {
+        let longestFirst = Comparison.allCases.sorted(by: { $0.rawValue.count > $1.rawValue.count })
+        if let comparison = longestFirst.first(where: { trimmed.hasPrefix($0.rawValue) }) { return comparison }
+        report(
+            node,
+            "'\(Excerpt.of(trimmed))' needs a comparison first; expected one of: "
+                + "\(Comparison.allCases.map(\.rawValue).joined(separator: ", ")), e.g. '<= 32MiB'")
+        return nil
+    }
+
+    /// `[factor *] strategy.figure`, checked against the scenario's strategies and figures.
+    private mutating func readRelativeLimit(_ relative: RelativeLimitText, at node: Node, _ names: ThresholdNames)
+        -> Threshold.Limit?
+    {
+        let (rest, strategy, strategies) = (relative.text, relative.strategy, names.strategies)
+        guard strategies.contains(strategy) else {
             report(
                 node,
-                "'\(Excerpt.of(trimmed))' needs a comparison first; expected one of: \(Comparison.allCases.map(\.rawValue).joined(separator: ", ")), e.g. '<= 32MiB'"
-            )
+                "unknown strategy '\(Excerpt.of(strategy))' in '\(Excerpt.of(rest))'; "
+                    + "expected one of: \(strategies.joined(separator: ", "))" + suggestion(strategy, strategies))
             return nil
         }
-        let rest = String(trimmed.dropFirst(comparison.rawValue.count)).trimmingSpaces()
-        let location = self.location(node)
-        func make(_ limit: Threshold.Limit) -> Threshold {
-            Threshold(
-                subject: subject, comparison: comparison, limit: limit, text: full,
-                file: location.file, line: location.line, column: location.column)
+        guard let figure = readFigure(relative.figure, at: node, names) else { return nil }
+        var factor = 1.0
+        if let factorText = relative.factor {
+            guard let value = Units.parseDecimal(factorText), (0...Self.maximumThresholdFactor).contains(value)
+            else {
+                report(
+                    node,
+                    "bad factor '\(Excerpt.of(factorText))' in '\(Excerpt.of(rest))'; expected a number from 0 to "
+                        + "\(Int(Self.maximumThresholdFactor)), e.g. '0.1 * unbounded-dispatch.peakAllocated'")
+                return nil
+            }
+            factor = value
         }
-        // Relative: `[factor *] strategy.figure`.
-        let factorParts = rest.split(separator: "*", maxSplits: 1).map { String($0).trimmingSpaces() }
-        let referenceText = factorParts.count == 2 ? factorParts[1] : rest
-        if let (strategy, figureName) = splitReference(referenceText),
+        return .relative(factor: factor, of: FigureReference(strategy: strategy, figure: figure))
+    }
+
+    /// A value in the figure's unit.
+    private mutating func readAbsoluteLimit(_ rest: String, for figure: Figure, at node: Node) -> Threshold.Limit? {
+        let value: Double? =
+            switch figure {
+            case .duration: Units.parseDurationNanoseconds(rest).map { Double($0) / 1e6 }
+            case .metric: Units.parseDecimal(rest) ?? Units.parseBytes(rest).map(Double.init)
+            default: Units.parseBytes(rest).map(Double.init)
+            }
+        if let value { return .absolute(value) }
+        let expected =
+            switch figure {
+            case .duration: "a duration, e.g. 2s"
+            case .metric: "a number"
+            case .leakedObjects: "a whole number of objects, e.g. 0"
+            default: "a size with a binary unit, e.g. 32MiB, 256KiB, or 0"
+            }
+        report(
+            node,
+            "bad limit '\(Excerpt.of(rest))' for \(figure); expected \(expected), "
+                + "or a factor of another strategy's figure")
+        return nil
+    }
+}
+
+/// The text after a limit's comparison when it names another strategy's figure: `[factor *] strategy.figure`.
+private struct RelativeLimitText {
+    /// The whole text, for messages.
+    let text: String
+    let factor: String?
+    let strategy: String
+    let figure: String
+
+    /// Nil when the text is a plain value: it is relative when it names a known strategy, or when it reads as
+    /// `word.word` and as no number, size or duration (so a typo in a strategy's name is reported as such).
+    init?(_ text: String, strategies: [String]) {
+        let factorParts = text.split(separator: "*", maxSplits: 1).map { String($0).trimmingSpaces() }
+        let referenceText = factorParts.count == 2 ? factorParts[1] : text
+        guard let (strategy, figure) = ParseContext.splitReference(referenceText),
             strategies.contains(strategy)
                 || Units.parseDecimal(referenceText) == nil && Units.parseBytes(referenceText) == nil
                     && Units.parseDurationNanoseconds(referenceText) == nil
-        {
-            guard strategies.contains(strategy) else {
-                report(
-                    node,
-                    "unknown strategy '\(Excerpt.of(strategy))' in '\(Excerpt.of(rest))'; expected one of: \(strategies.joined(separator: ", "))"
-                        + suggestion(strategy, strategies))
-                return nil
-            }
-            guard let figure = readFigure(figureName, at: node, names) else { return nil }
-            var factor = 1.0
-            if factorParts.count == 2 {
-                guard let value = Units.parseDecimal(factorParts[0]), (0...Self.maximumThresholdFactor).contains(value)
-                else {
-                    report(
-                        node,
-                        "bad factor '\(Excerpt.of(factorParts[0]))' in '\(Excerpt.of(rest))'; expected a number from 0 to "
-                            + "\(Int(Self.maximumThresholdFactor)), e.g. '0.1 * unbounded-dispatch.peakAllocated'")
-                    return nil
-                }
-                factor = value
-            }
-            return make(.relative(factor: factor, of: FigureReference(strategy: strategy, figure: figure)))
-        }
-        // Absolute: a value in the figure's unit.
-        let value: Double?
-        switch subject.figure {
-        case .duration:
-            value = Units.parseDurationNanoseconds(rest).map { Double($0) / 1e6 }
-        case .metric:
-            value = Units.parseDecimal(rest) ?? Units.parseBytes(rest).map(Double.init)
-        default:
-            value = Units.parseBytes(rest).map(Double.init)
-        }
-        guard let value else {
-            let expected: String
-            switch subject.figure {
-            case .duration: expected = "a duration, e.g. 2s"
-            case .metric: expected = "a number"
-            case .leakedObjects: expected = "a whole number of objects, e.g. 0"
-            default: expected = "a size with a binary unit, e.g. 32MiB, 256KiB, or 0"
-            }
-            report(
-                node,
-                "bad limit '\(Excerpt.of(rest))' for \(subject.figure); expected \(expected), or a factor of another strategy's figure"
-            )
-            return nil
-        }
-        return make(.absolute(value))
+        else { return nil }
+        self.text = text
+        factor = factorParts.count == 2 ? factorParts[0] : nil
+        self.strategy = strategy
+        self.figure = figure
     }
 }
 

@@ -114,46 +114,9 @@ enum YAMLPreflight {
                 if let anchor { anchors[anchor] = Anchored(nodes: 1, scalar: value) }
                 add(nodes: 1, scalar: value, at: mark)
             case YAML_ALIAS_EVENT:
-                let name = string(event.data.alias.anchor) ?? ""
-                aliases += 1
-                guard let anchored = anchors[name] else {
-                    let known = anchors.keys.sorted().map { "&\(Excerpt.of($0))" }
-                    report(
-                        mark,
-                        "alias '*\(Excerpt.of(name))' names no anchor defined before it"
-                            + (known.isEmpty
-                                ? "; define it first with '&\(Excerpt.of(name))'"
-                                : "; anchors: \(known.prefix(10).joined(separator: ", "))"),
-                        stop: true)
-                    return
-                }
-                guard aliases <= YAMLLimits.maximumAliases else {
-                    report(
-                        mark,
-                        "more than \(YAMLLimits.maximumAliases) aliases; a scenario file may use at most "
-                            + "\(YAMLLimits.maximumAliases) (write the values out instead)", stop: true)
-                    return
-                }
-                if nodes + anchored.nodes > YAMLLimits.maximumNodes {
-                    report(
-                        mark,
-                        "alias '*\(Excerpt.of(name))' expands the document beyond \(YAMLLimits.maximumNodes) nodes "
-                            + "(\(anchored.nodes) here); aliases of aliases multiply: refused as an alias bomb",
-                        stop: true)
-                    return
-                }
-                add(nodes: anchored.nodes, scalar: anchored.scalar, at: mark)
+                handleAlias(event)
             case YAML_SEQUENCE_START_EVENT, YAML_MAPPING_START_EVENT:
-                let isMapping = event.type == YAML_MAPPING_START_EVENT
-                guard checkTag(isMapping ? event.data.mapping_start.tag : event.data.sequence_start.tag, at: mark)
-                else { return }
-                guard stack.count < YAMLLimits.maximumDepth else {
-                    report(mark, Self.tooDeep, stop: true)
-                    return
-                }
-                let anchor = string(isMapping ? event.data.mapping_start.anchor : event.data.sequence_start.anchor)
-                // A collection used as a key takes the key's turn; it cannot collide with a scalar key.
-                stack.append(Frame(isMapping: isMapping, anchor: anchor))
+                handleCollectionStart(event)
             case YAML_SEQUENCE_END_EVENT, YAML_MAPPING_END_EVENT:
                 guard let frame = stack.popLast() else { return }
                 let size = frame.nodes + 1
@@ -166,6 +129,55 @@ enum YAMLPreflight {
             }
         }
 
+        /// `*name`: counts the anchored node again, refusing unknown anchors and alias bombs.
+        private mutating func handleAlias(_ event: yaml_event_t) {
+            let mark = event.start_mark
+            let name = string(event.data.alias.anchor) ?? ""
+            aliases += 1
+            guard let anchored = anchors[name] else {
+                let known = anchors.keys.sorted().map { "&\(Excerpt.of($0))" }
+                report(
+                    mark,
+                    "alias '*\(Excerpt.of(name))' names no anchor defined before it"
+                        + (known.isEmpty
+                            ? "; define it first with '&\(Excerpt.of(name))'"
+                            : "; anchors: \(known.prefix(10).joined(separator: ", "))"),
+                    stop: true)
+                return
+            }
+            guard aliases <= YAMLLimits.maximumAliases else {
+                report(
+                    mark,
+                    "more than \(YAMLLimits.maximumAliases) aliases; a scenario file may use at most "
+                        + "\(YAMLLimits.maximumAliases) (write the values out instead)", stop: true)
+                return
+            }
+            if nodes + anchored.nodes > YAMLLimits.maximumNodes {
+                report(
+                    mark,
+                    "alias '*\(Excerpt.of(name))' expands the document beyond \(YAMLLimits.maximumNodes) nodes "
+                        + "(\(anchored.nodes) here); aliases of aliases multiply: refused as an alias bomb",
+                    stop: true)
+                return
+            }
+            add(nodes: anchored.nodes, scalar: anchored.scalar, at: mark)
+        }
+
+        /// The start of a list or mapping: checks its tag and the nesting depth.
+        private mutating func handleCollectionStart(_ event: yaml_event_t) {
+            let mark = event.start_mark
+            let isMapping = event.type == YAML_MAPPING_START_EVENT
+            guard checkTag(isMapping ? event.data.mapping_start.tag : event.data.sequence_start.tag, at: mark)
+            else { return }
+            guard stack.count < YAMLLimits.maximumDepth else {
+                report(mark, Self.tooDeep, stop: true)
+                return
+            }
+            let anchor = string(isMapping ? event.data.mapping_start.anchor : event.data.sequence_start.anchor)
+            // A collection used as a key takes the key's turn; it cannot collide with a scalar key.
+            stack.append(Frame(isMapping: isMapping, anchor: anchor))
+        }
+
         /// The tags a scenario file may write: the core schema's. Others (`!!binary`, `!!set`, `!local`)
         /// would be read as plain text by the parser, not as what they announce.
         static let allowedTags = Set(
@@ -176,8 +188,8 @@ enum YAMLPreflight {
             let spelled = tag.hasPrefix("tag:yaml.org,2002:") ? "!!" + tag.dropFirst("tag:yaml.org,2002:".count) : tag
             report(
                 mark,
-                "unsupported tag '\(Excerpt.of(spelled))'; a scenario file's values are plain text (tags allowed: !!str, "
-                    + "!!int, !!float, !!bool, !!null, !!seq, !!map)")
+                "unsupported tag '\(Excerpt.of(spelled))'; a scenario file's values are plain text (tags allowed: "
+                    + "!!str, !!int, !!float, !!bool, !!null, !!seq, !!map)")
             return false
         }
 
@@ -243,7 +255,8 @@ enum YAMLPreflight {
         }
 
         static let tooDeep =
-            "nested deeper than \(YAMLLimits.maximumDepth) levels of lists and mappings; a scenario file needs fewer than 10"
+            "nested deeper than \(YAMLLimits.maximumDepth) levels of lists and mappings; a scenario file needs "
+            + "fewer than 10"
 
         /// Line and column (from 1, in characters) of the byte at `offset` of `text`.
         static func lineAndColumn(ofByte offset: Int, in text: String) -> (Int, Int) {

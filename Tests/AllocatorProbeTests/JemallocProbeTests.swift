@@ -1,4 +1,6 @@
 import AllocatorProbe
+import Foundation
+import Synchronization
 import Testing
 
 #if canImport(Glibc)
@@ -6,7 +8,7 @@ import Testing
 #endif
 
 /// These tests touch process-wide allocator state, so they run one at a time.
-@Suite(.serialized)
+@Suite(.serialized, .timeLimit(.minutes(2)))
 struct JemallocProbeTests {
     @Test func jemallocIsTheProcessAllocator() throws {
         let probe = try JemallocProbe()
@@ -52,6 +54,27 @@ struct JemallocProbeTests {
         probe.purgeAllArenas()
         let purged = probe.readAllocator().residentBytes
         #expect(holding - purged > size / 2, "resident fell by \(holding - purged) bytes")
+    }
+
+    /// The cache calls report what jemalloc answered: a thread with a cache flushes it; once the cache is off
+    /// there is nothing to flush, and jemalloc says so. On a thread of its own: the cache stays off there.
+    @Test func cacheCallsReportWhatJemallocAnswered() throws {
+        let probe = try JemallocProbe()
+        let answers = Mutex<[Bool]>([])
+        let done = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            let block = malloc(64)  // gives the thread's cache something to hold
+            free(block)
+            let flushed = probe.flushThreadCache()
+            let disabled = probe.disableThreadCache()
+            let flushedWithout = probe.flushThreadCache()
+            answers.withLock { $0 = [flushed, disabled, flushedWithout] }
+            done.signal()
+        }
+        thread.start()
+        #expect(done.wait(timeout: .now() + 30) == .success, "the thread did not finish within 30 s")
+        #expect(answers.withLock { $0 } == [true, true, false])
+        #expect(probe.purgeAllArenas())
     }
 
     @Test func threadAllocatedCountsThisThreadsAllocations() throws {

@@ -67,8 +67,8 @@ struct FullDiskFaultTests {
             let trial = try Trial()
             try trial.placePrevious()
             let scenario = try trial.scenario(Scenarios.quick)
-            // POSIX counts `ulimit -f` in 512-byte blocks: 3 blocks, 1.5 KiB (a case spec is under 1 KiB, run.json of two
-            // crashed cases over 3 KiB).
+            // POSIX counts `ulimit -f` in 512-byte blocks: 3 blocks, 1.5 KiB (a case spec is under 1 KiB, run.json of
+            // two crashed cases over 3 KiB).
             let run = try trial.start(
                 [
                     "-c", "ulimit -f 3 && exec \"$0\" \"$@\"", HarnessProcess.binary, "run", scenario, "--out",

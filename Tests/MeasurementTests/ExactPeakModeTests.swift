@@ -9,6 +9,7 @@ import WorkloadKit
 /// Exact mode inside a process without the agent (every test bundle): the readings say so, and an
 /// exact case is refused with how to get the agent. The counting itself is tested end to end with the
 /// agent preloaded (MemHarnessTests/ExactPeakTests, MemHarnessAgentTests).
+@Suite(.timeLimit(.minutes(5)))
 struct ExactPeakModeTests {
     @Test func aBinaryWithoutTheInterposerHasNoExactCounts() {
         #expect(!Agent.isLoaded)

@@ -38,7 +38,7 @@ final class RacyProbe: MemoryProbe, Sendable {
 /// What the harness adds to a case's figures, and what it states about the rest. In-process parts:
 /// the sampler's thread, its confirming readings, the harness's own allocations after the baseline.
 /// The bounds on known tiny allocations are checked end to end in MemHarnessTests/MeasurementFloorTests.
-@Suite(.serialized)
+@Suite(.serialized, .timeLimit(.minutes(5)))
 struct MeasurementFloorTests {
     @Test func aNewPeakIsConfirmedByASecondReadingAndTheLowerStands() throws {
         let probe = RacyProbe()

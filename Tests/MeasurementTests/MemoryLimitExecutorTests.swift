@@ -50,7 +50,7 @@ final class RunawayCase: WorkloadCase {
 }
 
 /// The limit enforced on a real case in this process (the child process's exit is tested end to end).
-@Suite(.serialized)
+@Suite(.serialized, .timeLimit(.minutes(5)))
 struct MemoryLimitExecutorTests {
     let executor = CaseExecutor(catalog: WorkloadCatalog([RunawayWorkload()]))
 

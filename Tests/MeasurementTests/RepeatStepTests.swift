@@ -13,7 +13,8 @@ import WorkloadKit
 
     func parse(_ steps: String) throws(ScenarioError) -> ScenarioSpec {
         try parser.parse(
-            "scenario: s\nworkload: blocks\nstrategies:\n  - {name: cycle, expect: leaks}\n  - release\nsteps:\n\(steps)\n",
+            "scenario: s\nworkload: blocks\nstrategies:\n  - {name: cycle, expect: leaks}\n  - "
+                + "release\nsteps:\n\(steps)\n",
             file: "s.yaml")
     }
 
@@ -56,7 +57,8 @@ import WorkloadKit
     @Test func aRepeatWithoutStepsSaysHowToWriteOne() {
         #expect(
             diagnostics("  - repeat: {times: 5}") == [
-                "s.yaml:7:5: step 'repeat' needs the steps to repeat, e.g. repeat: {times: 20, warmup: 3, steps: [allocate, idle]}"
+                "s.yaml:7:5: step 'repeat' needs the steps to repeat, e.g. repeat: {times: 20, warmup: 3, steps: "
+                    + "[allocate, idle]}"
             ])
         #expect(diagnostics("  - repeat: {times: 5, steps: []}").first?.contains("non-empty list of steps") == true)
     }
@@ -65,7 +67,8 @@ import WorkloadKit
         let found = diagnostics("  - repeat: {times: 5, steps: [alocate, {repeat: {times: 3, steps: [allocate]}}]}")
         #expect(
             found == [
-                "s.yaml:7:32: unknown step 'alocate'; expected one of: allocate, idle, settle (did you mean 'allocate'?)",
+                "s.yaml:7:32: unknown step 'alocate'; expected one of: allocate, idle, settle (did you mean "
+                    + "'allocate'?)",
                 "s.yaml:7:41: 'repeat' cannot be nested inside 'repeat'; flatten the loops into one body",
             ])
     }
@@ -100,7 +103,7 @@ import WorkloadKit
     }
 }
 
-@Suite(.serialized) struct RepeatStepExecutionTests {
+@Suite(.serialized, .timeLimit(.minutes(5))) struct RepeatStepExecutionTests {
     let catalog = WorkloadCatalog([BlockWorkload()])
 
     func run(_ strategy: String, times: Int) throws -> CaseResult {

@@ -6,7 +6,7 @@ import TestSupport
 import Testing
 import WorkloadKit
 
-@Suite(.serialized) struct ResidueTests {
+@Suite(.serialized, .timeLimit(.minutes(5))) struct ResidueTests {
     /// Runs `release` blocks, then idles for `idle`, sampling every millisecond.
     func run(idle: String) throws -> CaseMeasurements {
         let catalog = WorkloadCatalog([BlockWorkload()])

@@ -10,7 +10,7 @@ import WorkloadKit
 #endif
 
 /// The sampler's side: warnings posted and the limit enforced on scripted footprints.
-@Suite(.serialized)
+@Suite(.serialized, .timeLimit(.minutes(5)))
 struct SamplerBudgetTests {
     final class Calls: Sendable {
         let warnings = Atomic<Int>(0)

@@ -34,7 +34,7 @@ final class ScriptedProbe: MemoryProbe, Sendable {
     func threadAllocatedBytes() -> UInt64? { nil }
 }
 
-@Suite(.serialized)
+@Suite(.serialized, .timeLimit(.minutes(5)))
 struct SamplerTests {
     private func waitFor(_ probe: ScriptedProbe, readings: Int) {
         #expect(waitUntil { probe.readings >= readings }, "the sampler took no \(readings) readings")

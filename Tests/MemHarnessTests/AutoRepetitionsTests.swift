@@ -5,7 +5,7 @@ import Testing
 
 /// `repetitions: auto` end to end: the run decides the counts, the report states each median's interval,
 /// `baseline save` derives tolerances from it and the gate fails only outside the noise.
-@Suite(.serialized)
+@Suite(.serialized, .timeLimit(.minutes(10)))
 struct AutoRepetitionsTests {
     let cli = CommandLineTests()
 

@@ -5,7 +5,7 @@ import Reports
 import Testing
 
 /// Drives the built `memharness` binary end to end.
-@Suite(.serialized)
+@Suite(.serialized, .timeLimit(.minutes(10)))
 struct CommandLineTests {
     static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures")
 
@@ -14,42 +14,33 @@ struct CommandLineTests {
     /// The binary sits beside the test bundle in the build folder.
     static var binary: String { binary(named: "memharness") }
 
-    /// A product of the package in the build folder (`memharness-exact` is built by `make test` first).
+    /// A product of the package in the build folder (`make test` builds the agent and agent-probe first).
     static func binary(named name: String) -> String {
         let testBinary =
             (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         return URL(fileURLWithPath: testBinary).deletingLastPathComponent().appendingPathComponent(name).path
     }
 
-    struct Outcome {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-    }
+    typealias Outcome = ChildRun
 
-    func memharness(_ arguments: [String], environment: [String: String] = [:], binary: String = Self.binary) throws
-        -> Outcome
-    {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = arguments
+    /// Runs the binary for at most `seconds` (killed then, and the test fails); GitHub's variables of the
+    /// test run are not passed on.
+    func memharness(
+        _ arguments: [String], environment: [String: String] = [:], binary: String = Self.binary,
+        seconds: Double = 600, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> Outcome {
         var childEnvironment = ProcessInfo.processInfo.environment
         // A test run inside GitHub Actions must not leak its own settings into the binary under test.
         childEnvironment["GITHUB_ACTIONS"] = nil
         childEnvironment["GITHUB_STEP_SUMMARY"] = nil
         for (key, value) in environment { childEnvironment[key] = value }
-        process.environment = childEnvironment
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Outcome(
-            status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-            stderr: String(decoding: stderr, as: UTF8.self))
+        let run = try ChildRun.run(binary, arguments, environment: childEnvironment, seconds: seconds)
+        if run.timedOut {
+            Issue.record(
+                "memharness \(arguments.joined(separator: " ")) ran past \(Int(seconds)) s and was killed",
+                sourceLocation: sourceLocation)
+        }
+        return run
     }
 
     func temporaryDirectory() throws -> String {
@@ -101,7 +92,8 @@ struct CommandLineTests {
         )
         #expect(
             outcome.stderr.contains(
-                "\(file):6:5: unknown strategy 'hold-lrage'; expected one of: hold-large, hold-small-objects, churn, spikes, cross-thread, crash (did you mean 'hold-large'?)"
+                "\(file):6:5: unknown strategy 'hold-lrage'; expected one of: hold-large, hold-small-objects, "
+                    + "churn, spikes, cross-thread, crash (did you mean 'hold-large'?)"
             ))
         #expect(try String(contentsOfFile: "\(out)/report.md", encoding: .utf8) == earlier)
         #expect(!FileManager.default.fileExists(atPath: "\(out)/summary.csv"))

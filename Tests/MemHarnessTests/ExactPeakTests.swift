@@ -9,7 +9,7 @@ import Testing
 /// allocation. No test target loads the agent (it would count the test bundle's allocations too), so
 /// these tests drive the binaries.
 /// Truths come from jemalloc (`nallocx`), never from written-down numbers.
-@Suite(.serialized)
+@Suite(.serialized, .timeLimit(.minutes(10)))
 struct ExactPeakTests {
     let cli = CommandLineTests()
     static let agentLibrary = CommandLineTests.binary(named: "libmemharness-agent.so")

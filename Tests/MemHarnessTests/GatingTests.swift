@@ -3,7 +3,7 @@ import HarnessModel
 import Testing
 
 /// The gate end to end: the binary's exit code, its messages and its JUnit output.
-@Suite(.serialized)
+@Suite(.serialized, .timeLimit(.minutes(10)))
 struct GatingTests {
     let cli = CommandLineTests()
 
@@ -95,7 +95,8 @@ struct GatingTests {
         #expect(outcome.stderr.contains("(did you mean 'peakAllocated'?)"))
         #expect(
             outcome.stderr.contains(
-                "\(file):18:7: '=< 0.5 * hold-large.peakAllocated' needs a comparison first; expected one of: <=, <, >=, >, =="
+                "\(file):18:7: '=< 0.5 * hold-large.peakAllocated' needs a comparison first; expected one of: <=, "
+                    + "<, >=, >, =="
             ))
         #expect(!FileManager.default.fileExists(atPath: out), "nothing ran, nothing was written")
     }
@@ -123,7 +124,8 @@ struct GatingTests {
         #expect(outcome.status == 2)
         #expect(
             outcome.stdout.contains(
-                "::error file=\(fixture("gate-absolute.yaml")),line=16,col=20,title=memharness%3A gate-absolute / hold-large::"
+                "::error file=\(fixture("gate-absolute.yaml")),line=16,col=20,title=memharness%3A gate-absolute / "
+                    + "hold-large::"
             ))
         #expect(try String(contentsOfFile: summary, encoding: .utf8).contains("❌ FAIL"))
     }

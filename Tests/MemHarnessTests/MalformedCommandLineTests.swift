@@ -12,63 +12,14 @@ import Testing
 /// input was refused. Every child process has a time limit: a hang is a failure, not a stuck test.
 @Suite(.serialized, .timeLimit(.minutes(5)))
 struct MalformedCommandLineTests {
-    struct Outcome {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-        var timedOut: Bool
-    }
+    typealias Outcome = ChildRun
 
     /// Runs the binary for at most `seconds`, then kills it.
     static func memharness(_ arguments: [String], seconds: Double = 60) throws -> Outcome {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: CommandLineTests.binary)
-        process.arguments = arguments
         var environment = ProcessInfo.processInfo.environment
         environment["GITHUB_ACTIONS"] = nil
         environment["GITHUB_STEP_SUMMARY"] = nil
-        process.environment = environment
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        // Drained on their own threads, so a chatty child cannot block on a full pipe while we wait.
-        let stdout = Drain(out.fileHandleForReading)
-        let stderr = Drain(err.fileHandleForReading)
-        let deadline = Date().addingTimeInterval(seconds)
-        var timedOut = false
-        while process.isRunning {
-            if Date() > deadline {
-                timedOut = true
-                kill(process.processIdentifier, SIGKILL)
-                break
-            }
-            usleep(5_000)
-        }
-        process.waitUntilExit()
-        return Outcome(
-            status: process.terminationStatus, stdout: stdout.text(), stderr: stderr.text(), timedOut: timedOut)
-    }
-
-    /// Reads a pipe to its end on a thread of its own.
-    final class Drain: @unchecked Sendable {
-        // Safe: `data` is written by the reading thread only, and read after `done` is signalled.
-        private var data = Data()
-        private let done = DispatchSemaphore(value: 0)
-
-        init(_ handle: FileHandle) {
-            Thread.detachNewThread { [self] in
-                data = handle.readDataToEndOfFile()
-                done.signal()
-            }
-        }
-
-        func text() -> String {
-            // The child has exited (or was killed): the pipe ends within moments.
-            _ = done.wait(timeout: .now() + 10)
-            return String(decoding: data, as: UTF8.self)
-        }
+        return try ChildRun.run(CommandLineTests.binary, arguments, environment: environment, seconds: seconds)
     }
 
     /// A scenario that runs in well under a second, for the inputs that must be accepted.
@@ -309,7 +260,8 @@ struct MalformedCommandLineTests {
             ),
             (
                 valid.replacingOccurrences(of: "peakAllocated", with: "peakAlocated"),
-                ":4:7: unknown figure 'peakAlocated' for corpus/churn; a baseline holds peakAllocated, exactPeak (did you mean 'peakAllocated'?)"
+                ":4:7: unknown figure 'peakAlocated' for corpus/churn; a baseline holds peakAllocated, exactPeak "
+                    + "(did you mean 'peakAllocated'?)"
             ),
             (
                 valid.replacingOccurrences(of: "\"peakAllocated\" : 552944", with: "\"peakAllocated\" : \"big\""),
@@ -346,7 +298,8 @@ struct MalformedCommandLineTests {
         let report = try reportFolder()
         let record = try String(contentsOfFile: "\(report)/run.json", encoding: .utf8)
         let baseline = try write(
-            "{\"cases\": {\"corpus/churn\": {\"peakAllocated\": 5}}, \"format\": \"memharness-baseline/1\", \"name\": \"b\"}",
+            "{\"cases\": {\"corpus/churn\": {\"peakAllocated\": 5}}, \"format\": \"memharness-baseline/1\", "
+                + "\"name\": \"b\"}",
             "b.json")
         func damaged(_ text: String) throws -> String {
             let copy = "\(folder)/damaged-\(UUID().uuidString)"
@@ -371,15 +324,16 @@ struct MalformedCommandLineTests {
             let arguments = { (folder: String) in [command[0], folder] + command.dropFirst() }
             expectRefused(
                 try Self.memharness(arguments(schema)),
-                "\(schema)/run.json:\(schemaLine):14: schema 'memharness-run/1' is not memharness-run/2: written by another "
-                    + "version")
+                "\(schema)/run.json:\(schemaLine):14: schema 'memharness-run/1' is not memharness-run/2: written by "
+                    + "another version")
             expectRefused(try Self.memharness(arguments(truncated)), "\(truncated)/run.json:")
             expectRefused(try Self.memharness(arguments(huge)), "is beyond ±9007199254740992")
             expectRefused(try Self.memharness(arguments(rows)), "samplesMaxRows is -5; expected 0 (keep all) or more")
         }
         expectRefused(try Self.memharness(["report", "\(folder)/nothing"]), "\(folder)/nothing: no such folder")
         let other = try write(
-            "{\"cases\": {\"other/x\": {\"peakAllocated\": 5}}, \"format\": \"memharness-baseline/1\", \"name\": \"b\"}",
+            "{\"cases\": {\"other/x\": {\"peakAllocated\": 5}}, \"format\": \"memharness-baseline/1\", "
+                + "\"name\": \"b\"}",
             "other.json")
         expectRefused(
             try Self.memharness(["compare", report, "--baseline", other]), "\(other) holds no figures for the scenario")

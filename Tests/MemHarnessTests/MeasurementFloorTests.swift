@@ -7,7 +7,7 @@ import Testing
 /// workload read within the stated bounds, sampled and exact (`--peak exact` runs both in one case), and
 /// the report states the uncertainty beside the figures. Truths come from jemalloc (`nallocx`) and from the
 /// workload's own sum of `malloc_usable_size`, never from written-down numbers.
-@Suite(.serialized)
+@Suite(.serialized, .timeLimit(.minutes(10)))
 struct MeasurementFloorTests {
     let exact = ExactPeakTests()
 

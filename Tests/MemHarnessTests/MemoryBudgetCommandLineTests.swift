@@ -4,7 +4,7 @@ import Reports
 import Testing
 
 /// Memory limits end to end: the child stops itself, the parent records it, the CLI reports it.
-@Suite(.serialized)
+@Suite(.serialized, .timeLimit(.minutes(10)))
 struct MemoryBudgetCommandLineTests {
     let cli = CommandLineTests()
     static let fixture = CommandLineTests.fixtures.appendingPathComponent("runaway-under-limit.yaml").path

@@ -80,7 +80,8 @@ struct MalformedScenarioTests {
         // Parameters and numbers
         (
             "bad size unit", replacing("1KiB", "64XB"),
-            "x.yaml:5:16: bad value '64XB' for 'payloadSize'; expected a size with a binary unit, e.g. 4KiB, 1.5MiB, 512B"
+            "x.yaml:5:16: bad value '64XB' for 'payloadSize'; expected a size with a binary unit, e.g. 4KiB, "
+                + "1.5MiB, 512B"
         ),
         ("NaN size", replacing("1KiB", "nan"), "x.yaml:5:16: bad value 'nan' for 'payloadSize'; expected a size"),
         ("infinite size", replacing("1KiB", ".inf"), "x.yaml:5:16: bad value '.inf' for 'payloadSize'"),
@@ -137,16 +138,19 @@ struct MalformedScenarioTests {
         // Strategies and steps
         (
             "unknown strategy", replacing("[signal-next,", "[signal-nxt,"),
-            "x.yaml:6:14: unknown strategy 'signal-nxt'; expected one of: unbounded-dispatch, signal-next (did you mean 'signal-next'?)"
+            "x.yaml:6:14: unknown strategy 'signal-nxt'; expected one of: unbounded-dispatch, signal-next (did you "
+                + "mean 'signal-next'?)"
         ),
         (
             "unknown step", replacing("  - subscribe", "  - subscrbe"),
-            "x.yaml:8:5: unknown step 'subscrbe'; expected one of: subscribe, burst, idle, settle, repeat (did you mean 'subscribe'?)"
+            "x.yaml:8:5: unknown step 'subscrbe'; expected one of: subscribe, burst, idle, settle, repeat (did you "
+                + "mean 'subscribe'?)"
         ),
         (
             "repeat without enough iterations",
             replacing("  - subscribe", "  - repeat: {times: 3, warmup: 2, steps: [subscribe]}"),
-            "x.yaml:8:5: 'repeat' runs 3 iterations with 2 of warm-up, leaving 1 to fit the growth line; it needs at least 3"
+            "x.yaml:8:5: 'repeat' runs 3 iterations with 2 of warm-up, leaving 1 to fit the growth line; it needs "
+                + "at least 3"
         ),
         (
             "repetitions zero", base + "repetitions: 0\n",
@@ -167,7 +171,8 @@ struct MalformedScenarioTests {
         // Thresholds
         (
             "unknown metric", base + "thresholds:\n  signal-next:\n    metrics.calbacks: <= 5\n",
-            "x.yaml:12:5: unknown metric 'calbacks' in 'metrics.calbacks'; the workload's metrics: callbacks, staleness (did you mean 'callbacks'?)"
+            "x.yaml:12:5: unknown metric 'calbacks' in 'metrics.calbacks'; the workload's metrics: callbacks, "
+                + "staleness (did you mean 'callbacks'?)"
         ),
         (
             "unknown metric in an expression", base + "thresholds:\n  - signal-next.metrics.nope <= 5\n",
@@ -197,7 +202,8 @@ struct MalformedScenarioTests {
         (
             "infinite factor",
             base + "thresholds:\n  - signal-next.peakAllocated <= inf * unbounded-dispatch.peakAllocated\n",
-            "x.yaml:11:5: bad factor 'inf' in 'inf * unbounded-dispatch.peakAllocated'; expected a number from 0 to 1000000"
+            "x.yaml:11:5: bad factor 'inf' in 'inf * unbounded-dispatch.peakAllocated'; expected a number from 0 to "
+                + "1000000"
         ),
         (
             "factor beyond a double",
@@ -215,12 +221,14 @@ struct MalformedScenarioTests {
         ),
         (
             "unquoted >", base + "thresholds:\n  signal-next:\n    peakAllocated: > 5MiB\n",
-            "x.yaml:12:22: invalid YAML: did not find expected comment or line break (while scanning a block scalar at 12:20); a value starting with '>' or '|' begins a block of text: quote it, e.g. '> 5MiB'"
+            "x.yaml:12:22: invalid YAML: did not find expected comment or line break (while scanning a block scalar "
+                + "at 12:20); a value starting with '>' or '|' begins a block of text: quote it, e.g. '> 5MiB'"
         ),
         // YAML
         (
             "tab indentation", replacing("  documents", "\tdocuments"),
-            "x.yaml:4:1: invalid YAML: found character that cannot start any token (while scanning for the next token); indent with spaces, not tabs"
+            "x.yaml:4:1: invalid YAML: found character that cannot start any token (while scanning for the next "
+                + "token); indent with spaces, not tabs"
         ),
         (
             "unclosed flow list", replacing("[signal-next, unbounded-dispatch]", "[signal-next, unbounded-dispatch"),
@@ -302,7 +310,8 @@ struct HostileYAMLTests {
     @Test func anAliasBombAsAValueIsRefusedAtTheAliasThatCrossesTheLimit() {
         #expect(
             first(Self.laughs + MalformedScenarioTests.base)
-                == "x.yaml:6:56: alias '*lol4' expands the document beyond 100000 nodes (13942 here); aliases of aliases multiply: refused as an alias bomb"
+                == "x.yaml:6:56: alias '*lol4' expands the document beyond 100000 nodes (13942 here); aliases of "
+                + "aliases multiply: refused as an alias bomb"
         )
     }
 
@@ -323,7 +332,8 @@ struct HostileYAMLTests {
         let text = "a: &a x\n" + (1...101).map { "k\($0): *a\n" }.joined()
         #expect(
             first(text)
-                == "x.yaml:102:7: more than 100 aliases; a scenario file may use at most 100 (write the values out instead)"
+                == "x.yaml:102:7: more than 100 aliases; a scenario file may use at most 100 (write the values out "
+                + "instead)"
         )
     }
 
@@ -331,7 +341,8 @@ struct HostileYAMLTests {
         let deep = "deep: " + String(repeating: "[", count: 33) + String(repeating: "]", count: 33) + "\n"
         #expect(
             first(deep)
-                == "x.yaml:1:38: nested deeper than 32 levels of lists and mappings; a scenario file needs fewer than 10"
+                == "x.yaml:1:38: nested deeper than 32 levels of lists and mappings; a scenario file needs fewer "
+                + "than 10"
         )
         let deeper = "deep: " + String(repeating: "[", count: 100_000) + "\n"
         #expect(
@@ -397,7 +408,8 @@ struct OverrideValidationTests {
         #expect(try refusal(["repeat.times=7"], steps: steps) == "accepted")
         #expect(
             try refusal(["repeat.times=4"], steps: steps)
-                == "--set 'repeat.times=4': x.yaml: 'repeat' runs 4 iterations with 2 of warm-up, leaving 2 to fit the growth line; it needs at least 3: raise 'times' to 5 or lower 'warmup'"
+                == "--set 'repeat.times=4': x.yaml: 'repeat' runs 4 iterations with 2 of warm-up, leaving 2 to fit "
+                + "the growth line; it needs at least 3: raise 'times' to 5 or lower 'warmup'"
         )
         #expect(try refusal(["repeat.warmup=5"], steps: steps).contains("leaving 1 to fit the growth line"))
     }

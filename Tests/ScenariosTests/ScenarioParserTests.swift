@@ -87,7 +87,8 @@ struct ScenarioParserTests {
         let found = diagnostics("scenario: s\nworkload: example\nsteps: [subscribe, burst]\nrate: brust\n")
         #expect(
             found == [
-                "Scenarios/x.yaml:4:7: no phase 'brust' for 'rate'; the scenario's phases: subscribe, burst (did you mean 'burst'?)"
+                "Scenarios/x.yaml:4:7: no phase 'brust' for 'rate'; the scenario's phases: subscribe, burst (did "
+                    + "you mean 'burst'?)"
             ])
     }
 
@@ -95,7 +96,8 @@ struct ScenarioParserTests {
         let found = diagnostics("scenario: s\nworkload: example\nstrategies:\n  - signal-nxt\n")
         #expect(
             found == [
-                "Scenarios/x.yaml:4:5: unknown strategy 'signal-nxt'; expected one of: unbounded-dispatch, signal-next (did you mean 'signal-next'?)"
+                "Scenarios/x.yaml:4:5: unknown strategy 'signal-nxt'; expected one of: unbounded-dispatch, "
+                    + "signal-next (did you mean 'signal-next'?)"
             ])
     }
 
@@ -117,22 +119,27 @@ struct ScenarioParserTests {
             """)
         #expect(
             found == [
-                "Scenarios/x.yaml:3:1: unknown key 'strategys'; expected one of: \(ScenarioParser.topLevelKeys.joined(separator: ", ")) (did you mean 'strategies'?)",
-                "Scenarios/x.yaml:5:16: bad value '4XB' for 'payloadSize'; expected a size with a binary unit, e.g. 4KiB, 1.5MiB, 512B",
+                "Scenarios/x.yaml:3:1: unknown key 'strategys'; expected one of: "
+                    + "\(ScenarioParser.topLevelKeys.joined(separator: ", ")) (did you mean 'strategies'?)",
+                "Scenarios/x.yaml:5:16: bad value '4XB' for 'payloadSize'; expected a size with a binary unit, e.g. "
+                    + "4KiB, 1.5MiB, 512B",
                 "Scenarios/x.yaml:6:14: bad value '500' for 'writeRate'; expected a rate, e.g. 500/s, 30/min",
                 "Scenarios/x.yaml:7:14: value '0' for 'documents' is out of range; allowed: 1...1000000",
-                "Scenarios/x.yaml:8:3: unknown parameter 'colour' of workload 'example'; expected one of: documents, payloadSize, writeRate, consumerWork, matchingShare, verbose, mode",
-                "Scenarios/x.yaml:10:12: bad value 'forever' for 'burst.duration'; expected a duration, e.g. 5ms, 3s, 200us",
+                "Scenarios/x.yaml:8:3: unknown parameter 'colour' of workload 'example'; expected one of: "
+                    + "documents, payloadSize, writeRate, consumerWork, matchingShare, verbose, mode",
+                "Scenarios/x.yaml:10:12: bad value 'forever' for 'burst.duration'; expected a duration, e.g. 5ms, "
+                    + "3s, 200us",
                 "Scenarios/x.yaml:11:5: unknown step 'dance'; expected one of: subscribe, burst, idle, settle, repeat",
-                "Scenarios/x.yaml:12:14: bad value 'many' for 'repetitions'; expected a whole number in 1...100, `auto`, "
-                    + "or a mapping such as {auto: true, target: 2%, min: 6, max: 15}",
+                "Scenarios/x.yaml:12:14: bad value 'many' for 'repetitions'; expected a whole number in 1...100, "
+                    + "`auto`, or a mapping such as {auto: true, target: 2%, min: 6, max: 15}",
             ])
     }
 
     @Test func reportsUnknownWorkloadAndMissingKeys() {
         #expect(
             diagnostics("scenario: s\nworkload: exampel\n") == [
-                "Scenarios/x.yaml:2:11: unknown workload 'exampel'; expected one of: example, command (did you mean 'example'?)"
+                "Scenarios/x.yaml:2:11: unknown workload 'exampel'; expected one of: example, command (did you mean "
+                    + "'example'?)"
             ])
         #expect(diagnostics("workload: example\n") == ["Scenarios/x.yaml:1:1: missing required key 'scenario'"])
     }
@@ -171,7 +178,8 @@ struct ScenarioParserTests {
         #expect(RunPlanner.cases(of: unsaid, options: forced).allSatisfy { $0.peakMode == .exact })
         #expect(
             diagnostics("scenario: s\nworkload: example\npeak: exakt\n") == [
-                "Scenarios/x.yaml:3:7: bad value 'exakt' for 'peak'; expected one of: sampled, exact (did you mean 'exact'?)"
+                "Scenarios/x.yaml:3:7: bad value 'exakt' for 'peak'; expected one of: sampled, exact (did you mean "
+                    + "'exact'?)"
             ])
     }
 
@@ -244,11 +252,15 @@ struct ThresholdParserTests {
             }
             #expect(
                 found.map(\.description) == [
-                    "t.yaml:5:3: unknown threshold group 'signal-nxt'; expected one of: unbounded-dispatch, signal-next, all, relative (did you mean 'signal-next'?)",
-                    "t.yaml:8:5: unknown phase 'bust' in 'phases.bust.peakAllocated'; phases: setup, subscribe, burst, teardown (did you mean 'burst'?)",
-                    "t.yaml:9:14: bad limit 'lots' for residue; expected a size with a binary unit, e.g. 32MiB, 256KiB, or 0, or a factor of another strategy's figure",
+                    "t.yaml:5:3: unknown threshold group 'signal-nxt'; expected one of: unbounded-dispatch, "
+                        + "signal-next, all, relative (did you mean 'signal-next'?)",
+                    "t.yaml:8:5: unknown phase 'bust' in 'phases.bust.peakAllocated'; phases: setup, subscribe, "
+                        + "burst, teardown (did you mean 'burst'?)",
+                    "t.yaml:9:14: bad limit 'lots' for residue; expected a size with a binary unit, e.g. 32MiB, "
+                        + "256KiB, or 0, or a factor of another strategy's figure",
                     "t.yaml:10:20: '1MiB' needs a comparison first; expected one of: <=, <, >=, >, ==, e.g. '<= 32MiB'",
-                    "t.yaml:12:7: unknown strategy 'unbounded' in '0.1 * unbounded.peakAllocated'; expected one of: unbounded-dispatch, signal-next (did you mean 'unbounded-dispatch'?)",
+                    "t.yaml:12:7: unknown strategy 'unbounded' in '0.1 * unbounded.peakAllocated'; expected one of: "
+                        + "unbounded-dispatch, signal-next (did you mean 'unbounded-dispatch'?)",
                 ])
         }
     }

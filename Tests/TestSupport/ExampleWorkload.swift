@@ -21,7 +21,9 @@ public struct ExampleWorkload: Workload {
                 StepDescriptor("subscribe", "start observing"),
                 StepDescriptor(
                     "burst", "write",
-                    arguments: [.duration("duration", default: .seconds(1), range: .zero ... .seconds(60), "how long")]),
+                    arguments: [
+                        .duration("duration", default: .seconds(1), range: .zero ... .seconds(60), "how long")
+                    ]),
             ],
             gauges: [GaugeDescriptor("pending", "queue depth")],
             metrics: [

@@ -8,7 +8,7 @@ import WorkloadKit
 #endif
 
 /// Memory warnings: handlers off the posting thread, once per post, dropped at the end.
-@Suite(.serialized)
+@Suite(.serialized, .timeLimit(.minutes(2)))
 struct MemoryWarningsTests {
     final class Witness: Sendable {}
 

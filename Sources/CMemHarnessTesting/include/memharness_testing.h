@@ -2,6 +2,10 @@
 #ifndef MEMHARNESS_TESTING_H
 #define MEMHARNESS_TESTING_H
 
+#ifndef __linux__
+#error "memharness builds on Linux only: replica processes use prctl(PR_SET_PDEATHSIG) and pidfd_open"
+#endif
+
 #include <stdint.h>
 #include <sys/types.h>
 

@@ -3,6 +3,11 @@
 #ifndef MEMHARNESS_SYSTEM_H
 #define MEMHARNESS_SYSTEM_H
 
+#ifndef __linux__
+#error "memharness builds on Linux only: CSystem wraps Linux system calls (renameat2, pidfd_open, prctl)"
+#endif
+
+#include <semaphore.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -91,5 +96,10 @@ int memharness_interruption_signal(void);
 /// should this process die; 0, or -1 when the table (256 children) is full. Unregister it once the child is reaped.
 int memharness_child_register(pid_t group);
 void memharness_child_unregister(pid_t group);
+
+/// Waits on `semaphore` until the CLOCK_MONOTONIC clock reads `deadline_ns` (sem_clockwait, glibc 2.30+: the
+/// harness's one clock, which a change of the wall clock does not move), waiting again when a signal
+/// interrupts. Returns 0 when the semaphore was posted, or -1 with errno (ETIMEDOUT when the deadline passed).
+int memharness_semaphore_wait_until(sem_t *semaphore, int64_t deadline_ns);
 
 #endif

@@ -96,18 +96,8 @@ public enum AttributionMarkdown {
         return out.joined(separator: "\n") + "\n"
     }
 
-    /// `text` as an inline code span that survives backticks and table pipes inside it.
-    static func code(_ text: String) -> String {
-        var longest = 0
-        var run = 0
-        for character in text {
-            run = character == "`" ? run + 1 : 0
-            longest = max(longest, run)
-        }
-        let fence = String(repeating: "`", count: longest + 1)
-        let padding = text.hasPrefix("`") || text.hasSuffix("`") ? " " : ""
-        return fence + padding + MarkdownReport.cell(text) + padding + fence
-    }
+    /// `text` as an inline code span in a table cell (the module's one helper: `MarkdownReport.code`).
+    static func code(_ text: String) -> String { MarkdownReport.code(text) }
 
     static func percent(_ fraction: Double) -> String {
         Units.fixed(fraction * 100, decimals: 1) + "%"

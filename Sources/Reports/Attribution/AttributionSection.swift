@@ -72,7 +72,8 @@ enum AttributionSection {
         }
         for result in failed {
             out.append(
-                "`\(MarkdownReport.cell(result.strategy))`: no stacks (\(MarkdownReport.cell(result.failure ?? "")))")
+                "\(MarkdownReport.code(result.strategy, inTable: false)): no stacks (\(MarkdownReport.cell(result.failure ?? "")))"
+            )
             out.append("")
         }
         return out
@@ -81,7 +82,7 @@ enum AttributionSection {
     static func strategyLines(
         _ run: ScenarioRun, _ strategy: String, _ profile: AllocationProfile, files: Set<String>
     ) -> [String] {
-        var out = ["#### `\(MarkdownReport.cell(strategy))`", ""]
+        var out = ["#### \(MarkdownReport.code(strategy, inTable: false))", ""]
         out.append(AttributionMarkdown.topSites(profile.siteTable(limit: 5)))
         let flame = flameGraphPath(run, strategy)
         if files.contains(flame) {
@@ -116,8 +117,8 @@ enum AttributionSection {
         for site in sites.prefix(10) {
             let place = site.site
             out.append(
-                "| `\(MarkdownReport.cell(site.typeName))` | \(site.count) | "
-                    + "\(place.map { AttributionMarkdown.code($0.function) } ?? "–") | "
+                "| \(MarkdownReport.code(site.typeName)) | \(site.count) | "
+                    + "\(place.map { MarkdownReport.code($0.function) } ?? "–") | "
                     + "\(MarkdownReport.cell(place?.shortLocation ?? "–")) |")
         }
         out.append("")

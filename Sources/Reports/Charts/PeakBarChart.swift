@@ -74,7 +74,8 @@ public enum PeakBarChart {
         mutating func drawHeading(_ run: ScenarioRun, title: String) {
             svg.text(title, x: 12, y: 22, size: 15, weight: "bold")
             svg.text(
-                "median of \(RepetitionsSection.count(run)), whiskers min–max · \(scale == .log ? "log scale" : "linear scale")",
+                "median of \(RepetitionsSection.count(run)), whiskers min–max · "
+                    + "\(scale == .log ? "log scale" : "linear scale")",
                 x: 12, y: 40, size: 11, fill: "#555555")
         }
 

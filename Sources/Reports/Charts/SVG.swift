@@ -38,7 +38,8 @@ struct SVGDocument {
         x: Double, y: Double, width: Double, height: Double, fill: String, opacity: Double = 1, stroke: String? = nil
     ) {
         var element =
-            "<rect x=\"\(Self.number(x))\" y=\"\(Self.number(y))\" width=\"\(Self.number(max(width, 0)))\" height=\"\(Self.number(max(height, 0)))\" fill=\"\(fill)\""
+            "<rect x=\"\(Self.number(x))\" y=\"\(Self.number(y))\" width=\"\(Self.number(max(width, 0)))\" "
+            + "height=\"\(Self.number(max(height, 0)))\" fill=\"\(fill)\""
         if opacity < 1 { element += " fill-opacity=\"\(Units.fixed(opacity, decimals: 2))\"" }
         if let stroke { element += " stroke=\"\(stroke)\"" }
         body.append(element + "/>")
@@ -48,7 +49,8 @@ struct SVGDocument {
         x1: Double, y1: Double, x2: Double, y2: Double, stroke: String, width: Double = 1, dash: String? = nil
     ) {
         var element =
-            "<line x1=\"\(Self.number(x1))\" y1=\"\(Self.number(y1))\" x2=\"\(Self.number(x2))\" y2=\"\(Self.number(y2))\" stroke=\"\(stroke)\" stroke-width=\"\(Self.number(width))\""
+            "<line x1=\"\(Self.number(x1))\" y1=\"\(Self.number(y1))\" x2=\"\(Self.number(x2))\" "
+            + "y2=\"\(Self.number(y2))\" stroke=\"\(stroke)\" stroke-width=\"\(Self.number(width))\""
         if let dash { element += " stroke-dasharray=\"\(dash)\"" }
         body.append(element + "/>")
     }
@@ -59,7 +61,8 @@ struct SVGDocument {
         guard !points.isEmpty else { return }
         let coordinates = points.map { "\(Self.number($0.0)),\(Self.number($0.1))" }.joined(separator: " ")
         var element =
-            "<polyline points=\"\(coordinates)\" fill=\"none\" stroke=\"\(stroke)\" stroke-width=\"\(Self.number(width))\" stroke-linejoin=\"round\""
+            "<polyline points=\"\(coordinates)\" fill=\"none\" stroke=\"\(stroke)\" "
+            + "stroke-width=\"\(Self.number(width))\" stroke-linejoin=\"round\""
         if let dash { element += " stroke-dasharray=\"\(dash)\"" }
         if let label {
             body.append(element + "><title>\(Self.escape(label))</title></polyline>")
@@ -70,7 +73,8 @@ struct SVGDocument {
 
     mutating func circle(x: Double, y: Double, radius: Double, fill: String, stroke: String = "#ffffff") {
         body.append(
-            "<circle cx=\"\(Self.number(x))\" cy=\"\(Self.number(y))\" r=\"\(Self.number(radius))\" fill=\"\(fill)\" stroke=\"\(stroke)\" stroke-width=\"1\"/>"
+            "<circle cx=\"\(Self.number(x))\" cy=\"\(Self.number(y))\" r=\"\(Self.number(radius))\" "
+                + "fill=\"\(fill)\" stroke=\"\(stroke)\" stroke-width=\"1\"/>"
         )
     }
 
@@ -81,7 +85,8 @@ struct SVGDocument {
         fill: String = "#222222", weight: String? = nil, rotate: Double? = nil, halo: Bool = false
     ) {
         var element =
-            "<text x=\"\(Self.number(x))\" y=\"\(Self.number(y))\" font-size=\"\(Self.number(size))\" text-anchor=\"\(anchor.rawValue)\" fill=\"\(fill)\""
+            "<text x=\"\(Self.number(x))\" y=\"\(Self.number(y))\" font-size=\"\(Self.number(size))\" "
+            + "text-anchor=\"\(anchor.rawValue)\" fill=\"\(fill)\""
         if let weight { element += " font-weight=\"\(weight)\"" }
         // A white outline under the glyphs keeps a label readable where it crosses a line.
         if halo { element += " stroke=\"#ffffff\" stroke-width=\"3\" paint-order=\"stroke\" stroke-linejoin=\"round\"" }
@@ -93,7 +98,10 @@ struct SVGDocument {
     func render(title: String, description: String) -> String {
         var lines = [
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>",
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(Self.number(width))\" height=\"\(Self.number(height))\" viewBox=\"0 0 \(Self.number(width)) \(Self.number(height))\" role=\"img\" aria-labelledby=\"title desc\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\">",
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(Self.number(width))\" "
+                + "height=\"\(Self.number(height))\" viewBox=\"0 0 \(Self.number(width)) \(Self.number(height))\" "
+                + "role=\"img\" aria-labelledby=\"title desc\" font-family=\"DejaVu Sans, Helvetica, Arial, "
+                + "sans-serif\">",
             "<title id=\"title\">\(Self.escape(title))</title>",
             "<desc id=\"desc\">\(Self.escape(description))</desc>",
             "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>",

@@ -115,7 +115,8 @@ public enum TimelineChart {
             var legendY = 60.0
             for line in lines {
                 let label =
-                    "\(line.name) (\(line.killed ? "killed by the memory limit at" : "peak") \(ValueAxis.compactBytes(line.peak.1.rounded())))"
+                    "\(line.name) (\(line.killed ? "killed by the memory limit at" : "peak") "
+                    + "\(ValueAxis.compactBytes(line.peak.1.rounded())))"
                 let itemWidth = 22 + SVGDocument.textWidth(label, size: 11) + 16
                 if legendX + itemWidth > width - right && legendX > left {
                     legendX = left
@@ -133,7 +134,8 @@ public enum TimelineChart {
         mutating func drawHeading(_ name: String, phasesOf reference: String?, scale: ValueScale) {
             svg.text("\(name): allocated above baseline over time", x: Self.left, y: 22, size: 15, weight: "bold")
             svg.text(
-                "median-peak repetition of each strategy · phases of \(reference ?? "–") · \(scale == .log ? "log scale" : "linear scale")",
+                "median-peak repetition of each strategy · phases of \(reference ?? "–") · "
+                    + "\(scale == .log ? "log scale" : "linear scale")",
                 x: Self.left, y: 40, size: 11, fill: "#555555")
         }
 

@@ -6,6 +6,10 @@ import SubscriptionsWorkload
 import VersionPinningWorkload
 import WorkloadKit
 
+#if !os(Linux)
+    #error("memharness builds on Linux only: the workloads run under the Linux harness")
+#endif
+
 /// The workloads shipped with memharness, in the order `memharness list` shows them: the catalog the
 /// `memharness` executable passes to `MemHarness.main(workloads:)`.
 public enum BuiltInWorkloads {

@@ -3,8 +3,10 @@ import Dispatch
 import HarnessModel
 import WorkloadKit
 
-#if canImport(Glibc)
+#if os(Linux)
     import Glibc
+#else
+    #error("memharness builds on Linux only: the calibration workload allocates through jemalloc")
 #endif
 
 /// Allocates known amounts so the harness's figures can be checked against the truth.
@@ -22,62 +24,11 @@ public struct CalibrationWorkload: Workload {
             name: "calibration",
             summary:
                 "Allocates known amounts (one large block, many small objects, a churn loop) to check the figures.",
-            strategies: [
-                StrategyDescriptor("hold-large", "One block of `holdSize`, written once, held until `release`."),
-                StrategyDescriptor(
-                    "hold-small-objects", "`objectCount` blocks of `objectSize` each, held until `release`."),
-                StrategyDescriptor(
-                    "churn", "Allocate and free in a loop, at most `churnLive` blocks alive at once (allocation-heavy)."
-                ),
-                StrategyDescriptor(
-                    "spikes",
-                    "`spikeCount` spikes: a block of `spikeSize` alive for a few microseconds, then a pause of `spikeGap` (far shorter than a sampling interval: the sampler misses most)."
-                ),
-                StrategyDescriptor(
-                    "cross-thread",
-                    "A producer thread allocates `crossThreadItems` blocks of `objectSize` into a queue of `crossThreadDepth`; a consumer thread frees them. The consumer starts once the queue is full, so exactly `crossThreadDepth` blocks are alive at the top."
-                ),
-                StrategyDescriptor("crash", "Allocates, then aborts: shows that a crashing case becomes a failed row."),
-            ],
-            parameters: [
-                .bytes(
-                    "holdSize", default: 64 << 20, range: 0...(16 << 30), "Size of the block `hold-large` allocates."),
-                .count("objectCount", default: 16_384, range: 0...10_000_000, "Blocks `hold-small-objects` allocates."),
-                .bytes("objectSize", default: 1024, range: 1...(1 << 20), "Size of each small block."),
-                .count(
-                    "churnOperations", default: 4_000_000, range: 0...1_000_000_000,
-                    "Allocate/free pairs of the `churn` loop."),
-                .count("churnLive", default: 64, range: 1...1_000_000, "Blocks alive at once in the `churn` loop."),
-                .bytes(
-                    "churnMaxSize", default: 4096, range: 16...(1 << 20),
-                    "Largest block of the `churn` loop (sizes 16 B up to this)."),
-                .count(
-                    "spikeCount", default: 200, range: 1...1_000_000, "Spikes of the `spikes` strategy's `allocate`."),
-                .bytes("spikeSize", default: 16 << 20, range: 1...(16 << 30), "Size of each spike."),
-                .duration(
-                    "spikeGap", default: .milliseconds(2), range: .zero ... .seconds(10), "Pause after each spike."),
-                .count(
-                    "crossThreadDepth", default: 4096, range: 1...10_000_000,
-                    "Blocks the `cross-thread` queue holds at most."),
-                .count(
-                    "crossThreadItems", default: 100_000, range: 1...1_000_000_000,
-                    "Blocks passed from producer to consumer (at least `crossThreadDepth`)."),
-            ],
-            steps: [
-                StepDescriptor("allocate", "Allocate what the strategy holds (or run the churn loop)."),
-                StepDescriptor("release", "Free everything held."),
-                StepDescriptor(
-                    "spike",
-                    "One spike of `spikeSize` (alive for a few microseconds), then a pause of `spikeGap`; one step per spike gives each its own phase."
-                ),
-            ],
-            gauges: [GaugeDescriptor("heldBytes", "Usable bytes of the blocks the workload holds now.")],
-            metrics: [
-                MetricDescriptor(
-                    "heldBytes", .bytes,
-                    "Most usable bytes the workload held at once (the truth a peak is checked against)."),
-                MetricDescriptor("operations", .count, "Allocate/free pairs the churn loop ran."),
-            ],
+            strategies: Self.strategyDescriptors,
+            parameters: Self.parameterSpecs,
+            steps: Self.stepDescriptors,
+            gauges: Self.gaugeDescriptors,
+            metrics: Self.metricDescriptors,
             defaultSteps: ["allocate", "idle", "release"]
         )
     }
@@ -155,7 +106,8 @@ final class CalibrationCase: WorkloadCase {
         }
     }
 
-    /// Allocate/free pairs over a fixed ring of slots; sizes from a fixed-seed generator so every run does the same work.
+    /// Allocate/free pairs over a fixed ring of slots; sizes from a fixed-seed generator so every run does the same
+    /// work.
     private func churn() {
         let live = parameters.count("churnLive")
         let maxSize = parameters.bytes("churnMaxSize")
@@ -278,4 +230,78 @@ final class BlockQueue: @unchecked Sendable {
     deinit {
         free(UnsafeMutableRawPointer(slots))
     }
+}
+
+extension CalibrationWorkload {
+    /// The strategies, as `memharness list` and reports describe them.
+    static let strategyDescriptors: [StrategyDescriptor] = [
+        StrategyDescriptor("hold-large", "One block of `holdSize`, written once, held until `release`."),
+        StrategyDescriptor(
+            "hold-small-objects", "`objectCount` blocks of `objectSize` each, held until `release`."),
+        StrategyDescriptor(
+            "churn", "Allocate and free in a loop, at most `churnLive` blocks alive at once (allocation-heavy)."
+        ),
+        StrategyDescriptor(
+            "spikes",
+            "`spikeCount` spikes: a block of `spikeSize` alive for a few microseconds, then a pause of `spikeGap` "
+                + "(far shorter than a sampling interval: the sampler misses most)."
+        ),
+        StrategyDescriptor(
+            "cross-thread",
+            "A producer thread allocates `crossThreadItems` blocks of `objectSize` into a queue of "
+                + "`crossThreadDepth`; a consumer thread frees them. The consumer starts once the queue is full, so "
+                + "exactly `crossThreadDepth` blocks are alive at the top."
+        ),
+        StrategyDescriptor("crash", "Allocates, then aborts: shows that a crashing case becomes a failed row."),
+    ]
+
+    /// The parameters a scenario file may set, with their defaults and ranges.
+    static let parameterSpecs: [ParameterSpec] = [
+        .bytes(
+            "holdSize", default: 64 << 20, range: 0...(16 << 30), "Size of the block `hold-large` allocates."),
+        .count("objectCount", default: 16_384, range: 0...10_000_000, "Blocks `hold-small-objects` allocates."),
+        .bytes("objectSize", default: 1024, range: 1...(1 << 20), "Size of each small block."),
+        .count(
+            "churnOperations", default: 4_000_000, range: 0...1_000_000_000,
+            "Allocate/free pairs of the `churn` loop."),
+        .count("churnLive", default: 64, range: 1...1_000_000, "Blocks alive at once in the `churn` loop."),
+        .bytes(
+            "churnMaxSize", default: 4096, range: 16...(1 << 20),
+            "Largest block of the `churn` loop (sizes 16 B up to this)."),
+        .count(
+            "spikeCount", default: 200, range: 1...1_000_000, "Spikes of the `spikes` strategy's `allocate`."),
+        .bytes("spikeSize", default: 16 << 20, range: 1...(16 << 30), "Size of each spike."),
+        .duration(
+            "spikeGap", default: .milliseconds(2), range: .zero ... .seconds(10), "Pause after each spike."),
+        .count(
+            "crossThreadDepth", default: 4096, range: 1...10_000_000,
+            "Blocks the `cross-thread` queue holds at most."),
+        .count(
+            "crossThreadItems", default: 100_000, range: 1...1_000_000_000,
+            "Blocks passed from producer to consumer (at least `crossThreadDepth`)."),
+    ]
+
+    /// The steps a scenario's script may use, with their arguments.
+    static let stepDescriptors: [StepDescriptor] = [
+        StepDescriptor("allocate", "Allocate what the strategy holds (or run the churn loop)."),
+        StepDescriptor("release", "Free everything held."),
+        StepDescriptor(
+            "spike",
+            "One spike of `spikeSize` (alive for a few microseconds), then a pause of `spikeGap`; one step per "
+                + "spike gives each its own phase."
+        ),
+    ]
+
+    /// The gauges sampled beside the allocator's figures.
+    static let gaugeDescriptors: [GaugeDescriptor] = [
+        GaugeDescriptor("heldBytes", "Usable bytes of the blocks the workload holds now.")
+    ]
+
+    /// The metrics a case reports when it ends.
+    static let metricDescriptors: [MetricDescriptor] = [
+        MetricDescriptor(
+            "heldBytes", .bytes,
+            "Most usable bytes the workload held at once (the truth a peak is checked against)."),
+        MetricDescriptor("operations", .count, "Allocate/free pairs the churn loop ran."),
+    ]
 }

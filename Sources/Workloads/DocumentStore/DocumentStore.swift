@@ -1,6 +1,10 @@
 import Dispatch
 import Synchronization
 
+#if !os(Linux)
+    #error("memharness builds on Linux only: the workloads run under the Linux harness")
+#endif
+
 /// An in-memory document store with collections, queries, live queries and store observers.
 ///
 /// It models the data layer of the mobile SDK the seeds describe, as far as memory is concerned:

@@ -2,8 +2,10 @@ import HarnessModel
 import Synchronization
 import WorkloadKit
 
-#if canImport(Glibc)
+#if os(Linux)
     import Glibc
+#else
+    #error("memharness builds on Linux only: the workloads run under the Linux harness")
 #endif
 
 /// A post of the timeline: its image slot and how many cells bind it (the seed's `post.image`

@@ -1,8 +1,10 @@
 import Synchronization
 import WorkloadKit
 
-#if canImport(Glibc)
+#if os(Linux)
     import Glibc
+#else
+    #error("memharness builds on Linux only: the workloads run under the Linux harness")
 #endif
 
 /// Counts the images alive: gauges for the time line and the peak for the metrics.
@@ -159,7 +161,8 @@ public enum ImageFeedError: Error, CustomStringConvertible {
         switch self {
         case .io(let path, let reason):
             return
-                "\(path): \(reason); the image files live in the case's scratch directory, which needs room for posts × imageSize"
+                "\(path): \(reason); the image files live in the case's scratch directory, which needs room for "
+                + "posts × imageSize"
         case .unknownStrategy(let name, let expected):
             return "unknown image-feed strategy '\(name)'; expected one of: \(expected.joined(separator: ", "))"
         }

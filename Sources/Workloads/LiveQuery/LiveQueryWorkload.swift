@@ -2,6 +2,10 @@ import DocumentStore
 import HarnessModel
 import WorkloadKit
 
+#if !os(Linux)
+    #error("memharness builds on Linux only: the workloads run under the Linux harness")
+#endif
+
 /// A live query whose result is written to faster than the app processes it, observed the seed's
 /// four ways and one misuse.
 ///
@@ -21,7 +25,8 @@ public struct LiveQueryWorkload: Workload {
         case signalNext = "signal-next"
         /// `observeLocal(deliverOn: processingQueue)` with all work inside the callback (CONVENIENT).
         case deliverOn = "deliver-on"
-        /// `observeLocalWithNextSignal(deliverOn: liveQueryQueue)` + async processing that calls `signalNext()` (VERSATILE).
+        /// `observeLocalWithNextSignal(deliverOn: liveQueryQueue)` + async processing that calls `signalNext()`
+        /// (VERSATILE).
         case signalNextDeliverOn = "signal-next-deliver-on"
         /// `observeLocal(deliverOn: liveQueryQueue)` + `processingQueue.async { process(documents) }`: the
         /// seed's "IMPORTANT: all work needs to be performed within this block" broken; as unbounded as BAD.
@@ -45,86 +50,13 @@ public struct LiveQueryWorkload: Workload {
         WorkloadDescriptor(
             name: "live-query",
             summary:
-                "A live query updated faster than the app processes it: unbounded dispatch (and deliverOn: then dispatch) vs signal-next back-pressure.",
-            strategies: [
-                StrategyDescriptor(
-                    Strategy.unboundedDispatch.rawValue,
-                    "observeLocal, then processingQueue.async { process(documents) }: every callback's copy waits in the queue."
-                ),
-                StrategyDescriptor(
-                    Strategy.signalNext.rawValue,
-                    "observeLocalWithNextSignal, async processing, signalNext() when done: later writes coalesce."),
-                StrategyDescriptor(
-                    Strategy.deliverOn.rawValue,
-                    "observeLocal(deliverOn: processingQueue), all work inside the callback (signalNext is implicit)."),
-                StrategyDescriptor(
-                    Strategy.signalNextDeliverOn.rawValue,
-                    "observeLocalWithNextSignal(deliverOn: liveQueryQueue), async processing that calls signalNext()."),
-                StrategyDescriptor(
-                    Strategy.deliverOnDispatch.rawValue,
-                    "The trap: observeLocal(deliverOn: liveQueryQueue), then processingQueue.async { process(documents) }: "
-                        + "next is signalled when the callback returns, so every copy waits in the queue."),
-            ],
-            parameters: [
-                .count("documents", default: 1000, range: 1...1_000_000, "Documents in the collection."),
-                .fraction(
-                    "matchingShare", default: 0.25,
-                    "Share of the documents the live query (store_id == 'abc123') matches; each callback copies them all."
-                ),
-                .bytes("payloadSize", default: 8192, range: 0...(16 << 20), "Payload bytes of every document."),
-                .rate(
-                    "writeRate", default: 250, range: 0.1...100_000,
-                    "Updates per second during a burst, each to one matching document (round robin)."),
-                .duration(
-                    "consumerWork", default: .milliseconds(10), range: .zero ... .seconds(10),
-                    "Time the consumer spends per callback; one consumer, so it processes at most 1/consumerWork callbacks a second."
-                ),
-                .choice(
-                    "consumerWorkKind", WorkKind.allCases.map(\.rawValue), default: WorkKind.sleep.rawValue,
-                    "How the consumer spends consumerWork: sleep (blocked, like waiting on I/O or the UI) or cpu (spinning)."
-                ),
-            ],
-            steps: [
-                StepDescriptor(
-                    "subscribe", "Start the live query the strategy's way; the initial callback is delivered."),
-                StepDescriptor(
-                    "burst", "Update matching documents at writeRate for a while.",
-                    arguments: [
-                        .duration(
-                            "duration", default: .seconds(2), range: .zero ... .seconds(600), "How long to write.")
-                    ]),
-                StepDescriptor(
-                    "drain",
-                    "Wait until the app has processed a result that reflects the last write and no callback is pending.",
-                    arguments: [
-                        .duration(
-                            "limit", default: .seconds(30), range: .zero ... .seconds(3600),
-                            "Give up waiting after this long (writes never processed show in writesUnprocessed).")
-                    ]),
-                StepDescriptor("cancel", "Stop the live query; work already dispatched still runs."),
-            ],
-            gauges: [
-                GaugeDescriptor(
-                    "pendingCallbacks",
-                    "Callbacks whose documents wait for or are in the consumer (each holds its own copy)."),
-                GaugeDescriptor("callbacksDelivered", "Handler calls so far."),
-                GaugeDescriptor("writesCoalesced", "Writes so far not delivered in a callback of their own."),
-                GaugeDescriptor(
-                    "documentsCopied", "Documents handed to callbacks so far (every callback gets its own copy)."),
-            ],
-            metrics: [
-                MetricDescriptor("callbacksDelivered", .count, "Handler calls, the initial one included."),
-                MetricDescriptor("writesApplied", .count, "Writes applied to matching documents."),
-                MetricDescriptor("writesCoalesced", .count, "Writes not delivered in a callback of their own."),
-                MetricDescriptor("documentsCopied", .count, "Documents deep-copied into callbacks."),
-                MetricDescriptor("maxPendingCallbacks", .count, "Most callbacks waiting for the consumer at once."),
-                MetricDescriptor(
-                    "stalenessP50", .milliseconds,
-                    "Median time from a write to the consumer processing a result that reflects it."),
-                MetricDescriptor("stalenessP99", .milliseconds, "99th percentile of that staleness."),
-                MetricDescriptor("stalenessMax", .milliseconds, "Largest staleness."),
-                MetricDescriptor("writesUnprocessed", .count, "Writes the consumer never processed a result for."),
-            ],
+                "A live query updated faster than the app processes it: unbounded dispatch (and deliverOn: then "
+                + "dispatch) vs signal-next back-pressure.",
+            strategies: Self.strategyDescriptors,
+            parameters: Self.parameterSpecs,
+            steps: Self.stepDescriptors,
+            gauges: Self.gaugeDescriptors,
+            metrics: Self.metricDescriptors,
             defaultSteps: ["subscribe", "burst", "drain", "cancel", "settle"]
         )
     }
@@ -171,14 +103,108 @@ enum LiveQueryError: Error, CustomStringConvertible {
         switch self {
         case .unknownStrategy(let name):
             return
-                "unknown live-query strategy '\(name)'; expected one of: \(LiveQueryWorkload.Strategy.allCases.map(\.rawValue).joined(separator: ", "))"
+                "unknown live-query strategy '\(name)'; expected one of: "
+                + "\(LiveQueryWorkload.Strategy.allCases.map(\.rawValue).joined(separator: ", "))"
         case .nothingMatches(let documents, let share):
             return
-                "matchingShare \(share * 100)% of \(documents) documents matches no document; raise matchingShare or documents"
+                "matchingShare \(share * 100)% of \(documents) documents matches no document; raise matchingShare "
+                + "or documents"
         case .notSetUp(let step):
             return "step '\(step)' ran before setUp made the store"
         case .unknownStep(let step):
             return "unknown live-query step '\(step)'; expected one of: subscribe, burst, drain, cancel"
         }
     }
+}
+
+extension LiveQueryWorkload {
+    /// The strategies, as `memharness list` and reports describe them.
+    static let strategyDescriptors: [StrategyDescriptor] = [
+        StrategyDescriptor(
+            Strategy.unboundedDispatch.rawValue,
+            "observeLocal, then processingQueue.async { process(documents) }: every callback's copy waits in the queue."
+        ),
+        StrategyDescriptor(
+            Strategy.signalNext.rawValue,
+            "observeLocalWithNextSignal, async processing, signalNext() when done: later writes coalesce."),
+        StrategyDescriptor(
+            Strategy.deliverOn.rawValue,
+            "observeLocal(deliverOn: processingQueue), all work inside the callback (signalNext is implicit)."),
+        StrategyDescriptor(
+            Strategy.signalNextDeliverOn.rawValue,
+            "observeLocalWithNextSignal(deliverOn: liveQueryQueue), async processing that calls signalNext()."),
+        StrategyDescriptor(
+            Strategy.deliverOnDispatch.rawValue,
+            "The trap: observeLocal(deliverOn: liveQueryQueue), then processingQueue.async { process(documents) }: "
+                + "next is signalled when the callback returns, so every copy waits in the queue."),
+    ]
+
+    /// The parameters a scenario file may set, with their defaults and ranges.
+    static let parameterSpecs: [ParameterSpec] = [
+        .count("documents", default: 1000, range: 1...1_000_000, "Documents in the collection."),
+        .fraction(
+            "matchingShare", default: 0.25,
+            "Share of the documents the live query (store_id == 'abc123') matches; each callback copies them all."
+        ),
+        .bytes("payloadSize", default: 8192, range: 0...(16 << 20), "Payload bytes of every document."),
+        .rate(
+            "writeRate", default: 250, range: 0.1...100_000,
+            "Updates per second during a burst, each to one matching document (round robin)."),
+        .duration(
+            "consumerWork", default: .milliseconds(10), range: .zero ... .seconds(10),
+            "Time the consumer spends per callback; one consumer, so it processes at most 1/consumerWork callbacks "
+                + "a second."
+        ),
+        .choice(
+            "consumerWorkKind", WorkKind.allCases.map(\.rawValue), default: WorkKind.sleep.rawValue,
+            "How the consumer spends consumerWork: sleep (blocked, like waiting on I/O or the UI) or cpu (spinning)."
+        ),
+    ]
+
+    /// The steps a scenario's script may use, with their arguments.
+    static let stepDescriptors: [StepDescriptor] = [
+        StepDescriptor(
+            "subscribe", "Start the live query the strategy's way; the initial callback is delivered."),
+        StepDescriptor(
+            "burst", "Update matching documents at writeRate for a while.",
+            arguments: [
+                .duration(
+                    "duration", default: .seconds(2), range: .zero ... .seconds(600), "How long to write.")
+            ]),
+        StepDescriptor(
+            "drain",
+            "Wait until the app has processed a result that reflects the last write and no callback is pending.",
+            arguments: [
+                .duration(
+                    "limit", default: .seconds(30), range: .zero ... .seconds(3600),
+                    "Give up waiting after this long (writes never processed show in writesUnprocessed).")
+            ]),
+        StepDescriptor("cancel", "Stop the live query; work already dispatched still runs."),
+    ]
+
+    /// The gauges sampled beside the allocator's figures.
+    static let gaugeDescriptors: [GaugeDescriptor] = [
+        GaugeDescriptor(
+            "pendingCallbacks",
+            "Callbacks whose documents wait for or are in the consumer (each holds its own copy)."),
+        GaugeDescriptor("callbacksDelivered", "Handler calls so far."),
+        GaugeDescriptor("writesCoalesced", "Writes so far not delivered in a callback of their own."),
+        GaugeDescriptor(
+            "documentsCopied", "Documents handed to callbacks so far (every callback gets its own copy)."),
+    ]
+
+    /// The metrics a case reports when it ends.
+    static let metricDescriptors: [MetricDescriptor] = [
+        MetricDescriptor("callbacksDelivered", .count, "Handler calls, the initial one included."),
+        MetricDescriptor("writesApplied", .count, "Writes applied to matching documents."),
+        MetricDescriptor("writesCoalesced", .count, "Writes not delivered in a callback of their own."),
+        MetricDescriptor("documentsCopied", .count, "Documents deep-copied into callbacks."),
+        MetricDescriptor("maxPendingCallbacks", .count, "Most callbacks waiting for the consumer at once."),
+        MetricDescriptor(
+            "stalenessP50", .milliseconds,
+            "Median time from a write to the consumer processing a result that reflects it."),
+        MetricDescriptor("stalenessP99", .milliseconds, "99th percentile of that staleness."),
+        MetricDescriptor("stalenessMax", .milliseconds, "Largest staleness."),
+        MetricDescriptor("writesUnprocessed", .count, "Writes the consumer never processed a result for."),
+    ]
 }

@@ -76,6 +76,7 @@ public enum DifferBenchmark {
             // A target removed a moment ago is simply skipped: the 1% is approximate.
             try? cars.update("doc-\(Int.random(in: 0..<items, using: &random))") { $0.fields["counter"] = .int(1) }
             let rank = Int.random(in: 0..<(items * 10), using: &random)
+            // Skipped likewise when its target was removed.
             try? cars.update("doc-\(Int.random(in: 0..<items, using: &random))") { $0.fields["rank"] = .int(rank) }
         }
     }
@@ -129,9 +130,11 @@ public enum DifferBenchmark {
             "Each size: a store of that many documents observed with `SELECT * FROM cars ORDER BY rank`; 1% of the "
                 + "documents change (a quarter each inserted, deleted, updated, moved) before the next result. "
                 + "Steady diff: median of \(rounds) diffs between the two results, alternating directions. "
-                + "Allocated: all bytes the call allocated (`thread.allocated`); kept: what the differ holds between calls.",
+                + "Allocated: all bytes the call allocated (`thread.allocated`); kept: what the differ holds "
+                + "between calls.",
             "",
-            "| Items | First diff | Steady diff | Steady per item | Allocated (first / steady) | Steady allocated per item | Kept by differ | Changes found |",
+            "| Items | First diff | Steady diff | Steady per item | Allocated (first / steady) | Steady allocated "
+                + "per item | Kept by differ | Changes found |",
             "|---:|---:|---:|---:|---:|---:|---:|---|",
         ]
         for row in rows {
@@ -142,8 +145,9 @@ public enum DifferBenchmark {
             lines.append(
                 "| \(row.items) | \(time(row.firstNanoseconds)) | \(time(row.steadyNanoseconds)) | "
                     + "\(Units.fixed(perItem, decimals: 1)) ns | \(Units.formatBytes(row.firstAllocatedBytes)) / "
-                    + "\(Units.formatBytes(row.steadyAllocatedBytes)) | \(row.steadyAllocatedBytes / max(row.items, 1)) B | "
-                    + "\(Units.formatBytes(row.keptBytes)) | \(found) |")
+                    + "\(Units.formatBytes(row.steadyAllocatedBytes)) | "
+                    + "\(row.steadyAllocatedBytes / max(row.items, 1)) B | \(Units.formatBytes(row.keptBytes)) | "
+                    + "\(found) |")
         }
         lines.append("")
         for (smaller, larger) in zip(rows, rows.dropFirst()) where smaller.steadyNanoseconds > 0 {
@@ -151,14 +155,16 @@ public enum DifferBenchmark {
             let timeRatio = Double(larger.steadyNanoseconds) / Double(smaller.steadyNanoseconds)
             lines.append(
                 "- \(larger.items) vs \(smaller.items) items (\(Units.fixed(sizeRatio, decimals: 1))x): steady diff "
-                    + "takes \(Units.fixed(timeRatio, decimals: 2))x as long (linear: \(Units.fixed(sizeRatio, decimals: 2))x)."
+                    + "takes \(Units.fixed(timeRatio, decimals: 2))x as long (linear: "
+                    + "\(Units.fixed(sizeRatio, decimals: 2))x)."
             )
         }
         lines.append("")
         lines.append(
             "Every step of the diff is a pass over the items or a hash lookup per item, and the bytes it allocates "
-                + "per item stay the same at every size, so time per item that still rises with size most likely reflects "
-                + "the working set (items, the identities' hash table, index arrays) outgrowing the CPU caches.")
+                + "per item stay the same at every size, so time per item that still rises with size most likely "
+                + "reflects the working set (items, the identities' hash table, index arrays) outgrowing the CPU "
+                + "caches.")
         lines.append("")
         return lines.joined(separator: "\n")
     }

@@ -162,7 +162,8 @@ enum Subscription {
         }
     }
 
-    /// Documents copied for the app: the live query's deep copies (observers' materializations are counted by the store).
+    /// Documents copied for the app: the live query's deep copies (observers' materializations are counted by the
+    /// store).
     var documentsCopied: Int? {
         if case .liveQuery(let liveQuery) = self { return liveQuery.statistics.documentsCopied }
         return nil

@@ -2,6 +2,10 @@ import HarnessModel
 import OpenCombine
 import WorkloadKit
 
+#if !os(Linux)
+    #error("memharness builds on Linux only: the workloads run under the Linux harness")
+#endif
+
 /// How a screen subscribes, and so how long its subscription lives (seed 003).
 ///
 /// The first five follow ReactiveCocoa's rule, "you don't need to retain signals": a subscription
@@ -19,7 +23,8 @@ public enum SubscriptionStrategy: String, CaseIterable, Sendable {
     case selfDerivedStrong = "self-derived-strong"
     /// The same, capturing the screen weakly: the screen goes, its property's publisher completes.
     case selfDerivedWeak = "self-derived-weak"
-    /// Combine: the sink closure captures the screen strongly on the infinite updates: a cycle through the stored cancellable.
+    /// Combine: the sink closure captures the screen strongly on the infinite updates: a cycle through the stored
+    /// cancellable.
     case strongSelfCapture = "strong-self-capture"
     /// Combine: the sink closure captures the screen weakly: the screen dies, its cancellable cancels.
     case weakSelf = "weak-self"
@@ -33,27 +38,34 @@ public enum SubscriptionStrategy: String, CaseIterable, Sendable {
         switch self {
         case .implicitFinite:
             return
-                "RAC rule: subscribeNext { self.profile = $0 } on a one-shot load, not stored: the load completes and the subscription ends by itself."
+                "RAC rule: subscribeNext { self.profile = $0 } on a one-shot load, not stored: the load completes "
+                + "and the subscription ends by itself."
         case .implicitInfinite:
             return
-                "RAC rule: subscribeNext { self.profile = $0 } on the store's infinite updates, not stored: lives on and keeps receiving after dismissal."
+                "RAC rule: subscribeNext { self.profile = $0 } on the store's infinite updates, not stored: lives "
+                + "on and keeps receiving after dismissal."
         case .disposed:
             return
-                "RAC rule: the same on the infinite updates, the disposable kept by the screen and disposed on dismissal."
+                "RAC rule: the same on the infinite updates, the disposable kept by the screen and disposed on "
+                + "dismissal."
         case .selfDerivedStrong:
             return
-                "RAC rule: subscribeNext { self.validate($0) } on the screen's own username (RACObserve(self, ...)): a cycle no completion breaks."
+                "RAC rule: subscribeNext { self.validate($0) } on the screen's own username (RACObserve(self, "
+                + "...)): a cycle no completion breaks."
         case .selfDerivedWeak:
             return "RAC rule: the same with [weak self]: the screen deallocates and its username's publisher completes."
         case .strongSelfCapture:
             return
-                "Combine: sink { self.profile = $0 } on the infinite updates, AnyCancellable stored in the screen (a cycle)."
+                "Combine: sink { self.profile = $0 } on the infinite updates, AnyCancellable stored in the screen "
+                + "(a cycle)."
         case .weakSelf:
             return
-                "Combine: sink { [weak self] in ... } on the infinite updates; the screen's deinit releases the cancellable, which cancels."
+                "Combine: sink { [weak self] in ... } on the infinite updates; the screen's deinit releases the "
+                + "cancellable, which cancels."
         case .finitePublisher:
             return
-                "Combine: strong capture of a one-shot load (a Future), AnyCancellable stored: the load completes at the next update."
+                "Combine: strong capture of a one-shot load (a Future), AnyCancellable stored: the load completes "
+                + "at the next update."
         case .assignToSelf:
             return "Combine: assign(to: \\.profile, on: self) on the infinite updates (Assign holds self strongly)."
         }
@@ -73,7 +85,8 @@ public struct SubscriptionsWorkload: Workload {
         WorkloadDescriptor(
             name: "subscriptions",
             summary:
-                "Screens subscribe (ReactiveCocoa's lifetimes modelled on OpenCombine, and Combine's) and are dismissed; some subscriptions outlive their screen.",
+                "Screens subscribe (ReactiveCocoa's lifetimes modelled on OpenCombine, and Combine's) and are "
+                + "dismissed; some subscriptions outlive their screen.",
             strategies: SubscriptionStrategy.allCases.map { StrategyDescriptor($0.rawValue, $0.summary) },
             parameters: [
                 .bytes(
@@ -85,7 +98,8 @@ public struct SubscriptionsWorkload: Workload {
                     "present", "Create a screen with its payload, subscribe it the strategy's way, push it."),
                 StepDescriptor(
                     "publish",
-                    "The store sends an update to its subscribers and answers pending loads; the screen on top gets the new name in its own username.",
+                    "The store sends an update to its subscribers and answers pending loads; the screen on top gets "
+                        + "the new name in its own username.",
                     arguments: [
                         .count("count", default: 1, range: 1...1_000_000, "Updates to send.")
                     ]),

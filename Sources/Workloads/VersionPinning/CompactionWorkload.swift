@@ -2,8 +2,10 @@ import CSQLite
 import HarnessModel
 import WorkloadKit
 
-#if canImport(Glibc)
+#if os(Linux)
     import Glibc
+#else
+    #error("memharness builds on Linux only: the workloads run under the Linux harness")
 #endif
 
 /// Bulk deletes leave free pages behind and the file keeps its size until it is compacted: SQLite.
@@ -47,93 +49,11 @@ public struct CompactionWorkload: Workload {
             name: "compaction",
             summary:
                 "SQLite after bulk deletes: free pages stay in the file until a compaction policy gives them back.",
-            strategies: [
-                StrategyDescriptor(Strategy.neverCompact.rawValue, "Never compact: the file keeps its largest size."),
-                StrategyDescriptor(
-                    Strategy.autoCompact.rawValue,
-                    "In the background, when unused space exceeds twice the used data and no one reads or writes the file: "
-                        + "incremental_vacuum steps, then a truncating checkpoint."),
-                StrategyDescriptor(
-                    Strategy.compactOnLaunch.rawValue,
-                    "At relaunch, VACUUM in place when the file is over launchCompactAbove and less than launchUsedBelow of it is used."
-                ),
-                StrategyDescriptor(
-                    Strategy.compactedCopy.rawValue,
-                    "At relaunch, write a compacted copy with VACUUM INTO and move it over the original."),
-            ],
-            parameters: [
-                .bytes("payloadSize", default: 1024, range: 1...(1 << 20), "Size of each row's random blob, bytes."),
-                .count(
-                    "rowsPerTransaction", default: 500, range: 1...10_000_000, "Rows inserted or deleted per commit."),
-                .bytes(
-                    "launchCompactAbove", default: 100 << 20, range: 0...(1 << 40),
-                    "compact-on-launch: file size above which it compacts, bytes (the seed's example: 100 MB, i.e. 100 * 1024 * 1024)."
-                ),
-                .fraction(
-                    "launchUsedBelow", default: 0.5,
-                    "compact-on-launch: used share of the file below which it compacts (the seed's example uses 50%)."),
-                .duration(
-                    "autoCompactInterval", default: .milliseconds(10), range: .microseconds(100) ... .seconds(10),
-                    "auto-compact: how often the background compactor looks at the file."),
-                .count(
-                    "autoCompactPages", default: 1024, range: 1...10_000_000,
-                    "auto-compact: pages moved per incremental_vacuum step (one write transaction: a write arriving waits for one step at most, "
-                        + "a reader arriving stops the compaction after it)."),
-            ],
-            steps: [
-                StepDescriptor(
-                    "fill", "Insert rows of payloadSize until this much payload was added.",
-                    arguments: [.bytes("size", default: 80 << 20, range: 1...(1 << 40), "Payload to insert, bytes.")]),
-                StepDescriptor(
-                    "delete", "Delete this share of the rows, oldest first (a purge of old records).",
-                    arguments: [.fraction("fraction", default: 0.8, "Share of the current rows to delete.")]),
-                StepDescriptor(
-                    "pin",
-                    "A reader opens a read transaction and keeps it (a version pinned, e.g. by a screen still showing old results)."
-                ),
-                StepDescriptor("unpin", "The reader ends its read transaction."),
-                StepDescriptor(
-                    "await-compaction",
-                    "Stay idle (no reads, no writes) until no automatic compaction is due or under way; at once for the other policies.",
-                    arguments: [
-                        .duration(
-                            "limit", default: .seconds(10), range: .zero ... .seconds(600),
-                            "Give up waiting after this long (what is left shows in finalFreePages).")
-                    ]),
-                StepDescriptor(
-                    "relaunch",
-                    "Close the database and open it again, as an app does at launch (compact-on-launch and compacted-copy act here)."
-                ),
-            ],
-            gauges: FileGauges.descriptors + [
-                GaugeDescriptor("diskBytes", "Database, WAL and compacted copy together on disk, bytes."),
-                GaugeDescriptor("compactions", "Compactions finished so far, compactions."),
-                GaugeDescriptor(
-                    "readTransactions", "Read transactions the app holds open (pinned versions), transactions."),
-                GaugeDescriptor(
-                    "compactionBlocked", "1 while automatic compaction is due but the file is being read or written."),
-            ],
-            metrics: [
-                MetricDescriptor("peakDatabaseBytes", .bytes, "Largest size of the database file."),
-                MetricDescriptor("peakWalBytes", .bytes, "Largest size of the WAL file."),
-                MetricDescriptor(
-                    "peakDiskBytes", .bytes, "Most bytes on disk at once: database, WAL and compacted copy."),
-                MetricDescriptor("compactions", .count, "Compactions finished, at launch or in the background."),
-                MetricDescriptor("compactionTime", .milliseconds, "Time spent compacting, wherever it ran."),
-                MetricDescriptor(
-                    "launchTime", .milliseconds,
-                    "Close, reopen and any on-launch compaction: what the user waits for at relaunch."),
-                MetricDescriptor(
-                    "compactionBlockedTime", .milliseconds,
-                    "Time automatic compaction was due but the file was read or written."),
-                MetricDescriptor("finalDatabaseBytes", .bytes, "Database size at the end of the script."),
-                MetricDescriptor("finalWalBytes", .bytes, "WAL size at the end of the script."),
-                MetricDescriptor("finalPageCount", .count, "Pages of the database at the end of the script."),
-                MetricDescriptor("finalFreePages", .count, "Free pages of the database at the end of the script."),
-                MetricDescriptor(
-                    "finalUsedRatio", .ratio, "Share of the database's pages in use at the end of the script."),
-                MetricDescriptor("finalRows", .count, "Rows left at the end of the script."),
-            ],
+            strategies: Self.strategyDescriptors,
+            parameters: Self.parameterSpecs,
+            steps: Self.stepDescriptors,
+            gauges: Self.gaugeDescriptors,
+            metrics: Self.metricDescriptors,
             defaultSteps: ["fill", "delete", "relaunch"]
         )
     }
@@ -443,4 +363,109 @@ final class CompactionCase: WorkloadCase {
 /// `text` as an SQL string literal (single quotes doubled).
 func sqlStringLiteral(_ text: String) -> String {
     "'" + text.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "''") + "'"
+}
+
+extension CompactionWorkload {
+    /// The strategies, as `memharness list` and reports describe them.
+    static let strategyDescriptors: [StrategyDescriptor] = [
+        StrategyDescriptor(Strategy.neverCompact.rawValue, "Never compact: the file keeps its largest size."),
+        StrategyDescriptor(
+            Strategy.autoCompact.rawValue,
+            "In the background, when unused space exceeds twice the used data and no one reads or writes the file: "
+                + "incremental_vacuum steps, then a truncating checkpoint."),
+        StrategyDescriptor(
+            Strategy.compactOnLaunch.rawValue,
+            "At relaunch, VACUUM in place when the file is over launchCompactAbove and less than launchUsedBelow of "
+                + "it is used."
+        ),
+        StrategyDescriptor(
+            Strategy.compactedCopy.rawValue,
+            "At relaunch, write a compacted copy with VACUUM INTO and move it over the original."),
+    ]
+
+    /// The parameters a scenario file may set, with their defaults and ranges.
+    static let parameterSpecs: [ParameterSpec] = [
+        .bytes("payloadSize", default: 1024, range: 1...(1 << 20), "Size of each row's random blob, bytes."),
+        .count(
+            "rowsPerTransaction", default: 500, range: 1...10_000_000, "Rows inserted or deleted per commit."),
+        .bytes(
+            "launchCompactAbove", default: 100 << 20, range: 0...(1 << 40),
+            "compact-on-launch: file size above which it compacts, bytes (the seed's example: 100 MB, i.e. 100 * "
+                + "1024 * 1024)."
+        ),
+        .fraction(
+            "launchUsedBelow", default: 0.5,
+            "compact-on-launch: used share of the file below which it compacts (the seed's example uses 50%)."),
+        .duration(
+            "autoCompactInterval", default: .milliseconds(10), range: .microseconds(100) ... .seconds(10),
+            "auto-compact: how often the background compactor looks at the file."),
+        .count(
+            "autoCompactPages", default: 1024, range: 1...10_000_000,
+            "auto-compact: pages moved per incremental_vacuum step (one write transaction: a write arriving waits "
+                + "for one step at most, a reader arriving stops the compaction after it)."),
+    ]
+
+    /// The steps a scenario's script may use, with their arguments.
+    static let stepDescriptors: [StepDescriptor] = [
+        StepDescriptor(
+            "fill", "Insert rows of payloadSize until this much payload was added.",
+            arguments: [.bytes("size", default: 80 << 20, range: 1...(1 << 40), "Payload to insert, bytes.")]),
+        StepDescriptor(
+            "delete", "Delete this share of the rows, oldest first (a purge of old records).",
+            arguments: [.fraction("fraction", default: 0.8, "Share of the current rows to delete.")]),
+        StepDescriptor(
+            "pin",
+            "A reader opens a read transaction and keeps it (a version pinned, e.g. by a screen still showing old "
+                + "results)."
+        ),
+        StepDescriptor("unpin", "The reader ends its read transaction."),
+        StepDescriptor(
+            "await-compaction",
+            "Stay idle (no reads, no writes) until no automatic compaction is due or under way; at once for the "
+                + "other policies.",
+            arguments: [
+                .duration(
+                    "limit", default: .seconds(10), range: .zero ... .seconds(600),
+                    "Give up waiting after this long (what is left shows in finalFreePages).")
+            ]),
+        StepDescriptor(
+            "relaunch",
+            "Close the database and open it again, as an app does at launch (compact-on-launch and compacted-copy "
+                + "act here)."
+        ),
+    ]
+
+    /// The gauges sampled beside the allocator's figures.
+    static let gaugeDescriptors: [GaugeDescriptor] =
+        FileGauges.descriptors + [
+            GaugeDescriptor("diskBytes", "Database, WAL and compacted copy together on disk, bytes."),
+            GaugeDescriptor("compactions", "Compactions finished so far, compactions."),
+            GaugeDescriptor(
+                "readTransactions", "Read transactions the app holds open (pinned versions), transactions."),
+            GaugeDescriptor(
+                "compactionBlocked", "1 while automatic compaction is due but the file is being read or written."),
+        ]
+
+    /// The metrics a case reports when it ends.
+    static let metricDescriptors: [MetricDescriptor] = [
+        MetricDescriptor("peakDatabaseBytes", .bytes, "Largest size of the database file."),
+        MetricDescriptor("peakWalBytes", .bytes, "Largest size of the WAL file."),
+        MetricDescriptor(
+            "peakDiskBytes", .bytes, "Most bytes on disk at once: database, WAL and compacted copy."),
+        MetricDescriptor("compactions", .count, "Compactions finished, at launch or in the background."),
+        MetricDescriptor("compactionTime", .milliseconds, "Time spent compacting, wherever it ran."),
+        MetricDescriptor(
+            "launchTime", .milliseconds,
+            "Close, reopen and any on-launch compaction: what the user waits for at relaunch."),
+        MetricDescriptor(
+            "compactionBlockedTime", .milliseconds,
+            "Time automatic compaction was due but the file was read or written."),
+        MetricDescriptor("finalDatabaseBytes", .bytes, "Database size at the end of the script."),
+        MetricDescriptor("finalWalBytes", .bytes, "WAL size at the end of the script."),
+        MetricDescriptor("finalPageCount", .count, "Pages of the database at the end of the script."),
+        MetricDescriptor("finalFreePages", .count, "Free pages of the database at the end of the script."),
+        MetricDescriptor(
+            "finalUsedRatio", .ratio, "Share of the database's pages in use at the end of the script."),
+        MetricDescriptor("finalRows", .count, "Rows left at the end of the script."),
+    ]
 }

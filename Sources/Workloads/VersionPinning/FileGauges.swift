@@ -7,7 +7,8 @@ struct FileGauges: Sendable {
         GaugeDescriptor("databaseBytes", "Size of the database file on disk, bytes."),
         GaugeDescriptor(
             "walBytes",
-            "Size of the -wal file on disk, bytes (it grows while a reader pins it; only a TRUNCATE checkpoint or closing the last connection shrinks it)."
+            "Size of the -wal file on disk, bytes (it grows while a reader pins it; only a TRUNCATE checkpoint or "
+                + "closing the last connection shrinks it)."
         ),
         GaugeDescriptor("pageCount", "PRAGMA page_count: pages in the database (data plus free), pages."),
         GaugeDescriptor("freePages", "PRAGMA freelist_count: pages that hold no data, pages."),

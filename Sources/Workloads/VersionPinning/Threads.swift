@@ -3,8 +3,10 @@ import Foundation
 import Synchronization
 import WorkloadKit
 
-#if canImport(Glibc)
+#if os(Linux)
     import Glibc
+#else
+    #error("memharness builds on Linux only: the workloads run under the Linux harness")
 #endif
 
 /// A thread that runs one body and hands back its report when joined.
@@ -66,7 +68,7 @@ func sleep(until deadline: Int64, unless stop: StopSignal) -> Bool {
 }
 
 /// Deadlines for a loop that runs `rate` times per second from when it is made, cut short by a
-/// `StopSignal` (HarnessCore's `Pacer` sleeps through to its deadline).
+/// `StopSignal` (WorkloadKit's `Pacer` sleeps through to its deadline).
 ///
 /// A loop that falls behind runs its late iterations back to back, so the count over the burst
 /// matches the rate as long as the machine can keep up at all.

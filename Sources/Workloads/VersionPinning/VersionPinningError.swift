@@ -1,7 +1,9 @@
 import CSQLite
 
-#if canImport(Glibc)
+#if os(Linux)
     import Glibc
+#else
+    #error("memharness builds on Linux only: the workloads run under the Linux harness")
 #endif
 
 /// Why a version-pinning or compaction case could not run.

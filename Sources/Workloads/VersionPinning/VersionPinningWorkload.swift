@@ -34,88 +34,11 @@ public struct VersionPinningWorkload: Workload {
             name: "version-pinning",
             summary:
                 "SQLite in WAL mode: a reader holding a read transaction pins the WAL, which grows with every commit.",
-            strategies: [
-                StrategyDescriptor(
-                    Strategy.pinnedReader.rawValue,
-                    "A reader opens a read transaction and keeps reading from it for the whole burst (a version kept alive on a background thread)."
-                ),
-                StrategyDescriptor(
-                    Strategy.blockedReader.rawValue,
-                    "A reader reads, then blocks in a long operation for blockedShare of the burst while holding its transaction, then releases it and refreshes per read."
-                ),
-                StrategyDescriptor(
-                    Strategy.refreshingReader.rawValue,
-                    "A reader opens a short read transaction per read (auto-refresh, or invalidate() after use)."),
-                StrategyDescriptor(Strategy.noReader.rawValue, "The writer alone: the floor."),
-            ],
-            parameters: [
-                .count(
-                    "rows", default: 2000, range: 1...10_000_000, "Rows in the table; the writer rewrites random ones."),
-                .bytes("payloadSize", default: 1024, range: 1...(1 << 20), "Size of each row's random blob, bytes."),
-                .rate("writeRate", default: 1000, range: 0.1...100_000, "Commits per second during a burst."),
-                .count("rowsPerCommit", default: 4, range: 1...10_000, "Rows rewritten by each commit."),
-                .rate(
-                    "readRate", default: 100, range: 0.1...100_000,
-                    "Reads per second of the reader (not while it is blocked)."),
-                .count("rowsPerRead", default: 8, range: 1...10_000, "Rows a read looks up by primary key."),
-                .count(
-                    "checkpointFrames", default: 1000, range: 1...10_000_000,
-                    "WAL frames after a commit at which the writer runs a PASSIVE checkpoint (SQLite's wal_autocheckpoint; its default is 1000)."
-                ),
-                .fraction(
-                    "blockedShare", default: 0.5,
-                    "Share of each burst blocked-reader spends blocked holding its transaction, from its first read (a share, so --quick scales it with the burst)."
-                ),
-            ],
-            steps: [
-                StepDescriptor(
-                    "burst",
-                    "Start the strategy's reader and the writer, run for a while, stop the writer, then the reader (which releases its transaction).",
-                    arguments: [
-                        .duration(
-                            "duration", default: .seconds(2), range: .milliseconds(1) ... .seconds(3600),
-                            "How long the burst lasts.")
-                    ]),
-                StepDescriptor(
-                    "checkpoint", "Run one checkpoint on the main connection and record its outcome.",
-                    arguments: [
-                        .choice(
-                            "mode", CheckpointMode.allCases.map(\.rawValue), default: CheckpointMode.truncate.rawValue,
-                            "Checkpoint mode: passive copies what it can, truncate also shrinks the WAL file to zero.")
-                    ]),
-            ],
-            gauges: FileGauges.descriptors + WriterGauges.descriptors,
-            metrics: [
-                MetricDescriptor(
-                    "fileGrowth", .bytes,
-                    "Largest size of database and WAL beyond their size before the bursts (after a burst only)."),
-                MetricDescriptor(
-                    "fileGrowthPerCommit", .bytes,
-                    "fileGrowth per commit, independent of the burst's length (after a burst only)."),
-                MetricDescriptor("commits", .count, "Write transactions committed."),
-                MetricDescriptor("commitRate", .perSecond, "Commits per second of burst."),
-                MetricDescriptor("reads", .count, "Reads the reader threads made."),
-                MetricDescriptor("readTransactions", .count, "Read transactions the reader threads opened."),
-                MetricDescriptor(
-                    "longestReadTransaction", .milliseconds,
-                    "Longest a read transaction stayed open (pinning a version)."),
-                MetricDescriptor("peakWalBytes", .bytes, "Largest size of the WAL file."),
-                MetricDescriptor("peakWalFrames", .count, "Most frames in the WAL."),
-                MetricDescriptor("walBytesAfterBurst", .bytes, "WAL size when the last burst ended."),
-                MetricDescriptor("peakDatabaseBytes", .bytes, "Largest size of the database file."),
-                MetricDescriptor("peakFileBytes", .bytes, "Largest size of database and WAL together."),
-                MetricDescriptor("checkpoints", .count, "Checkpoints run."),
-                MetricDescriptor(
-                    "incompleteCheckpoints", .count,
-                    "Checkpoints that could not copy every frame back (a reader pinned them)."),
-                MetricDescriptor(
-                    "stepCheckpointBusy", .count,
-                    "1 when the checkpoint step gave up on a reader (FULL, RESTART, TRUNCATE; with that step only)."),
-                MetricDescriptor(
-                    "finalFileBytes", .bytes,
-                    "Database and WAL size at the end of the script, before teardown closes the database."),
-                MetricDescriptor("finalWalBytes", .bytes, "WAL size at the end of the script."),
-            ],
+            strategies: Self.strategyDescriptors,
+            parameters: Self.parameterSpecs,
+            steps: Self.stepDescriptors,
+            gauges: Self.gaugeDescriptors,
+            metrics: Self.metricDescriptors,
             defaultSteps: ["burst", "checkpoint"]
         )
     }
@@ -302,11 +225,111 @@ final class VersionPinningCase: WorkloadCase {
         }
         if let finalFigures {
             metrics += [
-                // At the end of the script, before teardown closes the database (the last close checkpoints and deletes the WAL).
+                // At the end of the script, before teardown closes the database (the last close checkpoints and deletes
+                // the WAL).
                 .bytes("finalFileBytes", finalFigures.fileBytes),
                 .bytes("finalWalBytes", finalFigures.walBytes),
             ]
         }
         return metrics
     }
+}
+
+extension VersionPinningWorkload {
+    /// The strategies, as `memharness list` and reports describe them.
+    static let strategyDescriptors: [StrategyDescriptor] = [
+        StrategyDescriptor(
+            Strategy.pinnedReader.rawValue,
+            "A reader opens a read transaction and keeps reading from it for the whole burst (a version kept alive "
+                + "on a background thread)."
+        ),
+        StrategyDescriptor(
+            Strategy.blockedReader.rawValue,
+            "A reader reads, then blocks in a long operation for blockedShare of the burst while holding its "
+                + "transaction, then releases it and refreshes per read."
+        ),
+        StrategyDescriptor(
+            Strategy.refreshingReader.rawValue,
+            "A reader opens a short read transaction per read (auto-refresh, or invalidate() after use)."),
+        StrategyDescriptor(Strategy.noReader.rawValue, "The writer alone: the floor."),
+    ]
+
+    /// The parameters a scenario file may set, with their defaults and ranges.
+    static let parameterSpecs: [ParameterSpec] = [
+        .count(
+            "rows", default: 2000, range: 1...10_000_000, "Rows in the table; the writer rewrites random ones."),
+        .bytes("payloadSize", default: 1024, range: 1...(1 << 20), "Size of each row's random blob, bytes."),
+        .rate("writeRate", default: 1000, range: 0.1...100_000, "Commits per second during a burst."),
+        .count("rowsPerCommit", default: 4, range: 1...10_000, "Rows rewritten by each commit."),
+        .rate(
+            "readRate", default: 100, range: 0.1...100_000,
+            "Reads per second of the reader (not while it is blocked)."),
+        .count("rowsPerRead", default: 8, range: 1...10_000, "Rows a read looks up by primary key."),
+        .count(
+            "checkpointFrames", default: 1000, range: 1...10_000_000,
+            "WAL frames after a commit at which the writer runs a PASSIVE checkpoint (SQLite's wal_autocheckpoint; "
+                + "its default is 1000)."
+        ),
+        .fraction(
+            "blockedShare", default: 0.5,
+            "Share of each burst blocked-reader spends blocked holding its transaction, from its first read (a "
+                + "share, so --quick scales it with the burst)."
+        ),
+    ]
+
+    /// The steps a scenario's script may use, with their arguments.
+    static let stepDescriptors: [StepDescriptor] = [
+        StepDescriptor(
+            "burst",
+            "Start the strategy's reader and the writer, run for a while, stop the writer, then the reader (which "
+                + "releases its transaction).",
+            arguments: [
+                .duration(
+                    "duration", default: .seconds(2), range: .milliseconds(1) ... .seconds(3600),
+                    "How long the burst lasts.")
+            ]),
+        StepDescriptor(
+            "checkpoint", "Run one checkpoint on the main connection and record its outcome.",
+            arguments: [
+                .choice(
+                    "mode", CheckpointMode.allCases.map(\.rawValue), default: CheckpointMode.truncate.rawValue,
+                    "Checkpoint mode: passive copies what it can, truncate also shrinks the WAL file to zero.")
+            ]),
+    ]
+
+    /// The gauges sampled beside the allocator's figures.
+    static let gaugeDescriptors: [GaugeDescriptor] = FileGauges.descriptors + WriterGauges.descriptors
+
+    /// The metrics a case reports when it ends.
+    static let metricDescriptors: [MetricDescriptor] = [
+        MetricDescriptor(
+            "fileGrowth", .bytes,
+            "Largest size of database and WAL beyond their size before the bursts (after a burst only)."),
+        MetricDescriptor(
+            "fileGrowthPerCommit", .bytes,
+            "fileGrowth per commit, independent of the burst's length (after a burst only)."),
+        MetricDescriptor("commits", .count, "Write transactions committed."),
+        MetricDescriptor("commitRate", .perSecond, "Commits per second of burst."),
+        MetricDescriptor("reads", .count, "Reads the reader threads made."),
+        MetricDescriptor("readTransactions", .count, "Read transactions the reader threads opened."),
+        MetricDescriptor(
+            "longestReadTransaction", .milliseconds,
+            "Longest a read transaction stayed open (pinning a version)."),
+        MetricDescriptor("peakWalBytes", .bytes, "Largest size of the WAL file."),
+        MetricDescriptor("peakWalFrames", .count, "Most frames in the WAL."),
+        MetricDescriptor("walBytesAfterBurst", .bytes, "WAL size when the last burst ended."),
+        MetricDescriptor("peakDatabaseBytes", .bytes, "Largest size of the database file."),
+        MetricDescriptor("peakFileBytes", .bytes, "Largest size of database and WAL together."),
+        MetricDescriptor("checkpoints", .count, "Checkpoints run."),
+        MetricDescriptor(
+            "incompleteCheckpoints", .count,
+            "Checkpoints that could not copy every frame back (a reader pinned them)."),
+        MetricDescriptor(
+            "stepCheckpointBusy", .count,
+            "1 when the checkpoint step gave up on a reader (FULL, RESTART, TRUNCATE; with that step only)."),
+        MetricDescriptor(
+            "finalFileBytes", .bytes,
+            "Database and WAL size at the end of the script, before teardown closes the database."),
+        MetricDescriptor("finalWalBytes", .bytes, "WAL size at the end of the script."),
+    ]
 }

@@ -8,7 +8,7 @@ import WorkloadKit
 
 /// Runs calibration cases in this process and checks the measured figures against the truth,
 /// which each test computes from the allocator (`nallocx`), never from a written-down number.
-@Suite(.serialized)
+@Suite(.serialized, .timeLimit(.minutes(5)))
 struct CalibrationTests {
     let executor = CaseExecutor(catalog: WorkloadCatalog([CalibrationWorkload()]))
 

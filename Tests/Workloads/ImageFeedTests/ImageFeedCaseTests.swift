@@ -14,7 +14,7 @@ import WorkloadKit
 
 /// Image-feed cases run in this process on a small timeline: 60 posts, 4 KiB files decoded to
 /// 16 KiB, 4 cells, a cache of 8 images, scrolled to the end 8 posts on and 4 back.
-@Suite(.serialized)
+@Suite(.serialized, .timeLimit(.minutes(5)))
 struct ImageFeedCaseTests {
     static let decodedSize = 16 << 10
     static let posts = 60
@@ -131,7 +131,8 @@ struct ImageFeedCaseTests {
         #expect(running.metric("bytesFreedPerWarning") == 0, "no warning yet")
 
         running.context.memoryWarnings.post()
-        while running.context.memoryWarnings.deliveredCount < 1 { usleep(500) }
+        #expect(
+            waitUntil { running.context.memoryWarnings.deliveredCount >= 1 }, "the warning was never delivered")
         // The warning emptied it: only what the cells show is left, and the rest was freed.
         #expect(running.gauge("imagesInMemory") == Int64(Self.cells))
         #expect(running.gauge("imageBytes") == Int64(Self.cells * Self.decodedSize))
@@ -154,7 +155,8 @@ struct ImageFeedCaseTests {
         // The gauge sees the cached images beside the ones on screen...
         #expect(running.gauge("imagesInMemory") > Int64(Self.cells))
         running.context.memoryWarnings.post()
-        while running.context.memoryWarnings.deliveredCount < 1 { usleep(500) }
+        #expect(
+            waitUntil { running.context.memoryWarnings.deliveredCount >= 1 }, "the warning was never delivered")
         // ...and after the warning only the ones on screen are left.
         #expect(running.gauge("imagesInMemory") == Int64(Self.cells))
         #expect(running.metric("warningsReceived") == 1)
@@ -171,7 +173,8 @@ struct ImageFeedCaseTests {
         try running.scroll()
         let before = running.gauge("imagesInMemory")
         running.context.memoryWarnings.post()
-        while running.context.memoryWarnings.deliveredCount < 1 { usleep(500) }
+        #expect(
+            waitUntil { running.context.memoryWarnings.deliveredCount >= 1 }, "the warning was never delivered")
         #expect(running.gauge("imagesInMemory") == before)
         #expect(running.metric("warningsReceived") == 1)
         #expect(running.metric("bytesFreedPerWarning") == 0)

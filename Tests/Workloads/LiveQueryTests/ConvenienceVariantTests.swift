@@ -5,7 +5,7 @@ import Testing
 /// The three conveniences behave as the seed says they are implemented: as
 /// `observeLocalWithNextSignal(deliverOn:)` on the main queue (here the store's `mainQueue`) or the
 /// given queue, with `signalNext()` right after the handler.
-@Suite struct ConvenienceVariantTests {
+@Suite(.timeLimit(.minutes(2))) struct ConvenienceVariantTests {
     enum Variant: String, CaseIterable, CustomTestStringConvertible {
         case observeLocal, observeLocalDeliverOn, observeLocalWithNextSignal
         var testDescription: String { rawValue }

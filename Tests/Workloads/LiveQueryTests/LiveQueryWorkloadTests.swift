@@ -11,7 +11,7 @@ import WorkloadKit
 
 @testable import LiveQueryWorkload
 
-@Suite(.serialized) struct LiveQueryWorkloadTests {
+@Suite(.serialized, .timeLimit(.minutes(5))) struct LiveQueryWorkloadTests {
     private static func parameters(_ overrides: [String: ParameterValue] = [:]) -> ParameterValues {
         var values = ParameterValues(
             Dictionary(

@@ -4,7 +4,7 @@ import Testing
 
 /// The signal-next contract of `observeLocalWithNextSignal(deliverOn:)`, driven synchronously:
 /// writes run on the test thread, callbacks on a serial queue the test flushes. No test waits on a clock.
-@Suite struct SignalNextContractTests {
+@Suite(.timeLimit(.minutes(2))) struct SignalNextContractTests {
     /// A live query on a fresh fixture delivering on its own serial queue, its initial callback delivered:
     /// `observeLocalWithNextSignal(deliverOn:)`, or `observeLocal(deliverOn:)` when `implicitSignal`.
     private func observe(

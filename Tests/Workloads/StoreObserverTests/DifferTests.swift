@@ -62,7 +62,8 @@ func apply(_ changes: ChangeSet, to old: [String], new: [String]) -> [String]? {
             name: "first moved to the end", old: ["a", "b", "c", "d"], new: ["b", "c", "d", "a"],
             expected: ChangeSet(moves: [Move(from: 0, to: 3)])),
         Example(
-            name: "adjacent swap", old: ["a", "b"], new: ["b", "a"], expected: ChangeSet(moves: [Move(from: 1, to: 0)])),
+            name: "adjacent swap", old: ["a", "b"], new: ["b", "a"],
+            expected: ChangeSet(moves: [Move(from: 1, to: 0)])),
         Example(
             name: "reversal", old: ["a", "b", "c"], new: ["c", "b", "a"],
             expected: ChangeSet(moves: [Move(from: 2, to: 0), Move(from: 1, to: 1)])),
@@ -183,7 +184,7 @@ func apply(_ changes: ChangeSet, to old: [String], new: [String]) -> [String]? {
     }
 }
 
-@Suite struct DifferTests {
+@Suite(.timeLimit(.minutes(2))) struct DifferTests {
     /// A store observer's results, one per `next()`: the observer waits for the signal, so the
     /// test decides exactly which writes each result reflects.
     final class Results: Sendable {

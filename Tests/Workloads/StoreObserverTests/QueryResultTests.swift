@@ -4,7 +4,7 @@ import DocumentStore
 import Synchronization
 import Testing
 
-@Suite(.serialized) struct QueryResultTests {
+@Suite(.serialized, .timeLimit(.minutes(2))) struct QueryResultTests {
     private static func store(documents: Int, payloadSize: Int) throws -> DocumentStore {
         let store = DocumentStore()
         let cars = store.collection("cars")

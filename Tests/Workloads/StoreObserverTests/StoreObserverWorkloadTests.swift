@@ -8,7 +8,7 @@ import WorkloadKit
 
 @testable import StoreObserverWorkload
 
-@Suite(.serialized) struct StoreObserverWorkloadTests {
+@Suite(.serialized, .timeLimit(.minutes(5))) struct StoreObserverWorkloadTests {
     private static func parameters(_ overrides: [String: ParameterValue] = [:]) -> ParameterValues {
         var values = ParameterValues(
             Dictionary(

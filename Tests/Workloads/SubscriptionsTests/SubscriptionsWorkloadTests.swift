@@ -81,7 +81,7 @@ enum Harness {
     }
 }
 
-@Suite(.serialized) struct SubscriptionLeakDetectionTests {
+@Suite(.serialized, .timeLimit(.minutes(5))) struct SubscriptionLeakDetectionTests {
     /// `count` screens and `count` subscribers, as the tracker reports them.
     static func screenAndSubscriber(_ count: Int) -> [TypeCount] {
         [
@@ -195,13 +195,14 @@ enum Harness {
         } throws: { error in
             "\(error)"
                 == "subscriptions: unknown strategy 'strong'; expected one of: implicit-finite, implicit-infinite, "
-                + "disposed, self-derived-strong, self-derived-weak, strong-self-capture, weak-self, finite-publisher, assign-to-self"
+                + "disposed, self-derived-strong, self-derived-weak, strong-self-capture, weak-self, "
+                + "finite-publisher, assign-to-self"
         }
     }
 }
 
 /// The lifetimes of seed 003, step by step on one case: what lives after dismissal, and what it still receives.
-@Suite(.serialized) struct SubscriptionLifetimeTests {
+@Suite(.serialized, .timeLimit(.minutes(5))) struct SubscriptionLifetimeTests {
     /// A set-up case driven step by step.
     struct Screens {
         let context: CaseContext

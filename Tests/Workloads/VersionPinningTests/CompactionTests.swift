@@ -109,16 +109,6 @@ extension SQLiteWorkloadTests {
             _ = try run.tearDown()
         }
 
-        /// Waits (polling every millisecond, at most 20 s) until `condition` holds; whether it did.
-        static func eventually(_ condition: () -> Bool) -> Bool {
-            let deadline = ContinuousClock.now + .seconds(20)
-            while !condition() {
-                guard ContinuousClock.now < deadline else { return false }
-                usleep(1000)
-            }
-            return true
-        }
-
         /// The seed: automatic compaction "only takes place when the file is not being accessed".
         /// A reader holding a read transaction from before the deletes keeps it from running at all:
         /// SQLite's own figures do not move; once the reader lets go, the file is compacted in the
@@ -136,7 +126,7 @@ extension SQLiteWorkloadTests {
                 "the rule must hold for this test to mean anything")
             #expect(run.gauge("readTransactions") == 1)
             // Many times the compactor's interval: it looked, found the reader, and waited.
-            #expect(Self.eventually { run.gauge("compactionBlocked") == 1 })
+            #expect(waitUntil(seconds: 20) { run.gauge("compactionBlocked") == 1 })
             usleep(200_000)
             let (whilePinned, _) = try Self.figures(scratch)
             #expect(
@@ -192,7 +182,10 @@ extension SQLiteWorkloadTests {
             let observer = try SQLiteConnection(path: scratch.path + "/compaction.sqlite")
             var freePages: [Int] = []
             var sawBlocked = false
+            // Bounded: a delete step that never ends fails the test instead of hanging it.
+            let deadline = ContinuousClock.now + .seconds(120)
             while done.wait(timeout: .now()) == .timedOut {
+                try #require(ContinuousClock.now < deadline, "the delete step did not end within 120 s")
                 freePages.append(try observer.figures().freePages)
                 if run.gauge("compactionBlocked") == 1 { sawBlocked = true }
                 usleep(500)

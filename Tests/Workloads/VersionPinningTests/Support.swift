@@ -8,7 +8,7 @@ import WorkloadKit
 
 /// Every test of the SQLite workloads, one at a time: they share SQLite's process-wide memory
 /// counter and two cores, and a burst beside another would starve its writer.
-@Suite(.serialized) struct SQLiteWorkloadTests {}
+@Suite(.serialized, .timeLimit(.minutes(5))) struct SQLiteWorkloadTests {}
 
 /// A fresh directory under the system's temporary directory, removed when the test is done.
 final class ScratchDirectory {

@@ -1,0 +1,35 @@
+import Testing
+
+@testable import Attribution
+
+/// The tool runner: input and output through files, a bounded wait without polling, the tool killed at the bound.
+@Suite(.timeLimit(.minutes(1)))
+struct ToolProcessTests {
+    @Test func theToolReadsItsInputAndItsOutputIsReturned() throws {
+        let output = try ToolProcess.run(
+            executable: "/bin/cat", arguments: [], input: "one\ntwo\n", timeout: .seconds(30))
+        #expect(output == "one\ntwo\n")
+    }
+
+    @Test func aFailingToolReportsItsStatusAndStderr() {
+        let error = #expect(throws: AttributionError.self) {
+            try ToolProcess.run(
+                executable: "/bin/sh", arguments: ["-c", "echo broken >&2; exit 3"], input: "", timeout: .seconds(30))
+        }
+        #expect(error == .toolFailed(executable: "/bin/sh", status: 3, stderr: "broken"))
+    }
+
+    @Test func aToolPastItsBoundIsKilledAndReported() {
+        let error = #expect(throws: AttributionError.self) {
+            try ToolProcess.run(executable: "/bin/sleep", arguments: ["30"], input: "", timeout: .milliseconds(200))
+        }
+        #expect(error == .toolTimedOut(executable: "/bin/sleep", after: .milliseconds(200)))
+    }
+
+    @Test func aMissingToolCannotStart() {
+        let error = #expect(throws: AttributionError.self) {
+            try ToolProcess.run(executable: "/nonexistent/tool", arguments: [], input: "", timeout: .seconds(30))
+        }
+        #expect(error == .toolCouldNotStart(executable: "/nonexistent/tool", reason: "No such file or directory"))
+    }
+}

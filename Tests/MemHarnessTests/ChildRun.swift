@@ -1,0 +1,66 @@
+import Foundation
+import Testing
+
+#if os(Linux)
+    import Glibc
+#endif
+
+/// A run of a built binary: what it printed and how it ended. Every run has a bound: a child that outlives
+/// it is killed, so a hang fails its test instead of stalling the suite.
+struct ChildRun {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+    /// True when the child outlived its bound and was killed (SIGKILL).
+    var timedOut: Bool
+
+    /// Runs `binary` with `arguments` and `environment` for at most `seconds`. The wait sleeps until the child
+    /// ends (its termination handler), it does not poll; stdout and stderr are drained on threads of their own
+    /// so a chatty child cannot block on a full pipe.
+    static func run(_ binary: String, _ arguments: [String], environment: [String: String], seconds: Double) throws
+        -> ChildRun
+    {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = arguments
+        process.environment = environment
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        let ended = DispatchSemaphore(value: 0)
+        process.terminationHandler = { _ in ended.signal() }
+        try process.run()
+        let stdout = Drain(out.fileHandleForReading)
+        let stderr = Drain(err.fileHandleForReading)
+        var timedOut = false
+        if ended.wait(timeout: .now() + seconds) == .timedOut {
+            timedOut = true
+            kill(process.processIdentifier, SIGKILL)
+            // SIGKILL ends a process at once unless the kernel is stuck; past 10 s more the status is -1.
+            _ = ended.wait(timeout: .now() + 10)
+        }
+        let status = process.isRunning ? -1 : process.terminationStatus
+        return ChildRun(status: status, stdout: stdout.text(), stderr: stderr.text(), timedOut: timedOut)
+    }
+
+    /// Reads a pipe to its end on a thread of its own.
+    final class Drain: @unchecked Sendable {
+        // Safe: `data` is written by the reading thread only, and read after `done` is signalled.
+        private var data = Data()
+        private let done = DispatchSemaphore(value: 0)
+
+        init(_ handle: FileHandle) {
+            Thread.detachNewThread { [self] in
+                data = handle.readDataToEndOfFile()
+                done.signal()
+            }
+        }
+
+        func text() -> String {
+            // The child has exited (or was killed): the pipe ends within moments, unless a grandchild holds it.
+            _ = done.wait(timeout: .now() + 10)
+            return String(decoding: data, as: UTF8.self)
+        }
+    }
+}
