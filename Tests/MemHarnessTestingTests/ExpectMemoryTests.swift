@@ -251,7 +251,12 @@ struct ExpectMemoryTests {
             free(block)
         }
         #expect(figures.isolation == .thisProcess)
-        #expect(figures.peakBytes >= 8 * Self.mebibyte && figures.peakBytes < 8 * Self.mebibyte * 103 / 100)
+        // In this process the figures are process-wide: the test runner's other threads free a few hundred bytes
+        // while the block is live (8 MiB − 512 B was read in 1 run of 5), which is why replicas are the default.
+        // The replica tests above hold the exact lower bound; here the block must show within 16 KiB of it.
+        #expect(
+            figures.peakBytes >= 8 * Self.mebibyte - (16 << 10) && figures.peakBytes < 8 * Self.mebibyte * 103 / 100,
+            "peak \(figures.peakBytes) B")
     }
 
     @Test func theClosuresErrorIsRethrownAndItsSideEffectsHappenHere() throws {
