@@ -25,6 +25,10 @@ struct CommandLineTests {
         var status: Int32
         var stdout: String
         var stderr: String
+
+        /// stdout with the check table's wrapped failure messages joined again: the table keeps to 100 columns,
+        /// breaking a message at a space into a line break and six spaces.
+        var unwrappedStdout: String { stdout.replacingOccurrences(of: "\n      ", with: " ") }
     }
 
     func memharness(_ arguments: [String], environment: [String: String] = [:], binary: String = Self.binary) throws
@@ -130,7 +134,9 @@ struct CommandLineTests {
     }
 
     @Test func helpMatchesGolden() throws {
-        for (arguments, name) in [(["--help"], "help.txt"), (["run", "--help"], "run-help.txt")] {
+        for (arguments, name) in [
+            (["--help"], "help.txt"), (["run", "--help"], "run-help.txt"), (["profile", "--help"], "profile-help.txt"),
+        ] {
             let outcome = try memharness(arguments)
             #expect(outcome.status == 0)
             let url = Self.fixtures.appendingPathComponent(name)

@@ -92,4 +92,11 @@ int memharness_interruption_signal(void);
 int memharness_child_register(pid_t group);
 void memharness_child_unregister(pid_t group);
 
+/// Readies this process's standard streams before anything else runs: SIGPIPE and SIGXFSZ ignored (a closed
+/// pipe on stdout or stderr, or a file-size limit such as `ulimit -f`, then fails a write with EPIPE or EFBIG
+/// instead of killing the process before its report is written), and a closed stdin, stdout or stderr (a
+/// shell's `>&-`) given /dev/null, so its number does not go to the first file the process opens (a lock, a
+/// report file), where a message meant for the terminal would land. Returns how many of the three it reopened.
+int memharness_prepare_standard_streams(void);
+
 #endif
