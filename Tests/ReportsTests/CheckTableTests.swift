@@ -15,12 +15,13 @@ struct CheckTableTests {
             message: message, file: longFile, line: 16, column: 20)
     }
 
+    /// A failure message whose words each fit a line of 50 columns.
     static let failure =
         "hold-large.peakAllocated = 4.00 MiB (median of 3, spread ±0.1%) breaks `hold-large.peakAllocated <= 1MiB` "
         + "(limit 1.00 MiB, off by -3.00 MiB, -300.0%); see the `gate-absolute` section of report.md and "
-        + "\(longFile):16"
+        + "Scenarios/nested/gate-absolute.yaml:16"
 
-    @Test(arguments: [100, 80, 60, 40])
+    @Test(arguments: [100, 80, 60, 50])
     func everyLineFitsTheWidthAndEveryFailureMessageIsWhole(width: Int) {
         let checks = [
             Self.check("hold-large", passed: false, message: Self.failure),
@@ -37,6 +38,16 @@ struct CheckTableTests {
         let failures = lines[(counts + 1)...].filter { !$0.isEmpty }.joined(separator: "\n")
             .replacingOccurrences(of: "\n      ", with: " ")
         #expect(failures == "FAIL: \(Self.failure)\nFAIL: short")
+    }
+
+    @Test func aWordLongerThanALineIsCutWhereTheLineEndsAndNothingIsLost() {
+        let message = "see \(Self.longFile):16"
+        #expect(Self.longFile.count > 94, "longer than a line after the indent")
+        let lines = CheckOutputs.terminalTable([Self.check("x", passed: false, message: message)], width: 100)
+            .split(separator: "\n")
+        for line in lines { #expect(line.count <= 100, "\(line.count) columns: \(line)") }
+        let failure = lines.drop { !$0.hasPrefix("FAIL: ") }.joined(separator: "\n")
+        #expect(failure.filter { !$0.isWhitespace } == "FAIL: \(message)".filter { !$0.isWhitespace })
     }
 
     @Test func aTableThatFitsKeepsItsColumnsAndShortMessagesStayOnOneLine() {
