@@ -1,5 +1,4 @@
 import ArgumentParser
-import Foundation
 import HarnessModel
 import Reports
 import Runner
@@ -12,19 +11,14 @@ struct ReportCommand: ParsableCommand {
             + "renderings of it and come back byte for byte."
     )
 
-    @Argument(help: ArgumentHelp("A report folder written by `memharness run`.", valueName: "dir"))
-    var directory: String
-
-    @Option(
-        name: .long,
-        help: ArgumentHelp(
-            "Render the charts with this value scale instead of the run's: auto, linear or log.", valueName: "scale"))
-    var chartScale: ChartScaleArgument?
+    @Argument(help: .value("dir", "A report folder written by `memharness run`.")) var directory: String
+    @Option(help: .value("scale", "Render the charts with this value scale instead of the run's: auto, linear, log."))
+    var chartScale: ChartScaleChoice?
 
     func run() throws {
-        var record = try ReportFolderCommands.read(directory)
+        var record = try ReportFolder.readOrFail(directory)
         if let chartScale { record.rendering.chartScale = chartScale.scale }
-        try ReportFolderCommands.write(record, to: directory)
+        try ReportFolder.renderOrFail(record, to: directory)
         Terminal.result("Report: \(directory)/report.md")
     }
 }
@@ -33,24 +27,15 @@ struct CompareCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "compare",
         abstract: "Check a report folder against a baseline (and its scenarios' thresholds) without running anything.",
-        discussion: "Fails (exit 2) only on regressions outside the noise and beyond --floor: the new median's 95% "
-            + "interval (with 6 or more repetitions; else the median) must lie wholly above the baseline's band, the "
-            + "baseline value ± its tolerance (derived from its noise by `baseline save`, or --tolerance). "
-            + "Improvements are reported and fail only with --fail-on-improvement."
+        discussion: BaselinePolicy.explanation
     )
 
-    @Argument(help: ArgumentHelp("The report folder to check.", valueName: "dir"))
-    var directory = "Reports/latest"
-
+    @Argument(help: .value("dir", "The report folder to check.")) var directory = "Reports/latest"
     @Option(
-        name: .long,
-        help: ArgumentHelp(
-            "An earlier report folder: list the allocation sites that grew since it (both runs with --attribute).",
-            valueName: "dir"))
+        help: .value(
+            "dir", "An earlier report folder: list the allocation sites that grew since (both with --attribute)."))
     var against: String?
-
-    @OptionGroup(title: "Gating")
-    var gate: GateOptions
+    @OptionGroup(title: "Gating") var gate: GateOptions
 
     func validate() throws {
         if gate.baseline == nil && against == nil {
@@ -59,21 +44,17 @@ struct CompareCommand: ParsableCommand {
     }
 
     func run() throws {
-        try gate.checkOutputFiles()
-        let baseline = try gate.loadBaseline()
-        let report = try ReportFolderCommands.read(directory).report
-        if let baseline, let problem = RunPreflight.baselineProblem(baseline, scenarios: report.scenarios.map(\.name)) {
-            throw Terminal.fail(problem, status: .usage)
-        }
+        let baseline = try gate.prepare()
+        let report = try ReportFolder.readOrFail(directory).report
+        try Terminal.check(
+            baseline.flatMap { RunPreflight.baselineProblem($0, scenarios: report.scenarios.map(\.name)) })
         if let against {
-            let earlier = try ReportFolderCommands.read(against).report
+            let earlier = try ReportFolder.readOrFail(against).report
             Terminal.result(SiteGrowthListing.render(report, since: earlier, earlierFolder: against))
             guard baseline != nil else { return }
         }
-        let checks = Gate.checks(for: report, baseline: baseline, policy: gate.policy())
-        try Publishing.publish(RunRecord(report: report, checks: checks), folder: directory, gate: gate)
-        let status = Gate.status(of: report, checks: checks, policy: gate.policy())
-        if status != .ok { throw ExitCode(status.code) }
+        let verdict = Gate.verdict(for: report, baseline: baseline, policy: gate.policy())
+        try Publishing.publish(verdict, folder: directory, gate: gate)
     }
 }
 
@@ -83,32 +64,24 @@ struct MergeCommand: ParsableCommand {
         abstract: "Combine the report folders of shards (`run --shard I/N`) into one report, and check it."
     )
 
-    @Argument(help: ArgumentHelp("Report folders of the shards.", valueName: "dir"))
-    var directories: [String]
-
-    @Option(name: .long, help: ArgumentHelp("Folder the combined report is written to.", valueName: "dir"))
-    var out = "Reports/merged"
-
-    @OptionGroup(title: "Gating")
-    var gate: GateOptions
+    @Argument(help: .value("dir", "Report folders of the shards.")) var directories: [String]
+    @Option(help: .value("dir", "Folder the combined report is written to.")) var out = "Reports/merged"
+    @OptionGroup(title: "Gating") var gate: GateOptions
 
     func validate() throws {
         if directories.isEmpty { throw ValidationError("merge needs at least one report folder") }
     }
 
     func run() throws {
-        try gate.checkOutputFiles()
-        if let problem = RunPreflight.reportFolderProblem(out) { throw Terminal.fail(problem, status: .usage) }
-        let baseline = try gate.loadBaseline()
-        let records = try directories.map(ReportFolderCommands.read)
+        try Terminal.check(RunPreflight.reportFolderProblem(out))
+        let baseline = try gate.prepare()
+        let records = try directories.map(ReportFolder.readOrFail)
         guard let report = RunReport.merged(records.map(\.report)) else { throw ExitCode(ExitStatus.usage.code) }
-        let checks = Gate.checks(for: report, baseline: baseline, policy: gate.policy())
-        let record = RunRecord(report: report, checks: checks, rendering: records[0].rendering)
-        try ReportFolderCommands.write(record, to: out)
+        let verdict = Gate.verdict(
+            for: report, baseline: baseline, policy: gate.policy(), rendering: records[0].rendering)
+        try ReportFolder.renderOrFail(verdict.record, to: out)
         Terminal.result("Merged \(directories.count) folders, \(report.scenarios.flatMap(\.cases).count) cases.")
-        try Publishing.publish(record, folder: out, gate: gate)
-        let status = Gate.status(of: report, checks: checks, policy: gate.policy())
-        if status != .ok { throw ExitCode(status.code) }
+        try Publishing.publish(verdict, folder: out, gate: gate)
     }
 }
 
@@ -124,93 +97,44 @@ struct BaselineSaveCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "save",
         abstract: "Store the medians of a report folder as a baseline file.",
-        discussion: "The file holds bytes per figure per scenario/strategy, sorted, with no times, hosts or paths, so "
-            + "it diffs well and is the same on any machine of a kind. With each figure goes its noise, measured over "
-            + "the run's repetitions (the reach of the median's 95% interval with 6 or more, else half their range), "
-            + "and the tolerance derived from it: max(--noise-factor × noise, --min-tolerance). `compare` and "
-            + "`run --baseline` hold each figure to its own tolerance unless --tolerance is given."
+        discussion: ToleranceDerivation.explanation
     )
 
-    @Option(
-        name: .long,
-        help: ArgumentHelp("The baseline's name; the default file is Scenarios/baselines/NAME.json.", valueName: "name")
-    )
+    @Option(help: .value("name", "The baseline's name; the default file is Scenarios/baselines/NAME.json."))
     var name = "default"
-
-    @Option(name: .long, help: ArgumentHelp("The report folder to take the medians from.", valueName: "dir"))
-    var from = "Reports/latest"
-
-    @Option(
-        name: .long,
-        help: ArgumentHelp("Where to write the baseline (default: Scenarios/baselines/NAME.json).", valueName: "file"))
+    @Option(help: .value("dir", "The report folder to take the medians from.")) var from = "Reports/latest"
+    @Option(help: .value("file", "Where to write the baseline (default: Scenarios/baselines/NAME.json)."))
     var output: String?
-
-    @Option(
-        name: .long,
-        help: ArgumentHelp("Each figure's tolerance is this many times its measured noise.", valueName: "k"))
+    @Option(help: .value("k", "Each figure's tolerance is this many times its measured noise."))
     var noiseFactor: Double = ToleranceDerivation.defaultFactor
-
-    @Option(
-        name: .long, help: ArgumentHelp("The smallest tolerance derived, whatever the noise.", valueName: "percent"))
+    @Option(help: .value("percent", "The smallest tolerance derived, whatever the noise."))
     var minTolerance = PercentArgument(ToleranceDerivation.defaultMinimum)
-
-    @Flag(name: .long, help: "Keep the medians only: every comparison uses --tolerance (default 10%).")
-    var noNoise = false
+    @Flag(help: "Keep the medians only: every comparison uses --tolerance (default 10%).") var noNoise = false
 
     func validate() throws {
-        guard !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {
-            throw ValidationError("--name '\(name)': use letters, digits, '-' and '_'")
-        }
-        guard noiseFactor.isFinite, (0...100).contains(noiseFactor) else {
-            throw ValidationError("--noise-factor \(noiseFactor) is out of range; allowed: 0...100")
-        }
-        guard minTolerance.fraction <= 1 else {
-            throw ValidationError("--min-tolerance must be between 0% and 100%")
-        }
+        try ValidationError.check(
+            BaselineFile.settingsProblem(name: name, noiseFactor: noiseFactor, minimumTolerance: minTolerance.fraction))
     }
 
     func run() throws {
-        let path = output ?? "Scenarios/baselines/\(name).json"
-        if let problem = RunPreflight.outputFileProblem(path, option: "--output") {
-            throw Terminal.fail(problem, status: .usage)
-        }
-        let report = try ReportFolderCommands.read(from).report
+        let path = output ?? BaselineFile.defaultPath(name: name)
+        try Terminal.check(RunPreflight.outputFileProblem(path, option: "--output"))
+        let report = try ReportFolder.readOrFail(from).report
         let derivation = ToleranceDerivation(factor: noiseFactor, minimum: minTolerance.fraction)
         let baseline = Baseline(name: name, report: report, derivation: noNoise ? nil : derivation)
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        do {
-            try ReportFolder.replaceFile(try encoder.encode(baseline) + Data("\n".utf8), at: path)
-        } catch let error as ReportError {
-            throw Terminal.fail(error.description, status: error.exitStatus)
-        }
-        let derived = baseline.noise?.values.reduce(0) { $0 + $1.count } ?? 0
-        let tolerances =
-            noNoise
-            ? ""
-            : "; \(derived) figure\(derived == 1 ? "" : "s") with a tolerance derived from \(derived == 1 ? "its" : "their") noise"
-        Terminal.result(
-            "Baseline '\(name)': \(baseline.cases.count) cases from \(from) written to \(path)\(tolerances)")
+        try Terminal.orFail { () throws(ReportError) in try BaselineFile.write(baseline, to: path) }
+        Terminal.result(BaselineFile.savedMessage(baseline, from: from, to: path))
     }
 }
 
-/// Reading and writing report folders for the commands that work on existing ones.
-enum ReportFolderCommands {
-    static func read(_ directory: String) throws -> RunRecord {
-        do {
-            return try ReportFolder.read(directory)
-        } catch {
-            throw Terminal.fail(error.description, status: error.exitStatus)
-        }
+extension ReportFolder {
+    /// `read`; an error is shown and ends the command with its status.
+    static func readOrFail(_ directory: String) throws -> RunRecord {
+        try Terminal.orFail { () throws(ReportError) in try read(directory) }
     }
 
-    static func write(_ record: RunRecord, to directory: String) throws {
-        do {
-            let lock = try ReportFolderLock(directory)
-            try ReportFolder.write(try ReportBundle.files(record), to: directory)
-            withExtendedLifetime(lock) {}
-        } catch {
-            throw Terminal.fail(error.description, status: error.exitStatus)
-        }
+    /// `render`; an error is shown and ends the command with its status.
+    static func renderOrFail(_ record: RunRecord, to directory: String) throws {
+        try Terminal.orFail { () throws(ReportError) in try render(record, to: directory) }
     }
 }

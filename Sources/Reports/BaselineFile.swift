@@ -1,7 +1,7 @@
 import Foundation
 import HarnessModel
 
-/// Reading a baseline file (`memharness baseline save` writes them).
+/// Reading and writing baseline files (`memharness baseline save` writes them).
 public enum BaselineFile {
     /// The largest baseline read, bytes: a baseline is a few KB per scenario.
     public static let maximumFileBytes = 4 << 20
@@ -20,6 +20,11 @@ public enum BaselineFile {
             throw .unreadable(path: path, reason: error.reason + "; create one with `memharness baseline save`")
         }
         return try decode(Array(text.utf8), file: path)
+    }
+
+    /// The baseline at `path` (`read`) with the file it came from, as comparisons name it.
+    public static func reference(_ path: String) throws(ReportError) -> BaselineReference {
+        BaselineReference(baseline: try read(path), file: path)
     }
 
     /// A baseline from the bytes of a file `path` names (in messages), checked as `read` says.
@@ -76,6 +81,54 @@ public enum BaselineFile {
         }
         try checkNoise(baseline, path: path)
         return baseline
+    }
+
+    /// The file's bytes: pretty-printed JSON with sorted keys and a final newline, so a committed
+    /// baseline diffs well and is the same for the same figures on any machine. Throws `JSONEncoder`'s
+    /// error (a figure that is not finite).
+    public static func encode(_ baseline: Baseline) throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return try encoder.encode(baseline) + Data("\n".utf8)
+    }
+
+    /// Writes `baseline` to `path` (`encode`), replacing the file in one step.
+    public static func write(_ baseline: Baseline, to path: String) throws(ReportError) {
+        let data: Data
+        do {
+            data = try encode(baseline)
+        } catch {
+            throw .unwritable(path: path, reason: "cannot encode the baseline: \(error)")
+        }
+        try ReportFolder.replaceFile(data, at: path)
+    }
+
+    /// Where `baseline save` writes the baseline `name` unless told otherwise.
+    public static func defaultPath(name: String) -> String { "Scenarios/baselines/\(name).json" }
+
+    /// Why a baseline cannot be saved with these settings (`baseline save --name --noise-factor
+    /// --min-tolerance`), naming the option and what it allows; nil when it can.
+    public static func settingsProblem(name: String, noiseFactor: Double, minimumTolerance: Double) -> String? {
+        guard !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {
+            return "--name '\(name)': use letters, digits, '-' and '_'"
+        }
+        guard noiseFactor.isFinite, (0...100).contains(noiseFactor) else {
+            return "--noise-factor \(noiseFactor) is out of range; allowed: 0...100"
+        }
+        guard minimumTolerance <= 1 else { return "--min-tolerance must be between 0% and 100%" }
+        return nil
+    }
+
+    /// What `baseline save` says once `baseline`, taken from the report folder `source`, is in `path`:
+    /// its cases and, when it keeps noise, how many figures got a tolerance derived from it.
+    public static func savedMessage(_ baseline: Baseline, from source: String, to path: String) -> String {
+        let derived = baseline.noise?.values.reduce(0) { $0 + $1.count } ?? 0
+        let one = derived == 1
+        let tolerances =
+            baseline.noise == nil
+            ? "" : "; \(derived) figure\(one ? "" : "s") with a tolerance derived from \(one ? "its" : "their") noise"
+        return
+            "Baseline '\(baseline.name)': \(baseline.cases.count) cases from \(source) written to \(path)\(tolerances)"
     }
 
     /// Every noise figure finite and non-negative, measured over at least two repetitions.

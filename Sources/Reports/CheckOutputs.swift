@@ -4,7 +4,7 @@ import HarnessModel
 public enum CheckOutputs {
     /// The checks for the terminal, at most `width` columns wide: a table (status, check, actual,
     /// limit, margin) when it fits, else each check on a line of its own with its figures on the next
-    /// (cut with `…` only if a single item is wider still); then one line per failure with its full message.
+    /// (cut with `…` only if a single item is wider still); then each failure with its full message, wrapped.
     public static func terminalTable(_ checks: [CheckResult], width: Int = 100) -> String {
         guard !checks.isEmpty else {
             return "No checks: the scenarios state no thresholds and no baseline was given.\n"
@@ -33,7 +33,7 @@ public enum CheckOutputs {
         let failed = checks.filter { !$0.passed }
         out.append("")
         out.append("\(checks.count - failed.count) passed, \(failed.count) failed")
-        for check in failed { out.append("FAIL: \(check.message)") }
+        for check in failed { out += wrapped("FAIL: \(check.message)", to: width, indent: 6) }
         return out.joined(separator: "\n") + "\n"
     }
 

@@ -28,10 +28,21 @@ public struct RunOptions: Sendable {
     /// `--resume`: run only the cases an interrupted run into the same folder did not finish.
     public var resume = false
 
-    public init(interval: Duration = .milliseconds(1), repetitions: RepetitionPolicy? = nil, quick: Bool = false) {
+    /// Options with these values (and 16,384 reserved sample rows per case).
+    public init(
+        interval: Duration = .milliseconds(1), repetitions: RepetitionPolicy? = nil, quick: Bool = false,
+        memory: MemoryOptions = MemoryOptions(), peakMode: PeakMode? = nil, timeout: Duration? = nil,
+        attribution: AttributionRequest? = nil, jobs: Int = 1, resume: Bool = false
+    ) {
         self.interval = interval
         self.repetitions = repetitions
         self.quick = quick
+        self.memory = memory
+        self.peakMode = peakMode
+        self.timeout = timeout
+        self.attribution = attribution
+        self.jobs = jobs
+        self.resume = resume
     }
 }
 

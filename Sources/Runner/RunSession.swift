@@ -110,8 +110,8 @@ public enum RunSession {
             environment: MachineEnvironment.current(toolVersion: toolVersion, interval: request.options.interval),
             generatedAt: Timestamp.now())
         report.elapsedNanoseconds = elapsed
-        let checks = Gate.checks(for: report, baseline: output.baseline, policy: output.gate)
-        let record = ReportBundle.record(report, checks: checks, rendering: output.rendering)
+        let verdict = Gate.verdict(for: report, baseline: output.baseline, policy: output.gate)
+        let record = ReportBundle.record(report, checks: verdict.record.checks, rendering: output.rendering)
         let installed: Bool
         do throws(ReportError) {
             // A signal before the new report is in place abandons it: the previous report stays as it was.
@@ -126,7 +126,7 @@ public enum RunSession {
                 signal: Interruption.signal ?? SIGINT, finishedCases: results.count, totalCases: plan.cases.count)
         }
         journal.discard()
-        var outcome = RunOutcome(record: record, status: Gate.status(of: report, checks: checks, policy: output.gate))
+        var outcome = RunOutcome(record: record, status: verdict.status)
         outcome.warnings = updateIndex(beside: output.directory)
         return outcome
     }

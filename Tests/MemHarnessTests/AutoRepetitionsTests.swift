@@ -77,12 +77,13 @@ struct AutoRepetitionsTests {
         // The figures of the message are the baseline's and the run's (a 4 MiB hold reads 4.00 MiB).
         let was = Units.formatBytes(Int((measured / 1.05).rounded()))
         #expect(
-            regression.stdout.contains(
+            regression.unwrappedStdout.contains(
                 "FAIL: auto-repetitions / hold-large.peakAllocated regressed: \(was) → "),
             "\(regression.stdout)")
-        #expect(regression.stdout.contains(", +5.0% (+"))
+        #expect(regression.unwrappedStdout.contains(", +5.0% (+"))
         #expect(
-            regression.stdout.contains("above the baseline, outside its noise of ±1.0% (measured over 6 repetitions;"))
+            regression.unwrappedStdout.contains(
+                "above the baseline, outside its noise of ±1.0% (measured over 6 repetitions;"))
         // The same baseline at the old flat 10%: not a failure.
         #expect(
             try cli.memharness([

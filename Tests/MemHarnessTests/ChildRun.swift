@@ -14,6 +14,10 @@ struct ChildRun {
     /// True when the child outlived its bound and was killed (SIGKILL).
     var timedOut: Bool
 
+    /// stdout with the check table's wrapped failure messages joined again: the table keeps to 100 columns,
+    /// breaking a message at a space into a line break and six spaces.
+    var unwrappedStdout: String { stdout.replacingOccurrences(of: "\n      ", with: " ") }
+
     /// Runs `binary` with `arguments` and `environment` for at most `seconds`. The wait sleeps until the child
     /// ends (its termination handler), it does not poll; stdout and stderr are drained on threads of their own
     /// so a chatty child cannot block on a full pipe.

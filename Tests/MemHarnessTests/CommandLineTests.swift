@@ -122,7 +122,9 @@ struct CommandLineTests {
     }
 
     @Test func helpMatchesGolden() throws {
-        for (arguments, name) in [(["--help"], "help.txt"), (["run", "--help"], "run-help.txt")] {
+        for (arguments, name) in [
+            (["--help"], "help.txt"), (["run", "--help"], "run-help.txt"), (["profile", "--help"], "profile-help.txt"),
+        ] {
             let outcome = try memharness(arguments)
             #expect(outcome.status == 0)
             let url = Self.fixtures.appendingPathComponent(name)

@@ -32,9 +32,10 @@ struct GatingTests {
         let file = fixture("gate-absolute.yaml")
         let outcome = try cli.memharness(["run", file, "--out", out, "--junit", "\(out)/junit.xml"])
         #expect(outcome.status == 2)
-        #expect(outcome.stdout.contains("FAIL: hold-large.peakAllocated = 4.0"))
-        #expect(outcome.stdout.contains("breaks `hold-large.peakAllocated <= 1MiB` (limit 1.00 MiB, off by -3"))
-        #expect(outcome.stdout.contains("see the `gate-absolute` section of report.md and \(file):16"))
+        #expect(outcome.unwrappedStdout.contains("FAIL: hold-large.peakAllocated = 4.0"))
+        #expect(
+            outcome.unwrappedStdout.contains("breaks `hold-large.peakAllocated <= 1MiB` (limit 1.00 MiB, off by -3"))
+        #expect(outcome.unwrappedStdout.contains("see the `gate-absolute` section of report.md and \(file):16"))
         #expect(try junitFailures("\(out)/junit.xml") == 1)
     }
 
@@ -45,7 +46,7 @@ struct GatingTests {
             "run", fixture("gate-relative.yaml"), "--out", out, "--junit", "\(out)/junit.xml",
         ])
         #expect(outcome.status == 2)
-        #expect(outcome.stdout.contains("breaks `hold-large.peakAllocated <= 0.5 * churn.peakAllocated`"))
+        #expect(outcome.unwrappedStdout.contains("breaks `hold-large.peakAllocated <= 0.5 * churn.peakAllocated`"))
         #expect(try junitFailures("\(out)/junit.xml") == 1)
     }
 
@@ -68,7 +69,7 @@ struct GatingTests {
             "compare", "\(out)/run", "--baseline", "\(out)/lower.json", "--junit", "\(out)/junit.xml",
         ])
         #expect(regression.status == 2)
-        #expect(regression.stdout.contains("FAIL: gate / hold-large.peakAllocated regressed"))
+        #expect(regression.unwrappedStdout.contains("FAIL: gate / hold-large.peakAllocated regressed"))
         #expect(try junitFailures("\(out)/junit.xml") == 1)
         // Within the floor: the same 2 MiB change passes with a 4 MiB floor.
         #expect(
@@ -139,7 +140,8 @@ extension GatingTests {
             "run", fixture("unexpected-leak.yaml"), "--out", out, "--junit", "\(out)/junit.xml",
         ])
         #expect(outcome.status == 2, "\(outcome.stdout)\(outcome.stderr)")
-        #expect(outcome.stdout.contains("FAIL: unexpected-leak / strong-self-capture leaks (1 of 1 repetitions"))
+        #expect(
+            outcome.unwrappedStdout.contains("FAIL: unexpected-leak / strong-self-capture leaks (1 of 1 repetitions"))
         #expect(outcome.stdout.contains("PASS  unexpected-leak · weak-self: expected leak-free"))
         #expect(try junitFailures("\(out)/junit.xml") == 1)
         let report = try String(contentsOfFile: "\(out)/report.md", encoding: .utf8)

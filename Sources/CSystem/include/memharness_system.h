@@ -102,4 +102,11 @@ void memharness_child_unregister(pid_t group);
 /// interrupts. Returns 0 when the semaphore was posted, or -1 with errno (ETIMEDOUT when the deadline passed).
 int memharness_semaphore_wait_until(sem_t *semaphore, int64_t deadline_ns);
 
+/// Readies this process's standard streams before anything else runs: SIGPIPE and SIGXFSZ ignored (a closed
+/// pipe on stdout or stderr, or a file-size limit such as `ulimit -f`, then fails a write with EPIPE or EFBIG
+/// instead of killing the process before its report is written), and a closed stdin, stdout or stderr (a
+/// shell's `>&-`) given /dev/null, so its number does not go to the first file the process opens (a lock, a
+/// report file), where a message meant for the terminal would land. Returns how many of the three it reopened.
+int memharness_prepare_standard_streams(void);
+
 #endif
