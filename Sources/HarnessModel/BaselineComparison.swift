@@ -109,10 +109,27 @@ public struct BaselineComparison: Sendable, Hashable {
             kind: .baseline, scenario: scenario, strategy: strategy, name: "\(strategy).\(figure) vs baseline",
             passed: passed, actual: figure.format(new),
             limit: "\(figure.format(old)) \(bandText)\(noise == nil ? "" : " noise") (\(floor))",
-            margin: percent(relativeChange),
+            margin: margin(figure, failOnImprovement: failOnImprovement),
             message: "\(scenario) / \(strategy).\(figure) \(verdict.rawValue): \(figure.format(old)) → "
                 + "\(figure.format(new)), \(explanation(figure)); against \(baselineFile)",
             spreadPercent: spreadPercent)
+    }
+
+    /// How far inside (+) or outside (−) its band the figure the verdict reads lies, in percent of the band's edge,
+    /// as a threshold's margin: the new median's interval's lower end (the median without one) against the upper
+    /// edge, the larger of old × (1 + tolerance) and old + floor; with `failOnImprovement`, a figure that fell is
+    /// held against the lower edge the same way.
+    func margin(_ figure: Figure, failOnImprovement: Bool) -> String {
+        let band = abs(old) * tolerance
+        if failOnImprovement && change < 0 {
+            let read = interval?.upper ?? new
+            let lower = min(old - band, old - floorBytes)
+            return ThresholdEvaluator.margin(
+                read, limit: lower, comparison: .greaterOrEqual, formatted: figure.format(read))
+        }
+        let read = interval?.lower ?? new
+        let upper = max(old + band, old + floorBytes)
+        return ThresholdEvaluator.margin(read, limit: upper, comparison: .lessOrEqual, formatted: figure.format(read))
     }
 
     /// Why: `+7.9% (+3.2 MiB) above the baseline, outside its noise of ±2.1% (measured over 15 repetitions;

@@ -30,7 +30,8 @@ struct BaselineGateTests {
                 + "outside its noise of ±1.0% (measured over 6 repetitions; the new median's 95% interval: "
                 + "+7.7% … +8.3%); against b.json")
         #expect(check.limit == "38.15 MiB ±1.0% noise (floor 0 B)")
-        #expect(check.margin == "+8.0%")
+        // Outside the band: the interval's lower end (+7.7…%) against its edge (+1%), (1.01 − 1.077…) / 1.01.
+        #expect(check.margin == "-6.7%")
     }
 
     @Test func aMedianThatMovedWithinTheNoisePasses() throws {
@@ -44,6 +45,7 @@ struct BaselineGateTests {
         let check = try #require(BaselinePolicy(floorBytes: 0).compare(later, with: baseline, baselineFile: "b").first)
         #expect(check.passed)
         #expect(check.message.contains("+6.0% (+58.59 KiB) above the baseline, within its noise of ±10.0%"))
+        #expect(check.margin.hasPrefix("+"), "a check that passes is inside its band: \(check.margin)")
         // The same medians without the noise (a baseline saved before it was kept) at a flat 1%: a failure.
         let flat = Baseline(name: "b", cases: baseline.cases)
         let strict = try #require(
