@@ -45,7 +45,8 @@ struct ProfileCommand: ParsableCommand {
     var command: [String] = []
 
     func validate() throws {
-        if command.first == "--" { _ = command }
+        // The passthrough argument takes every word from the first one it does not know, --help included.
+        if let first = command.first, ["--help", "-h", "-help"].contains(first) { throw CleanExit.helpRequest(self) }
         guard !words.isEmpty else {
             throw ValidationError("give the program to run after --, e.g. memharness profile -- ./prog")
         }

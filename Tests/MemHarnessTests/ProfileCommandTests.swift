@@ -159,6 +159,18 @@ struct ProfileCommandTests {
         #expect(try trial.onlyRow()["stderr_tail"] == "PYTHONMALLOC=pymalloc")
     }
 
+    @Test func helpIsShownNotRunAsAProgram() throws {
+        let trial = try ProgramTrial()
+        defer { trial.remove() }
+        let help = try trial.memharness(["profile", "--help"])
+        #expect(help.status == 0, "\(help.stderr)")
+        #expect(help.stdout.contains("USAGE: memharness profile [--out <dir>]"), "\(help.stdout)")
+        // After `--` it is the program's name, as any word there.
+        let program = try trial.memharness(["profile", "--out", trial.out, "--", "--help"])
+        #expect(program.status == 64)
+        #expect(program.stderr.contains("error: --help: no such program in PATH"), "\(program.stderr)")
+    }
+
     /// A minimal ELF header of a 64-bit program without a PT_INTERP program header: what `gcc -static` makes,
     /// as far as the check before the run reads.
     static let staticELFHeader: [UInt8] = {
