@@ -112,3 +112,14 @@ func temporaryFolder() throws -> URL {
     try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     return url
 }
+
+/// Removes the lock files SwiftPM leaves in the temporary directory for a scratch path outside a package
+/// (`/tmp/examples-out-X` gives `/tmp/_tmp_examples-out-X.lock`, `..._Package.resolved.lock`, ...).
+func removeLockFiles(ofScratchPath path: String) {
+    let folder = FileManager.default.temporaryDirectory
+    let prefix = path.replacingOccurrences(of: "/", with: "_")
+    let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+    for name in names where name.hasPrefix(prefix) && name.hasSuffix(".lock") {
+        try? FileManager.default.removeItem(at: folder.appendingPathComponent(name))
+    }
+}

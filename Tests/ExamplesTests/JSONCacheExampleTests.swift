@@ -235,7 +235,10 @@ struct MemHarnessPluginTests {
     /// Its own `.build` is busy with this test run, so SwiftPM works in a scratch folder of its own.
     @Test func severalHarnessExecutablesNeedProduct() throws {
         let scratch = try temporaryFolder()
-        defer { try? FileManager.default.removeItem(at: scratch) }
+        defer {
+            try? FileManager.default.removeItem(at: scratch)
+            removeLockFiles(ofScratchPath: scratch.path)
+        }
         let outcome = try swiftPackage(
             ExamplePaths.repository, ["--scratch-path", scratch.path, Self.allow, "memharness", "list"])
         #expect(outcome.status == 1)
