@@ -29,6 +29,10 @@ let package = Package(
             name: "json-cache-harness",
             dependencies: ["JSONCacheWorkload", .product(name: "MemHarness", package: "memharness")]
         ),
-        .testTarget(name: "JSONCacheTests", dependencies: ["JSONCache"]),
+        // The caches' semantics, and memory expectations on them in the ordinary `swift test`.
+        .testTarget(
+            name: "JSONCacheTests",
+            dependencies: ["JSONCache", .product(name: "MemHarnessTesting", package: "memharness")]
+        ),
     ]
 )

@@ -333,11 +333,15 @@ public struct ProgramReport: Sendable, Hashable, Codable {
     public var signal: Int32?
     /// The last lines of its stderr (at most 10), for the report.
     public var stderrTail: String
+    /// The processes measured: the one started and every process it started in turn (their figures are
+    /// added up); nil in records written before it was counted.
+    public var processCount: Int?
 
-    public init(commandLine: String, exitStatus: Int32?, signal: Int32?, stderrTail: String) {
+    public init(commandLine: String, exitStatus: Int32?, signal: Int32?, stderrTail: String, processCount: Int? = nil) {
         self.commandLine = commandLine
         self.exitStatus = exitStatus
         self.signal = signal
         self.stderrTail = stderrTail
+        self.processCount = processCount
     }
 }

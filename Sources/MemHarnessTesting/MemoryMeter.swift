@@ -198,12 +198,36 @@ final class MemoryMeter {
         }
         guard !allocatorVerified.withLock({ $0 }) else { return probe }
         do {
-            try probe.verifyIsProcessAllocator()
+            try verifyServesThisThread(probe)
         } catch {
             throw .allocator(error)
         }
         allocatorVerified.withLock { $0 = true }
         return probe
+    }
+
+    /// Where the check's block is published, so the optimizer cannot drop its malloc/free pair as unobserved.
+    private static let checkSink = Atomic<UInt>(0)
+
+    /// Checks that jemalloc serves this thread's `malloc`: a 1 MiB block must move this thread's own
+    /// `thread.allocated` by at least its size. The thread's counter, not the process-wide `stats.allocated`:
+    /// tests run in parallel in a test process, and their frees meanwhile once made a 1 MiB block look like
+    /// 37 KiB to the process-wide check.
+    static func verifyServesThisThread(_ probe: JemallocProbe) throws(AllocatorProbeError) {
+        let size = 1 << 20
+        guard let before = probe.threadAllocatedBytes() else {
+            // No per-thread counter (jemalloc built without stats): the process-wide check is all there is.
+            try probe.verifyIsProcessAllocator()
+            return
+        }
+        guard let block = malloc(size) else { throw .notProcessAllocator(movedBytes: 0, expectedAtLeast: size) }
+        memset(block, 1, size)
+        checkSink.store(UInt(bitPattern: block), ordering: .relaxed)
+        let after = probe.threadAllocatedBytes() ?? before
+        free(block)
+        // `thread.allocated` only grows; a malloc that is not jemalloc's leaves it where it was.
+        let moved = Int(truncatingIfNeeded: after &- before)
+        guard moved >= size else { throw .notProcessAllocator(movedBytes: moved, expectedAtLeast: size) }
     }
 }
 

@@ -4,6 +4,7 @@ import HarnessModel
 ///
 /// Fixed columns first (see `fixedColumns`), then the measurement floor's (`floorColumns`) when any case
 /// has one, then the exact-peak columns (`exactColumns`) when any case was run with `--peak exact`, then
+/// the external program's exit and stderr (`programColumns`) when any case ran one, then
 /// the strategy's median net peak and the ends of its 95% interval (`RepetitionsSection.columns`, and
 /// `.exactColumns` for exact peaks) when some strategy ran 6 or more repetitions (the same on every row of
 /// a strategy), then `phase.<phase>.peak_allocated_net_bytes` for every phase
@@ -31,6 +32,11 @@ public enum SummaryCSV {
         "exact_baseline_bytes", "exact_peak_bytes", "exact_peak_net_bytes", "spike_excess_bytes",
         "exact_allocation_calls",
     ]
+
+    /// The columns of external programs (`workload: command`, `memharness profile`), present only when some
+    /// case ran one: the status it exited with (empty when a signal ended it) and the last lines of its
+    /// stderr, newlines as ` | `.
+    public static let programColumns = ["exit_status", "stderr_tail"]
 
     /// The columns of the measurement floor (see `MeasurementFloor`), present only when some case has one:
     /// the ± of the net peak and what the harness allocated after the baseline. Exact cases add
@@ -64,9 +70,11 @@ public enum SummaryCSV {
         var metricColumns: [String] = []
         var anyExact = false
         var anyFloor = false
+        var anyProgram = false
         for result in report.scenarios.flatMap(\.cases) {
             guard let measurements = result.measurements else { continue }
             anyExact = anyExact || measurements.exact != nil
+            anyProgram = anyProgram || measurements.program != nil
             anyFloor = anyFloor || measurements.floor != nil
             for phase in measurements.phases where !phaseColumns.contains(column(forPhase: phase.name)) {
                 phaseColumns.append(column(forPhase: phase.name))
@@ -87,7 +95,8 @@ public enum SummaryCSV {
         var table = CSVTable(
             columns: fixedColumns + (anyFloor ? floorColumns : [])
                 + (anyExact ? exactColumns + (anyFloor ? ["exact_peak_uncertainty_bytes"] : []) : [])
-                + intervalColumns + phaseColumns + exactPhaseColumns + metricColumns.sorted())
+                + (anyProgram ? programColumns : []) + intervalColumns + phaseColumns + exactPhaseColumns
+                + metricColumns.sorted())
         for result in report.scenarios.flatMap(\.cases) {
             var cells: [String: String] = [
                 "scenario": result.scenario, "workload": result.workload, "strategy": result.strategy,
@@ -151,6 +160,10 @@ public enum SummaryCSV {
             cells["exact_peak_net_bytes"] = String(exact.peakNetBytes)
             cells["spike_excess_bytes"] = m.spikeExcessBytes.map(String.init) ?? ""
             cells["exact_allocation_calls"] = String(exact.allocationCalls)
+        }
+        if let program = m.program {
+            cells["exit_status"] = program.exitStatus.map(String.init) ?? ""
+            cells["stderr_tail"] = program.stderrTail.split(separator: "\n").joined(separator: " | ")
         }
         for metric in m.metrics { cells[column(for: metric)] = format(metric) }
         return cells

@@ -1,3 +1,4 @@
+import AllocatorProbe
 import Foundation
 import WorkloadKit
 
@@ -26,6 +27,9 @@ struct ProgramCase {
             if stdout >= 0 { close(stdout) }
             if stderr >= 0 { close(stderr) }
         }
+        // The child is forked from this process: until it execs, its resident set is this process's, and
+        // the kernel's high-water mark (`ru_maxrss`) keeps that. Read now, it tells the program's own peak from ours.
+        let harnessRSSBytes = (try? KernelMemory.status().rssBytes) ?? 0
         let child: ChildProcess
         do {
             child = try ChildProcess.spawn(
@@ -39,15 +43,19 @@ struct ProgramCase {
         let usage = ended?.usage ?? child.kill()?.usage
         // The record (exact figures, stacks) is read under one name whatever the program's pid was.
         rename(work.record(of: child.pid), work.record(of: nil))
-        let samples = ProgramSamples.read(work.programSamples(of: child.pid))
-        guard let samples, !samples.rows.isEmpty else {
+        guard let root = ProgramSamples.read(work.programSamples(of: child.pid)), !root.rows.isEmpty else {
             return .notMeasured(
                 reason: "the agent did not load into \(program.executable): it ignores LD_PRELOAD (statically "
                     + "linked, or setuid) or cleared it before starting; its allocations cannot be seen")
         }
+        // Every process the program started (a script's commands, a build's compilers) streams its own samples.
+        let others = ProgramSamples.readOthers(in: work.root, except: child.pid).filter { !$0.rows.isEmpty }
+        let samples = ProgramSamples.tree(root: root, others: others)
+        // Exact counts are per process: the peaks of several processes at different moments do not add up.
+        let exact = others.isEmpty ? ProgramMeasurements.exactFigures(recordFile: work.record(of: nil)) : nil
         let measurements = ProgramMeasurements.build(
-            samples, usage: usage, exact: ProgramMeasurements.exactFigures(recordFile: work.record(of: nil)),
-            report: report(program, termination: ended?.termination),
+            samples, usage: usage, harnessRSSBytes: harnessRSSBytes, exact: exact,
+            report: report(program, termination: ended?.termination, processCount: 1 + others.count),
             requestedIntervalNanoseconds: spec.samplingIntervalNanoseconds)
         guard let ended else {
             return .timedOut(limitNanoseconds: spec.timeoutNanoseconds, measurements: measurements)
@@ -76,13 +84,17 @@ struct ProgramCase {
         variables["MEMHARNESS_AGENT_INTERVAL_NS"] = String(interval)
         variables["MEMHARNESS_AGENT_SAMPLES"] = "\(work.root)/samples.%p"
         variables["MEMHARNESS_AGENT_ORIGIN_NS"] = String(MonotonicClock.nanoseconds())
+        // CPython serves objects up to 512 bytes from arenas it maps itself (pymalloc), which jemalloc never
+        // sees; with PYTHONMALLOC=malloc every object is a malloc (as memray and pytest-memray advise for
+        // leaks). A value the user set is kept.
+        if variables["PYTHONMALLOC"] == nil { variables["PYTHONMALLOC"] = "malloc" }
         if spec.peakMode == .exact || spec.attribution != nil {
             variables["MEMHARNESS_AGENT_RECORD"] = "\(work.root)/record.%p"
         }
         return variables
     }
 
-    func report(_ program: ProgramInvocation, termination: Termination?) -> ProgramReport {
+    func report(_ program: ProgramInvocation, termination: Termination?, processCount: Int) -> ProgramReport {
         var exitStatus: Int32?
         var signal: Int32?
         switch termination {
@@ -92,14 +104,14 @@ struct ProgramCase {
         }
         return ProgramReport(
             commandLine: program.commandLine, exitStatus: exitStatus, signal: signal,
-            stderrTail: ChildOutput(path: work.stderr).lastLines(10))
+            stderrTail: ChildOutput(path: work.stderr).lastLines(10), processCount: processCount)
     }
 }
 
 /// The agent's sample stream of one process (`memharness-agent-samples 1`).
 struct ProgramSamples {
     /// One `s` line: time (ns since the origin), the six jemalloc figures, RSS, nmalloc; -1 where unknown.
-    struct Row {
+    struct Row: Equatable {
         var time: Int64
         var stats: AllocatorStatsValues
         var rss: Int
@@ -108,6 +120,15 @@ struct ProgramSamples {
     var rows: [Row] = []
     /// The status the program passed to `exit` (the `x` line); nil when it ended otherwise.
     var exitStatus: Int?
+    /// For the streams of a process tree merged into one, the rows of the process started; nil otherwise.
+    var startedProcessRowCount: Int?
+
+    /// The streams of every process in `folder` other than `pid`'s (`samples.<pid>` files), in no order.
+    static func readOthers(in folder: String, except pid: Int32) -> [ProgramSamples] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        return names.filter { $0.hasPrefix("samples.") && $0 != "samples.\(pid)" && Int32($0.dropFirst(8)) != nil }
+            .compactMap { read("\(folder)/\($0)") }
+    }
 
     static func read(_ path: String) -> ProgramSamples? {
         // No samples file: the caller reports that the agent did not load into the program.

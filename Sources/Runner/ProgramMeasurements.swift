@@ -9,9 +9,10 @@ enum ProgramMeasurements {
 
     /// Builds the measurements: the baseline is the first sample (the agent's load, before `main`), the
     /// residue what was still allocated at the last sample (at exit, after the atexit handlers).
+    /// `harnessRSSBytes` is this process's resident set when it forked the program (see `peakRSS`).
     static func build(
-        _ samples: ProgramSamples, usage: ChildUsage?, exact: ExactPeakValues?, report: ProgramReport,
-        requestedIntervalNanoseconds: Int64
+        _ samples: ProgramSamples, usage: ChildUsage?, harnessRSSBytes: Int, exact: ExactPeakValues?,
+        report: ProgramReport, requestedIntervalNanoseconds: Int64
     ) -> CaseMeasurements {
         var series = SampleSeries(phaseNames: [phase], gaugeNames: [])
         var peak = AllocatorStatsValues()
@@ -32,10 +33,13 @@ enum ProgramMeasurements {
         let start = first?.time ?? 0
         let end = last?.time ?? 0
         let baseline = first?.stats.allocatedBytes ?? 0
-        let count = samples.rows.count
+        // The interval is the sampler's in each process: a tree's merged rows come more often than that.
+        let count = samples.startedProcessRowCount ?? samples.rows.count
         return CaseMeasurements(
             baselineAllocatedBytes: baseline, peak: peak,
-            peakRSSBytes: max(usage?.peakRSSBytes ?? 0, series.rssBytes.max() ?? 0),
+            peakRSSBytes: peakRSS(
+                kernelBytes: usage?.peakRSSBytes, sampledBytes: series.rssBytes.max() ?? 0,
+                harnessRSSBytes: harnessRSSBytes),
             residueBytes: samples.exitStatus == nil ? nil : (last?.stats.allocatedBytes ?? baseline) - baseline,
             durationNanoseconds: end - start, cpuNanoseconds: usage?.cpuNanoseconds,
             sampling: SamplingFigures(
@@ -47,6 +51,15 @@ enum ProgramMeasurements {
                     peakResidentBytes: peak.residentBytes, exactPeakLiveBytes: exact?.peakLiveBytes)
             ],
             samples: series, exact: exact, program: report)
+    }
+
+    /// The program's resident-set peak, bytes. The kernel's high-water mark (`ru_maxrss`) is exact but keeps
+    /// the resident set the program had as a fork of the harness, before its exec: when it is not above the
+    /// harness's (plus 1 MiB for what the harness grew meanwhile), it may be the harness's, and the highest
+    /// resident set the agent sampled inside the program is the figure.
+    static func peakRSS(kernelBytes: Int?, sampledBytes: Int, harnessRSSBytes: Int) -> Int {
+        guard let kernelBytes, kernelBytes > harnessRSSBytes + (1 << 20) else { return sampledBytes }
+        return max(kernelBytes, sampledBytes)
     }
 
     /// The exact figures of the agent's record; nil without a record or an `exact` line.
@@ -74,5 +87,81 @@ enum ProgramMeasurements {
             + "\(Units.formatBytes(max(allocatedGrowth, 0))) allocated in \(max(mallocs, 0)) mallocs: it allocates "
             + "through an allocator of its own (statically linked, or a runtime such as Go's), which memharness "
             + "cannot see; measure it with its own tools, or build it to use the system malloc"
+    }
+}
+
+extension ProgramSamples {
+    /// The streams of a program's processes as one: the process started, as it is, plus what every other
+    /// process of its tree (the commands a script runs, a build's compilers) had allocated above its own first
+    /// sample while it ran, at each moment any of them sampled. A process started with exec counts from its
+    /// agent's load (its whole heap); a fork without exec from the copy of its parent's heap it began with.
+    /// Samples after the process started has ended are left out; the exit status is its.
+    static func tree(root: ProgramSamples, others: [ProgramSamples]) -> ProgramSamples {
+        guard let first = root.rows.first?.time, let last = root.rows.last?.time, !others.isEmpty else { return root }
+        /// One process's contribution from `time` on; nil: it has ended and contributes nothing.
+        struct Event {
+            var time: Int64
+            var process: Int
+            var row: Row?
+            /// The order of the event in its process's stream, for two samples of one process at one time.
+            var order: Int
+        }
+        var events = root.rows.enumerated().map { Event(time: $1.time, process: 0, row: $1, order: $0) }
+        for (index, stream) in others.enumerated() {
+            guard let start = stream.rows.first, let end = stream.rows.last else { continue }
+            for (order, row) in stream.rows.enumerated() where row.time >= first && row.time <= last {
+                events.append(Event(time: row.time, process: index + 1, row: row.growth(above: start), order: order))
+            }
+            // Its last sample is taken at its exit: from the next nanosecond on it holds nothing.
+            if end.time >= first && end.time < last {
+                events.append(Event(time: end.time + 1, process: index + 1, row: nil, order: stream.rows.count))
+            }
+        }
+        events.sort { ($0.time, $0.process, $0.order) < ($1.time, $1.process, $1.order) }
+        var current = [Row?](repeating: nil, count: others.count + 1)
+        var total = Row(time: 0, stats: AllocatorStatsValues(), rss: 0, mallocCount: 0)
+        var merged = ProgramSamples(rows: [], exitStatus: root.exitStatus, startedProcessRowCount: root.rows.count)
+        for (index, event) in events.enumerated() {
+            if let previous = current[event.process] { total = total.adding(previous, sign: -1) }
+            if let row = event.row { total = total.adding(row, sign: 1) }
+            current[event.process] = event.row
+            guard index + 1 == events.count || events[index + 1].time != event.time else { continue }
+            total.time = event.time
+            merged.rows.append(total)
+        }
+        return merged
+    }
+}
+
+extension ProgramSamples.Row {
+    /// What this sample holds above `start`, figure by figure. Clamped at zero: a forked process that frees
+    /// blocks it inherited frees nothing its parent holds.
+    func growth(above start: Self) -> Self {
+        Self(
+            time: time,
+            stats: AllocatorStatsValues(
+                allocatedBytes: max(stats.allocatedBytes - start.stats.allocatedBytes, 0),
+                activeBytes: max(stats.activeBytes - start.stats.activeBytes, 0),
+                residentBytes: max(stats.residentBytes - start.stats.residentBytes, 0),
+                mappedBytes: max(stats.mappedBytes - start.stats.mappedBytes, 0),
+                retainedBytes: max(stats.retainedBytes - start.stats.retainedBytes, 0),
+                metadataBytes: max(stats.metadataBytes - start.stats.metadataBytes, 0)),
+            rss: max(rss - start.rss, 0),
+            // -1 is "unknown" in the stream: no count, no growth.
+            mallocCount: start.mallocCount < 0 || mallocCount < 0 ? 0 : max(mallocCount - start.mallocCount, 0))
+    }
+
+    /// This sample plus (`sign` 1) or minus (-1) `other`, figure by figure; the time stays this one's.
+    func adding(_ other: Self, sign: Int) -> Self {
+        Self(
+            time: time,
+            stats: AllocatorStatsValues(
+                allocatedBytes: stats.allocatedBytes + sign * other.stats.allocatedBytes,
+                activeBytes: stats.activeBytes + sign * other.stats.activeBytes,
+                residentBytes: stats.residentBytes + sign * other.stats.residentBytes,
+                mappedBytes: stats.mappedBytes + sign * other.stats.mappedBytes,
+                retainedBytes: stats.retainedBytes + sign * other.stats.retainedBytes,
+                metadataBytes: stats.metadataBytes + sign * other.stats.metadataBytes),
+            rss: rss + sign * other.rss, mallocCount: mallocCount + sign * other.mallocCount)
     }
 }

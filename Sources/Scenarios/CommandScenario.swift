@@ -10,11 +10,15 @@ import Yams
 /// ```yaml
 /// scenario: json-parsers
 /// workload: command
-/// parameters: {documents: 20000}
+/// parameters: {documents: "20000"}
 /// strategies:
-///   - {name: foundation, command: ./bin/parse --decoder foundation --count {documents}}
-///   - {name: streaming, command: [./bin/parse, --decoder, streaming, --count, "{documents}"]}
+///   - name: foundation
+///     command: ./bin/parse --decoder foundation --count {documents}
+///   - name: streaming
+///     command: [./bin/parse, --decoder, streaming, --count, "{documents}"]
 /// ```
+///
+/// (Block style: in YAML's flow style, `{...}`, a placeholder's braces end the mapping early.)
 public enum CommandScenario {
     /// The name `workload:` takes.
     public static let workloadName = "command"

@@ -17,8 +17,8 @@ public struct ProgramProblem: Error, Sendable, Hashable, CustomStringConvertible
 
 /// Checks an external program before it runs: it exists, is executable, and the agent can be loaded into it.
 public enum ProgramCheck {
-    /// The path `program` runs from: as given when it contains a `/` (relative to `workingDirectory`),
-    /// else the first match in `PATH`. Throws when it is missing, not a regular executable file, a
+    /// The absolute path `program` runs from: as given when it contains a `/` (a relative one from
+    /// `workingDirectory`, itself from the current directory), else the first match in `PATH`. Throws when it is missing, not a regular executable file, a
     /// script without a `#!` line (or whose interpreter is missing), or statically linked (LD_PRELOAD
     /// cannot reach it, so its allocations would be invisible).
     public static func resolve(
@@ -31,8 +31,9 @@ public enum ProgramCheck {
 
     static func locate(_ program: String, workingDirectory: String?, path: String?) throws(ProgramProblem) -> String {
         if program.contains("/") {
-            let base = workingDirectory.map { program.hasPrefix("/") ? "" : "\($0)/" } ?? ""
-            return base + program
+            // Absolute, because the program starts in `workingDirectory`: a relative path would be taken from there twice.
+            return absolute(
+                program, from: absolute(workingDirectory ?? ".", from: FileManager.default.currentDirectoryPath))
         }
         for directory in (path ?? "/usr/local/bin:/usr/bin:/bin").split(separator: ":") {
             let candidate = "\(directory)/\(program)"
@@ -41,22 +42,33 @@ public enum ProgramCheck {
         throw ProgramProblem(program: program, reason: "no such program in PATH; give its path, e.g. ./\(program)")
     }
 
+    /// `path` made absolute from `directory` (an absolute path), with `.` and `..` resolved.
+    static func absolute(_ path: String, from directory: String) -> String {
+        URL(fileURLWithPath: path.hasPrefix("/") ? path : "\(directory)/\(path)").standardized.path
+    }
+
     /// A regular executable file: an ELF binary with a dynamic loader, or a script whose interpreter is one.
     static func checkLoadable(_ path: String, as program: String, depth: Int) throws(ProgramProblem) {
+        // At depth 0 `path` is the program; deeper, the interpreter its #! line names.
+        let what = depth == 0 ? "" : "its interpreter \(path): "
         var status = stat()
         guard stat(path, &status) == 0 else {
-            throw ProgramProblem(program: program, reason: "no such file (\(path))")
+            throw ProgramProblem(
+                program: program, reason: depth == 0 ? "no such file (\(path))" : "\(what)no such file")
+        }
+        guard status.st_mode & S_IFMT != S_IFDIR else {
+            throw ProgramProblem(program: program, reason: "\(what)is a directory; expected an executable program")
         }
         guard status.st_mode & S_IFMT == S_IFREG else {
-            throw ProgramProblem(program: program, reason: "not a regular file; expected an executable program")
+            throw ProgramProblem(program: program, reason: "\(what)not a regular file; expected an executable program")
         }
         guard access(path, X_OK) == 0 else {
-            throw ProgramProblem(program: program, reason: "not executable (chmod +x \(path))")
+            throw ProgramProblem(program: program, reason: "\(what)not executable (chmod +x \(path))")
         }
         let head = Self.head(of: path, bytes: 4096)
         if head.starts(with: [0x23, 0x21]) {  // "#!"
             // Two levels cover `#!/usr/bin/env python3`; deeper chains are not scripts people write.
-            guard depth < 2, let interpreter = Self.interpreter(of: head) else {
+            guard depth < 2, let interpreter = try Self.interpreter(of: head, program: program) else {
                 throw ProgramProblem(program: program, reason: "a script whose #! line names no interpreter")
             }
             try checkLoadable(interpreter, as: program, depth: depth + 1)
@@ -65,13 +77,14 @@ public enum ProgramCheck {
         guard head.starts(with: [0x7F, 0x45, 0x4C, 0x46]) else {  // "\u{7F}ELF"
             throw ProgramProblem(
                 program: program,
-                reason: "not an executable: neither a binary for this machine nor a script starting with #!")
+                reason: "\(what)not an executable: neither a binary for this machine nor a script starting with #! "
+                    + "(a script needs a first line such as #!/bin/sh)")
         }
         guard ELFHeader.hasInterpreter(path) else {
             throw ProgramProblem(
                 program: program,
-                reason: "statically linked: the agent cannot be preloaded into it (LD_PRELOAD needs the dynamic "
-                    + "loader), so its allocations would be invisible; build it dynamically linked")
+                reason: "\(what)statically linked: the agent cannot be preloaded into it (LD_PRELOAD needs the "
+                    + "dynamic loader), so its allocations would be invisible; build it dynamically linked")
         }
     }
 
@@ -83,14 +96,17 @@ public enum ProgramCheck {
         return Array((try? handle.read(upToCount: bytes)) ?? Data())
     }
 
-    /// The interpreter a `#!` line names (for `/usr/bin/env NAME`, NAME looked up in PATH).
-    static func interpreter(of head: [UInt8]) -> String? {
+    /// The interpreter a `#!` line names (for `/usr/bin/env NAME`, NAME looked up in PATH); nil when it names none.
+    static func interpreter(of head: [UInt8], program: String) throws(ProgramProblem) -> String? {
         let line = String(decoding: head.dropFirst(2).prefix { $0 != 0x0A }, as: UTF8.self)
-        let words = line.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
+        let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
         guard let first = words.first else { return nil }
         if first.hasSuffix("/env"), let name = words.dropFirst().first(where: { !$0.hasPrefix("-") }) {
-            // Not found in PATH: nil, and the caller refuses the script as naming no interpreter it can find.
-            return try? locate(name, workingDirectory: nil, path: ProcessInfo.processInfo.environment["PATH"])
+            do {
+                return try locate(name, workingDirectory: nil, path: ProcessInfo.processInfo.environment["PATH"])
+            } catch {
+                throw ProgramProblem(program: program, reason: "its interpreter \(name) (#!\(line)) is not in PATH")
+            }
         }
         return first
     }

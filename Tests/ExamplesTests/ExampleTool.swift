@@ -16,6 +16,15 @@ enum ExamplePaths {
             : "\(harness) is not built; `make test` builds it (or: swift build --package-path Examples/JSONCache)"
     }
 
+    /// The example's test bundle, built by `make test` (`swift test --package-path Examples/JSONCache`).
+    static let tests = example.appendingPathComponent(".build/debug/JSONCachePackageTests.xctest").path
+    /// Why the example's tests are not built, and how to build them; nil when they are.
+    static var missingTests: String? {
+        FileManager.default.isExecutableFile(atPath: tests)
+            ? nil
+            : "\(tests) is not built; `make test` builds it (or: swift build --package-path Examples/JSONCache --build-tests)"
+    }
+
     /// A product of this package in the test bundle's build folder (`swift test` builds it).
     static func built(_ name: String) -> String {
         let testBinary =
@@ -37,7 +46,8 @@ struct ToolOutcome {
 /// Runs `executable` with `arguments` and waits at most `timeout`, then kills it and says so. Output goes to
 /// files, so a chatty child never blocks on a pipe and a hung one never blocks a read.
 func runTool(
-    _ executable: String, _ arguments: [String], in directory: URL? = nil, timeout: Duration
+    _ executable: String, _ arguments: [String], in directory: URL? = nil, environment extra: [String: String] = [:],
+    timeout: Duration
 ) throws -> ToolOutcome {
     let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("examples-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
@@ -60,6 +70,7 @@ func runTool(
     // A test run inside GitHub Actions must not leak its own settings into the programs under test.
     environment["GITHUB_ACTIONS"] = nil
     environment["GITHUB_STEP_SUMMARY"] = nil
+    environment.merge(extra) { $1 }
     process.environment = environment
     process.standardInput = FileHandle.nullDevice
     process.standardOutput = out
@@ -81,6 +92,15 @@ func runTool(
         stderr: (try? String(contentsOf: errURL, encoding: .utf8)) ?? "")
 }
 
+/// `swift test ARGUMENTS` in the package at `package`, without building (`make test` built its tests).
+func swiftTest(
+    _ package: URL, _ arguments: [String], environment: [String: String] = [:], timeout: Duration = .seconds(300)
+) throws -> ToolOutcome {
+    try runTool(
+        "/usr/bin/env", ["swift", "test", "--package-path", package.path, "--skip-build"] + arguments,
+        environment: environment, timeout: timeout)
+}
+
 /// `swift package ARGUMENTS` on the package at `package` (SwiftPM from PATH, as a user runs it).
 func swiftPackage(_ package: URL, _ arguments: [String], timeout: Duration = .seconds(300)) throws -> ToolOutcome {
     try runTool("/usr/bin/env", ["swift", "package", "--package-path", package.path] + arguments, timeout: timeout)
@@ -91,4 +111,15 @@ func temporaryFolder() throws -> URL {
     let url = FileManager.default.temporaryDirectory.appendingPathComponent("examples-out-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     return url
+}
+
+/// Removes the lock files SwiftPM leaves in the temporary directory for a scratch path outside a package
+/// (`/tmp/examples-out-X` gives `/tmp/_tmp_examples-out-X.lock`, `..._Package.resolved.lock`, ...).
+func removeLockFiles(ofScratchPath path: String) {
+    let folder = FileManager.default.temporaryDirectory
+    let prefix = path.replacingOccurrences(of: "/", with: "_")
+    let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+    for name in names where name.hasPrefix(prefix) && name.hasSuffix(".lock") {
+        try? FileManager.default.removeItem(at: folder.appendingPathComponent(name))
+    }
 }

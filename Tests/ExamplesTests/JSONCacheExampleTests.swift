@@ -127,6 +127,37 @@ struct JSONCacheExampleTests {
     }
 }
 
+/// The example's own `swift test` with memory expectations (MemHarnessTesting), as its user runs it.
+@Suite(.serialized, .timeLimit(.minutes(10)))
+struct JSONCacheMemoryExpectationTests {
+    @Test func aDeliberatelyTightLimitFailsSwiftTestWithAReadableMessage() throws {
+        try #require(ExamplePaths.missingTests == nil, "\(ExamplePaths.missingTests ?? "")")
+        let outcome = try swiftTest(
+            ExamplePaths.example, ["--filter", "CacheMemoryTests/aDeliberatelyTightLimit"],
+            environment: ["JSONCACHE_SHOW_MEMORY_FAILURE": "1"])
+        #expect(!outcome.timedOut)
+        #expect(outcome.status != 0, "the broken limit fails the run: \(outcome.output)")
+        // 400 responses of 8 KiB held at once (3.13 MiB of JSON, plus the cache's bookkeeping) against 1 MiB.
+        #expect(
+            outcome.output.contains("✘ Test aDeliberatelyTightLimit() recorded an issue at CacheMemoryTests.swift:"))
+        #expect(
+            outcome.output.contains("peak 3.")
+                && outcome.output.contains(" MiB above the start, over the 1 MiB limit by 2."),
+            "\(outcome.output)")
+        #expect(outcome.output.contains("hold less at once (stream or page the work, release what is done early)"))
+    }
+
+    @Test func theRightLimitsPassAndTheTightOneIsAKnownIssue() throws {
+        try #require(ExamplePaths.missingTests == nil, "\(ExamplePaths.missingTests ?? "")")
+        let outcome = try swiftTest(ExamplePaths.example, ["--filter", "CacheMemoryTests"])
+        #expect(outcome.status == 0, "\(outcome.output)")
+        #expect(outcome.output.contains("✔ Test anLRUBudgetKeepsThePeakNearItsBudgetAndLeavesNothing() passed"))
+        #expect(outcome.output.contains("Suite CacheMemoryTests passed after"))
+        #expect(outcome.output.contains("with 1 known issue"))
+        #expect(!outcome.output.contains("aDeliberatelyTightLimit() started"), "skipped without the variable")
+    }
+}
+
 /// `swift package memharness` on the example and on a package without a harness.
 @Suite(.serialized, .timeLimit(.minutes(10)))
 struct MemHarnessPluginTests {
@@ -204,7 +235,10 @@ struct MemHarnessPluginTests {
     /// Its own `.build` is busy with this test run, so SwiftPM works in a scratch folder of its own.
     @Test func severalHarnessExecutablesNeedProduct() throws {
         let scratch = try temporaryFolder()
-        defer { try? FileManager.default.removeItem(at: scratch) }
+        defer {
+            try? FileManager.default.removeItem(at: scratch)
+            removeLockFiles(ofScratchPath: scratch.path)
+        }
         let outcome = try swiftPackage(
             ExamplePaths.repository, ["--scratch-path", scratch.path, Self.allow, "memharness", "list"])
         #expect(outcome.status == 1)

@@ -18,16 +18,19 @@ struct ChildRun {
     /// breaking a message at a space into a line break and six spaces.
     var unwrappedStdout: String { stdout.replacingOccurrences(of: "\n      ", with: " ") }
 
-    /// Runs `binary` with `arguments` and `environment` for at most `seconds`. The wait sleeps until the child
-    /// ends (its termination handler), it does not poll; stdout and stderr are drained on threads of their own
-    /// so a chatty child cannot block on a full pipe.
-    static func run(_ binary: String, _ arguments: [String], environment: [String: String], seconds: Double) throws
-        -> ChildRun
-    {
+    /// Runs `binary` with `arguments` and `environment` (in `directory`, when given; stdin empty) for at most
+    /// `seconds`. The wait sleeps until the child ends (its termination handler), it does not poll; stdout and
+    /// stderr are drained on threads of their own so a chatty child cannot block on a full pipe.
+    static func run(
+        _ binary: String, _ arguments: [String], environment: [String: String], seconds: Double,
+        directory: String? = nil
+    ) throws -> ChildRun {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = arguments
         process.environment = environment
+        process.standardInput = FileHandle.nullDevice
+        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
         let out = Pipe()
         let err = Pipe()
         process.standardOutput = out

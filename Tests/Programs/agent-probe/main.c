@@ -11,6 +11,8 @@
 //   agent-probe fork [children]                        forks children that allocate (4) while a thread churns
 //   agent-probe marks <record>                         the control API: marks, capture_stack, write_record
 //   agent-probe self-check                             the agent's self-check rows
+//   agent-probe mmap <bytes> <ms>                      map and touch a block with mmap, never malloc (as a
+//                                                      program with an allocator of its own), held <ms>
 //
 // Sizes take a suffix: 64MiB, 512KiB, 2GiB (or plain bytes). Output is one `key value...` fact per line.
 // Every function named probe_* keeps its frame (a frame pointer) whatever the optimization level, so an
@@ -25,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -436,10 +439,25 @@ static int run_self_check(void) {
     return 0;
 }
 
+// ---- mmap: memory the allocator never sees ---------------------------------------------------------------
+static int run_mmap(int64_t size, int64_t ms) {
+    char *block = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (block == MAP_FAILED) {
+        perror("agent-probe: mmap");
+        return 70;
+    }
+    touch_pages(block, (size_t)size);
+    printf("mmap bytes %lld\n", (long long)size);
+    sleep_ms(ms);
+    munmap(block, (size_t)size);
+    return 0;
+}
+
 static int usage(void) {
     fprintf(stderr,
             "usage: agent-probe hold <bytes> <ms> | spike <holdBytes> <spikeBytes> <ms> | two-sites [ms] |\n"
-            "       churn <pairs> | threads [blocks] | fork [children] | marks <record> | self-check\n");
+            "       churn <pairs> | threads [blocks] | fork [children] | marks <record> | self-check |\n"
+            "       mmap <bytes> <ms>\n");
     return 64;
 }
 
@@ -463,5 +481,6 @@ int main(int argc, char **argv) {
         return probe_marks(argv[2]);
     }
     if (strcmp(mode, "self-check") == 0) return run_self_check();
+    if (strcmp(mode, "mmap") == 0) return run_mmap(argument(argc, argv, 2, "64MiB"), argument(argc, argv, 3, "200"));
     return usage();
 }

@@ -1,0 +1,97 @@
+import HarnessModel
+import Testing
+
+@testable import Runner
+
+/// The figures of an external program from the agent's sample streams, over made-up streams: the processes of
+/// a program's tree added up, and its resident-set peak told apart from the harness's.
+struct ProfileMeasurementsTests {
+    static let mebibyte = 1 << 20
+
+    /// A sample at `time` ms with `allocated` MiB (the other jemalloc figures follow it), `rss` MiB, `mallocs`.
+    static func row(_ time: Int64, allocated: Int, rss: Int = 0, mallocs: Int = 0) -> ProgramSamples.Row {
+        let bytes = allocated * mebibyte
+        return ProgramSamples.Row(
+            time: time * 1_000_000,
+            stats: AllocatorStatsValues(
+                allocatedBytes: bytes, activeBytes: bytes, residentBytes: bytes, mappedBytes: bytes,
+                retainedBytes: 0, metadataBytes: 1),
+            rss: rss * mebibyte, mallocCount: mallocs)
+    }
+
+    @Test func aLoneProcessIsItsOwnTree() {
+        let root = ProgramSamples(rows: [Self.row(0, allocated: 1), Self.row(1, allocated: 5)], exitStatus: 0)
+        let tree = ProgramSamples.tree(root: root, others: [])
+        #expect(tree.rows == root.rows)
+        #expect(tree.startedProcessRowCount == nil)
+    }
+
+    @Test func childrenAddWhatTheyAllocatedAboveTheirStartWhileTheyRan() {
+        // The shell holds 1 MiB throughout; an exec'd program starts at 2 MiB (its load) and holds 10 MiB more
+        // from 3 ms to 5 ms; a forked child starts with a 6 MiB copy of its parent's heap, frees 4 MiB of it
+        // (which frees nothing of the parent's) and adds 3 MiB at 4 ms.
+        let root = ProgramSamples(
+            rows: (0...8).map { Self.row(Int64($0), allocated: 1, rss: 4, mallocs: 10) }, exitStatus: 0)
+        let exec = ProgramSamples(
+            rows: [
+                Self.row(2, allocated: 2, rss: 5, mallocs: 100), Self.row(3, allocated: 12, rss: 15, mallocs: 110),
+                Self.row(5, allocated: 12, rss: 15, mallocs: 110), Self.row(6, allocated: 2, rss: 6, mallocs: 111),
+            ])
+        let fork = ProgramSamples(
+            rows: [Self.row(3, allocated: 6, rss: 4), Self.row(4, allocated: 2, rss: 4), Self.row(4, allocated: 9)])
+        let tree = ProgramSamples.tree(root: root, others: [exec, fork])
+        /// MiB allocated in the tree at `ms` milliseconds (plus `ns`).
+        func allocated(_ ms: Int64, plus ns: Int64 = 0) -> Int? {
+            tree.rows.first { $0.time == ms * 1_000_000 + ns }.map { $0.stats.allocatedBytes / Self.mebibyte }
+        }
+        #expect(allocated(0) == 1 && allocated(2) == 1 && allocated(3) == 11)
+        // 4 ms: the shell's 1 + the program's 10 + the fork's 3 (the later of its two samples at 4 ms), until
+        // the nanosecond after the fork's last sample.
+        #expect(allocated(4) == 14 && allocated(4, plus: 1) == 11)
+        #expect(allocated(5) == 11 && allocated(6) == 1 && allocated(6, plus: 1) == 1 && allocated(8) == 1)
+        // After each child's last sample it holds nothing: the shell's 1 MiB is what is left at the end.
+        #expect(tree.rows.last?.stats.allocatedBytes == Self.mebibyte)
+        #expect(tree.rows.map(\.stats.allocatedBytes).max() == 14 * Self.mebibyte)
+        #expect(tree.rows.map(\.rss).max() == (4 + 10 + 0) * Self.mebibyte, "the fork's resident set did not grow")
+        #expect(tree.rows.map(\.time) == tree.rows.map(\.time).sorted())
+        #expect(Set(tree.rows.map(\.time)).count == tree.rows.count, "one row per moment")
+        #expect(tree.exitStatus == 0)
+        #expect(tree.startedProcessRowCount == 9)
+
+        let measurements = ProgramMeasurements.build(
+            tree, usage: nil, harnessRSSBytes: 0, exact: nil,
+            report: ProgramReport(commandLine: "sh", exitStatus: 0, signal: nil, stderrTail: ""),
+            requestedIntervalNanoseconds: 1_000_000)
+        #expect(measurements.peakAllocatedNetBytes == 13 * Self.mebibyte)
+        #expect(measurements.residueBytes == 0)
+        // The interval is the started process's: 9 samples over 8 ms.
+        #expect(measurements.sampling.sampleCount == 9)
+        #expect(measurements.sampling.achievedIntervalNanoseconds == 1_000_000)
+    }
+
+    @Test func samplesAfterTheStartedProcessEndedAreLeftOut() {
+        let root = ProgramSamples(rows: [Self.row(0, allocated: 1), Self.row(2, allocated: 1)], exitStatus: 0)
+        let orphan = ProgramSamples(rows: [Self.row(1, allocated: 0), Self.row(3, allocated: 50)])
+        let tree = ProgramSamples.tree(root: root, others: [orphan])
+        #expect(tree.rows.map(\.time) == [0, 1_000_000, 2_000_000])
+        #expect(tree.rows.map(\.stats.allocatedBytes).max() == Self.mebibyte)
+    }
+
+    @Test(arguments: [
+        // (kernel's ru_maxrss, sampled peak, the harness's RSS at the fork, expected), MiB
+        (29, 7, 29, 7),  // not above the harness's own: it may be the harness's, the samples are the figure
+        (30, 7, 40, 7),
+        (30, 7, 29, 7),  // within the 1 MiB the harness may have grown meanwhile
+        (31, 7, 29, 31),  // above it: the program's own, exact, and a spike between samples is kept
+        (80, 70, 29, 80),
+        (80, 82, 29, 82),
+    ])
+    func theKernelsPeakCountsOnlyAboveTheHarnesssResidentSet(kernel: Int, sampled: Int, harness: Int, expected: Int) {
+        let mebibyte = Self.mebibyte
+        #expect(
+            ProgramMeasurements.peakRSS(
+                kernelBytes: kernel * mebibyte, sampledBytes: sampled * mebibyte, harnessRSSBytes: harness * mebibyte)
+                == expected * mebibyte)
+        #expect(ProgramMeasurements.peakRSS(kernelBytes: nil, sampledBytes: 5, harnessRSSBytes: 0) == 5)
+    }
+}
