@@ -43,8 +43,9 @@ public enum LeaksSection {
         }
         out.append(
             "Surviving objects are tracked objects still alive after teardown and settle (a range when repetitions "
-                + "differ). Residue is `stats.allocated` after teardown and settle minus the baseline, ± the freed "
-                + "bytes held in thread caches; it counts jemalloc size classes, so the bytes asked for may be up "
+                + "differ). Residue is the live heap (`stats.allocated` without the freed blocks thread caches hold) "
+                + "after teardown and settle minus the baseline, ± what the harness allocated meanwhile and how far "
+                + "two back-to-back readings disagreed; it counts jemalloc size classes, so the bytes asked for may be up "
                 + "to 20% less (more for blocks under 128 B). Growth is the least-squares slope of the live heap "
                 + "after each `repeat` iteration past the warm-up, ± the half-width of its 95% confidence interval, "
                 + "after one-off jumps (an iteration growing over \(Units.formatBytes(criteria.oneOffJumpBytes)) "

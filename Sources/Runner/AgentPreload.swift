@@ -33,7 +33,8 @@ public struct AgentPreload: Sendable, Hashable {
     public static var jemallocLibraryPath: String? {
         var buffer = [CChar](repeating: 0, count: 4096)
         guard memharness_library_path_of_symbol("mallctl", &buffer, UInt(buffer.count)) == 0 else { return nil }
-        return String(cString: buffer)
+        // The C function ends the path with a NUL inside the buffer.
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// Why there is no agent, and how to build it.
@@ -41,7 +42,8 @@ public struct AgentPreload: Sendable, Hashable {
         let folder = URL(fileURLWithPath: executable).deletingLastPathComponent().path
         let release = folder.hasSuffix("/release") ? " -c release" : ""
         return "there is no \(Agent.libraryName) beside \(executable) (nor in MEMHARNESS_AGENT_LIBRARY); build it with "
-            + "`swift build\(release) --product memharness-agent` (`make build` does)"
+            + "`swift build\(release) --product memharness-agent` in the package that built \(executable) "
+            + "(memharness's `make build` does; `swift package memharness` does it for a package of your own)"
     }
 
     /// The variables that load the agent into a process and set its modes.
