@@ -200,11 +200,13 @@ public enum MarkdownReport {
     static let floorNote =
         "± after a peak is its measurement floor, the largest of the repetitions: what the harness itself allocated "
         + "after the baseline, plus, for sampled peaks, how far two back-to-back readings of the live heap disagreed "
-        + "where the peak was read (a thread cache filling or flushing while jemalloc summed the caches)."
+        + "where the peak was read (a thread cache filling or flushing while jemalloc summed the caches). A peak "
+        + "without one had a floor of 0 B: the harness allocated nothing after the baseline and the readings agreed."
 
-    /// `1.12 KiB ± 96 B`: a figure with its measurement floor, or the figure alone when the floor is unknown.
+    /// `1.12 KiB ± 96 B`: a figure with its measurement floor, or the figure alone when the floor is unknown or 0.
     static func withFloor(_ bytes: Double, _ uncertaintyBytes: Int?) -> String {
-        Units.formatBytes(bytes) + (uncertaintyBytes.map { " ± " + Units.formatBytes($0) } ?? "")
+        guard let uncertaintyBytes, uncertaintyBytes > 0 else { return Units.formatBytes(bytes) }
+        return Units.formatBytes(bytes) + " ± " + Units.formatBytes(uncertaintyBytes)
     }
 
     /// What the exact columns are, and the strategy whose spikes the sampler missed most, when it missed much.
