@@ -198,6 +198,11 @@ enum Bench {
         reference > 0 ? Units.fixed(value / reference, decimals: 2) + "x" : "–"
     }
 
+    /// The closing lines of a benchmark's page: the scenario file it ran, as a YAML block.
+    static func scenarioBlock(_ yaml: String) -> [String] {
+        ["The scenario:", "", "```yaml", yaml.trimmingCharacters(in: .newlines), "```", ""]
+    }
+
     /// Writes a benchmark's text to `DIR/name` and prints it.
     static func publish(_ text: String, name: String, directory: String) throws {
         print(text)

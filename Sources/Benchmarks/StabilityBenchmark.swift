@@ -14,7 +14,8 @@ import Runner
 /// ±1% without a floor (the derived minimum without the intervals).
 enum StabilityBenchmark {
     /// The scenario: a large block, many small objects (the regression's target) and a churn loop whose
-    /// sampled peak is noisy (a few hundred KiB that jumps between levels: thread caches).
+    /// sampled peak is noisy: its 20,000 pairs last about a millisecond, so the 1 ms sampler lands inside the
+    /// loop in some repetitions (~135 KiB of live heap) and between its phases in others (96 B).
     static let scenario = """
         scenario: stability
         description: Three calibration strategies for the gate stability benchmark.
@@ -183,12 +184,7 @@ extension StabilityBenchmark {
         for (_, message) in messages.sorted(by: { $0.key < $1.key }) { out.append("- \(message)") }
         if messages.isEmpty { out.append("- none") }
         out.append("")
-        out.append("The scenario:")
-        out.append("")
-        out.append("```yaml")
-        out.append(scenario.trimmingCharacters(in: .newlines))
-        out.append("```")
-        out.append("")
+        out += Bench.scenarioBlock(scenario)
         return out.joined(separator: "\n")
     }
 

@@ -13,7 +13,7 @@ import WorkloadKit
 
 // memharness-bench: benchmarks that print ratios measured side by side in one run.
 //
-//   memharness-bench [sampling] [differ] [overhead] [accuracy] [variation] [stability] [floor]
+//   memharness-bench [sampling] [differ] [overhead] [accuracy] [variation] [stability] [floor] [sweep]
 //                    [--rounds N] [--tool-rounds N] [--repeat N] [--runs N] [--no-tools] [--scenarios-dir DIR]
 //                    [--out DIR]
 //
@@ -34,10 +34,12 @@ import WorkloadKit
 // from the measured noise; false failures and regressions caught per gate; DIR/stability.md.
 // `floor`: holds of 1 KiB, 16 KiB and 256 KiB and the churn loop, sampled and exact, `--rounds` runs each
 // (default 11), with the truth and the uncertainty the cases stated; DIR/floor.md.
+// `sweep`: a 1,000-case sweep run uninterrupted, interrupted by SIGINT halfway and resumed: the parent's peak
+// resident memory, and the resumed report against the uninterrupted one (exactly, by replay); DIR/sweep.md.
 // The binaries memharness and memharness-agent must sit beside this one (`make bench` builds them).
 
 struct BenchOptions {
-    static let all = ["sampling", "differ", "overhead", "accuracy", "variation", "stability", "floor"]
+    static let all = ["sampling", "differ", "overhead", "accuracy", "variation", "stability", "floor", "sweep"]
     var benchmarks: [String] = []
     var rounds = 11
     var toolRounds = 1
@@ -116,6 +118,8 @@ for benchmark in options.benchmarks {
     case "floor":
         let text = FloorBenchmark.run(environment, rounds: options.rounds, churnOperations: 1_000_000)
         try Bench.publish(text, name: "floor.md", directory: options.out)
+    case "sweep":
+        try Bench.publish(try SweepBenchmark.run(environment), name: "sweep.md", directory: options.out)
     default:
         break
     }

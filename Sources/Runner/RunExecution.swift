@@ -21,12 +21,22 @@ public enum RunExecution {
     /// is taken from it instead; every result is kept in the journal as it ends. `events` hears of each
     /// start and end, from one thread at a time. A signal stops the run between cases: the results are
     /// then those that finished.
+    ///
+    /// - Parameters:
+    ///   - stopRequested: True once the run must stop (default: a signal came, `Interruption`); asked before
+    ///     each case starts and as each ends: a case that ends after it turned true is not a result (its
+    ///     process was killed). Tests and benchmarks stop a run at a case of their choosing with it.
+    ///   - clock: The monotonic time in nanoseconds each case's wall time is read from; tests and
+    ///     benchmarks inject a fixed one so that two runs' records compare byte for byte.
     public static func execute(
         _ plan: RunPlan, launcher: some CaseLaunching, journal: RunJournal? = nil,
+        stopRequested: @escaping @Sendable () -> Bool = { Interruption.signal != nil },
+        clock: @escaping @Sendable () -> Int64 = { MonotonicClock.nanoseconds() },
         events: (RunEvent) -> Void = { _ in }
     ) -> [CaseResult] {
         var queue = CaseQueue(cases: plan.cases, schedule: RepetitionSchedule(plan))
         let jobs = launcher.runsCasesInTheirOwnProcess ? max(plan.options.jobs, 1) : 1
+        let running = Running(stopRequested: stopRequested, clock: clock)
         while let batch = queue.nextBatch(concurrent: jobs > 1 ? plan.mayRunConcurrently : { _ in false }) {
             var finished: [Int: CaseResult] = [:]
             var toRun: [Int] = []
@@ -38,18 +48,26 @@ public enum RunExecution {
                     toRun.append(position)
                 }
             }
-            let ran = run(toRun, of: queue.cases, jobs: jobs, launcher: launcher, journal: journal, events: events)
+            let ran = run(
+                toRun, of: queue.cases, jobs: jobs, launcher: launcher, journal: journal, running: running,
+                events: events)
             finished.merge(ran) { first, _ in first }
             queue.finish(batch, results: finished)
-            guard Interruption.signal == nil else { break }
+            guard !stopRequested() else { break }
         }
         return queue.results
+    }
+
+    /// When to stop and how to time a case, as `execute` was given them.
+    private struct Running: Sendable {
+        var stopRequested: @Sendable () -> Bool
+        var clock: @Sendable () -> Int64
     }
 
     /// Runs the cases at `positions` of `cases` on up to `jobs` threads; each takes the next not yet started.
     private static func run(
         _ positions: [Int], of cases: [CaseSpec], jobs: Int, launcher: some CaseLaunching, journal: RunJournal?,
-        events: (RunEvent) -> Void
+        running: Running, events: (RunEvent) -> Void
     ) -> [Int: CaseResult] {
         guard !positions.isEmpty else { return [:] }
         let next = Atomic<Int>(0)
@@ -60,14 +78,15 @@ public enum RunExecution {
             nonisolated(unsafe) let events = events
             let report: @Sendable (RunEvent) -> Void = { event in announce.withLock { _ in events(event) } }
             DispatchQueue.concurrentPerform(iterations: min(jobs, positions.count)) { _ in
-                while Interruption.signal == nil {
+                while !running.stopRequested() {
                     let slot = next.add(1, ordering: .relaxed).oldValue
                     guard slot < positions.count else { return }
                     let position = positions[slot]
                     let result = execute(
-                        cases[position], index: position, total: cases.count, launcher: launcher, events: report)
+                        cases[position], index: position, total: cases.count, launcher: launcher,
+                        clock: running.clock, events: report)
                     // The case the signal cut short (its process killed) is not a result.
-                    guard Interruption.signal == nil else { return }
+                    guard !running.stopRequested() else { return }
                     journal?.record(result, of: cases[position])
                     finished.withLock { $0[position] = result }
                 }
@@ -76,17 +95,18 @@ public enum RunExecution {
         return finished.withLock { $0 }
     }
 
-    /// Runs one case (the `index`-th of `total`, from 0) and names its outcome.
+    /// Runs one case (the `index`-th of `total`, from 0) and names its outcome; its wall time is read from `clock`.
     static func execute(
-        _ spec: CaseSpec, index: Int, total: Int, launcher: some CaseLaunching, events: (RunEvent) -> Void
+        _ spec: CaseSpec, index: Int, total: Int, launcher: some CaseLaunching,
+        clock: () -> Int64 = { MonotonicClock.nanoseconds() }, events: (RunEvent) -> Void
     ) -> CaseResult {
         events(.started(index: index + 1, total: total, spec: spec))
-        let start = MonotonicClock.nanoseconds()
+        let start = clock()
         var result = CaseResult(
             scenario: spec.scenario, workload: spec.workload, strategy: spec.strategy, repetition: spec.repetition,
             expectation: spec.expectation, outcome: launcher.launch(spec))
         result.attributed = spec.attribution != nil
-        let elapsed = MonotonicClock.nanoseconds() - start
+        let elapsed = clock() - start
         result.wallNanoseconds = elapsed
         events(.finished(index: index + 1, total: total, result: result, elapsedNanoseconds: elapsed))
         return result
