@@ -11,7 +11,8 @@ public enum ProcessStart {
     /// Ignores SIGPIPE and SIGXFSZ (a closed pipe on stdout or stderr, or `ulimit -f`, then fails a write
     /// with EPIPE or EFBIG instead of killing the run before its report is written) and gives a closed stdin,
     /// stdout or stderr (a shell's `>&-`) /dev/null, so its number does not go to the first file the run
-    /// opens (its lock, a report file). Returns how many standard descriptors it reopened.
+    /// opens (its lock, a report file); unblocks SIGINT, SIGTERM and SIGHUP, which a parent that started the run
+    /// from a thread blocking them would otherwise leave blocked. Returns how many standard descriptors it reopened.
     ///
     /// Written in C (`memharness_prepare_standard_streams`): case processes run it too, before their
     /// baseline, and Swift code here could allocate (generic metadata) and move the figures they start from.

@@ -57,9 +57,10 @@ final class HarnessProcess {
 
     /// Starts `executable` (default: memharness) with `arguments`; `environment` is added to the test's own
     /// (without GitHub's variables, which would change what the binary prints), `nil` values remove a variable.
+    /// `blockedSignals` start blocked, as when a parent spawns the run from a thread that blocks them.
     init(
         _ arguments: [String], executable: String = HarnessProcess.binary, environment: [String: String?] = [:],
-        stdout: Stream, stderr: Stream
+        stdout: Stream, stderr: Stream, blockedSignals: [Int32] = []
     ) throws {
         var variables = ProcessInfo.processInfo.environment
         variables["GITHUB_ACTIONS"] = nil
@@ -73,10 +74,11 @@ final class HarnessProcess {
         defer { posix_spawnattr_destroy(&attributes) }
         var defaults = sigset_t()
         sigfillset(&defaults)
-        var empty = sigset_t()
-        sigemptyset(&empty)
+        var mask = sigset_t()
+        sigemptyset(&mask)
+        for signal in blockedSignals { sigaddset(&mask, signal) }
         posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setsigmask(&attributes, &empty)
+        posix_spawnattr_setsigmask(&attributes, &mask)
         posix_spawnattr_setpgroup(&attributes, 0)
         posix_spawnattr_setflags(
             &attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP))

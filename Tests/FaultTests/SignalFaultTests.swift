@@ -68,6 +68,30 @@ struct SignalFaultTests {
         #expect(results.problems == [])
     }
 
+    /// A run started with SIGINT, SIGTERM and SIGHUP blocked (a parent that spawned it from a thread blocking
+    /// them: a mask is inherited through exec) still stops on each of them.
+    @Test(arguments: [(SIGINT, "SIGINT"), (SIGTERM, "SIGTERM"), (SIGHUP, "SIGHUP")])
+    func aRunStartedWithTheSignalsBlockedStillStops(signal: Int32, name: String) throws {
+        let results = try runTrials("\(name) to a run started with it blocked") { _ in
+            let trial = try Trial()
+            let scenario = try trial.scenario(Moment.duringCase.scenario)
+            let run = try trial.start(
+                ["run", scenario, "--out", trial.out] + Moment.duringCase.arguments,
+                blockedSignals: [SIGINT, SIGTERM, SIGHUP])
+            guard
+                let struck = try Striker(trial: trial, run: run).strike(
+                    at: .duringCase, signal: signal, { run.send(signal) })
+            else { throw MissedMoment() }
+            let ending = try run.finish(within: 30, "\(name) blocked at start")
+            return trial.judge(
+                run, ending: ending, elapsed: Double(Deadline.now - struck) / 1e9,
+                Expectation(
+                    endings: [.exited(128 + signal)], withinSeconds: 2, folder: [.absent],
+                    message: "interrupted by \(name) after 0 of 1 cases"))
+        }
+        #expect(results.problems == [])
+    }
+
     /// A command case whose program started a child of its own: SIGINT, SIGTERM, SIGHUP or kill -9 of the
     /// harness ends the child too (the whole process group of the case), not only the program.
     @Test(arguments: [(SIGINT, "SIGINT"), (SIGKILL, "kill -9")])

@@ -90,13 +90,13 @@ final class Trial {
     /// Starts `memharness ARGUMENTS` with the trial's marker in its environment.
     func start(
         _ arguments: [String], environment: [String: String?] = [:], stdout: Stream? = nil, stderr: Stream? = nil,
-        executable: String = HarnessProcess.binary
+        executable: String = HarnessProcess.binary, blockedSignals: [Int32] = []
     ) throws -> HarnessProcess {
         var variables = environment
         variables["MEMHARNESS_FAULT_TRIAL"] = marker
         return try HarnessProcess(
             arguments, executable: executable, environment: variables, stdout: stdout ?? .file(stdoutPath),
-            stderr: stderr ?? .file(stderrPath))
+            stderr: stderr ?? .file(stderrPath), blockedSignals: blockedSignals)
     }
 
     /// What `folder` (default `out`) holds now.

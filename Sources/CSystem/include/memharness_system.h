@@ -106,7 +106,8 @@ int memharness_semaphore_wait_until(sem_t *semaphore, int64_t deadline_ns);
 /// pipe on stdout or stderr, or a file-size limit such as `ulimit -f`, then fails a write with EPIPE or EFBIG
 /// instead of killing the process before its report is written), and a closed stdin, stdout or stderr (a
 /// shell's `>&-`) given /dev/null, so its number does not go to the first file the process opens (a lock, a
-/// report file), where a message meant for the terminal would land. Returns how many of the three it reopened.
+/// report file), where a message meant for the terminal would land. SIGINT, SIGTERM and SIGHUP are unblocked on
+/// the calling thread (a blocked mask is inherited through exec). Returns how many of the three it reopened.
 int memharness_prepare_standard_streams(void);
 
 #endif
