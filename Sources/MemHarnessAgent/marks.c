@@ -3,7 +3,7 @@
 // The `peak` snapshot follows the peak signal: the exact live bytes in EXACT mode (the interposer calls
 // mh_peak_candidate on each new high past the threshold), otherwise the footprint the sampler hands to
 // memharness_agent_observe. It is retaken when the signal exceeds the last snapshot's level by the step
-// (MEMHARNESS_AGENT_SNAPSHOT_STEP, default 2%) and at least 64 KiB, so it is never more than one step
+// (MEMHARNESS_AGENT_SNAPSHOT_STEP, default 0.5%) and at least 64 KiB, so it is never more than one step
 // below the true peak, and the number of snapshots grows with the logarithm of the peak, not with time.
 //
 // All storage is mmap'd at start-up; everything here runs under one lock (`marks_lock`). The interposer
