@@ -189,7 +189,7 @@ let package = Package(
             swiftSettings: settings
         ),
         // Spawns agent-probe with the built agent preloaded (`make test` builds both first).
-        .testTarget(name: "MemHarnessAgentTests", swiftSettings: settings),
+        .testTarget(name: "MemHarnessAgentTests", dependencies: ["TestSupport"], swiftSettings: settings),
         .testTarget(name: "HarnessModelTests", dependencies: ["TestSupport", "HarnessModel"], swiftSettings: settings),
         .testTarget(name: "WorkloadKitTests", dependencies: ["TestSupport", "WorkloadKit"], swiftSettings: settings),
         .testTarget(
