@@ -132,6 +132,23 @@ struct AttributionEndToEndTests {
         try checkExports(folder, harness, strategies: ["hold-large", "churn"], scenario: "hold")
     }
 
+    /// `compare --against` an earlier attributed run lists the site that grew, by how much.
+    @Test func compareAgainstAnEarlierRunListsTheSiteThatGrew() throws {
+        let harness = try AttributionHarness()
+        defer { harness.cleanUp() }
+        let (earlier, _) = try runScenario(
+            harness, holdScenario("hold").replacingOccurrences(of: "64MiB", with: "32MiB"), name: "earlier")
+        let (later, _) = try runScenario(harness, holdScenario("hold"), name: "later")
+        let outcome = try harness.memharness(["compare", later, "--against", earlier])
+        #expect(!outcome.timedOut && outcome.status == 0, "exit \(outcome.status): \(outcome.stderr)")
+        let lines = outcome.stdout.split(separator: "\n")
+        let heading = try #require(lines.firstIndex { $0.hasPrefix("hold / hold-large: peak +") }, "\(outcome.stdout)")
+        #expect(lines[heading].contains("sites that grew"))
+        let site = try #require(lines.dropFirst(heading + 1).first, "\(outcome.stdout)")
+        #expect(site.contains("+32.00 MiB") && site.contains("CalibrationCase.hold(_:)"), "\(site)")
+        #expect(site.contains("32.00 MiB → 64.00 MiB"), "\(site)")
+    }
+
     // MARK: A C program
 
     @Test func aCProgramsTwoSitesAreNamedEachAtItsSize() throws {
