@@ -14,6 +14,12 @@ extension AttributionBenchmark {
         return median(row.runs, \.caseWallSeconds) / reference
     }
 
+    /// The fastest run's case wall time: on a shared machine, the run least disturbed by others.
+    static func fastest(_ runs: [TimedRun]) -> Double { runs.map(\.caseWallSeconds).min() ?? 0 }
+
+    /// The median of `row`'s per-round wall ratios to the uninstrumented run beside it.
+    static func pairedRatio(_ row: Row) -> Double? { Statistics.median(row.pairedWallRatios) }
+
     static func render(
         _ rows: [Row], accuracy: [(Truth, [Configuration: [TimedRun]])], problems: [String], liveQuery: CaseSpec,
         command: String, load: (before: String, after: String)
@@ -25,7 +31,7 @@ extension AttributionBenchmark {
             "Measured \(date) on \(machine.cpuModel) × \(machine.cpuCount), \(machine.operatingSystem), \(machine.kernel), "
                 + "jemalloc \(machine.jemallocVersion.prefix { $0 != "-" }), Swift \(machine.swiftVersion); release build with "
                 + "frame pointers (`make build`), `\(command)`. Load average (1, 5, 15 min) before: \(load.before), after: "
-                + "\(load.after) (a shared machine with 2 cores: other builds ran beside it).")
+                + "\(load.after) (a machine with 2 cores shared with other work: the load says how busy it was).")
         out.append("")
         out.append(contentsOf: costLines(rows, liveQuery: liveQuery))
         out.append(contentsOf: topSiteLines(rows))
@@ -43,7 +49,10 @@ extension AttributionBenchmark {
             "## Cost", "",
             "Each case runs in its own child process, the configurations alternating round by round. **Case wall** and "
                 + "**case CPU** are measured inside the child from the start of setup to the end of teardown; ratios are to "
-                + "the uninstrumented runs of the same size (medians). An attributed case runs as `run --attribute` runs it: "
+                + "the uninstrumented runs of the same size (medians). On a shared machine whose speed drifts, two more: "
+                + "**paired ×**, the median over rounds of the case wall time over the uninstrumented run of the same round (the "
+                + "two ran one after the other), and **fastest ×**, the quickest run over the quickest uninstrumented run (each "
+                + "the run least disturbed by other processes). An attributed case runs as `run --attribute` runs it: "
                 + "the agent preloaded, stacks sampled by bytes (Poisson, the mean given), frame-pointer walks, the live "
                 + "bytes per stack kept, the peak snapshot driven by the 1 ms sampler; `+ exact` also counts every "
                 + "allocation (`--peak exact --attribute`). **Process wall** times the child from spawn to exit and, for "
@@ -56,12 +65,12 @@ extension AttributionBenchmark {
             "- heaptrack and massif also record a stack for every allocation (massif: `--peak-inaccuracy=0`, jemalloc "
                 + "replaced by massif's allocator), as in overhead.md.",
             "",
-            "| Workload | Configuration | Work done | Case wall | × | Case CPU | × | Process wall | Runs |",
-            "|---|---|---:|---:|---:|---:|---:|---:|---:|",
+            "| Workload | Configuration | Work done | Case wall | × | Case CPU | × | Paired × | Fastest × | Process wall | Runs |",
+            "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
         ]
         for row in rows {
             guard !row.runs.isEmpty else {
-                out.append("| \(row.workload) | \(row.configuration.label) | – | – | – | – | – | – | 0 |")
+                out.append("| \(row.workload) | \(row.configuration.label) | – | – | – | – | – | – | – | – | 0 |")
                 continue
             }
             let cpu = median(row.runs, \.caseCPUSeconds)
@@ -69,6 +78,7 @@ extension AttributionBenchmark {
                 "| \(row.workload) | \(row.configuration.label) | \(OverheadBenchmark.work(row.runs)) | "
                     + "\(Bench.seconds(median(row.runs, \.caseWallSeconds))) | \(wallRatio(row).map(ratio) ?? "–") | "
                     + "\(Bench.seconds(cpu)) | \(Bench.ratio(cpu, median(row.reference, \.caseCPUSeconds))) | "
+                    + "\(pairedRatio(row).map(ratio) ?? "–") | \(Bench.ratio(fastest(row.runs), fastest(row.reference))) | "
                     + "\(Bench.seconds(median(row.runs) { Double($0.processWallNanoseconds) / 1e9 })) | \(row.runs.count) |"
             )
         }
@@ -127,11 +137,15 @@ extension AttributionBenchmark {
         func churn(_ configuration: Configuration) -> Row? {
             rows.first { $0.workload.hasPrefix("churn, 20") && $0.configuration == configuration }
         }
-        func churnRatio(_ configuration: Configuration) -> Double? { churn(configuration).flatMap(wallRatio) }
+        func paired(_ configuration: Configuration) -> Double? { churn(configuration).flatMap(pairedRatio) }
         /// Median case figure of `configuration` over `base`'s, on the 20 M churn.
         func over(_ configuration: Configuration, _ base: Configuration, _ figure: (TimedRun) -> Double) -> String {
             guard let row = churn(configuration), let reference = churn(base), !row.runs.isEmpty else { return "–" }
             return Bench.ratio(median(row.runs, figure), median(reference.runs, figure))
+        }
+        func fastestOver(_ configuration: Configuration, _ base: Configuration) -> String {
+            guard let row = churn(configuration), let reference = churn(base), !row.runs.isEmpty else { return "–" }
+            return Bench.ratio(fastest(row.runs), fastest(reference.runs))
         }
         func toolRatio(_ mode: Mode) -> String {
             rows.first { $0.workload.hasPrefix("churn, 1 ") && $0.configuration.mode == mode }.flatMap(wallRatio)
@@ -142,34 +156,34 @@ extension AttributionBenchmark {
         var out = ["## Verdict", ""]
         out.append(
             "**Churn, 20 M pairs:** attribution at the default \(Units.formatBytes(defaultMean)) mean takes "
-                + "\(over(defaultConfiguration, uninstrumented, \.caseWallSeconds)) the wall time and "
-                + "\(over(defaultConfiguration, uninstrumented, \.caseCPUSeconds)) the CPU time of the uninstrumented run "
-                + "(target at most \(Units.fixed(target, decimals: 1))x); over the default run, whose 1 ms sampler every case "
-                + "of `run` has (the attributed one too: it drives the peak snapshot and the memory limit), "
-                + "\(over(defaultConfiguration, sampled, \.caseWallSeconds)) and "
-                + "\(over(defaultConfiguration, sampled, \.caseCPUSeconds)). With `--peak exact` "
-                + "\(over(attributedExact, uninstrumented, \.caseWallSeconds)) wall; heaptrack \(toolRatio(.heaptrack)) and "
-                + "massif \(toolRatio(.massif)) wall (1 M pairs).")
+                + "\(paired(defaultConfiguration).map(ratio) ?? "–") the wall time of the uninstrumented run beside it "
+                + "(paired, median over rounds; target at most \(Units.fixed(target, decimals: 1))x); "
+                + "\(over(defaultConfiguration, uninstrumented, \.caseWallSeconds)) by the medians, "
+                + "\(fastestOver(defaultConfiguration, uninstrumented)) by the fastest runs. The sampled run alone "
+                + "(the 1 ms sampler every case of `run` has, the attributed one too: it drives the peak snapshot and the "
+                + "memory limit) takes \(paired(sampled).map(ratio) ?? "–"). With `--peak exact` "
+                + "\(paired(attributedExact).map(ratio) ?? "–"); heaptrack \(toolRatio(.heaptrack)) and "
+                + "massif \(toolRatio(.massif)) (1 M pairs, medians).")
         out.append("")
         // The densest mean within the target: more samples, less error, as long as the cost stays under it.
         let withinTarget = means.filter {
-            (churnRatio(Configuration(mode: .sampled, stackMean: $0)) ?? .infinity) <= target
+            (paired(Configuration(mode: .sampled, stackMean: $0)) ?? .infinity) <= target
         }
         let per = means.map { mean -> String in
             let configuration = Configuration(mode: .sampled, stackMean: mean)
             let small = accuracy.first.flatMap { truth, runs in
                 Statistics.median((runs[configuration] ?? []).compactMap { error($0, truth: truth) }.map(abs))
             }
-            return "\(Units.formatBytes(mean)): churn \(churnRatio(configuration).map(ratio) ?? "–"), "
+            return "\(Units.formatBytes(mean)): churn \(paired(configuration).map(ratio) ?? "–") (paired), "
                 + "\(accuracy.first?.0.name ?? "small blocks") off by \(small.map(percent) ?? "–")"
         }
         out.append(
             "**Default mean interval:** \(Units.formatBytes(defaultMean)) (`--stack-sample`, `attribution:`). "
                 + per.joined(separator: "; ") + ". The densest mean within the cost target in this run: "
                 + (withinTarget.min().map { Units.formatBytes($0) } ?? "none")
-                + ". Blocks of 1 MiB and more are exact at "
-                + "every mean here; the mean trades the cost of each sampled allocation (a frame-pointer walk and a table "
-                + "insert) against the error on sites made of many small blocks.")
+                + ". Blocks of 1 MiB and more are exact at every mean here; the mean trades the cost of each sampled "
+                + "allocation (a frame-pointer walk and a table insert) against the error on sites made of many small "
+                + "blocks, which shrinks as 1/√(site bytes / mean).")
         out.append("")
         return out
     }
