@@ -192,7 +192,7 @@ let package = Package(
             swiftSettings: settings
         ),
         // Spawns agent-probe with the built agent preloaded (`make test` builds both first).
-        .testTarget(name: "MemHarnessAgentTests", swiftSettings: settings),
+        .testTarget(name: "MemHarnessAgentTests", dependencies: ["TestSupport"], swiftSettings: settings),
         .testTarget(name: "HarnessModelTests", dependencies: ["TestSupport", "HarnessModel"], swiftSettings: settings),
         .testTarget(name: "WorkloadKitTests", dependencies: ["TestSupport", "WorkloadKit"], swiftSettings: settings),
         .testTarget(
@@ -236,7 +236,8 @@ let package = Package(
         ),
         // Drives Examples/JSONCache (built by `make test` in its own .build) and the command plugin on it.
         .testTarget(
-            name: "ExamplesTests", dependencies: ["duplicate-workloads", "Reports", "HarnessModel", "AllocatorProbe"],
+            name: "ExamplesTests",
+            dependencies: ["TestSupport", "duplicate-workloads", "Reports", "HarnessModel", "AllocatorProbe"],
             exclude: ["Fixtures"], swiftSettings: settings
         ),
         // Runs the built `memharness` as a child process and injects faults (signals, kill -9, a second run into

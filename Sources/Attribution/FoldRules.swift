@@ -187,16 +187,27 @@ public struct StackFolder: Sendable, Hashable, Codable {
         "__libc_memalign", "__posix_memalign",
     ]
 
-    /// Folds one stack given **root first**: allocator frames off the leaf end, entry frames off the
-    /// root end, library frames marked. Never returns an empty stack for a non-empty one: when only
-    /// allocator frames remain, the outermost of them stays (the entry point unknown code called);
+    /// Folds one stack given **root first**: allocator frames off the leaf end (with the library
+    /// frames between them), entry frames off the root end, library frames marked. Never returns an empty
+    /// stack for a non-empty one: when only allocator frames remain, the outermost of them stays (the entry
+    /// point unknown code called);
     /// when an entry or harness frame is the innermost frame left, it stays (the harness itself allocated).
     /// Library frames directly below the innermost harness frame go with it (see `Action.harness`).
     public func fold(_ stack: [SymbolizedFrame]) -> [AllocationFrame] {
         guard !stack.isEmpty else { return [] }
         var end = stack.count
-        // Stops at the outermost frame: when everything is allocator machinery, that frame stays so the bytes stay visible.
-        while end > 1, matches(stack[end - 1], .allocator) { end -= 1 }
+        // The leaf end's run of allocator and library frames is cut at its outermost allocator frame:
+        // library code the allocator machinery calls (a `withUnsafeMutableBufferPointer` inside the stack
+        // capture, a `Mutex.withLock` inside the tracker) goes with it, while library code that called
+        // the allocator (an `Array.append` growing its buffer) stays. At least one frame stays: when
+        // everything is allocator machinery, the outermost frame keeps the bytes visible.
+        var runStart = end
+        while runStart > 0, matches(stack[runStart - 1], .allocator) || matches(stack[runStart - 1], .library) {
+            runStart -= 1
+        }
+        if let outermost = stack[runStart..<end].firstIndex(where: { matches($0, .allocator) }) {
+            end = max(outermost, 1)
+        }
         var start = 0
         if let innermost = stack[0..<end].lastIndex(where: { matches($0, .entry) || matches($0, .harness) }) {
             start = innermost + 1 < end ? innermost + 1 : innermost

@@ -13,9 +13,9 @@ import WorkloadKit
 
 // memharness-bench: benchmarks that print ratios measured side by side in one run.
 //
-//   memharness-bench [sampling] [differ] [overhead] [accuracy] [variation] [stability] [floor] [sweep]
-//                    [--rounds N] [--tool-rounds N] [--repeat N] [--runs N] [--no-tools] [--scenarios-dir DIR]
-//                    [--out DIR]
+//   memharness-bench [sampling] [differ] [overhead] [accuracy] [variation] [stability] [floor] [attribution]
+//                    [sweep] [--rounds N] [--tool-rounds N] [--repeat N] [--runs N] [--accuracy-rounds N]
+//                    [--no-tools] [--scenarios-dir DIR] [--out DIR]
 //
 // `sampling`: the allocation-heavy calibration strategy (`churn`) with the sampler off and at 1 ms,
 // alternating, each case in its own child process as in a real run. Prints the ratio of median
@@ -32,6 +32,9 @@ import WorkloadKit
 // `stability`: the gates on N unchanged runs and N runs with a real 5% regression (`--runs N`, default 20)
 // of a small calibration scenario with `repetitions: auto`, against a baseline whose tolerances are derived
 // from the measured noise; false failures and regressions caught per gate; DIR/stability.md.
+// `attribution`: the churn and live-query workloads uninstrumented, sampled, with allocation stacks at three
+// mean intervals (and with --peak exact), under massif and heaptrack; and the error of the top site on known
+// holds at each interval; DIR/attribution.md. `--accuracy-rounds N` (default 5) runs per hold and interval.
 // `floor`: holds of 1 KiB, 16 KiB and 256 KiB and the churn loop, sampled and exact, `--rounds` runs each
 // (default 11), with the truth and the uncertainty the cases stated; DIR/floor.md.
 // `sweep`: a 1,000-case sweep run uninterrupted, interrupted by SIGINT halfway and resumed: the parent's peak
@@ -39,12 +42,15 @@ import WorkloadKit
 // The binaries memharness and memharness-agent must sit beside this one (`make bench` builds them).
 
 struct BenchOptions {
-    static let all = ["sampling", "differ", "overhead", "accuracy", "variation", "stability", "floor", "sweep"]
+    static let all = [
+        "sampling", "differ", "overhead", "accuracy", "variation", "stability", "floor", "attribution", "sweep",
+    ]
     var benchmarks: [String] = []
     var rounds = 11
     var toolRounds = 1
     var repetitions = 5
     var runs = 20
+    var accuracyRounds = 5
     var tools = true
     var scenariosDirectory = "Scenarios"
     var out = "Reports/benchmarks"
@@ -57,6 +63,7 @@ struct BenchOptions {
             case "--tool-rounds": toolRounds = iterator.next().flatMap(Int.init) ?? toolRounds
             case "--repeat": repetitions = iterator.next().flatMap(Int.init) ?? repetitions
             case "--runs": runs = iterator.next().flatMap(Int.init) ?? runs
+            case "--accuracy-rounds": accuracyRounds = iterator.next().flatMap(Int.init) ?? accuracyRounds
             case "--no-tools": tools = false
             case "--scenarios-dir": scenariosDirectory = iterator.next() ?? scenariosDirectory
             case "--out": out = iterator.next() ?? out
@@ -80,7 +87,7 @@ let environment = try BenchEnvironment.current()
 // Cleanup at exit: a scratch folder that cannot be removed is temporary files, left to the system.
 defer { try? FileManager.default.removeItem(at: environment.scratch) }
 var modes: [Mode] = []
-if options.benchmarks.contains("overhead") || options.benchmarks.contains("accuracy") {
+if ["overhead", "accuracy", "attribution"].contains(where: options.benchmarks.contains) {
     modes = options.tools ? Mode.allCases : [.uninstrumented, .sampled, .exact]
 } else if options.benchmarks.contains("floor") {
     modes = [.sampled, .exact]
@@ -118,6 +125,13 @@ for benchmark in options.benchmarks {
     case "floor":
         let text = FloorBenchmark.run(environment, rounds: options.rounds, churnOperations: 1_000_000)
         try Bench.publish(text, name: "floor.md", directory: options.out)
+    case "attribution":
+        let text = try AttributionBenchmark.run(
+            environment, rounds: max(3, options.rounds / 2), toolRounds: options.toolRounds,
+            accuracyRounds: max(1, options.accuracyRounds), tools: options.tools,
+            scenariosDirectory: options.scenariosDirectory,
+            command: (["memharness-bench"] + CommandLine.arguments.dropFirst()).joined(separator: " "))
+        try Bench.publish(text, name: "attribution.md", directory: options.out)
     case "sweep":
         try Bench.publish(try SweepBenchmark.run(environment), name: "sweep.md", directory: options.out)
     default:

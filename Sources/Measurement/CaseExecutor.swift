@@ -170,6 +170,15 @@ final class CaseRun {
             captureStack: captureStack)
         phases = PhaseRecorder(names: spec.phaseNames, exact: spec.peakMode == .exact)
         let context = context
+        // A case process stopped by its memory limit ends in `onMemoryLimit`, before `run` could write the
+        // record: an attributed one writes it first, so the strategy that ran out of memory keeps its stacks.
+        var onMemoryLimit = environment.onMemoryLimit
+        if spec.attribution != nil, let recordFile = environment.recordFile, let handOver = onMemoryLimit {
+            onMemoryLimit = { killed in
+                _ = Agent.writeRecord(to: recordFile)  // when it fails, the runner reports the record missing
+                handOver(killed)
+            }
+        }
         sampler =
             spec.samplingIntervalNanoseconds > 0
             ? try Sampler(
@@ -177,7 +186,7 @@ final class CaseRun {
                 gauges: context.gauges + CaseExecutor.budgetGauges(spec, context), phaseNames: spec.phaseNames,
                 phaseIndex: { context.phaseIndex.load(ordering: .relaxed) },
                 watch: CaseExecutor.footprintWatch(
-                    spec, context: context, probe: probe, outcome: limit, onMemoryLimit: environment.onMemoryLimit),
+                    spec, context: context, probe: probe, outcome: limit, onMemoryLimit: onMemoryLimit),
                 sampleFile: environment.sampleFile,
                 observer: observer)
             : nil

@@ -90,26 +90,27 @@ static void *free_on_this_thread(void *block) {
     return NULL;
 }
 
-int memharness_agent_self_check(memharness_agent_check_row *rows, int capacity) {
-    if (!(atomic_load_explicit(&mh_state, memory_order_relaxed) & MH_EXACT)) return -1;
-    struct checker checker = {rows, capacity < 0 ? 0 : capacity, 0};
-    check(&checker, "malloc", a_malloc, r_free);
-    check(&checker, "malloc(0)", a_malloc0, r_free);
-    check(&checker, "calloc", a_calloc, r_free);
-    check(&checker, "realloc(NULL)", a_realloc_null, r_free);
-    check(&checker, "reallocarray(NULL)", a_reallocarray_null, r_free);
-    check(&checker, "posix_memalign", a_posix_memalign, r_free);
-    check(&checker, "aligned_alloc", a_aligned_alloc, r_free);
-    check(&checker, "memalign", a_memalign, r_free);
-    check(&checker, "valloc", a_valloc, r_free);
-    check(&checker, "pvalloc", a_pvalloc, r_free);
-    check(&checker, "strdup (libc calls malloc)", a_strdup, r_free);
-    check(&checker, "operator new", a_new, r_delete);
-    check(&checker, "operator new[]", a_new_array, r_delete_array);
-    check(&checker, "operator new(align 128)", a_new_aligned, r_delete_aligned);
-    check(&checker, "operator new(nothrow)", a_new_nothrow, r_delete_nothrow);
+// Every entry point of the malloc family, C and C++, allocating and releasing once.
+static void check_entry_points(struct checker *checker) {
+    check(checker, "malloc", a_malloc, r_free);
+    check(checker, "malloc(0)", a_malloc0, r_free);
+    check(checker, "calloc", a_calloc, r_free);
+    check(checker, "realloc(NULL)", a_realloc_null, r_free);
+    check(checker, "reallocarray(NULL)", a_reallocarray_null, r_free);
+    check(checker, "posix_memalign", a_posix_memalign, r_free);
+    check(checker, "aligned_alloc", a_aligned_alloc, r_free);
+    check(checker, "memalign", a_memalign, r_free);
+    check(checker, "valloc", a_valloc, r_free);
+    check(checker, "pvalloc", a_pvalloc, r_free);
+    check(checker, "strdup (libc calls malloc)", a_strdup, r_free);
+    check(checker, "operator new", a_new, r_delete);
+    check(checker, "operator new[]", a_new_array, r_delete_array);
+    check(checker, "operator new(align 128)", a_new_aligned, r_delete_aligned);
+    check(checker, "operator new(nothrow)", a_new_nothrow, r_delete_nothrow);
+}
 
-    // realloc: growing moves the block (old and new both counted for an instant), shrinking keeps it.
+// realloc: growing moves the block (old and new both counted for an instant), shrinking keeps it.
+static void check_resizes(struct checker *checker) {
     static const struct {
         const char *name;
         size_t from, to;
@@ -124,52 +125,63 @@ int memharness_agent_self_check(memharness_agent_check_row *rows, int capacity) 
         int64_t counted = calls() - calls_before;
         int64_t usable = resized ? (int64_t)malloc_usable_size(resized) : 0;
         free(resized);
-        append(&checker, (memharness_agent_check_row){resizes[i].name, usable - old_usable, after - before, -usable, live() - after, counted});
+        append(checker, (memharness_agent_check_row){resizes[i].name, usable - old_usable, after - before, -usable, live() - after, counted});
     }
+}
 
-    // A block freed by another thread leaves the one shared count. A first thread is started and joined
-    // before, so what glibc keeps per started thread (its cached stack's bookkeeping) is in place.
-    {
-        pthread_t warmup;
-        if (pthread_create(&warmup, NULL, free_on_this_thread, NULL) == 0) pthread_join(warmup, NULL);
-        int64_t calls_before = calls();
-        int64_t before = live();
-        void *block = publish(malloc(20000));
-        int64_t after = live();
-        int64_t counted = calls() - calls_before;
-        int64_t usable = (int64_t)malloc_usable_size(block);
-        pthread_t thread;
-        int64_t released = 0;
-        if (pthread_create(&thread, NULL, free_on_this_thread, block) == 0) {
-            pthread_join(thread, NULL);
-            released = live() - after;
-        }
-        append(&checker, (memharness_agent_check_row){"free on another thread", usable, after - before, -usable, released, counted});
+// A block freed by another thread leaves the one shared count. A first thread is started and joined
+// before, so what glibc keeps per started thread (its cached stack's bookkeeping) is in place.
+static void check_free_on_another_thread(struct checker *checker) {
+    pthread_t warmup;
+    if (pthread_create(&warmup, NULL, free_on_this_thread, NULL) == 0) pthread_join(warmup, NULL);
+    int64_t calls_before = calls();
+    int64_t before = live();
+    void *block = publish(malloc(20000));
+    int64_t after = live();
+    int64_t counted = calls() - calls_before;
+    int64_t usable = (int64_t)malloc_usable_size(block);
+    pthread_t thread;
+    int64_t released = 0;
+    if (pthread_create(&thread, NULL, free_on_this_thread, block) == 0) {
+        pthread_join(thread, NULL);
+        released = live() - after;
     }
+    append(checker, (memharness_agent_check_row){"free on another thread", usable, after - before, -usable, released, counted});
+}
 
-    // The high-water mark sees a block that lived for a few instructions.
-    {
-        mh_reset_mark(&mh_counts.peak_bytes);
-        int64_t before = live();
-        void *block = publish(malloc(10 << 20));
-        int64_t usable = (int64_t)malloc_usable_size(block);
-        free(block);
-        int64_t peak = mh_reset_mark(&mh_counts.peak_bytes) - before;
-        append(&checker, (memharness_agent_check_row){"peak of a freed block", usable, peak, 0, live() - before, 1});
-    }
+// The high-water mark sees a block that lived for a few instructions.
+static void check_peak_of_a_freed_block(struct checker *checker) {
+    mh_reset_mark(&mh_counts.peak_bytes);
+    int64_t before = live();
+    void *block = publish(malloc(10 << 20));
+    int64_t usable = (int64_t)malloc_usable_size(block);
+    free(block);
+    int64_t peak = mh_reset_mark(&mh_counts.peak_bytes) - before;
+    append(checker, (memharness_agent_check_row){"peak of a freed block", usable, peak, 0, live() - before, 1});
+}
 
-    // With stacks on: a 16 MiB block is sampled (probability 1 - exp(-16 MiB / mean), above 1 - 1e-7 for a
-    // mean up to 1 MiB) and moves the sampled live bytes by its weight, both ways. Skipped for sparser means.
-    if ((atomic_load_explicit(&mh_state, memory_order_relaxed) & MH_STACKS) && mh_config.stack_sample_bytes <= (1 << 20)) {
-        int64_t taken = atomic_load_explicit(&mh_samples_taken, memory_order_relaxed);
-        int64_t before = mh_sampled_live_bytes();
-        void *block = publish(malloc(16 << 20));
-        int64_t after = mh_sampled_live_bytes();
-        int64_t sampled = atomic_load_explicit(&mh_samples_taken, memory_order_relaxed) - taken;
-        int64_t weight = mh_weight_bytes(16 << 20, (int64_t)malloc_usable_size(block));
-        free(block);
-        int64_t released = mh_sampled_live_bytes() - after;
-        append(&checker, (memharness_agent_check_row){"sampled block (stack table)", weight, after - before, -weight, released, sampled});
-    }
+// With stacks on: a 16 MiB block is sampled (probability 1 - exp(-16 MiB / mean), above 1 - 1e-7 for a
+// mean up to 1 MiB) and moves the sampled live bytes by its weight, both ways. Skipped for sparser means.
+static void check_sampled_block(struct checker *checker) {
+    if (!(atomic_load_explicit(&mh_state, memory_order_relaxed) & MH_STACKS) || mh_config.stack_sample_bytes > (1 << 20)) return;
+    int64_t taken = atomic_load_explicit(&mh_samples_taken, memory_order_relaxed);
+    int64_t before = mh_sampled_live_bytes();
+    void *block = publish(malloc(16 << 20));
+    int64_t after = mh_sampled_live_bytes();
+    int64_t sampled = atomic_load_explicit(&mh_samples_taken, memory_order_relaxed) - taken;
+    int64_t weight = mh_weight_bytes(16 << 20, (int64_t)malloc_usable_size(block));
+    free(block);
+    int64_t released = mh_sampled_live_bytes() - after;
+    append(checker, (memharness_agent_check_row){"sampled block (stack table)", weight, after - before, -weight, released, sampled});
+}
+
+int memharness_agent_self_check(memharness_agent_check_row *rows, int capacity) {
+    if (!(atomic_load_explicit(&mh_state, memory_order_relaxed) & MH_EXACT)) return -1;
+    struct checker checker = {rows, capacity < 0 ? 0 : capacity, 0};
+    check_entry_points(&checker);
+    check_resizes(&checker);
+    check_free_on_another_thread(&checker);
+    check_peak_of_a_freed_block(&checker);
+    check_sampled_block(&checker);
     return checker.count;
 }

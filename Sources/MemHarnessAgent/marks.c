@@ -3,7 +3,7 @@
 // The `peak` snapshot follows the peak signal: the exact live bytes in EXACT mode (the interposer calls
 // mh_peak_candidate on each new high past the threshold), otherwise the footprint the sampler hands to
 // memharness_agent_observe. It is retaken when the signal exceeds the last snapshot's level by the step
-// (MEMHARNESS_AGENT_SNAPSHOT_STEP, default 2%) and at least 64 KiB, so it is never more than one step
+// (MEMHARNESS_AGENT_SNAPSHOT_STEP, default 0.5%) and at least 64 KiB, so it is never more than one step
 // below the true peak, and the number of snapshots grows with the logarithm of the peak, not with time.
 //
 // All storage is mmap'd at start-up; everything here runs under one lock (`marks_lock`). The interposer
@@ -295,7 +295,8 @@ static void write_mark(const char *label, int64_t time_ns, int64_t level, const 
     }
 }
 
-static void write_contents(void) {
+// The record's head: the process, the modes, the exact figures, what was dropped, the modules.
+static void write_header(void) {
     out_text("memharness-agent-record 1\n");
     out_key_i64("pid", (int64_t)getpid());
     char executable[MH_PATH_CAPACITY];
@@ -319,15 +320,10 @@ static void write_contents(void) {
     out_key_i64("droppedMarks", marks_dropped);
     int index = 0;
     dl_iterate_phdr(write_module, &index);
-    if (!marks_ready) return;
+}
 
-    // The live set now, as mark `end`.
-    int64_t end_time = mh_relative_ns();
-    int64_t end_level = signal_now();
-    int64_t end_count = copy_live_set(end_rows, MH_MAX_STACKS);
-    uint32_t end_rows_count = end_count < 0 ? 0 : (uint32_t)end_count;
-
-    // Stacks first, only those some mark uses, in id order.
+// Stacks first, only those some mark uses (the peak, the live labelled marks, `end`), in id order.
+static void write_stacks(uint32_t end_rows_count) {
     memset(referenced, 0, MH_MAX_STACKS / 8);
     if (peak_valid) note_referenced(peak_rows, peak_mark.rows);
     for (uint32_t i = 0; i < mark_count; i++) {
@@ -347,8 +343,10 @@ static void write_contents(void) {
         out_char('\n');
         if (stack->truncated) out_key_i64("truncated", id);
     }
+}
 
-    // Marks in the order they were taken; `peak` where its time puts it; `end` last.
+// Marks in the order they were taken; `peak` where its time puts it.
+static void write_marks(void) {
     bool peak_written = !peak_valid;
     for (uint32_t i = 0; i < mark_count; i++) {
         const struct mh_mark *mark = &marks[i];
@@ -360,6 +358,18 @@ static void write_contents(void) {
         write_mark(mark->label, mark->time_ns, mark->level, mark_rows + mark->first_row, mark->rows);
     }
     if (!peak_written) write_mark("peak", peak_mark.time_ns, peak_mark.level, peak_rows, peak_mark.rows);
+}
+
+static void write_contents(void) {
+    write_header();
+    if (!marks_ready) return;
+    // The live set now, as mark `end`, written last.
+    int64_t end_time = mh_relative_ns();
+    int64_t end_level = signal_now();
+    int64_t end_count = copy_live_set(end_rows, MH_MAX_STACKS);
+    uint32_t end_rows_count = end_count < 0 ? 0 : (uint32_t)end_count;
+    write_stacks(end_rows_count);
+    write_marks();
     write_mark("end", end_time, end_level, end_rows, end_rows_count);
 }
 

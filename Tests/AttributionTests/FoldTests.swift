@@ -56,6 +56,33 @@ struct FoldTests {
         #expect(folded([]) == [])
     }
 
+    /// A tracked object's stack as a release build records it: the capture's closure is inlined into a
+    /// standard-library `withUnsafeMutableBufferPointer`, which sits between two of the agent's frames.
+    @Test func libraryFramesInsideTheAllocatorMachineryFoldWithIt() {
+        let stack = [
+            frame("ScreenFlow.present()", linkage: "$s13Subscriptions10ScreenFlowC7presentyyF"),
+            frame("CaseContext.track(_:)", linkage: "$s11WorkloadKit11CaseContextC5trackyyyXlF"),
+            frame("LifetimeTracker.track(_:)", linkage: "$s11WorkloadKit15LifetimeTrackerC5trackyyyXlF"),
+            frame(
+                "static Agent.captureStack(limit:)", linkage: "$s11Measurement5AgentO12captureStack5limitSaySuGSi_tFZ"),
+            frame(
+                "specialized Array.withUnsafeMutableBufferPointer<A, B>(_:)",
+                linkage:
+                    "$sSa30withUnsafeMutableBufferPointeryqd__qd__SryxGzqd_0_YKXEqd_0_YKs5ErrorRd_0_r0_lFSu_s5Int32Vs5NeverOTg5"
+            ),
+            frame(
+                "closure #1 in static Agent.captureStack(limit:)",
+                linkage: "$s11Measurement5AgentO12captureStack5limitSaySuGSi_tFZs5Int32VSrySuGzXEfU_"),
+        ]
+        #expect(folded(stack) == ["ScreenFlow.present()"])
+        // Library code that called the allocator is kept: the site is still the user's frame below it.
+        let growing = [
+            frame("Cache.store(_:)"), frame("specialized Array.append(_:)", linkage: "$sSa6appendyyxnFSi_Tg5"),
+            frame("swift_allocObject", RecordFixture.swiftCore), frame("malloc", RecordFixture.agent),
+        ]
+        #expect(folded(growing) == ["Cache.store(_:)", "specialized Array.append(_:)"])
+    }
+
     @Test func harnessFramesAboveTheWorkloadFoldOffTheRoot() {
         let stack = [
             frame("_start"), frame("__libc_start_call_main", RecordFixture.libc), frame("main"),

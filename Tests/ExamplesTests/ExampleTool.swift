@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// Paths of the repository, the example package and the programs the tests spawn.
 enum ExamplePaths {
@@ -33,63 +34,28 @@ enum ExamplePaths {
     }
 }
 
-/// A program the tests ran: its exit status and what it printed.
-struct ToolOutcome {
-    var status: Int32
-    var timedOut: Bool
-    var stdout: String
-    var stderr: String
+/// How a tool ended and what it printed.
+typealias ToolOutcome = ChildRun
+
+extension ChildRun {
     /// stdout and stderr together (SwiftPM prints a plugin's output on its stdout, its errors on stderr).
     var output: String { stdout + stderr }
 }
 
-/// Runs `executable` with `arguments` and waits at most `timeout`, then kills it and says so. Output goes to
-/// files, so a chatty child never blocks on a pipe and a hung one never blocks a read.
+/// Runs `executable` with `arguments` (in `directory` when given) and waits at most `timeout`, then stops it with
+/// SIGTERM (SwiftPM then ends what it started) and says so. GitHub's variables of the test run are not passed on.
 func runTool(
     _ executable: String, _ arguments: [String], in directory: URL? = nil, environment extra: [String: String] = [:],
     timeout: Duration
 ) throws -> ToolOutcome {
-    let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("examples-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(at: scratch) }
-    let outURL = scratch.appendingPathComponent("stdout")
-    let errURL = scratch.appendingPathComponent("stderr")
-    _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
-    _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
-    let out = try FileHandle(forWritingTo: outURL)
-    let err = try FileHandle(forWritingTo: errURL)
-    defer {
-        try? out.close()
-        try? err.close()
-    }
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    if let directory { process.currentDirectoryURL = directory }
     var environment = ProcessInfo.processInfo.environment
     // A test run inside GitHub Actions must not leak its own settings into the programs under test.
     environment["GITHUB_ACTIONS"] = nil
     environment["GITHUB_STEP_SUMMARY"] = nil
     environment.merge(extra) { $1 }
-    process.environment = environment
-    process.standardInput = FileHandle.nullDevice
-    process.standardOutput = out
-    process.standardError = err
-    let finished = DispatchSemaphore(value: 0)
-    process.terminationHandler = { _ in finished.signal() }
-    try process.run()
-    let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
-    var timedOut = false
-    if finished.wait(timeout: .now() + seconds) == .timedOut {
-        // Bounded: a hung child is killed, and the caller fails on `timedOut` with whatever it printed.
-        timedOut = true
-        process.terminate()
-        _ = finished.wait(timeout: .now() + 10)
-    }
-    return ToolOutcome(
-        status: process.terminationStatus, timedOut: timedOut,
-        stdout: (try? String(contentsOf: outURL, encoding: .utf8)) ?? "",
-        stderr: (try? String(contentsOf: errURL, encoding: .utf8)) ?? "")
+    return try ChildRun.run(
+        executable, arguments, environment: environment, timeout: timeout, directory: directory?.path,
+        stopSignal: SIGTERM)
 }
 
 /// `swift test ARGUMENTS` in the package at `package`, without building (`make test` built its tests).

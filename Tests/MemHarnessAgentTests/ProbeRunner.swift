@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// Runs `agent-probe` with the built agent preloaded and reads what it and the agent wrote.
@@ -36,11 +37,19 @@ struct ProbeRunner {
         return missing.isEmpty ? nil : "missing: " + missing.joined(separator: ", ")
     }
 
+    /// What the probe printed and how it ended.
     struct Outcome {
         var status: Int32
         var timedOut: Bool
         var stdout: String
         var stderr: String
+
+        init(_ outcome: ChildRun) {
+            status = outcome.status
+            timedOut = outcome.timedOut
+            stdout = outcome.stdout
+            stderr = outcome.stderr
+        }
 
         /// The words of the first stdout line starting with `prefix` (the prefix's own words included).
         func line(_ prefix: String) -> [String]? {
@@ -95,44 +104,12 @@ struct ProbeRunner {
         return try runTool(Self.probePath, arguments, environment: childEnvironment, timeout: timeout)
     }
 
-    /// Runs `executable` and waits at most `timeout` (then kills it and says so in the outcome). Output goes
-    /// to files, so a chatty child never blocks on a pipe and a hung one never blocks a read.
+    /// Runs `executable` and waits at most `timeout` (then kills it and says so in the outcome).
     func runTool(
         _ executable: String, _ arguments: [String], environment: [String: String]? = nil,
         timeout: Duration
     ) throws -> Outcome {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        if let environment { process.environment = environment }
-        let tag = UUID().uuidString
-        let outURL = directory.appendingPathComponent("stdout-\(tag)")
-        let errURL = directory.appendingPathComponent("stderr-\(tag)")
-        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
-        let out = try FileHandle(forWritingTo: outURL)
-        let err = try FileHandle(forWritingTo: errURL)
-        defer {
-            try? out.close()
-            try? err.close()
-        }
-        process.standardOutput = out
-        process.standardError = err
-        let finished = DispatchSemaphore(value: 0)
-        process.terminationHandler = { _ in finished.signal() }
-        try process.run()
-        let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
-        var timedOut = false
-        if finished.wait(timeout: .now() + seconds) == .timedOut {
-            // Bounded: a hung child is killed, and the caller fails on `timedOut` with whatever it printed.
-            timedOut = true
-            kill(process.processIdentifier, SIGKILL)
-            _ = finished.wait(timeout: .now() + 10)
-        }
-        return Outcome(
-            status: process.terminationStatus, timedOut: timedOut,
-            stdout: (try? String(contentsOf: outURL, encoding: .utf8)) ?? "",
-            stderr: (try? String(contentsOf: errURL, encoding: .utf8)) ?? "")
+        Outcome(try ChildRun.run(executable, arguments, environment: environment, timeout: timeout))
     }
 }
 

@@ -2,6 +2,7 @@ import Foundation
 import HarnessModel
 import MemHarness
 import Reports
+import TestSupport
 import Testing
 
 /// Drives the built `memharness` binary end to end.
@@ -34,7 +35,7 @@ struct CommandLineTests {
         childEnvironment["GITHUB_ACTIONS"] = nil
         childEnvironment["GITHUB_STEP_SUMMARY"] = nil
         for (key, value) in environment { childEnvironment[key] = value }
-        let run = try ChildRun.run(binary, arguments, environment: childEnvironment, seconds: seconds)
+        let run = try ChildRun.run(binary, arguments, environment: childEnvironment, timeout: .seconds(seconds))
         if run.timedOut {
             Issue.record(
                 "memharness \(arguments.joined(separator: " ")) ran past \(Int(seconds)) s and was killed",

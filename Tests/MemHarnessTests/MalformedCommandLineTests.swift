@@ -1,5 +1,6 @@
 import Foundation
 import HarnessModel
+import TestSupport
 import Testing
 
 #if os(Linux)
@@ -19,7 +20,8 @@ struct MalformedCommandLineTests {
         var environment = ProcessInfo.processInfo.environment
         environment["GITHUB_ACTIONS"] = nil
         environment["GITHUB_STEP_SUMMARY"] = nil
-        return try ChildRun.run(CommandLineTests.binary, arguments, environment: environment, seconds: seconds)
+        return try ChildRun.run(
+            CommandLineTests.binary, arguments, environment: environment, timeout: .seconds(seconds))
     }
 
     /// A scenario that runs in well under a second, for the inputs that must be accepted.

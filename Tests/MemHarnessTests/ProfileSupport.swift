@@ -1,6 +1,7 @@
 import Foundation
 import HarnessModel
 import Reports
+import TestSupport
 import Testing
 
 #if os(Linux)
@@ -43,7 +44,8 @@ struct ProgramTrial {
         childEnvironment["PATH"] = "\(buildFolder):\(path)"
         childEnvironment.merge(environment) { $1 }
         let run = try ChildRun.run(
-            CommandLineTests.binary, arguments, environment: childEnvironment, seconds: 120, directory: folder)
+            CommandLineTests.binary, arguments, environment: childEnvironment, timeout: .seconds(120), directory: folder
+        )
         #expect(!run.timedOut, "memharness \(arguments) did not finish within 120 s")
         return run
     }

@@ -2,7 +2,7 @@
 // stream are specified in the agent contract (notes/agent-contract.md); in short, from the environment:
 //   MEMHARNESS_AGENT_EXACT=1                 count every allocation (live bytes, high-water marks, calls)
 //   MEMHARNESS_AGENT_STACK_SAMPLE_BYTES=N    sample allocation stacks, one per N requested bytes on average
-//   MEMHARNESS_AGENT_SNAPSHOT_STEP=F         retake the `peak` snapshot F above the last (default 0.02, >= 64 KiB)
+//   MEMHARNESS_AGENT_SNAPSHOT_STEP=F         retake the `peak` snapshot F above the last (default 0.005, >= 64 KiB)
 //   MEMHARNESS_AGENT_INTERVAL_NS=N + MEMHARNESS_AGENT_SAMPLES=PATH   a sampler thread writing jemalloc's stats
 //   MEMHARNESS_AGENT_RECORD=PATH             write the record at exit (%p in a PATH: the process id)
 //   MEMHARNESS_AGENT_ORIGIN_NS=N             CLOCK_MONOTONIC origin of the times written

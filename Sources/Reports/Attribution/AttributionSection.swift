@@ -6,9 +6,15 @@ import HarnessModel
 /// account for the difference between the worst and the best strategy; leaked objects with the place they
 /// were tracked from; sites that grow per `repeat` iteration.
 enum AttributionSection {
-    /// The profiles of `run`'s attributed cases, worst strategy first (by the scenario's ranking).
+    /// The profiles of `run`'s attributed cases, worst strategy first: those the memory limit killed in
+    /// every case (in file order: they are unranked, and worse than any that finished), then the ranked
+    /// ones from the worst, then any other.
     static func profiles(_ run: ScenarioRun) -> [(strategy: String, profile: AllocationProfile)] {
-        let order = ScenarioSummary(run).ranked.reversed().map(\.strategy) + run.strategies
+        let summary = ScenarioSummary(run)
+        let killed = summary.failedStrategies.filter { strategy in
+            run.cases.contains { $0.strategy == strategy && $0.status == .killedByMemoryLimit }
+        }
+        let order = killed + summary.ranked.reversed().map(\.strategy) + run.strategies
         let byStrategy = Dictionary(
             run.attributedCases.compactMap { result in result.measurements?.profile.map { (result.strategy, $0) } },
             uniquingKeysWith: { first, _ in first })
