@@ -60,13 +60,13 @@ struct mh_counts {
     _Atomic int64_t peak_bytes;         // since the last take_peak
     _Atomic int64_t phase_peak_bytes;   // since the last take_phase_peak
     _Atomic int64_t record_peak_bytes;  // since load or restart_peak_snapshot: the record's `exact` peak
-    _Atomic int64_t allocation_count;
     _Atomic int64_t baseline_bytes;     // live at load or at restart_peak_snapshot
     _Atomic int64_t snapshot_threshold; // the peak signal that triggers the next `peak` snapshot
 } __attribute__((aligned(64)));
 extern struct mh_counts mh_counts MH_HIDDEN;
 
 MH_HIDDEN int64_t mh_reset_mark(_Atomic int64_t *mark);
+MH_HIDDEN int64_t mh_allocation_calls(void);  // calls that allocated, every thread's summed
 MH_HIDDEN int64_t mh_now_ns(void);          // CLOCK_MONOTONIC, ns
 MH_HIDDEN int64_t mh_relative_ns(void);     // since mh_config.origin_ns
 
@@ -116,6 +116,8 @@ struct mh_thread {
     uint32_t guard;      // inside the agent: allocations made now are counted, never sampled
     uint8_t ready;       // countdown and rng drawn
     uint8_t bounds_known;
+    uint8_t calls_shared;              // past the last slot: calls go to the shared count (see mh_count_call)
+    _Atomic int64_t *call_slot;        // this thread's count of allocation calls; NULL until its first
 };
 extern __thread struct mh_thread mh_tls __attribute__((tls_model("initial-exec"))) MH_HIDDEN;
 

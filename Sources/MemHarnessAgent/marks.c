@@ -313,7 +313,7 @@ static void write_header(void) {
         out_char(' ');
         out_i64(atomic_load_explicit(&mh_counts.record_peak_bytes, memory_order_relaxed));
         out_char(' ');
-        out_i64(atomic_load_explicit(&mh_counts.allocation_count, memory_order_relaxed));
+        out_i64(mh_allocation_calls());
         out_char('\n');
     }
     out_key_i64("droppedSamples", atomic_load_explicit(&mh_samples_dropped, memory_order_relaxed));
