@@ -151,6 +151,8 @@ public struct ScenarioSummary: Sendable, Hashable {
     /// cases included), in file order; empty without a rate phase.
     public var ratePhase: String?
     public var growth: [StrategyGrowth]
+    /// Strategies with cases the memory limit stopped, in file order.
+    public var kills: [MemoryLimitKills]
 
     /// Summarizes `run`'s cases per strategy.
     public init(_ run: ScenarioRun) {
@@ -177,6 +179,7 @@ public struct ScenarioSummary: Sendable, Hashable {
         failedStrategies = failed
         ratePhase = run.ratePhase
         growth = run.growthRates
+        kills = run.memoryLimitKills
     }
 
     /// A strategy's growth in the rate phase; nil without one.
@@ -230,8 +233,43 @@ public struct ScenarioSummary: Sendable, Hashable {
         }
     }
 
-    /// One plain-language sentence comparing the worst and best strategies by the ranking figure.
+    /// The scenario in plain language: the strategies the memory limit stopped first (a kill is the strongest
+    /// finding a budget gives, and a killed strategy has no peak to rank), then the comparison of the strategies
+    /// that completed.
     public var reading: String {
+        let spikes = missedSpike.map {
+            " The sampler missed `\($0.strategy.strategy)`'s peak: \(Units.formatBytes($0.strategy.medianPeakAllocatedNetBytes)) "
+                + "sampled, \(Units.formatBytes($0.exactBytes)) counted at every allocation."
+        }
+        return readingWithoutSpikes + (spikes ?? "")
+    }
+
+    /// The strategy whose exact peak the sampler missed most, with that exact peak and the spike excess, bytes;
+    /// nil when no excess is more than noise (64 KiB and 1% of the exact peak: thread caches in records without a
+    /// floor, a loop's top between samples).
+    public var missedSpike: (strategy: StrategySummary, exactBytes: Double, excessBytes: Double)? {
+        ranked.compactMap { strategy -> (StrategySummary, Double, Double)? in
+            guard let exact = strategy.medianExactPeakNetBytes, let excess = strategy.medianSpikeExcessBytes,
+                excess > max(64 * 1024, exact * 0.01)
+            else { return nil }
+            return (strategy, exact, excess)
+        }.max { $0.2 < $1.2 }
+    }
+
+    var readingWithoutSpikes: String {
+        guard !kills.isEmpty else { return comparison }
+        let each = kills.map {
+            "`\($0.strategy)` (\($0.killedCount)/\($0.caseCount) cases, at "
+                + "\(Units.fixed($0.medianKilledAtMilliseconds / 1000, decimals: 2)) s, "
+                + "\(Units.formatBytes($0.medianFootprintBytes)))"
+        }
+        let list = each.count == 1 ? each[0] : each.dropLast().joined(separator: ", ") + " and " + each[each.count - 1]
+        let killed = "Killed by the memory limit: \(list)."
+        return ranked.isEmpty ? killed : killed + " Among the strategies that completed: " + comparison
+    }
+
+    /// One plain-language sentence comparing the worst and best strategies that completed by the ranking figure.
+    public var comparison: String {
         guard let best = ranked.first, let worst = ranked.last else {
             return "No strategy completed, so there is nothing to compare."
         }

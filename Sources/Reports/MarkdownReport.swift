@@ -54,11 +54,7 @@ public enum MarkdownReport {
     static func section(for scenario: ScenarioRun, charts: Set<String>) -> [String] {
         let summary = ScenarioSummary(scenario)
         var out = heading(scenario)
-        let kills = scenario.memoryLimitKills.map {
-            " \(code($0.strategy, inTable: false)) was killed by the memory limit in "
-                + "\($0.killedCount)/\($0.caseCount) cases."
-        }
-        out.append("**Reading:** \(summary.reading)" + kills.joined() + (summary.rateReading.map { " " + $0 } ?? ""))
+        out.append("**Reading:** \(summary.reading)" + (summary.rateReading.map { " " + $0 } ?? ""))
         out.append("")
         out.append(contentsOf: ranking(scenario, summary))
         out.append(contentsOf: RepetitionsSection.lines(for: scenario))
@@ -67,7 +63,7 @@ public enum MarkdownReport {
             out.append("")
         }
         if summary.ranked.contains(where: { $0.medianExactPeakNetBytes != nil }) {
-            out.append(contentsOf: exactNote(summary))
+            out.append(contentsOf: exactNote)
         }
         out.append(contentsOf: chartLinks(scenario, summary, charts: charts))
         out.append(contentsOf: phaseTable("Peak allocated per phase", summary.ranked, \.phasePeakNetBytes))
@@ -209,32 +205,13 @@ public enum MarkdownReport {
         return Units.formatBytes(bytes) + " ± " + Units.formatBytes(uncertaintyBytes)
     }
 
-    /// What the exact columns are, and the strategy whose spikes the sampler missed most, when it missed much.
-    static func exactNote(_ summary: ScenarioSummary) -> [String] {
-        var out: [String] = []
-        out.append(
-            "Exact peak counts every allocation (`--peak exact`: every malloc and free moves one counter of live "
-                + "size-class bytes); spike excess is the exact peak minus the sampled one: what fell between the "
-                + "samples."
-        )
-        out.append("")
-        // Below 64 KiB or 1% of the exact peak, the difference is noise (thread caches in records without a floor,
-        // the top of a loop between samples), not a missed spike.
-        let missed = summary.ranked.compactMap { strategy -> (StrategySummary, Double, Double)? in
-            guard let exact = strategy.medianExactPeakNetBytes, let excess = strategy.medianSpikeExcessBytes,
-                excess > max(64 * 1024, exact * 0.01)
-            else { return nil }
-            return (strategy, exact, excess)
-        }.max { $0.2 < $1.2 }
-        if let (strategy, exact, excess) = missed {
-            out.append(
-                "**Sampling missed spikes:** \(code(strategy.strategy, inTable: false)) peaks at "
-                    + "\(Units.formatBytes(exact)) counted exactly, \(Units.formatBytes(excess)) above its sampled "
-                    + "peak (\(Units.formatBytes(strategy.medianPeakAllocatedNetBytes))).")
-            out.append("")
-        }
-        return out
-    }
+    /// What the exact columns are (the reading names the strategy whose spikes the sampler missed most).
+    static let exactNote = [
+        "Exact peak counts every allocation (`--peak exact`: every malloc and free moves one counter of live "
+            + "size-class bytes); spike excess is the exact peak minus the sampled one: what fell between the "
+            + "samples (the reading names the strategy whose peak the sampler missed most).",
+        "",
+    ]
 
     static func environment(_ environment: EnvironmentInfo, cases: [CaseResult]) -> [String] {
         var out: [String] = []

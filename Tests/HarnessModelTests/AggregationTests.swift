@@ -62,6 +62,25 @@ struct AggregationTests {
         #expect(summary.failedStrategies == ["b"])
     }
 
+    /// A strategy the memory limit stopped has no peak to rank: the reading leads with the kill, then compares
+    /// the strategies that completed.
+    @Test func killsLeadTheReading() {
+        let cases = [
+            Self.result("unbounded", 1, net: 0, status: .killedByMemoryLimit),
+            Self.result("unbounded", 2, net: 0, status: .killedByMemoryLimit),
+            Self.result("signal", 1, net: 10_000_000), Self.result("signal", 2, net: 10_000_000),
+            Self.result("deliver", 1, net: 12_000_000), Self.result("deliver", 2, net: 12_000_000),
+        ]
+        let summary = ScenarioSummary(Self.run(cases, strategies: ["unbounded", "signal", "deliver"]))
+        #expect(summary.ranked.map(\.strategy) == ["signal", "deliver"])
+        #expect(
+            summary.reading
+                == "Killed by the memory limit: `unbounded` (2/2 cases, at 1.00 s, 257.00 MiB). Among the strategies "
+                + "that completed: `deliver` peaks 1.2x higher than `signal` (11.44 MiB vs 9.54 MiB above baseline).")
+        let allKilled = ScenarioSummary(Self.run(Array(cases.prefix(2)), strategies: ["unbounded"]))
+        #expect(allKilled.reading == "Killed by the memory limit: `unbounded` (2/2 cases, at 1.00 s, 257.00 MiB).")
+    }
+
     @Test func similarPeaksReadAsSimilar() {
         let cases = [Self.result("a", 1, net: 1000), Self.result("b", 1, net: 1010)]
         #expect(

@@ -34,7 +34,7 @@ struct MemoryBudgetCommandLineTests {
 
         let report = try String(contentsOfFile: "\(out)/report.md", encoding: .utf8)
         #expect(report.contains("| – | `hold-small-objects` | killed by memory limit at "))
-        #expect(report.contains("`hold-small-objects` was killed by the memory limit in 1/1 cases."))
+        #expect(report.contains("**Reading:** Killed by the memory limit: `hold-small-objects` (1/1 cases, at "))
         #expect(report.contains("`memoryBudget` = limit 64.00 MiB, warning at 32.00 MiB (allocated)"))
         let samples = CSVTable.parse(try String(contentsOfFile: "\(out)/samples.csv", encoding: .utf8))
         #expect(samples.first?.last == "gauge.memoryWarnings")

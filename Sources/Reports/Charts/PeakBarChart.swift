@@ -46,8 +46,9 @@ public enum PeakBarChart {
         var svg: SVGDocument
 
         init(_ summary: ScenarioSummary, scale requested: ValueScale?, width: Double) {
-            let nameWidth = min(
-                max(summary.ranked.map { SVGDocument.textWidth($0.strategy, size: 12) }.max() ?? 0, 60) + 16, 280)
+            // Every row's name, the failed strategies' too; 24 px of room, as the estimate runs short for wide glyphs.
+            let names = summary.ranked.map(\.strategy) + summary.failedStrategies
+            let nameWidth = min(max(names.map { SVGDocument.textWidth($0, size: 12) }.max() ?? 0, 60) + 24, 288)
             left = nameWidth
             let rows = summary.ranked.count + summary.failedStrategies.count
             height = Self.top + Self.bottom + Self.rowHeight * Double(rows)
