@@ -193,8 +193,8 @@ public struct ScenarioSummary: Sendable, Hashable {
         else { return nil }
         let others =
             slowest.strategy == fastest.strategy ? "" : " (`\(slowest.strategy)`: \(slowest.formatted))"
-        return "While `\(ratePhase)` runs, `\(fastest.strategy)` grows \(fastest.formatted)\(others): "
-            + "its peak is set by how long `\(ratePhase)` lasts, the rate is not."
+        return "While `\(ratePhase)` runs, `\(fastest.strategy)` grows \(fastest.formatted)\(others), "
+            + "a rate that does not depend on how long `\(ratePhase)` lasts, as a peak does."
     }
 
     /// A strategy's median ranking figure divided by the best strategy's; nil when the best is not positive.
@@ -238,7 +238,8 @@ public struct ScenarioSummary: Sendable, Hashable {
     /// that completed.
     public var reading: String {
         let spikes = missedSpike.map {
-            " The sampler missed `\($0.strategy.strategy)`'s peak: \(Units.formatBytes($0.strategy.medianPeakAllocatedNetBytes)) "
+            " The sampler missed the peak of `\($0.strategy.strategy)`: "
+                + "\(Units.formatBytes($0.strategy.medianPeakAllocatedNetBytes)) "
                 + "sampled, \(Units.formatBytes($0.exactBytes)) counted at every allocation."
         }
         return readingWithoutSpikes + (spikes ?? "")
