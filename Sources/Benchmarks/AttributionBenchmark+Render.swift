@@ -21,18 +21,9 @@ extension AttributionBenchmark {
     static func pairedRatio(_ row: Row) -> Double? { Statistics.median(row.pairedWallRatios) }
 
     static func render(
-        _ rows: [Row], accuracy: [(Truth, [Configuration: [TimedRun]])], problems: [String], liveQuery: CaseSpec,
-        command: String, load: (before: String, after: String)
+        _ rows: [Row], accuracy: [(Truth, [Configuration: [TimedRun]])], problems: [String], liveQuery: CaseSpec
     ) -> String {
-        let machine = MachineEnvironment.current(toolVersion: "", interval: .milliseconds(1))
-        let date = ISO8601DateFormatter().string(from: Date())
         var out = ["# Attribution: what recording allocation stacks costs, and the default sampling interval", ""]
-        out.append(
-            "Measured \(date) on \(machine.cpuModel) × \(machine.cpuCount), \(machine.operatingSystem), \(machine.kernel), "
-                + "jemalloc \(machine.jemallocVersion.prefix { $0 != "-" }), Swift \(machine.swiftVersion); release build with "
-                + "frame pointers (`make build`), `\(command)`. Load average (1, 5, 15 min) before: \(load.before), after: "
-                + "\(load.after) (a machine with 2 cores shared with other work: the load says how busy it was).")
-        out.append("")
         out.append(contentsOf: costLines(rows, liveQuery: liveQuery))
         out.append(contentsOf: topSiteLines(rows))
         out.append(contentsOf: accuracyLines(accuracy))

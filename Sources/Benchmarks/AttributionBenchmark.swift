@@ -99,9 +99,8 @@ enum AttributionBenchmark {
 
     static func run(
         _ environment: BenchEnvironment, rounds: Int, toolRounds: Int, accuracyRounds: Int, tools: Bool,
-        scenariosDirectory: String, command: String
+        scenariosDirectory: String
     ) throws -> String {
-        let loadBefore = loadAverage()
         let measurer = Measurer(environment)
         let native = [uninstrumented, sampled] + attributed + [attributedExact]
         let churnLarge = 20_000_000
@@ -148,8 +147,7 @@ enum AttributionBenchmark {
             (truth, measurer.measure(truth.spec, attributed, rounds: accuracyRounds).mapValues { $0.map(\.run) })
         }
         return render(
-            rows, accuracy: accuracy, problems: measurer.problems, liveQuery: liveQuery, command: command,
-            load: (loadBefore, loadAverage()))
+            rows, accuracy: accuracy, problems: measurer.problems, liveQuery: liveQuery)
     }
 
     /// Runs numbered after every round of the configurations they are merged with.
@@ -185,11 +183,5 @@ enum AttributionBenchmark {
         let bytes = profile.sitesAtPeak().filter { $0.site.function == "CalibrationCase.hold(_:)" }
             .reduce(0) { $0 + $1.liveBytes }
         return Double(bytes - truth.bytes) / Double(truth.bytes)
-    }
-
-    /// `/proc/loadavg`'s first three fields.
-    static func loadAverage() -> String {
-        let text = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? ""
-        return text.split(separator: " ").prefix(3).joined(separator: " ")
     }
 }

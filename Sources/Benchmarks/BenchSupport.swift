@@ -203,10 +203,36 @@ enum Bench {
         ["The scenario:", "", "```yaml", yaml.trimmingCharacters(in: .newlines), "```", ""]
     }
 
-    /// Writes a benchmark's text to `DIR/name` and prints it.
-    static func publish(_ text: String, name: String, directory: String) throws {
-        print(text)
-        try text.write(toFile: "\(directory)/\(name)", atomically: true, encoding: .utf8)
+    /// `/proc/loadavg`'s first three fields: the load averages over 1, 5 and 15 minutes.
+    static func loadAverage() -> String {
+        // No /proc: the page says the load is unknown rather than fail the benchmark.
+        let text = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? "unknown"
+        return text.split(separator: " ").prefix(3).joined(separator: " ")
+    }
+
+    /// When, where and how a page was measured: the date, the machine, the build, the command, and the load
+    /// average before and after (2 cores shared with other work: the load says how busy it was).
+    static func provenance(loadBefore: String) -> String {
+        let machine = MachineEnvironment.current(toolVersion: "", interval: .milliseconds(1))
+        #if DEBUG
+            let build = "debug build"
+        #else
+            let build = "release build with frame pointers (`make bench`)"
+        #endif
+        let command = (["memharness-bench"] + CommandLine.arguments.dropFirst()).joined(separator: " ")
+        return "Measured \(ISO8601DateFormatter().string(from: Date())) on \(machine.cpuModel) × \(machine.cpuCount), "
+            + "\(machine.operatingSystem), \(machine.kernel), jemalloc \(machine.jemallocVersion.prefix { $0 != "-" }), "
+            + "Swift \(machine.swiftVersion); \(build), `\(command)`. Load average (1, 5, 15 min) before: "
+            + "\(loadBefore), after: \(loadAverage())."
+    }
+
+    /// Writes a benchmark's text to `DIR/name`, its provenance after the title, and prints it.
+    static func publish(_ text: String, name: String, directory: String, loadBefore: String) throws {
+        var lines = text.components(separatedBy: "\n")
+        lines.insert(contentsOf: ["", provenance(loadBefore: loadBefore)], at: min(1, lines.count))
+        let page = lines.joined(separator: "\n")
+        print(page)
+        try page.write(toFile: "\(directory)/\(name)", atomically: true, encoding: .utf8)
     }
 }
 

@@ -136,21 +136,9 @@ enum FloorBenchmark {
         return out.joined(separator: "\n")
     }
 
-    /// When, where and how the table was made.
+    /// How the table was made.
     static func header(rounds: Int) -> [String] {
-        let machine = MachineEnvironment.current(toolVersion: "", interval: .milliseconds(1))
-        let date = ISO8601DateFormatter().string(from: Date())
-        #if DEBUG
-            let build = "debug build"
-        #else
-            let build = "release build"
-        #endif
-        return [
-            "Measured \(date) on \(machine.cpuModel) × \(machine.cpuCount), \(machine.operatingSystem), "
-                + "\(machine.kernel), jemalloc \(machine.jemallocVersion.prefix { $0 != "-" }), Swift "
-                + "\(machine.swiftVersion); \(build), `memharness-bench floor --rounds \(rounds)` (`make bench "
-                + "BENCH=\"floor --rounds \(rounds)\"`).",
-            "",
+        [
             "Each figure is a net peak (peak minus the case's baseline), the median of \(rounds) runs per mode, "
                 + "each case in its own process, the modes alternating. **Truth** is the workload's `heldBytes`: "
                 + "the size-class bytes of what it holds at its top (`malloc_usable_size`), without its own case "

@@ -139,11 +139,8 @@ extension StabilityBenchmark {
         let changed = judged.filter(\.changed)
         var out = ["# Stability: gates on unchanged code and on a 5% regression", ""]
         out.append(
-            "Measured \(base.generatedAt) on \(environment.cpuModel) × \(environment.cpuCount), "
-                + "\(environment.operatingSystem), kernel \(environment.kernel); memharness "
-                + "\(environment.toolVersion), jemalloc \(environment.jemallocVersion.prefix(5)). Command: "
-                + "`memharness-bench stability --runs \(runs)` (release build, as `make bench` runs it): "
-                + "\(2 * runs + 1) runs of `memharness` in \(Units.fixed(elapsedSeconds, decimals: 0)) s, "
+            "\(2 * runs + 1) runs of `memharness` \(environment.toolVersion) in "
+                + "\(Units.fixed(elapsedSeconds, decimals: 0)) s, "
                 + "\(Units.fixed(elapsedSeconds / Double(2 * runs + 1), decimals: 1)) s per run."
         )
         out.append("")

@@ -52,8 +52,6 @@ enum SweepBenchmark {
         var ranOnResume: Int
         var checks: [(String, Bool)]
         var replay: ReplayComparison
-        /// `/proc/loadavg`'s first three fields when the benchmark started and when it ended.
-        var loadAverages: [String]
     }
 
     static func run(_ environment: BenchEnvironment) throws -> String {
@@ -64,7 +62,6 @@ enum SweepBenchmark {
         func arguments(_ out: String, sweep: String = Self.sweep, quiet: Bool = true) -> [String] {
             ["run", file, "--set", sweep, "--out", "\(directory)/\(out)", quiet ? "--quiet" : "--verbose"]
         }
-        let load = Self.loadAverage()
         let small = try ParentRun.start(environment.plainBinary, arguments("small", sweep: "holdSize=1KiB,2KiB"))
             .finish()
         let uninterrupted = try ParentRun.start(environment.plainBinary, arguments("whole")).finish()
@@ -92,15 +89,8 @@ enum SweepBenchmark {
             checks: try checks(
                 whole: whole, resumed: resumedRecord, folder: "\(directory)/resumed", journaled: journaled,
                 journalLeft: FileManager.default.fileExists(atPath: journal)),
-            replay: try ReplayComparison.run(whole, scenarioFile: file, sweep: sweep, directory: directory),
-            loadAverages: [load, Self.loadAverage()])
-        return render(measured, environment: whole.report.environment, date: whole.report.generatedAt)
-    }
-
-    /// The load averages over 1, 5 and 15 minutes, as `/proc/loadavg` gives them.
-    static func loadAverage() -> String {
-        let text = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? ""
-        return text.split(separator: " ").prefix(3).joined(separator: " ")
+            replay: try ReplayComparison.run(whole, scenarioFile: file, sweep: sweep, directory: directory))
+        return render(measured, environment: whole.report.environment)
     }
 
     /// The finished cases in a journal folder (its `case-<n>.json` files).
@@ -249,14 +239,11 @@ extension SweepBenchmark {
     /// The parent's limit for a 1,000-case run, bytes.
     static let parentLimitBytes = 64 << 20
 
-    static func render(_ measured: Measured, environment: EnvironmentInfo, date: String) -> String {
+    static func render(_ measured: Measured, environment: EnvironmentInfo) -> String {
         var out = ["# Large runs: a 1,000-case sweep, interrupted and resumed", ""]
         out.append(
-            "Measured \(date) on \(environment.cpuModel) × \(environment.cpuCount), \(environment.operatingSystem), "
-                + "kernel \(environment.kernel); memharness \(environment.toolVersion), release build. Command: "
-                + "`memharness-bench sweep` (`make bench BENCH=sweep`). Load average (1, 5, 15 min) at the start "
-                + "\(measured.loadAverages[0]), at the end \(measured.loadAverages[1]): other processes shared the "
-                + "machine, so wall times are an upper bound.")
+            "memharness \(environment.toolVersion). Other processes may share the machine (the load averages "
+                + "above say how much), so wall times are an upper bound.")
         out.append("")
         out.append(
             "The sweep is `memharness run sweep.yaml --set \(sweep.prefix(28))…,100KiB`: 100 points × 10 repetitions, "

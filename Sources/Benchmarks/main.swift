@@ -98,42 +98,43 @@ if modes.contains(.massif) { try environment.prepareMassifBinary() }
 try FileManager.default.createDirectory(atPath: options.out, withIntermediateDirectories: true)
 
 for benchmark in options.benchmarks {
+    let loadBefore = Bench.loadAverage()
     switch benchmark {
     case "sampling":
         let text = SamplingOverheadBenchmark.run(
             launcher: environment.launcher(.uninstrumented), rounds: options.rounds)
-        try Bench.publish(text, name: "sampling-overhead.md", directory: options.out)
+        try Bench.publish(text, name: "sampling-overhead.md", directory: options.out, loadBefore: loadBefore)
     case "differ":
-        try Bench.publish(try DifferBenchmark.run(), name: "differ.md", directory: options.out)
+        try Bench.publish(try DifferBenchmark.run(), name: "differ.md", directory: options.out, loadBefore: loadBefore)
     case "overhead":
         let text = try OverheadBenchmark.run(
             environment, rounds: max(3, options.rounds / 2), toolRounds: options.toolRounds,
             scenariosDirectory: options.scenariosDirectory)
-        try Bench.publish(text, name: "overhead.md", directory: options.out)
+        try Bench.publish(text, name: "overhead.md", directory: options.out, loadBefore: loadBefore)
     case "accuracy":
         try Bench.publish(
             AccuracyBenchmark.run(environment, rounds: 3, tools: options.tools), name: "accuracy.md",
-            directory: options.out)
+            directory: options.out, loadBefore: loadBefore)
     case "variation":
         let text = try VariationBenchmark.run(
             environment, repetitions: options.repetitions, scenariosDirectory: options.scenariosDirectory)
-        try Bench.publish(text, name: "variation.md", directory: options.out)
+        try Bench.publish(text, name: "variation.md", directory: options.out, loadBefore: loadBefore)
     case "stability":
         try Bench.publish(
             try StabilityBenchmark.run(environment, runs: max(1, options.runs)), name: "stability.md",
-            directory: options.out)
+            directory: options.out, loadBefore: loadBefore)
     case "floor":
         let text = FloorBenchmark.run(environment, rounds: options.rounds, churnOperations: 1_000_000)
-        try Bench.publish(text, name: "floor.md", directory: options.out)
+        try Bench.publish(text, name: "floor.md", directory: options.out, loadBefore: loadBefore)
     case "attribution":
         let text = try AttributionBenchmark.run(
             environment, rounds: max(3, options.rounds / 2), toolRounds: options.toolRounds,
             accuracyRounds: max(1, options.accuracyRounds), tools: options.tools,
-            scenariosDirectory: options.scenariosDirectory,
-            command: (["memharness-bench"] + CommandLine.arguments.dropFirst()).joined(separator: " "))
-        try Bench.publish(text, name: "attribution.md", directory: options.out)
+            scenariosDirectory: options.scenariosDirectory)
+        try Bench.publish(text, name: "attribution.md", directory: options.out, loadBefore: loadBefore)
     case "sweep":
-        try Bench.publish(try SweepBenchmark.run(environment), name: "sweep.md", directory: options.out)
+        try Bench.publish(
+            try SweepBenchmark.run(environment), name: "sweep.md", directory: options.out, loadBefore: loadBefore)
     default:
         break
     }
