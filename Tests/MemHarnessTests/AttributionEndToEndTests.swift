@@ -55,7 +55,9 @@ struct AttributionEndToEndTests {
             let text = try String(contentsOfFile: "\(folder)/\(file)", encoding: .utf8)
             #expect(MangledNames.find(in: text).isEmpty, "\(file): \(MangledNames.find(in: text).prefix(5))")
         }
-        for file in files where file.hasSuffix(".folded") {
+        // The listed strategies' stacks: a strategy with nothing sampled alive at its peak (a small, leak-free
+        // one) rightly has an empty folded file and no flame graph.
+        for file in strategies.map({ "stacks/\(scenario)/\($0).folded" }) where files.contains(file) {
             let text = try String(contentsOfFile: "\(folder)/\(file)", encoding: .utf8)
             let lines = text.split(separator: "\n")
             #expect(!lines.isEmpty, "\(file) is empty")
@@ -306,7 +308,8 @@ struct AttributionEndToEndTests {
         let report = try String(contentsOfFile: "\(folder)/report.md", encoding: .utf8)
         #expect(report.contains("| `ProfileScreen` | 12 | `SubscriptionsCase.present(context:)` |"), "\(report)")
         #expect(report.contains("| screens | `ProfileScreen.init("))
-        try checkExports(folder, harness, strategies: ["strong-self-capture", "weak-self"], scenario: "screens")
+        // weak-self's peak is a screen's payload alive at a sample or not: its exports may rightly be empty.
+        try checkExports(folder, harness, strategies: ["strong-self-capture"], scenario: "screens")
     }
 
     // MARK: Gating figures
