@@ -299,9 +299,12 @@ public struct ScenarioSummary: Sendable, Hashable {
                     + "\(formatRanking(worstValue))."
         }
         if ratio < 1.05 {
+            let all = ranked.count == 2 ? "Both strategies" : "All \(ranked.count) strategies"
+            let (low, high) = (formatRanking(bestValue), formatRanking(worstValue))
+            let range = low == high ? low : "\(low) to \(high)"
             return peak
-                ? "All strategies peak within 5% of each other (\(formatRanking(bestValue))\(net))."
-                : "All strategies are within 5% of each other on \(ranking.label) (\(formatRanking(bestValue)))."
+                ? "\(all) peak within 5% of each other (\(range)\(net))."
+                : "\(all) are within 5% of each other on \(ranking.label) (\(range))."
         }
         let times = Units.fixed(ratio, decimals: 1)
         return peak

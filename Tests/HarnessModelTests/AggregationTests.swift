@@ -84,6 +84,11 @@ struct AggregationTests {
     @Test func similarPeaksReadAsSimilar() {
         let cases = [Self.result("a", 1, net: 1000), Self.result("b", 1, net: 1010)]
         #expect(
-            ScenarioSummary(Self.run(cases, strategies: ["a", "b"])).reading.hasPrefix("All strategies peak within 5%"))
+            ScenarioSummary(Self.run(cases, strategies: ["a", "b"])).reading
+                == "Both strategies peak within 5% of each other (1000 B to 1010 B above baseline).")
+        let three = cases + [Self.result("c", 1, net: 1000)]
+        #expect(
+            ScenarioSummary(Self.run(three, strategies: ["a", "b", "c"])).reading
+                .hasPrefix("All 3 strategies peak within 5% of each other"))
     }
 }
