@@ -93,7 +93,7 @@ struct RunningOptions: ParsableArguments {
     var samplesMaxRows = 2000
     @Option(help: .value("scale", "Value scale of the charts: auto (log when peaks differ by over 30x), linear, log."))
     var chartScale: ChartScaleChoice = .auto
-    @Option(help: .value("duration", "Time limit per case, e.g. 30s.")) var timeout: DurationArgument?
+    @Option(help: .value("duration", "Time limit per case, 100ms...3600s, e.g. 30s.")) var timeout: DurationArgument?
     @Option(
         help: .value(
             "i/n",
@@ -143,7 +143,7 @@ struct ProfileCommand: ParsableCommand {
     @Option(help: .value("dir", "Folder the report is written to.")) var out = "Reports/profile"
     @Option(help: .value("name", "The scenario's name in the report (default: the program's name).")) var name: String?
     @Option(name: .customLong("repeat"), help: .value("n", "Runs of the program.")) var repetitions = 1
-    @Option(help: .value("duration", "Time limit per run.")) var timeout = DurationArgument(.seconds(600))
+    @Option(help: .value("duration", "Time limit per run, over zero.")) var timeout = DurationArgument(.seconds(600))
     @OptionGroup(title: "Measuring") var measuring: MeasuringOptions
     @OptionGroup(title: "Output") var display: DisplayOptions
     @Argument(parsing: .captureForPassthrough, help: .value("program", "-- PROGRAM [ARGS...]"))
