@@ -214,7 +214,16 @@ struct MemHarnessPluginTests {
 
     @Test func aPackageWithoutAHarnessExecutableIsToldHowToAddOne() throws {
         let package = ExamplePaths.fixtures.appendingPathComponent("NoHarness")
-        let outcome = try swiftPackage(package, [Self.allow, "memharness", "run"])
+        // SwiftPM works in a scratch folder of its own, so that the fixture in the source tree stays as it is.
+        let scratch = try temporaryFolder()
+        defer {
+            try? FileManager.default.removeItem(at: scratch)
+            removeLockFiles(ofScratchPath: scratch.path)
+        }
+        let plugin = { (arguments: [String]) in
+            try swiftPackage(package, ["--scratch-path", scratch.path, Self.allow, "memharness", "run"] + arguments)
+        }
+        let outcome = try plugin([])
         #expect(outcome.status == 1)
         #expect(
             outcome.stderr.contains(
@@ -223,7 +232,7 @@ struct MemHarnessPluginTests {
                     + "`MemHarness.main(workloads: [MyWorkload()])`"), "\(outcome.output)")
         #expect(!outcome.output.contains("[MemHarnessPlugin] building"), "nothing was built")
 
-        let named = try swiftPackage(package, [Self.allow, "memharness", "run", "--product", "tool"])
+        let named = try plugin(["--product", "tool"])
         #expect(named.status == 1)
         #expect(
             named.stderr.contains(

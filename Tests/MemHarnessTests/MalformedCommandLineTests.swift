@@ -12,7 +12,7 @@ import Testing
 /// of stderr, the documented exit status, no trap, and no case run and no report written before the
 /// input was refused. Every child process has a time limit: a hang is a failure, not a stuck test.
 @Suite(.serialized, .timeLimit(.minutes(5)))
-struct MalformedCommandLineTests {
+final class MalformedCommandLineTests {
     typealias Outcome = ChildRun
 
     /// Runs the binary for at most `seconds`, then kills it.
@@ -50,6 +50,9 @@ struct MalformedCommandLineTests {
             .path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
     }
+
+    // Each test has an instance of its own: its folder goes with it.
+    deinit { try? FileManager.default.removeItem(atPath: folder) }
 
     func write(_ text: String, _ name: String) throws -> String {
         let path = "\(folder)/\(name)"
