@@ -105,11 +105,7 @@ enum AttributionBenchmark {
         let native = [uninstrumented, sampled] + attributed + [attributedExact]
         let churnLarge = 20_000_000
         let churnSmall = 1_000_000
-        func churn(_ operations: Int) -> CaseSpec {
-            Bench.calibration(
-                "churn", ["churnOperations": .count(operations)], steps: [Bench.step("allocate")],
-                scenario: "attribution-churn")
-        }
+        func churn(_ operations: Int) -> CaseSpec { Bench.churn(operations, scenario: "attribution-churn") }
         var rows: [Row] = []
         func add(_ workload: String, _ configurations: [Configuration], _ runs: Measured) {
             let reference = Dictionary((runs[uninstrumented] ?? []).map { ($0.round, $0.run) }) { first, _ in first }

@@ -179,6 +179,12 @@ enum Bench {
             steps: steps, samplingIntervalNanoseconds: 0, settleNanoseconds: 20_000_000)
     }
 
+    /// The allocation-heavy loop the overhead benchmarks time: calibration's `churn`, `operations` malloc/free
+    /// pairs of 16 B-4 KiB with 64 alive, one thread. One definition, so that their figures stay comparable.
+    static func churn(_ operations: Int, scenario: String) -> CaseSpec {
+        calibration("churn", ["churnOperations": .count(operations)], steps: [step("allocate")], scenario: scenario)
+    }
+
     /// A step with no arguments (the workload's own), or `idle` for `duration`.
     static func step(_ name: String, phase: String? = nil) -> StepInvocation {
         StepInvocation(name: name, phase: phase ?? name, arguments: ParameterValues())

@@ -23,11 +23,7 @@ enum OverheadBenchmark {
     {
         let churnLarge = 20_000_000
         let churnSmall = 1_000_000
-        func churn(_ operations: Int) -> CaseSpec {
-            Bench.calibration(
-                "churn", ["churnOperations": .count(operations)], steps: [Bench.step("allocate")],
-                scenario: "overhead-churn")
-        }
+        func churn(_ operations: Int) -> CaseSpec { Bench.churn(operations, scenario: "overhead-churn") }
         let liveQuery = try liveQuerySpec(scenariosDirectory)
         var rows: [Row] = []
         var problems: [String] = []

@@ -1,25 +1,15 @@
-import BuiltInWorkloads
 import Foundation
 import HarnessModel
 import Measurement
 import Runner
-import Scenarios
-import WorkloadKit
 
 /// Sampler overhead on an allocation-heavy workload: the `churn` strategy timed with the sampler
 /// off and at 1 ms, alternating case by case so machine drift hits both alike.
 enum SamplingOverheadBenchmark {
     static func spec(interval: Duration, operations: Int) -> CaseSpec {
-        let descriptor = BuiltInWorkloads.catalog.workload(named: "calibration")?.descriptor.parameters ?? []
-        var parameters = ParameterValues(
-            Dictionary(uniqueKeysWithValues: descriptor.map { ($0.name, $0.defaultValue) }))
-        parameters["churnOperations"] = .count(operations)
-        return CaseSpec(
-            scenario: "sampling-overhead", workload: "calibration", strategy: "churn", repetition: 1,
-            parameters: parameters,
-            steps: [StepInvocation(name: "allocate", phase: "allocate", arguments: ParameterValues())],
-            samplingIntervalNanoseconds: interval.nanoseconds, settleNanoseconds: 20_000_000
-        )
+        var spec = Bench.churn(operations, scenario: "sampling-overhead")
+        spec.samplingIntervalNanoseconds = interval.nanoseconds
+        return spec
     }
 
     /// Runs `rounds` pairs and returns a Markdown table with the medians and their ratio.
