@@ -18,9 +18,9 @@ enum OverheadBenchmark {
         var reference: [TimedRun]
     }
 
-    static func run(_ environment: BenchEnvironment, rounds: Int, toolRounds: Int, scenariosDirectory: String) throws
-        -> String
-    {
+    static func run(
+        _ environment: BenchEnvironment, rounds: Int, toolRounds: Int, tools: Bool, scenariosDirectory: String
+    ) throws -> String {
         let churnLarge = 20_000_000
         let churnSmall = 1_000_000
         func churn(_ operations: Int) -> CaseSpec { Bench.churn(operations, scenario: "overhead-churn") }
@@ -58,8 +58,9 @@ enum OverheadBenchmark {
                     reference: large[.uninstrumented] ?? []))
         }
         let small = measure(churn(churnSmall), modes: [.uninstrumented], rounds: rounds)
-        let smallTools = measure(churn(churnSmall), modes: [.massif, .heaptrack], rounds: toolRounds)
-        for mode in [Mode.uninstrumented, .massif, .heaptrack] {
+        let toolModes: [Mode] = tools ? [.massif, .heaptrack] : []
+        let smallTools = measure(churn(churnSmall), modes: toolModes, rounds: toolRounds)
+        for mode in [Mode.uninstrumented] + toolModes {
             rows.append(
                 Row(
                     workload: "churn, \(churnSmall / 1_000_000) M pairs", mode: mode,
@@ -67,8 +68,8 @@ enum OverheadBenchmark {
                     reference: small[.uninstrumented] ?? []))
         }
         let live = measure(liveQuery, modes: native, rounds: max(1, rounds / 2))
-        let liveTools = measure(liveQuery, modes: [.massif, .heaptrack], rounds: toolRounds)
-        for mode in Mode.allCases {
+        let liveTools = measure(liveQuery, modes: toolModes, rounds: toolRounds)
+        for mode in native + toolModes {
             rows.append(
                 Row(
                     workload: "live-query", mode: mode, runs: (mode.usesTool ? liveTools[mode] : live[mode]) ?? [],

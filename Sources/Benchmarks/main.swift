@@ -108,7 +108,7 @@ for benchmark in options.benchmarks {
         try Bench.publish(try DifferBenchmark.run(), name: "differ.md", directory: options.out, loadBefore: loadBefore)
     case "overhead":
         let text = try OverheadBenchmark.run(
-            environment, rounds: max(3, options.rounds / 2), toolRounds: options.toolRounds,
+            environment, rounds: max(3, options.rounds / 2), toolRounds: options.toolRounds, tools: options.tools,
             scenariosDirectory: options.scenariosDirectory)
         try Bench.publish(text, name: "overhead.md", directory: options.out, loadBefore: loadBefore)
     case "accuracy":
