@@ -248,7 +248,17 @@ unsigned mh_read_environment(void) {
             warn_value("MEMHARNESS_AGENT_ORIGIN_NS", text, "CLOCK_MONOTONIC nanoseconds");
         }
     }
+    const char *heap = getenv("MEMHARNESS_AGENT_HEAP");
+    mh_config.heap = heap != NULL && (strcmp(heap, "1") == 0 || strcmp(heap, "true") == 0 || strcmp(heap, "yes") == 0);
     state = mh_config.exact ? MH_EXACT : 0;
+    // The table of live blocks exists before the first block is handed out: no live block predates it.
+    if (mh_config.heap) {
+        if (mh_heap_init()) {
+            state |= MH_BLOCKS;
+        } else {
+            mh_warn("could not map the table of live blocks; heap captures are off");
+        }
+    }
     atomic_store_explicit(&mh_state, state, memory_order_release);
     return state;
 }
@@ -353,6 +363,10 @@ static inline int64_t usable_of_request(size_t request, void *block) {
 // sampler counts requested bytes and asks for the usable size only of the blocks it samples).
 static inline void account_allocation(void *block, size_t request, int64_t usable, unsigned state, void *frame) {
     if (state & MH_STACKS) mh_sample_check(block, (int64_t)request, frame);
+    if (state & MH_BLOCKS) {
+        if (usable < 0) usable = usable_of_request(request, block);
+        mh_heap_insert(block, usable);
+    }
     if (state & MH_EXACT) {
         if (usable < 0) usable = usable_of_request(request, block);
         count_call();
@@ -366,6 +380,7 @@ static inline void account_allocation(void *block, size_t request, int64_t usabl
 // A block about to go back to jemalloc: it leaves the sampled table before the address can be reused.
 static inline void account_release(void *block, unsigned state) {
     if (state & MH_STACKS) mh_forget_sampled(block);
+    if (state & MH_BLOCKS) mh_heap_remove(block);
     if (state & MH_EXACT) sub_live((int64_t)sallocx(block, 0));
 }
 
@@ -458,14 +473,18 @@ __attribute__((noinline)) static void *realloc_slow(void *block, size_t size, un
     if (!(state & MH_COUNTING)) return NEXT(realloc)(block, size);
     struct mh_sampled sampled;
     bool was_sampled = (state & MH_STACKS) && mh_sampled_take(block, &sampled);
-    int64_t before = (state & MH_EXACT) ? (int64_t)sallocx(block, 0) : 0;
+    int64_t before = (state & (MH_EXACT | MH_BLOCKS)) ? (int64_t)sallocx(block, 0) : 0;
+    // Out of the table while jemalloc may move it: the address can be handed out again at once.
+    if (state & MH_BLOCKS) mh_heap_remove(block);
     void *moved = rallocx(block, size, 0);
     if (moved == NULL) {
+        if (state & MH_BLOCKS) mh_heap_insert(block, before);
         if (was_sampled) mh_sampled_restore(block, &sampled);
         errno = ENOMEM;
         return NULL;
     }
     int64_t after = (int64_t)sallocx(moved, 0);
+    if (state & MH_BLOCKS) mh_heap_insert(moved, after);
     if (state & MH_STACKS) mh_sample_check(moved, (int64_t)size, frame);
     if (state & MH_EXACT) {
         count_call();
@@ -695,15 +714,18 @@ static void fork_prepare(void) {
     mh_sampler_fork_prepare();
     mh_marks_fork_prepare();
     mh_stacks_fork_prepare();
+    mh_heap_fork_prepare();
 }
 
 static void fork_parent(void) {
+    mh_heap_fork_parent();
     mh_stacks_fork_parent();
     mh_marks_fork_parent();
     mh_sampler_fork_parent();
 }
 
 static void fork_child(void) {
+    mh_heap_fork_child();
     mh_stacks_fork_child();
     mh_marks_fork_child();
     mh_sampler_fork_child();
@@ -716,10 +738,10 @@ __attribute__((constructor(101))) static void mh_start(void) {
     bool sampler = mh_config.interval_ns > 0 && mh_config.samples_path[0] != 0;
     bool record = mh_config.record_path[0] != 0;
     bool stacks = mh_config.stack_sample_bytes > 0;
-    if (!mh_config.exact && !stacks && !sampler && !record) return;  // nothing on: forward everything
+    if (!mh_config.exact && !mh_config.heap && !stacks && !sampler && !record) return;  // nothing on: forward all
 
-    // Only exact counting sizes every block by the formula; sampled blocks ask jemalloc (sallocx).
-    if (mh_config.exact) atomic_store_explicit(&size_classes_verified, formula_matches_jemalloc(), memory_order_relaxed);
+    // Only exact counting and the block table size every block by the formula; sampled blocks ask jemalloc.
+    if (mh_config.exact || mh_config.heap) atomic_store_explicit(&size_classes_verified, formula_matches_jemalloc(), memory_order_relaxed);
     int64_t live = atomic_load_explicit(&mh_counts.live_bytes, memory_order_relaxed);
     atomic_store_explicit(&mh_counts.baseline_bytes, live, memory_order_relaxed);
     atomic_store_explicit(&mh_counts.record_peak_bytes, live, memory_order_relaxed);

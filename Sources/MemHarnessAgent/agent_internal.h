@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <time.h>
 
 #define MH_HIDDEN __attribute__((visibility("hidden")))
@@ -36,7 +37,8 @@ extern int mallctlbymib(const size_t *mib, size_t miblen, void *oldp, size_t *ol
 #define MH_EXACT 1u   // count every allocation
 #define MH_STACKS 2u  // sample allocation stacks (set once the tables exist)
 #define MH_UNREAD 4u  // the environment has not been read yet (calls before the constructor)
-#define MH_COUNTING (MH_EXACT | MH_STACKS)
+#define MH_BLOCKS 8u  // track every live block (the heap graph), from the first call on
+#define MH_COUNTING (MH_EXACT | MH_STACKS | MH_BLOCKS)
 
 extern _Atomic unsigned mh_state MH_HIDDEN;
 MH_HIDDEN unsigned mh_read_environment(void);
@@ -44,6 +46,7 @@ MH_HIDDEN unsigned mh_read_environment(void);
 #define MH_PATH_CAPACITY 4096
 struct mh_config {
     bool exact;
+    bool heap;                   // every live block in a table, for heap captures
     int64_t stack_sample_bytes;  // mean bytes between samples; 0: stacks off
     double snapshot_step;        // fraction above the last peak snapshot's level
     int64_t interval_ns;         // sampler thread period; 0: no sampler thread
@@ -186,6 +189,19 @@ static inline void mh_sample_check(void *block, int64_t request, void *frame) {
     thread->countdown -= request;
     if (MH_UNLIKELY(thread->countdown <= 0)) mh_sample_slow(block, request, frame);
 }
+
+MH_HIDDEN uint32_t mh_sampled_stack_locked(uintptr_t block);  // 0: not sampled; the caller holds every lock
+MH_HIDDEN int mh_stack_frames(uint32_t id, const uintptr_t **frames);
+
+// ---- Every live block and the heap capture (heap.c) ------------------------------------------------
+MH_HIDDEN bool mh_heap_init(void);
+MH_HIDDEN void mh_heap_insert(void *block, int64_t bytes);
+MH_HIDDEN void mh_heap_remove(void *block);
+MH_HIDDEN int64_t mh_heap_block_count(void);
+MH_HIDDEN void mh_heap_fork_prepare(void);
+MH_HIDDEN void mh_heap_fork_parent(void);
+MH_HIDDEN void mh_heap_fork_child(void);
+MH_HIDDEN pid_t mh_sampler_tid(void);
 
 // ---- Snapshots, marks, record (marks.c) -------------------------------------------------------
 MH_HIDDEN bool mh_marks_init(void);

@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #define MH_MIB_CAPACITY 8
@@ -118,8 +119,14 @@ static int64_t sample_locked(int64_t *time_ns) {
 
 static int64_t first_sample_at;  // CLOCK_MONOTONIC of the sample taken at start, the schedule's origin
 
+static _Atomic pid_t sampler_tid;
+
+// The sampler thread's id (0: none): a heap capture leaves it running, as it blocks every signal.
+pid_t mh_sampler_tid(void) { return atomic_load_explicit(&sampler_tid, memory_order_relaxed); }
+
 static void *sampler_main(void *argument) {
     (void)argument;
+    atomic_store_explicit(&sampler_tid, (pid_t)syscall(SYS_gettid), memory_order_relaxed);
     mh_tls.guard = 1;  // whatever jemalloc or libc might allocate here is never sampled
     int64_t period = mh_config.interval_ns;
     int64_t next = first_sample_at;

@@ -431,3 +431,21 @@ void mh_stacks_fork_child(void) {
     // main_thread stays: the forking thread keeps its pthread_t and its stack in the child, so the
     // bounds found for it (now or later) are the same as in the parent.
 }
+
+// ---- Heap capture: the stack of a sampled block, read while the capture holds every lock ---------------------
+uint32_t mh_sampled_stack_locked(uintptr_t block) {
+    if (mh_stacks == NULL) return 0;
+    uint64_t hash = mh_pointer_hash((const void *)block);
+    if (atomic_load_explicit(&mh_filter[filter_index(hash)], memory_order_relaxed) == 0) return 0;
+    for (uint32_t link = buckets[bucket_index(hash)]; link != 0; link = nodes[link - 1].next) {
+        if (nodes[link - 1].block == block) return nodes[link - 1].stack;
+    }
+    return 0;
+}
+
+// The frames of stack `id` (innermost first); the depth.
+int mh_stack_frames(uint32_t id, const uintptr_t **frames) {
+    if (mh_stacks == NULL || id == 0 || id >= atomic_load_explicit(&mh_stack_count, memory_order_acquire)) return 0;
+    *frames = &mh_frame_pool[mh_stacks[id].first_frame];
+    return mh_stacks[id].depth;
+}

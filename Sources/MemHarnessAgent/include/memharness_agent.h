@@ -6,6 +6,7 @@
 //   MEMHARNESS_AGENT_INTERVAL_NS=N + MEMHARNESS_AGENT_SAMPLES=PATH   a sampler thread writing jemalloc's stats
 //   MEMHARNESS_AGENT_RECORD=PATH             write the record at exit (%p in a PATH: the process id)
 //   MEMHARNESS_AGENT_ORIGIN_NS=N             CLOCK_MONOTONIC origin of the times written
+//   MEMHARNESS_AGENT_HEAP=1                  track every live block, for heap captures (the heap graph)
 //
 // Nothing links this library: the runner preloads it (LD_PRELOAD="libmemharness-agent.so libjemalloc.so.2")
 // and the harness finds these functions with dlsym(RTLD_DEFAULT, ...). The header exists for the agent's own
@@ -77,6 +78,19 @@ void memharness_agent_observe(int64_t footprint_bytes, int64_t time_ns);
 int memharness_agent_capture_stack(uintptr_t *frames, int capacity);
 /// Writes the record (text, see the contract) to `path` now (through `path`.tmp and a rename); 0 or an errno.
 int memharness_agent_write_record(const char *path);
+
+/// 1 when every live block is tracked (MEMHARNESS_AGENT_HEAP=1), so that heaps can be captured.
+int memharness_agent_heap_enabled(void);
+/// Live blocks in the table now; -1 unless the heap is tracked.
+int64_t memharness_agent_heap_blocks(void);
+/// Stops every other thread of the process (a signal each; a thread in a system call is interrupted and resumed),
+/// writes every live block, every pointer between live blocks and every root (module globals, thread stacks,
+/// TLS and registers) to `path` (through `path`.tmp and a rename) in the capture format (HeapGraph's
+/// CaptureFile reader is its specification), and resumes them. `label` (up to 63 bytes) names the capture.
+/// Returns 0, or an errno with the reason in `memharness_agent_heap_failure`. Allocates nothing.
+int memharness_agent_capture_heap(const char *path, const char *label);
+/// Why the last capture failed (empty after a success); a static string.
+const char *memharness_agent_heap_failure(void);
 
 #ifdef __cplusplus
 }
