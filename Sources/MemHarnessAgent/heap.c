@@ -603,7 +603,10 @@ static uint64_t scan_thread(struct mh_writer *writer, const struct mh_sorted *so
     uint64_t roots = 0;
     const struct mh_range *stack = mapping_of(thread->sp);
     if (stack != NULL) {
-        uintptr_t from = thread->sp - 128 >= stack->start ? thread->sp - 128 : stack->start;  // the x86-64 red zone
+        // A stopped thread may have been in a leaf function using the 128 bytes below its stack pointer (the
+        // x86-64 red zone); the capturing thread (owner 0) is scanned from its caller's frame, where it called.
+        uintptr_t red_zone = owner == 0 ? 0 : 128;
+        uintptr_t from = thread->sp - red_zone >= stack->start ? thread->sp - red_zone : stack->start;
         roots += scan_range_as_root(writer, sorted, from, stack->end, MH_ROOT_STACK, owner);
     }
     const struct mh_range *tls = mapping_of(thread->tp);
@@ -802,13 +805,11 @@ static void put_threads_and_roots(struct mh_writer *writer, const struct mh_sort
     patch_u64(writer, at, roots);
 }
 
-// Everything between the stop and the resume; returns the writer's state.
-__attribute__((noinline)) static bool capture_stopped(struct mh_writer *writer, const char *label, struct mh_world *world) {
-    // Every callee-saved register of this thread goes to its stack, which is scanned from here up.
-    __builtin_unwind_init();
-    struct mh_stopped self = {.tid = (int32_t)syscall(SYS_gettid), .tp = thread_pointer()};
-    self.sp = self.fp = (uintptr_t)__builtin_frame_address(0);
-    self.pc = (uintptr_t)&capture_stopped;
+// Everything between the stop and the resume; returns the writer's state. `self` is the capturing thread as its
+// caller left it: the caller's callee-saved registers and its stack from the caller's frame up (the agent's own
+// frames below hold nothing of the program's, but may hold stale words of calls that returned).
+__attribute__((noinline)) static bool capture_stopped(struct mh_writer *writer, const char *label, struct mh_world *world,
+                                                      const struct mh_stopped *self) {
     struct mh_sorted sorted;
     void *regions[4] = {0};
     size_t region_bytes = 0;
@@ -816,7 +817,7 @@ __attribute__((noinline)) static bool capture_stopped(struct mh_writer *writer, 
     if (mapped) {
         put_header(writer, label, world);
         put_layout(writer);
-        put_threads_and_roots(writer, &sorted, &self);
+        put_threads_and_roots(writer, &sorted, self);
         put_blocks(writer, &sorted);
         put_edges(writer, &sorted);
         put_stacks(writer);
@@ -828,10 +829,38 @@ __attribute__((noinline)) static bool capture_stopped(struct mh_writer *writer, 
     return mapped && !writer->failed;
 }
 
+// The calling thread's callee-saved registers at entry (the only registers a caller can keep a pointer in across
+// the call), and its caller's frame.
+#define MH_CALLER_STATE(self)                                                                                           \
+    do {                                                                                                                \
+        (self)->tid = (int32_t)syscall(SYS_gettid);                                                                     \
+        (self)->tp = thread_pointer();                                                                                  \
+        (self)->fp = *(const uintptr_t *)__builtin_frame_address(0);                                                    \
+        (self)->sp = (uintptr_t)__builtin_frame_address(0) + 2 * sizeof(uintptr_t);                                     \
+        (self)->pc = (uintptr_t)__builtin_return_address(0);                                                            \
+        MH_CALLEE_SAVED((self)->registers);                                                                             \
+    } while (0)
+#if defined(__x86_64__)
+// Stored where the signal context keeps them (gregs: REG_RBX 11, REG_RBP 10, REG_R12...R15 4...7).
+#define MH_CALLEE_SAVED(r)                                                                                              \
+    __asm__ volatile("mov %%rbx, %0\n\tmov %%r12, %1\n\tmov %%r13, %2\n\tmov %%r14, %3\n\tmov %%r15, %4"                  \
+                     : "=m"((r)[REG_RBX]), "=m"((r)[REG_R12]), "=m"((r)[REG_R13]), "=m"((r)[REG_R14]), "=m"((r)[REG_R15]))
+#elif defined(__aarch64__)
+#define MH_CALLEE_SAVED(r)                                                                                              \
+    __asm__ volatile("stp x19, x20, [%0, #152]\n\tstp x21, x22, [%0, #168]\n\tstp x23, x24, [%0, #184]\n\t"            \
+                     "stp x25, x26, [%0, #200]\n\tstp x27, x28, [%0, #216]"                                             \
+                     : : "r"(r) : "memory")
+#else
+#define MH_CALLEE_SAVED(r) ((void)(r))
+#endif
+
 int memharness_agent_capture_heap(const char *path, const char *label) {
     if (!memharness_agent_heap_enabled()) return fail("the agent does not track blocks (MEMHARNESS_AGENT_HEAP=1)", ENOTSUP);
     if (path == NULL || strlen(path) > MH_PATH_CAPACITY - 8) return fail("no path, or a path too long", EINVAL);
     if (!mh_try_lock(&capture_lock)) return fail("another capture is under way", EBUSY);
+    static struct mh_stopped self;
+    memset(&self, 0, sizeof(self));
+    MH_CALLER_STATE(&self);
     struct mh_thread *thread = &mh_tls;
     thread->guard++;
     int code = 0;
@@ -866,7 +895,7 @@ int memharness_agent_capture_heap(const char *path, const char *label) {
             atomic_store_explicit(&stop.slots_taken, 0, memory_order_relaxed);
             atomic_fetch_add_explicit(&stop.generation, 1, memory_order_release);  // odd: capturing
             stop_world(&world);
-            bool written = capture_stopped(&writer, label, &world);
+            bool written = capture_stopped(&writer, label, &world, &self);
             resume_world(&world);
             heap_unlock_all();
             mh_marks_fork_parent();

@@ -13,6 +13,8 @@
 //   agent-probe self-check                             the agent's self-check rows
 //   agent-probe mmap <bytes> <ms>                      map and touch a block with mmap, never malloc (as a
 //                                                      program with an allocator of its own), held <ms>
+//   agent-probe leaks [capture-path]                   blocks leaked and kept in known ways (see run_leaks); with
+//                                                      the agent tracking the heap, a heap capture to the path
 //
 // Sizes take a suffix: 64MiB, 512KiB, 2GiB (or plain bytes). Output is one `key value...` fact per line.
 // Every function named probe_* keeps its frame (a frame pointer) whatever the optimization level, so an
@@ -453,11 +455,95 @@ static int run_mmap(int64_t size, int64_t ms) {
     return 0;
 }
 
+
+// ---- leaks: blocks whose fate is known by construction, for the heap graph and for valgrind ----------------------
+// Every block has a size of its own, so a leak report (ours or valgrind's) names it by its size:
+//   1000 B  lost: its only pointer overwritten                                  leaked (definitely lost)
+//   2000 B  x2  two structs pointing at each other, nothing else at them         leaked, one cycle
+//   3000 B  kept only by a pointer with its top bit set (a tagged pointer) in    live: the capture clears the tag;
+//           a block the global holds                                             valgrind cannot see through it
+//   4000 B  the tagged pointer's holder, kept by a global                        live (still reachable)
+//   5000 B  kept only on the stack of a thread blocked in read(2)                live
+//   6000 B  kept only in a callee-saved register (r12/x19) of that thread         live
+// With a capture path and the agent tracking the heap, the probe captures the heap while the thread is blocked
+// (`capture rc <status>`), then exits without joining the thread, as a leak checker at exit sees it.
+void *volatile probe_global_holder;
+static int probe_pipe[2];
+
+PROBE static void *probe_blocked_thread(void *argument) {
+    (void)argument;
+    KEEP_FRAME();
+    void *volatile on_stack = malloc(5000);
+    memset((void *)on_stack, 5, 5000);
+#if defined(__x86_64__)
+    register void *in_register __asm__("r12") = malloc(6000);
+#elif defined(__aarch64__)
+    register void *in_register __asm__("x19") = malloc(6000);
+#else
+    void *in_register = malloc(6000);
+#endif
+    __asm__ volatile("" : "+r"(in_register));
+    memset(in_register, 6, 6000);
+    // Announce readiness, then block in read(2) until the main thread writes (it never does before exit).
+    char byte = 1;
+    if (write(probe_pipe[1], &byte, 1) != 1) return NULL;
+    while (read(probe_pipe[0] == -1 ? 0 : probe_pipe[0], &byte, 1) == 0) {
+    }
+    __asm__ volatile("" : "+r"(in_register));
+    free(in_register);
+    free((void *)on_stack);
+    return NULL;
+}
+
+PROBE static void probe_lose_blocks(void) {
+    KEEP_FRAME();
+    void *volatile lost = malloc(1000);
+    memset((void *)lost, 1, 1000);
+    lost = NULL;
+    void **volatile first = malloc(2000);
+    void **volatile second = malloc(2000);
+    memset((void *)first, 0, 2000);
+    memset((void *)second, 0, 2000);
+    first[0] = (void *)second;
+    second[0] = (void *)first;
+    first = second = NULL;
+    uintptr_t *holder = malloc(4000);
+    memset(holder, 0, 4000);
+    void *tagged = malloc(3000);
+    memset(tagged, 3, 3000);
+    holder[0] = (uintptr_t)tagged | ((uintptr_t)1 << 63);
+    probe_global_holder = holder;
+}
+
+static int run_leaks(const char *capture_path) {
+    int ready[2];
+    if (pipe(ready) != 0 || pipe(probe_pipe) != 0) return 70;
+    int write_end = probe_pipe[1];
+    probe_pipe[1] = ready[1];
+    pthread_t thread;
+    if (pthread_create(&thread, NULL, probe_blocked_thread, NULL) != 0) return 70;
+    char byte;
+    if (read(ready[0], &byte, 1) != 1) return 70;
+    probe_pipe[1] = write_end;
+    probe_lose_blocks();
+    // Scrub the stack below this frame: the callee's dead slots must not keep its lost blocks alive.
+    volatile char scrub[16384];
+    memset((void *)scrub, 0, sizeof(scrub));
+    if (capture_path != NULL) {
+        int (*capture)(const char *, const char *) =
+            (int (*)(const char *, const char *))dlsym(RTLD_DEFAULT, "memharness_agent_capture_heap");
+        printf("capture rc %d\n", capture ? capture(capture_path, "leak fixtures") : -1);
+    }
+    printf("leaks done\n");
+    fflush(stdout);
+    _exit(0);
+}
+
 static int usage(void) {
     fprintf(stderr,
             "usage: agent-probe hold <bytes> <ms> | spike <holdBytes> <spikeBytes> <ms> | two-sites [ms] |\n"
             "       churn <pairs> | threads [blocks] | fork [children] | marks <record> | self-check |\n"
-            "       mmap <bytes> <ms>\n");
+            "       mmap <bytes> <ms> | leaks [capture-path]\n");
     return 64;
 }
 
@@ -482,5 +568,6 @@ int main(int argc, char **argv) {
     }
     if (strcmp(mode, "self-check") == 0) return run_self_check();
     if (strcmp(mode, "mmap") == 0) return run_mmap(argument(argc, argv, 2, "64MiB"), argument(argc, argv, 3, "200"));
+    if (strcmp(mode, "leaks") == 0) return run_leaks(argc > 2 ? argv[2] : NULL);
     return usage();
 }
