@@ -24,6 +24,19 @@ public struct HeapSnapshotBuilder: Sendable {
         self.timeNanoseconds = timeNanoseconds
     }
 
+    /// A builder over a reader's own tables: `names` (type and field names) and `stacks` (innermost frame
+    /// first), which the indices given to `addBlock` and `addEdge` refer to. A name listed twice keeps both
+    /// indices valid; `intern` returns the first.
+    public init(label: String, timeNanoseconds: Int64 = 0, names: [String], stacks: [[String]]) {
+        self.init(label: label, timeNanoseconds: timeNanoseconds)
+        self.names = names
+        self.stacks = stacks
+        for (index, name) in names.enumerated().reversed() { nameIndices[name] = UInt32(truncatingIfNeeded: index) }
+        for (index, stack) in stacks.enumerated().reversed() {
+            stackIndices[stack] = UInt32(truncatingIfNeeded: index)
+        }
+    }
+
     /// Reserves room for `blocks` blocks and `edges` edges (a reader knows both from the capture's header).
     public mutating func reserve(blocks blockCount: Int, edges edgeCount: Int) {
         blocks.reserve(blockCount)

@@ -17,11 +17,9 @@ public struct HeapTypeCensus: Sendable, Hashable {
         tallies = TypeCounter(snapshot, blocks: 0..<snapshot.blockCount, dense: true).tallies(snapshot)
     }
 
-    /// Bytes most first, then count, then by type: the order of every type table.
+    /// Bytes most first, then by type (name, kind, size): the order of every type table.
     static func precedes(_ lhs: HeapTypeTally, _ rhs: HeapTypeTally) -> Bool {
-        if lhs.bytes != rhs.bytes { return lhs.bytes > rhs.bytes }
-        if lhs.count != rhs.count { return lhs.count > rhs.count }
-        return lhs.type < rhs.type
+        lhs.bytes != rhs.bytes ? lhs.bytes > rhs.bytes : lhs.type < rhs.type
     }
 }
 

@@ -132,20 +132,24 @@ public enum HeapGraphSection {
     /// `App.A.b` → `App.B.c` → `App.A`: each hop as the holder's type and field, ending where it started.
     public static func cycleText(_ cycle: HeapCycle) -> String {
         guard let first = cycle.edges.first else { return "–" }
-        let hops = cycle.edges.map { hop($0.from, field: $0.fieldName, kind: $0.kind) }
+        let hops = cycle.edges.map { hop($0.from, field: $0.fieldName ?? "+\($0.byteOffset)", kind: $0.kind) }
         let end = cycle.omittedEdges > 0 ? ["… \(cycle.omittedEdges) more"] : []
         return (hops + end + [hop(first.from, field: nil, kind: nil)]).joined(separator: " → ")
     }
 
     /// A named type and its field as one code span (`App.Store.observers`); an unnamed block in words, its
-    /// field apart (closure context `.self`).
+    /// field apart (closure context `.self`). A reference without a field name is given by its byte offset
+    /// (`App.Store+24`, block of 48 bytes `+8`).
     static func hop(_ type: HeapTypeName, field: String?, kind: HeapEdgeKind?, inTable: Bool = false) -> String {
         let text =
             type.name.isEmpty
-            ? typeLabel(type) + (field.map { " " + MarkdownReport.code("." + $0, inTable: inTable) } ?? "")
-            : MarkdownReport.code(type.name + (field.map { "." + $0 } ?? ""), inTable: inTable)
+            ? typeLabel(type) + (field.map { " " + MarkdownReport.code(member($0), inTable: inTable) } ?? "")
+            : MarkdownReport.code(type.name + (field.map(member) ?? ""), inTable: inTable)
         return text + (kind == .unowned ? " (unowned)" : "")
     }
+
+    /// `.field`, or `+8` for a byte offset.
+    static func member(_ field: String) -> String { field.hasPrefix("+") ? field : "." + field }
 
     /// A type for a table cell: a named type as code, an unnamed block in words.
     static func typeCell(_ type: HeapTypeName) -> String {
@@ -175,7 +179,7 @@ public enum HeapGraphSection {
         let head = path.nodes.count - (path.omittedNodes > 0 ? path.nodes.count / 2 : 0)
         for (index, node) in path.nodes.enumerated() {
             if index == head && path.omittedNodes > 0 { parts.append("… \(path.omittedNodes) more") }
-            parts.append(hop(node.type, field: node.fieldName, kind: node.edgeKind))
+            parts.append(hop(node.type, field: node.fieldName ?? node.byteOffset.map { "+\($0)" }, kind: node.edgeKind))
         }
         return parts.joined(separator: " → ")
     }

@@ -136,3 +136,37 @@ import WorkloadKit
         return (graph, list, roots)
     }
 }
+
+@Suite struct SnapshotBuilderTests {
+    /// A reader's bulk path: its own tables, blocks out of address order, a long row of edges in any order.
+    @Test func aBulkSnapshotIsPutInCanonicalOrder() throws {
+        var builder = HeapSnapshotBuilder(
+            label: "bulk", timeNanoseconds: 42, names: ["", "App.Array", "element"], stacks: [["main (m.swift:1)"]])
+        var generator = SeededRandom(seed: 5)
+        let addresses = (0..<201).map { UInt64(0x1000 + $0 * 0x40) }.shuffled(using: &generator)
+        for address in addresses {
+            builder.addBlock(
+                address: address, sizeBytes: 64, kind: address == 0x1000 ? .arrayStorage : .unknown,
+                typeNameIndex: address == 0x1000 ? 1 : 0, stackIndex: address == 0x1000 ? 0 : HeapSnapshot.none)
+        }
+        let storage = UInt32(try #require(addresses.firstIndex(of: 0x1000)))
+        for target in addresses.indices.shuffled(using: &generator) where target != Int(storage) {
+            let element = UInt32(target)
+            builder.addEdge(
+                from: storage, to: element, byteOffset: UInt32(32 + 8 * ((Int(addresses[target]) - 0x1040) / 0x40)),
+                kind: .strong, fieldNameIndex: 2)
+        }
+        builder.addRoot(.other, description: "test", block: storage)
+        let snapshot = try builder.build()
+        #expect(snapshot.label == "bulk" && snapshot.timeNanoseconds == 42)
+        #expect(snapshot.addresses == ContiguousArray((0..<201).map { UInt64(0x1000 + $0 * 0x40) }))
+        #expect(snapshot.kinds[0] == .arrayStorage && snapshot.stack(ofBlock: 0) == ["main (m.swift:1)"])
+        #expect(snapshot.edgeStart[1] == 200 && snapshot.edgeStart.last == 200)
+        #expect(Array(snapshot.edgeByteOffsets) == (0..<200).map { UInt32(32 + 8 * $0) })
+        #expect(Array(snapshot.edgeTargets) == (1...200).map { UInt32($0) })
+        #expect(snapshot.fieldName(ofEdge: 0) == "element" && snapshot.source(ofEdge: 199) == 0)
+        #expect(snapshot.block(at: 0x1040) == 1 && snapshot.block(at: 0x1041) == nil)
+        let summary = HeapAnalysis.analyse(snapshot).summary
+        #expect(summary.reachableBlocks == 201 && summary.leakedBlocks == 0)
+    }
+}

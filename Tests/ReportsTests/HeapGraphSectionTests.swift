@@ -9,6 +9,7 @@ enum HeapGraphFixture {
     static func type(_ name: String) -> HeapTypeName { HeapTypeName(name: name, kind: .swiftObject) }
 
     static let closure = HeapTypeName(name: "", kind: .closureContext, unnamedBlockBytes: 32)
+    static let block10 = HeapTypeName(name: "", kind: .unknown, unnamedBlockBytes: 10)
 
     static var cycle: HeapCycle {
         HeapCycle(
@@ -30,12 +31,13 @@ enum HeapGraphFixture {
         capture.liveBlocks = 1_204
         capture.liveBytes = 96_512
         capture.rootCount = 310
-        capture.reachableBlocks = 1_199
-        capture.reachableBytes = 96_216
-        capture.leakedBlocks = 5
-        capture.leakedBytes = 296
-        capture.cycleCount = 2
+        capture.reachableBlocks = 1_192
+        capture.reachableBytes = 96_122
+        capture.leakedBlocks = 12
+        capture.leakedBytes = 390
+        capture.cycleCount = 3
         capture.rootCycleCount = 2
+        capture.rootLeakCount = 5
         capture.groups = [
             HeapLeakGroup(
                 kind: .rootCycle, blocks: 4, bytes: 264, rootBlocks: 3, rootType: type("App.ProfileScreen"),
@@ -58,7 +60,22 @@ enum HeapGraphFixture {
                             from: type("App.Node"), fieldName: "next", byteOffset: 16, kind: .strong,
                             to: type("App.Node"))
                     ])),
+            HeapLeakGroup(
+                kind: .rootLeak, blocks: 3, bytes: 30, rootBlocks: 1, rootType: block10,
+                types: [HeapTypeTally(type: block10, count: 3, bytes: 30)],
+                omittedTypes: 2, allocationStack: ["main (probe.c:12)"],
+                nestedCycles: [
+                    HeapCycle(
+                        memberBlocks: 2, memberBytes: 20,
+                        edges: [
+                            HeapCycleEdge(from: block10, fieldName: nil, byteOffset: 8, kind: .strong, to: block10),
+                            HeapCycleEdge(from: block10, fieldName: nil, byteOffset: 0, kind: .strong, to: block10),
+                        ])
+                ]),
         ]
+        capture.omittedGroups = 4
+        capture.omittedGroupBlocks = 4
+        capture.omittedGroupBytes = 64
         capture.paths = [
             HeapRetainingPath(
                 query: "ProfileStore", reason: .requestedType, reachableInstances: 1, leakedInstances: 0,
@@ -75,10 +92,22 @@ enum HeapGraphFixture {
                     HeapPathNode(type: type("App.DetailScreen")),
                 ]),
             HeapRetainingPath(
+                query: "App.Link", reason: .growingType, reachableInstances: 40, leakedInstances: 0,
+                root: HeapPathRoot(
+                    kind: .threadStack(threadID: 2, threadName: "worker", frameFunction: "App.Worker.run()"),
+                    description: "thread 2"),
+                nodes: [
+                    HeapPathNode(type: type("App.List"), fieldName: "head", byteOffset: 16, edgeKind: .strong),
+                    HeapPathNode(type: type("App.Link"), fieldName: "next", byteOffset: 16, edgeKind: .strong),
+                    HeapPathNode(type: type("App.Link"), fieldName: "next", byteOffset: 16, edgeKind: .strong),
+                    HeapPathNode(type: type("App.Link")),
+                ], omittedNodes: 36),
+            HeapRetainingPath(
                 query: "App.Gone", reason: .trackedSurvivor, reachableInstances: 0, leakedInstances: 2, root: nil,
                 nodes: []),
         ]
         capture.types = [HeapTypeTally(type: type("App.ProfileScreen"), count: 3, bytes: 480)]
+        capture.omittedPaths = 1
         return capture
     }
 
@@ -112,7 +141,7 @@ struct HeapGraphSectionTests {
 
     @Test func cycleDiagramsAreValidSVGAndMatchGolden() throws {
         let ring = CycleDiagram.svg(for: HeapGraphFixture.cycle, title: "subscriptions · strong-self · cycle 1")
-        let loop = try #require(HeapGraphFixture.capture.groups.last?.cycle)
+        let loop = try #require(HeapGraphFixture.capture.groups[1].cycle)
         let selfLoop = CycleDiagram.svg(for: loop, title: "cycle 2")
         for svg in [ring, selfLoop] {
             let check = XMLCheck.parse(svg)
