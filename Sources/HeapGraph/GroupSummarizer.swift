@@ -59,7 +59,7 @@ struct GroupSummarizer {
         let start = isCycle ? cycleStart(rootComponent) : Int(rootMembers.first ?? 0)
         let members = grouping.members(ofGroup: index)
         let blocks = grouping.graph.blocks
-        let tallies = TypeCounter(snapshot, blocks: members.map { Int(blocks[Int($0)]) }, dense: false)
+        let tallies = TypeCounter(snapshot, blocks: members.map { Int(blocks[Int($0)]) })
             .tallies(snapshot)
         let sortedNested = nested.map { (component: $0, bytes: self.bytes(of: grouping.members(ofComponent: $0))) }
             .sorted { $0.bytes != $1.bytes ? $0.bytes > $1.bytes : $0.component < $1.component }

@@ -14,7 +14,7 @@ public struct HeapTypeCensus: Sendable, Hashable {
     /// Counts every block of `snapshot` by type.
     public init(_ snapshot: HeapSnapshot) {
         label = snapshot.label
-        tallies = TypeCounter(snapshot, blocks: 0..<snapshot.blockCount, dense: true).tallies(snapshot)
+        tallies = TypeCounter(snapshot, blocks: 0..<snapshot.blockCount).tallies(snapshot)
     }
 
     /// Bytes most first, then by type (name, kind, size): the order of every type table.
@@ -25,8 +25,8 @@ public struct HeapTypeCensus: Sendable, Hashable {
 
 /// Counts blocks by (type name index, kind, size when unnamed) without building a string per block.
 ///
-/// `dense` (a whole heap): named blocks in flat columns indexed by name and kind, no hashing per block;
-/// otherwise (a group's few blocks) in a dictionary, so no column as long as the names table is allocated.
+/// Many blocks (a whole heap, a giant group): named blocks in flat columns indexed by name and kind, no
+/// hashing per block; few: in a dictionary, so no columns as long as the names table are allocated for them.
 struct TypeCounter {
     private struct Unnamed: Hashable {
         var kind: HeapBlockKind
@@ -39,8 +39,9 @@ struct TypeCounter {
     private var named: [Int: (count: Int, bytes: Int)] = [:]
     private var unnamed: [Unnamed: (count: Int, bytes: Int)] = [:]
 
-    init(_ snapshot: HeapSnapshot, blocks: some Sequence<Int>, dense: Bool) {
+    init(_ snapshot: HeapSnapshot, blocks: some Collection<Int>) {
         let isUnnamed = snapshot.names.map(\.isEmpty)
+        let dense = blocks.count >= snapshot.names.count * Self.kindCount / 4
         if dense {
             denseCounts = Array(repeating: 0, count: snapshot.names.count * Self.kindCount)
             denseBytes = denseCounts

@@ -5,11 +5,11 @@ import WorkloadKit
 
 // heap-graph-bench: the heap graph's analysis on a synthetic heap, timed, with its memory beside the snapshot's.
 //
-//   heap-graph-bench [--blocks N] [--edges N] [--rounds N]
+//   heap-graph-bench [--blocks N] [--edges N] [--rounds N] [--leaked PERCENT]
 //
 // Builds a snapshot of N blocks (default 1,000,000) and about M edges (default 3,000,000, listed by source as a
-// capture reader walks each block's words): 90% of the blocks
-// reachable from 2,000 globals through a random graph, 10% leaked (a random graph of their own, some rings),
+// capture reader walks each block's words): all but PERCENT% (default 10) of the blocks reachable from 2,000
+// globals through a random graph, the rest leaked (a random graph of their own, with rings of 2 to 10 blocks),
 // 5% weak and 3% unowned edges. Prints the build time, the analysis time of each round (median last), the
 // snapshot's size and the peak resident memory the analysis added (VmHWM reset before it). Build with
 // `swift build -c release --product heap-graph-bench`.
@@ -29,7 +29,14 @@ func seconds(_ start: ContinuousClock.Instant) -> Double {
     return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
 }
 
-func syntheticHeap(blocks: Int, edges: Int) throws -> HeapSnapshot {
+/// CPU time of this process (all threads), seconds: less sensitive than wall time to other work on a shared machine.
+func cpuSeconds() -> Double {
+    var time = timespec()
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &time)
+    return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+}
+
+func syntheticHeap(blocks: Int, edges: Int, leakedPercent: Int) throws -> HeapSnapshot {
     var random = SeededRandom(seed: 42)
     var builder = HeapSnapshotBuilder(label: "synthetic")
     builder.reserve(blocks: blocks, edges: edges + blocks / 100)
@@ -44,7 +51,7 @@ func syntheticHeap(blocks: Int, edges: Int) throws -> HeapSnapshot {
             address: address, sizeBytes: UInt64(16 * (1 + random.below(8))), kind: .swiftObject,
             typeNameIndex: types[random.below(types.count)], stackIndex: stack)
     }
-    let live = blocks * 9 / 10
+    let live = blocks * (100 - leakedPercent) / 100
     // A reader walks each block's words in order: edges come by source, offsets ascending.
     let perBlock = max(2 * edges / blocks, 1)
     for from in 0..<blocks {
@@ -58,13 +65,13 @@ func syntheticHeap(blocks: Int, edges: Int) throws -> HeapSnapshot {
                 fieldNameIndex: fields[word % fields.count])
         }
     }
-    for ring in 0..<(blocks / 1_000) {
+    for ring in 0..<(blocks > live ? blocks / 1_000 : 0) {
         let members = (0..<(2 + ring % 9)).map { _ in UInt32(live + random.below(blocks - live)) }
         for (from, to) in zip(members, members.dropFirst() + [members[0]]) {
             builder.addEdge(from: from, to: to, byteOffset: 16, kind: .strong, fieldNameIndex: fields[0])
         }
     }
-    for index in 0..<2_000 {
+    for index in 0..<(live > 0 ? 2_000 : 0) {
         builder.addRoot(
             .global(symbol: "App.global\(index)", module: "App"), description: "App.global\(index)",
             block: UInt32(random.below(live)), slotAddress: 0x5000 + UInt64(index) * 8)
@@ -79,28 +86,33 @@ func snapshotBytes(_ snapshot: HeapSnapshot) -> Int {
 }
 
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
-var (blocks, edges, rounds) = (1_000_000, 3_000_000, 3)
+var (blocks, edges, rounds, leakedPercent) = (1_000_000, 3_000_000, 3, 10)
 while let argument = arguments.next() {
     let value = arguments.next().flatMap(Int.init)
     switch argument {
     case "--blocks": blocks = value ?? blocks
     case "--edges": edges = value ?? edges
     case "--rounds": rounds = value ?? rounds
+    case "--leaked": leakedPercent = min(max(value ?? leakedPercent, 0), 100)
     default:
-        FileHandle.standardError.write(Data("usage: heap-graph-bench [--blocks N] [--edges N] [--rounds N]\n".utf8))
+        FileHandle.standardError.write(
+            Data("usage: heap-graph-bench [--blocks N] [--edges N] [--rounds N] [--leaked PERCENT]\n".utf8))
         exit(64)
     }
 }
 let buildStart = ContinuousClock.now
-let snapshot = try syntheticHeap(blocks: blocks, edges: edges)
+let snapshot = try syntheticHeap(blocks: blocks, edges: edges, leakedPercent: leakedPercent)
 let buildSeconds = seconds(buildStart)
 let residentBefore = kibibytes("VmRSS")
 // Writing 5 to clear_refs resets VmHWM to the current resident size: the next peak is the analysis's.
 try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
 var times: [Double] = []
+var cpuTimes: [Double] = []
 var summary = HeapCaptureSummary(label: "", timeNanoseconds: 0)
 for _ in 0..<rounds {
     let start = ContinuousClock.now
+    let cpuStart = cpuSeconds()
+    defer { cpuTimes.append(cpuSeconds() - cpuStart) }
     summary =
         HeapAnalysis.analyse(
             snapshot, options: HeapAnalysisOptions(targets: [.type(named: "Type7", reason: .requestedType)])
@@ -109,13 +121,14 @@ for _ in 0..<rounds {
 }
 let peak = kibibytes("VmHWM")
 let median = times.sorted()[times.count / 2]
+let cpuMedian = cpuTimes.sorted()[cpuTimes.count / 2]
 print("blocks \(snapshot.blockCount), edges \(snapshot.edgeCount), roots \(snapshot.roots.count)")
 print(
     "snapshot columns: \(Units.formatBytes(snapshotBytes(snapshot))); resident before the analysis: \(Units.formatBytes(residentBefore * 1024))"
 )
 print("build (generate + canonical order): \(Units.fixed(buildSeconds, decimals: 3)) s")
 print(
-    "analysis: \(times.map { Units.fixed($0, decimals: 3) }.joined(separator: " s, ")) s; median \(Units.fixed(median, decimals: 3)) s"
+    "analysis: \(times.map { Units.fixed($0, decimals: 3) }.joined(separator: " s, ")) s; median \(Units.fixed(median, decimals: 3)) s wall, \(Units.fixed(cpuMedian, decimals: 3)) s CPU"
 )
 print(
     "peak resident during the analysis: \(Units.formatBytes(peak * 1024)), \(Units.formatBytes((peak - residentBefore) * 1024)) above the resident size before it (\(Units.fixed(Double(peak - residentBefore) * 1024 / Double(snapshotBytes(snapshot)), decimals: 2))x the snapshot columns)"

@@ -52,6 +52,47 @@ import WorkloadKit
         #expect(summary.groups.map(\.bytes).reduce(0, +) + summary.omittedGroupBytes == summary.leakedBytes)
         #expect(summary.groups.count + summary.omittedGroups == summary.rootCycleCount + summary.rootLeakCount)
         #expect(summary.reachableBytes + summary.leakedBytes == summary.liveBytes)
+        let components = Self.naiveComponents(leaked: Set(0..<2_000).subtracting(reached.map(Int.init)), edges: edges)
+        #expect(summary.cycleCount == components.cycles && summary.cycleCount > 0)
+        #expect(summary.rootCycleCount == components.rootCycles)
+        #expect(summary.rootLeakCount == components.rootLeaks)
+    }
+
+    /// Strongly connected components of the strong edges between leaked blocks, by mutual reachability.
+    static func naiveComponents(
+        leaked: Set<Int>, edges: [(UInt32, UInt32, HeapEdgeKind)]
+    ) -> (cycles: Int, rootCycles: Int, rootLeaks: Int) {
+        var next: [Int: [Int]] = [:]
+        for (from, to, kind) in edges where kind == .strong && leaked.contains(Int(from)) && leaked.contains(Int(to)) {
+            next[Int(from), default: []].append(Int(to))
+        }
+        var reach: [Int: Set<Int>] = [:]
+        for start in leaked {
+            var seen: Set<Int> = [start]
+            var queue = [start]
+            while let vertex = queue.popLast() {
+                for target in next[vertex] ?? [] where seen.insert(target).inserted { queue.append(target) }
+            }
+            reach[start] = seen
+        }
+        var componentOf: [Int: Int] = [:]
+        var members: [[Int]] = []
+        for vertex in leaked.sorted() where componentOf[vertex] == nil {
+            let component = leaked.filter { reach[vertex]?.contains($0) == true && reach[$0]?.contains(vertex) == true }
+            for member in component { componentOf[member] = members.count }
+            members.append(Array(component))
+        }
+        var referenced = Set<Int>()
+        for (from, targets) in next {
+            for to in targets where componentOf[from] != componentOf[to] { referenced.insert(componentOf[to] ?? -1) }
+        }
+        let isCycle = members.indices.map { index in
+            members[index].count > 1 || members[index].contains { next[$0]?.contains($0) == true }
+        }
+        let roots = members.indices.filter { !referenced.contains($0) }
+        return (
+            isCycle.filter { $0 }.count, roots.filter { isCycle[$0] }.count, roots.filter { !isCycle[$0] }.count
+        )
     }
 
     @Test func theSameHeapInAnyOrderGivesTheSameSummary() throws {
