@@ -65,6 +65,7 @@ public enum HeapPathReason: String, Sendable, Hashable, Codable, CaseIterable {
 public struct HeapTypeName: Sendable, Hashable, Codable, Comparable {
     /// The type's name as the runtime spells it (`App.ProfileScreen`), or empty for an unnamed block.
     public var name: String
+    /// What the blocks are.
     public var kind: HeapBlockKind
     /// The block's size, bytes, when `name` is empty; nil otherwise.
     public var unnamedBlockBytes: Int?

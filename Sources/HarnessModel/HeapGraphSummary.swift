@@ -45,9 +45,11 @@ public struct HeapCaptureSummary: Sendable, Hashable, Codable {
     public var rootCount: Int
     /// Blocks a root reaches over strong and unowned references.
     public var reachableBlocks: Int
+    /// Their bytes.
     public var reachableBytes: Int
     /// Blocks no root reaches (side tables of reachable or freed objects excepted).
     public var leakedBlocks: Int
+    /// Their bytes.
     public var leakedBytes: Int
     /// Leaked strongly connected components of more than one block, or of one block referencing itself.
     public var cycleCount: Int
@@ -57,14 +59,17 @@ public struct HeapCaptureSummary: Sendable, Hashable, Codable {
     public var rootLeakCount: Int
     /// The largest groups (bytes, most first); their blocks and bytes plus the omitted ones' sum to the totals.
     public var groups: [HeapLeakGroup]
+    /// Groups left out by the bound, their blocks and their bytes.
     public var omittedGroups: Int
     public var omittedGroupBlocks: Int
     public var omittedGroupBytes: Int
     /// The retaining paths asked for, in the order asked.
     public var paths: [HeapRetainingPath]
+    /// Paths asked for but left out by the bound.
     public var omittedPaths: Int
     /// Live blocks per type, bytes most first.
     public var types: [HeapTypeTally]
+    /// Types left out by the bound, and their bytes.
     public var omittedTypes: Int
     public var omittedTypeBytes: Int
 
@@ -95,6 +100,7 @@ public struct HeapCaptureSummary: Sendable, Hashable, Codable {
 
 /// Count and bytes of the blocks of one type.
 public struct HeapTypeTally: Sendable, Hashable, Codable {
+    /// The type the blocks are of.
     public var type: HeapTypeName
     public var count: Int
     public var bytes: Int
@@ -109,6 +115,7 @@ public struct HeapTypeTally: Sendable, Hashable, Codable {
 /// A group of leaked blocks as macOS `leaks` groups them: a root (a cycle or one block) and every leaked
 /// block it reaches that an earlier group did not.
 public struct HeapLeakGroup: Sendable, Hashable, Codable {
+    /// What the group's root is.
     public enum Kind: String, Sendable, Hashable, Codable {
         /// A cycle no leaked block outside it references.
         case rootCycle = "root-cycle"
@@ -116,6 +123,7 @@ public struct HeapLeakGroup: Sendable, Hashable, Codable {
         case rootLeak = "root-leak"
     }
 
+    /// A root cycle or a root leak.
     public var kind: Kind
     /// Blocks in the group: the root's and those it reaches.
     public var blocks: Int
@@ -133,6 +141,7 @@ public struct HeapLeakGroup: Sendable, Hashable, Codable {
     public var cycle: HeapCycle?
     /// Cycles among the blocks the root reaches.
     public var nestedCycles: [HeapCycle]
+    /// Nested cycles left out by the bound.
     public var omittedNestedCycles: Int
 
     public init(
@@ -158,6 +167,7 @@ public struct HeapLeakGroup: Sendable, Hashable, Codable {
 public struct HeapCycle: Sendable, Hashable, Codable {
     /// Blocks in the strongly connected component (more than the round trip when the component is not a ring).
     public var memberBlocks: Int
+    /// Bytes of the component's blocks.
     public var memberBytes: Int
     /// The round trip: each edge's `to` is the next edge's `from`, the last edge's `to` the first's `from`.
     public var edges: [HeapCycleEdge]
@@ -174,11 +184,13 @@ public struct HeapCycle: Sendable, Hashable, Codable {
 
 /// One reference of a cycle: `from.field -> to`.
 public struct HeapCycleEdge: Sendable, Hashable, Codable {
+    /// The type of the block holding the reference.
     public var from: HeapTypeName
     /// The field of `from` holding the reference, where reflection metadata names it.
     public var fieldName: String?
     /// Where in `from` the reference is, bytes from the block's start.
     public var byteOffset: Int
+    /// What the reference is (`strong` in a retain cycle; an owned side table shows as `strong` at offset 8).
     public var kind: HeapEdgeKind
     public var to: HeapTypeName
 
@@ -195,6 +207,7 @@ public struct HeapCycleEdge: Sendable, Hashable, Codable {
 public struct HeapRetainingPath: Sendable, Hashable, Codable {
     /// What was asked: the type name as given, or the block's address in hexadecimal (`0x7f...`).
     public var query: String
+    /// Why the path was asked for.
     public var reason: HeapPathReason
     /// Live blocks matching the query that a root reaches.
     public var reachableInstances: Int
@@ -223,6 +236,7 @@ public struct HeapRetainingPath: Sendable, Hashable, Codable {
 
 /// The root a retaining path starts from.
 public struct HeapPathRoot: Sendable, Hashable, Codable {
+    /// What holds the root (a global, a thread's stack or register, TLS).
     public var kind: HeapRootKind
     /// The capture's description of the root (a symbol with its offset, a thread and frame).
     public var description: String
@@ -277,6 +291,7 @@ public struct HeapTypeGrowth: Sendable, Hashable, Codable {
 
 /// A heap capture that could not be taken or read: why. It never fails the case.
 public struct HeapCaptureFailure: Sendable, Hashable, Codable {
+    /// Why a capture failed.
     public enum Reason: String, Sendable, Hashable, Codable, CaseIterable {
         /// The agent was not preloaded into the process (no `--heap-graph` support there).
         case agentNotLoaded = "agent-not-loaded"
@@ -294,6 +309,7 @@ public struct HeapCaptureFailure: Sendable, Hashable, Codable {
 
     /// The label of the capture that failed.
     public var label: String
+    /// The kind of failure.
     public var reason: Reason
     /// What happened, as the capture or the reader reported it (an errno, a file offset).
     public var detail: String

@@ -42,6 +42,7 @@ public enum HeapPathTarget: Sendable, Hashable {
 public struct HeapAnalysisOptions: Sendable, Hashable {
     /// Blocks and types whose retaining paths are wanted (tracked survivors, `--retained-by` types).
     public var targets: [HeapPathTarget]
+    /// How many groups, paths and types the summary keeps.
     public var limits: HeapGraphLimits
 
     public init(targets: [HeapPathTarget] = [], limits: HeapGraphLimits = HeapGraphLimits()) {
@@ -53,7 +54,9 @@ public struct HeapAnalysisOptions: Sendable, Hashable {
 /// One capture analysed: the bounded summary that goes into run.json, and the full type census the
 /// generations are computed from.
 public struct HeapCaptureAnalysis: Sendable {
+    /// The bounded summary for run.json.
     public var summary: HeapCaptureSummary
+    /// Every type's live count and bytes (unbounded), for the generations.
     public var census: HeapTypeCensus
 }
 

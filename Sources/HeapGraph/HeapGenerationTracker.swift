@@ -6,6 +6,7 @@ import HarnessModel
 /// and only its bounded summary and its type census are kept. Types that grew in every generation so far are
 /// suspects, and each capture gets their retaining paths besides the ones the options ask for.
 public struct HeapGenerationTracker: Sendable {
+    /// The targets and limits every capture is analysed with (suspects are added per capture).
     public var options: HeapAnalysisOptions
     private var captures: [HeapCaptureSummary] = []
     private var generations: [HeapTypeCensus] = []

@@ -22,6 +22,7 @@ public struct HeapSnapshot: Sendable {
     public let addresses: ContiguousArray<UInt64>
     /// Block sizes, bytes.
     public let sizes: ContiguousArray<UInt64>
+    /// What each block is.
     public let kinds: ContiguousArray<HeapBlockKind>
     /// Index into `names` of each block's type name (0, the empty name, when unnamed).
     public let typeNames: ContiguousArray<UInt32>
@@ -34,10 +35,12 @@ public struct HeapSnapshot: Sendable {
     public let edgeTargets: ContiguousArray<UInt32>
     /// Where in the source block the reference is, bytes.
     public let edgeByteOffsets: ContiguousArray<UInt32>
+    /// What each reference is (only `strong` and `unowned` make a block reachable).
     public let edgeKinds: ContiguousArray<HeapEdgeKind>
     /// Index into `names` of each edge's field name, `HeapSnapshot.none` when unnamed.
     public let edgeFieldNames: ContiguousArray<UInt32>
 
+    /// The roots, in canonical order (globals first).
     public let roots: [HeapSnapshotRoot]
 
     /// The "no index" marker of `stackIndices` and `edgeFieldNames`.
@@ -112,6 +115,7 @@ public struct HeapSnapshot: Sendable {
 
 /// A root of a snapshot: what holds it, and the block it points at.
 public struct HeapSnapshotRoot: Sendable, Hashable {
+    /// What holds the root.
     public var kind: HeapRootKind
     /// How the capture describes it (`ProfileStore.shared`, `thread 3 "main" in App.run()`).
     public var description: String
@@ -141,10 +145,15 @@ public struct HeapSnapshotRoot: Sendable, Hashable {
 
 /// The block columns a builder fills: one entry per block, in the capture's order.
 public struct HeapBlockColumns: Sendable {
+    /// Start address of each block; unique.
     public var addresses: ContiguousArray<UInt64> = []
+    /// Size of each block, bytes.
     public var sizes: ContiguousArray<UInt64> = []
+    /// What each block is.
     public var kinds: ContiguousArray<HeapBlockKind> = []
+    /// Index into the builder's names of each block's type name (an empty name: unnamed).
     public var typeNames: ContiguousArray<UInt32> = []
+    /// Index into the builder's stacks of each block's allocation stack, `HeapSnapshot.none` for none.
     public var stackIndices: ContiguousArray<UInt32> = []
 
     public init() {}
@@ -162,9 +171,13 @@ public struct HeapBlockColumns: Sendable {
 public struct HeapEdgeColumns: Sendable {
     /// Source block of each edge (builder order); dropped once the rows are built.
     public var sources: ContiguousArray<UInt32> = []
+    /// Target block of each edge (builder order).
     public var targets: ContiguousArray<UInt32> = []
+    /// Where in the source block each reference is, bytes.
     public var byteOffsets: ContiguousArray<UInt32> = []
+    /// What each reference is.
     public var kinds: ContiguousArray<HeapEdgeKind> = []
+    /// Index into the builder's names of each edge's field name, `HeapSnapshot.none` when unnamed.
     public var fieldNames: ContiguousArray<UInt32> = []
 
     public init() {}

@@ -7,12 +7,17 @@ import HarnessModel
 /// Indices given to the builder are the order blocks were added; `build()` sorts blocks by address and
 /// renumbers everything, so the snapshot does not depend on the order of the input.
 public struct HeapSnapshotBuilder: Sendable {
+    /// What the capture was taken after (`after teardown`, `iteration 3`).
     public var label: String
     /// When the capture was taken, nanoseconds since the case process started.
     public var timeNanoseconds: Int64
+    /// Interned type and field names.
     public private(set) var names: [String] = []
+    /// Interned allocation stacks, innermost frame first.
     public private(set) var stacks: [[String]] = []
+    /// The blocks, one entry per block in every column, in the order added.
     public var blocks = HeapBlockColumns()
+    /// The edges, one entry per edge in every column; `sources` and `targets` are builder block indices.
     public var edges = HeapEdgeColumns()
     /// Roots; `block` is a builder index.
     public var roots: [HeapSnapshotRoot] = []

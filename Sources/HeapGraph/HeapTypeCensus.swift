@@ -2,6 +2,7 @@ import HarnessModel
 
 /// Live count and bytes of every type in one capture: complete (unbounded), for generations.
 public struct HeapTypeCensus: Sendable, Hashable {
+    /// The capture's label.
     public var label: String
     /// Every type, bytes most first, then by type.
     public var tallies: [HeapTypeTally]
