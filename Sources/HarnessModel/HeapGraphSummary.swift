@@ -29,6 +29,13 @@ public struct HeapGraphSummary: Sendable, Hashable, Codable {
 
     /// The last capture, the one a case's leak figures come from (after teardown, by default).
     public var last: HeapCaptureSummary? { captures.last }
+
+    /// Leaked blocks of the last capture (the case's figure for summary.csv and gates); nil without a capture.
+    public var leakedBlocks: Int? { last?.leakedBlocks }
+    /// Leaked bytes of the last capture; nil without a capture.
+    public var leakedBytes: Int? { last?.leakedBytes }
+    /// Leaked cycles of the last capture; nil without a capture.
+    public var cycleCount: Int? { last?.cycleCount }
 }
 
 /// One heap capture analysed: totals, leaked groups, retaining paths and live types.

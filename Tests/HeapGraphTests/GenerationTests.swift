@@ -63,5 +63,7 @@ import Testing
         #expect(summary.captures.count == 4 && summary.generationLabels.count == 3)
         #expect(summary.suspects.contains(.object("App.Screen")))
         #expect(summary.failures.map(\.reason) == [.timedOut])
+        #expect(summary.leakedBlocks == 0 && summary.cycleCount == 0 && summary.last?.label == "iteration 0")
+        #expect(HeapGraphSummary(captures: []).leakedBytes == nil)
     }
 }
