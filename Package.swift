@@ -96,6 +96,9 @@ let package = Package(
         // MARK: Attribution: agent records -> symbolized, folded allocation profiles ("where the memory is")
         .target(name: "Attribution", dependencies: ["HarnessModel", "CSystem"], swiftSettings: settings),
 
+        // MARK: Heap graph: a heap capture -> reachability, leak groups (cycles), retaining paths, generations
+        .target(name: "HeapGraph", dependencies: ["HarnessModel"], swiftSettings: settings),
+
         // MARK: Reports: run.json (the record) and its renderings (depend on the values only)
         .target(name: "Reports", dependencies: ["HarnessModel", "CSystem", "CZlib"], swiftSettings: settings),
 
@@ -154,6 +157,13 @@ let package = Package(
             name: "memharness-bench",
             dependencies: ["Runner", "Reports", "BuiltInWorkloads", "StoreObserverWorkload", "AllocatorProbe"],
             path: "Sources/Benchmarks", swiftSettings: settings
+        ),
+
+        // The heap graph's analysis on a synthetic million-block heap, timed (release: `--product heap-graph-bench`).
+        .executableTarget(
+            name: "heap-graph-bench", dependencies: ["HeapGraph", "HarnessModel", "WorkloadKit"],
+            path: "Sources/HeapGraphBench",
+            swiftSettings: settings
         ),
 
         // MARK: The command plugin: builds a package's harness executable and the agent, runs its Scenarios/
@@ -223,6 +233,8 @@ let package = Package(
             exclude: ["Golden"],
             swiftSettings: settings
         ),
+        .testTarget(
+            name: "HeapGraphTests", dependencies: ["HeapGraph", "HarnessModel", "WorkloadKit"], swiftSettings: settings),
         .testTarget(
             name: "AttributionTests", dependencies: ["Attribution", "HarnessModel"], exclude: ["Golden"],
             swiftSettings: settings

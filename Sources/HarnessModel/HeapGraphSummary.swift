@@ -1,0 +1,329 @@
+/// The heap graph of one case: every capture's summary, the growth by type between captures, and the
+/// captures that failed. Bounded: every list stops at the limits the analysis was given and counts the rest.
+public struct HeapGraphSummary: Sendable, Hashable, Codable {
+    /// The captures that succeeded, in the order they were taken.
+    public var captures: [HeapCaptureSummary]
+    /// Types whose count or bytes changed between consecutive generation captures: suspects first, then by
+    /// bytes grown (most first), then by name.
+    public var growth: [HeapTypeGrowth]
+    /// Types that changed but are left out of `growth` by its bound.
+    public var omittedGrowthTypes: Int
+    /// The labels of the captures `growth` compares, in order (the generations).
+    public var generationLabels: [String]
+    /// Captures that could not be taken or read; a failed capture never fails the case.
+    public var failures: [HeapCaptureFailure]
+
+    public init(
+        captures: [HeapCaptureSummary], growth: [HeapTypeGrowth] = [], omittedGrowthTypes: Int = 0,
+        generationLabels: [String] = [], failures: [HeapCaptureFailure] = []
+    ) {
+        self.captures = captures
+        self.growth = growth
+        self.omittedGrowthTypes = omittedGrowthTypes
+        self.generationLabels = generationLabels
+        self.failures = failures
+    }
+
+    /// The types that grew in every generation (at least two differences, each above zero).
+    public var suspects: [HeapTypeName] { growth.filter(\.isSuspect).map(\.type) }
+
+    /// The last capture, the one a case's leak figures come from (after teardown, by default).
+    public var last: HeapCaptureSummary? { captures.last }
+
+    /// Leaked blocks of the last capture (the case's figure for summary.csv and gates); nil without a capture.
+    public var leakedBlocks: Int? { last?.leakedBlocks }
+    /// Leaked bytes of the last capture; nil without a capture.
+    public var leakedBytes: Int? { last?.leakedBytes }
+    /// Leaked cycles of the last capture; nil without a capture.
+    public var cycleCount: Int? { last?.cycleCount }
+}
+
+/// One heap capture analysed: totals, leaked groups, retaining paths and live types.
+public struct HeapCaptureSummary: Sendable, Hashable, Codable {
+    /// What the capture was taken after (`after teardown`, `iteration 3`, a workload's own label).
+    public var label: String
+    /// When it was taken, nanoseconds since the case process started.
+    public var timeNanoseconds: Int64
+    /// Live blocks in the capture.
+    public var liveBlocks: Int
+    /// Their bytes (the sizes the capture recorded).
+    public var liveBytes: Int
+    /// Roots the capture found (globals, stack and register words, TLS) that point into the heap.
+    public var rootCount: Int
+    /// Blocks a root reaches over strong and unowned references.
+    public var reachableBlocks: Int
+    /// Their bytes.
+    public var reachableBytes: Int
+    /// Blocks no root reaches (side tables of reachable or freed objects excepted).
+    public var leakedBlocks: Int
+    /// Their bytes.
+    public var leakedBytes: Int
+    /// Leaked strongly connected components of more than one block, or of one block referencing itself.
+    public var cycleCount: Int
+    /// Groups whose root is a cycle no other leaked block references.
+    public var rootCycleCount: Int
+    /// Groups whose root is one leaked block no other leaked block references.
+    public var rootLeakCount: Int
+    /// The largest groups (bytes, most first); their blocks and bytes plus the omitted ones' sum to the totals.
+    public var groups: [HeapLeakGroup]
+    /// Groups left out by the bound, their blocks and their bytes.
+    public var omittedGroups: Int
+    public var omittedGroupBlocks: Int
+    public var omittedGroupBytes: Int
+    /// The retaining paths asked for, in the order asked.
+    public var paths: [HeapRetainingPath]
+    /// Paths asked for but left out by the bound.
+    public var omittedPaths: Int
+    /// Live blocks per type, bytes most first.
+    public var types: [HeapTypeTally]
+    /// Types left out by the bound, and their bytes.
+    public var omittedTypes: Int
+    public var omittedTypeBytes: Int
+
+    public init(label: String, timeNanoseconds: Int64) {
+        self.label = label
+        self.timeNanoseconds = timeNanoseconds
+        liveBlocks = 0
+        liveBytes = 0
+        rootCount = 0
+        reachableBlocks = 0
+        reachableBytes = 0
+        leakedBlocks = 0
+        leakedBytes = 0
+        cycleCount = 0
+        rootCycleCount = 0
+        rootLeakCount = 0
+        groups = []
+        omittedGroups = 0
+        omittedGroupBlocks = 0
+        omittedGroupBytes = 0
+        paths = []
+        omittedPaths = 0
+        types = []
+        omittedTypes = 0
+        omittedTypeBytes = 0
+    }
+}
+
+/// Count and bytes of the blocks of one type.
+public struct HeapTypeTally: Sendable, Hashable, Codable {
+    /// The type the blocks are of.
+    public var type: HeapTypeName
+    public var count: Int
+    public var bytes: Int
+
+    public init(type: HeapTypeName, count: Int, bytes: Int) {
+        self.type = type
+        self.count = count
+        self.bytes = bytes
+    }
+}
+
+/// A group of leaked blocks as macOS `leaks` groups them: a root (a cycle or one block) and every leaked
+/// block it reaches that an earlier group did not.
+public struct HeapLeakGroup: Sendable, Hashable, Codable {
+    /// What the group's root is.
+    public enum Kind: String, Sendable, Hashable, Codable {
+        /// A cycle no leaked block outside it references.
+        case rootCycle = "root-cycle"
+        /// One leaked block, in no cycle, that no other leaked block references.
+        case rootLeak = "root-leak"
+    }
+
+    /// A root cycle or a root leak.
+    public var kind: Kind
+    /// Blocks in the group: the root's and those it reaches.
+    public var blocks: Int
+    public var bytes: Int
+    /// Blocks of the root itself: the cycle's members, or 1.
+    public var rootBlocks: Int
+    /// The root's type (for a cycle, the type of the block its edges start from).
+    public var rootType: HeapTypeName
+    /// Blocks per type, bytes most first, then by name.
+    public var types: [HeapTypeTally]
+    public var omittedTypes: Int
+    /// One member's allocation stack, innermost frame first (the root's when it has one); nil when no member has.
+    public var allocationStack: [String]?
+    /// For a root cycle, the cycle through its root block.
+    public var cycle: HeapCycle?
+    /// Cycles among the blocks the root reaches.
+    public var nestedCycles: [HeapCycle]
+    /// Nested cycles left out by the bound.
+    public var omittedNestedCycles: Int
+
+    public init(
+        kind: Kind, blocks: Int, bytes: Int, rootBlocks: Int, rootType: HeapTypeName, types: [HeapTypeTally],
+        omittedTypes: Int = 0, allocationStack: [String]? = nil, cycle: HeapCycle? = nil,
+        nestedCycles: [HeapCycle] = [], omittedNestedCycles: Int = 0
+    ) {
+        self.kind = kind
+        self.blocks = blocks
+        self.bytes = bytes
+        self.rootBlocks = rootBlocks
+        self.rootType = rootType
+        self.types = types
+        self.omittedTypes = omittedTypes
+        self.allocationStack = allocationStack
+        self.cycle = cycle
+        self.nestedCycles = nestedCycles
+        self.omittedNestedCycles = omittedNestedCycles
+    }
+}
+
+/// A leaked cycle: its size and one shortest round trip through it, edge by edge in cycle order.
+public struct HeapCycle: Sendable, Hashable, Codable {
+    /// Blocks in the strongly connected component (more than the round trip when the component is not a ring).
+    public var memberBlocks: Int
+    /// Bytes of the component's blocks.
+    public var memberBytes: Int
+    /// The round trip: each edge's `to` is the next edge's `from`, the last edge's `to` the first's `from`.
+    public var edges: [HeapCycleEdge]
+    /// Edges of the round trip left out by the bound (from its end).
+    public var omittedEdges: Int
+
+    public init(memberBlocks: Int, memberBytes: Int, edges: [HeapCycleEdge], omittedEdges: Int = 0) {
+        self.memberBlocks = memberBlocks
+        self.memberBytes = memberBytes
+        self.edges = edges
+        self.omittedEdges = omittedEdges
+    }
+}
+
+/// One reference of a cycle: `from.field -> to`.
+public struct HeapCycleEdge: Sendable, Hashable, Codable {
+    /// The type of the block holding the reference.
+    public var from: HeapTypeName
+    /// The field of `from` holding the reference, where reflection metadata names it.
+    public var fieldName: String?
+    /// Where in `from` the reference is, bytes from the block's start.
+    public var byteOffset: Int
+    /// What the reference is (`strong` in a retain cycle; an owned side table shows as `strong` at offset 8).
+    public var kind: HeapEdgeKind
+    public var to: HeapTypeName
+
+    public init(from: HeapTypeName, fieldName: String?, byteOffset: Int, kind: HeapEdgeKind, to: HeapTypeName) {
+        self.from = from
+        self.fieldName = fieldName
+        self.byteOffset = byteOffset
+        self.kind = kind
+        self.to = to
+    }
+}
+
+/// The shortest chain of references from a root to a block of an asked-for type (or an asked-for block).
+public struct HeapRetainingPath: Sendable, Hashable, Codable {
+    /// What was asked: the type name as given, or the block's address in hexadecimal (`0x7f...`).
+    public var query: String
+    /// Why the path was asked for.
+    public var reason: HeapPathReason
+    /// Live blocks matching the query that a root reaches.
+    public var reachableInstances: Int
+    /// Live blocks matching the query that no root reaches (they are in the leak groups).
+    public var leakedInstances: Int
+    /// The root the path starts from; nil when no matching block is reachable (no path).
+    public var root: HeapPathRoot?
+    /// The blocks from the root's target to the matching block, each with the reference to the next.
+    public var nodes: [HeapPathNode]
+    /// Nodes left out of the middle of a long path (the first and last ones are kept).
+    public var omittedNodes: Int
+
+    public init(
+        query: String, reason: HeapPathReason, reachableInstances: Int, leakedInstances: Int, root: HeapPathRoot?,
+        nodes: [HeapPathNode], omittedNodes: Int = 0
+    ) {
+        self.query = query
+        self.reason = reason
+        self.reachableInstances = reachableInstances
+        self.leakedInstances = leakedInstances
+        self.root = root
+        self.nodes = nodes
+        self.omittedNodes = omittedNodes
+    }
+}
+
+/// The root a retaining path starts from.
+public struct HeapPathRoot: Sendable, Hashable, Codable {
+    /// What holds the root (a global, a thread's stack or register, TLS).
+    public var kind: HeapRootKind
+    /// The capture's description of the root (a symbol with its offset, a thread and frame).
+    public var description: String
+
+    public init(kind: HeapRootKind, description: String) {
+        self.kind = kind
+        self.description = description
+    }
+}
+
+/// One block of a retaining path and the reference that leads on to the next block.
+public struct HeapPathNode: Sendable, Hashable, Codable {
+    public var type: HeapTypeName
+    /// The field holding the reference to the next node, where known; nil on the last node too.
+    public var fieldName: String?
+    /// Where in this block the reference to the next node is, bytes; nil on the last node.
+    public var byteOffset: Int?
+    /// The reference's kind (`strong` or `unowned`); nil on the last node.
+    public var edgeKind: HeapEdgeKind?
+
+    public init(type: HeapTypeName, fieldName: String? = nil, byteOffset: Int? = nil, edgeKind: HeapEdgeKind? = nil) {
+        self.type = type
+        self.fieldName = fieldName
+        self.byteOffset = byteOffset
+        self.edgeKind = edgeKind
+    }
+}
+
+/// How one type's live count and bytes changed between consecutive generation captures.
+public struct HeapTypeGrowth: Sendable, Hashable, Codable {
+    public var type: HeapTypeName
+    /// Live blocks at each generation capture (0 where absent).
+    public var counts: [Int]
+    /// Live bytes at each generation capture.
+    public var bytes: [Int]
+    /// True when there are at least two differences and every count difference, or every bytes
+    /// difference, is above zero: the type grows in every iteration, reachable or not.
+    public var isSuspect: Bool
+
+    public init(type: HeapTypeName, counts: [Int], bytes: [Int], isSuspect: Bool) {
+        self.type = type
+        self.counts = counts
+        self.bytes = bytes
+        self.isSuspect = isSuspect
+    }
+
+    /// Count differences between consecutive captures.
+    public var countDeltas: [Int] { zip(counts.dropFirst(), counts).map { $0 - $1 } }
+    /// Bytes differences between consecutive captures.
+    public var byteDeltas: [Int] { zip(bytes.dropFirst(), bytes).map { $0 - $1 } }
+}
+
+/// A heap capture that could not be taken or read: why. It never fails the case.
+public struct HeapCaptureFailure: Sendable, Hashable, Codable {
+    /// Why a capture failed.
+    public enum Reason: String, Sendable, Hashable, Codable, CaseIterable {
+        /// The agent was not preloaded into the process (no `--heap-graph` support there).
+        case agentNotLoaded = "agent-not-loaded"
+        /// The process's threads could not be stopped (or resumed) for the capture.
+        case stopTheWorldFailed = "stop-the-world-failed"
+        /// The capture did not finish within its time bound.
+        case timedOut = "timed-out"
+        /// The capture ran out of memory or of its space bound.
+        case outOfMemory = "out-of-memory"
+        /// The capture file is missing, truncated or malformed.
+        case unreadable
+        /// Anything else; `detail` says what.
+        case other
+    }
+
+    /// The label of the capture that failed.
+    public var label: String
+    /// The kind of failure.
+    public var reason: Reason
+    /// What happened, as the capture or the reader reported it (an errno, a file offset).
+    public var detail: String
+
+    public init(label: String, reason: Reason, detail: String) {
+        self.label = label
+        self.reason = reason
+        self.detail = detail
+    }
+}

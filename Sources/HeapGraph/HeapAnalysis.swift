@@ -1,0 +1,95 @@
+import HarnessModel
+
+/// How many of each thing a summary keeps; the rest is counted, never silently dropped.
+public struct HeapGraphLimits: Sendable, Hashable, Codable {
+    /// Leak groups per capture (the largest by bytes).
+    public var maximumGroups = 50
+    /// Retaining paths per capture (in the order asked).
+    public var maximumPaths = 20
+    /// Types per capture (the largest by bytes).
+    public var maximumTypes = 100
+    /// Types listed per leak group.
+    public var maximumTypesPerGroup = 10
+    /// Nested cycles listed per leak group.
+    public var maximumNestedCycles = 10
+    /// Edges of one cycle's round trip.
+    public var maximumCycleEdges = 24
+    /// Nodes of one retaining path (the first and last halves are kept).
+    public var maximumPathNodes = 24
+    /// Types in a case's growth table.
+    public var maximumGrowthTypes = 100
+
+    public init() {}
+}
+
+/// A block a retaining path is asked for.
+public enum HeapPathTarget: Sendable, Hashable {
+    /// The nearest live block whose type name is `name`, or ends with `.name` (module left out).
+    case type(named: String, reason: HeapPathReason)
+    /// The nearest live block of exactly this type (name, kind, and size for an unnamed block).
+    case exactType(HeapTypeName, reason: HeapPathReason)
+    /// The block starting at `address`.
+    case block(address: UInt64, reason: HeapPathReason)
+
+    var reason: HeapPathReason {
+        switch self {
+        case .type(_, let reason), .exactType(_, let reason), .block(_, let reason): return reason
+        }
+    }
+}
+
+/// What an analysis is asked for and how much it keeps.
+public struct HeapAnalysisOptions: Sendable, Hashable {
+    /// Blocks and types whose retaining paths are wanted (tracked survivors, `--retained-by` types).
+    public var targets: [HeapPathTarget]
+    /// How many groups, paths and types the summary keeps.
+    public var limits: HeapGraphLimits
+
+    public init(targets: [HeapPathTarget] = [], limits: HeapGraphLimits = HeapGraphLimits()) {
+        self.targets = targets
+        self.limits = limits
+    }
+}
+
+/// One capture analysed: the bounded summary that goes into run.json, and the full type census the
+/// generations are computed from.
+public struct HeapCaptureAnalysis: Sendable {
+    /// The bounded summary for run.json.
+    public var summary: HeapCaptureSummary
+    /// Every type's live count and bytes (unbounded), for the generations.
+    public var census: HeapTypeCensus
+}
+
+/// The heap graph's analysis: reachability, leak groups, retaining paths and types. Plain functions over
+/// a `HeapSnapshot`; deterministic (the snapshot is canonical, every tie is broken by address or name).
+public enum HeapAnalysis {
+    /// Analyses one capture. `census` may be passed when already computed (`HeapGenerationTracker` does).
+    public static func analyse(
+        _ snapshot: HeapSnapshot, options: HeapAnalysisOptions = HeapAnalysisOptions(), census: HeapTypeCensus? = nil
+    ) -> HeapCaptureAnalysis {
+        let census = census ?? HeapTypeCensus(snapshot)
+        let reach = Reachability(snapshot)
+        var summary = HeapCaptureSummary(label: snapshot.label, timeNanoseconds: snapshot.timeNanoseconds)
+        summary.liveBlocks = snapshot.blockCount
+        summary.liveBytes = snapshot.sizes.reduce(0) { $0 + Int($1) }
+        summary.rootCount = snapshot.roots.count
+        for block in 0..<snapshot.blockCount {
+            if reach.isReached(block) {
+                summary.reachableBlocks += 1
+                summary.reachableBytes += Int(snapshot.sizes[block])
+            } else if reach.leaked[block] {
+                summary.leakedBlocks += 1
+                summary.leakedBytes += Int(snapshot.sizes[block])
+            }
+        }
+        let grouping = LeakGrouping(LeakedGraph(snapshot, leaked: reach.leaked))
+        var groups = GroupSummarizer(snapshot: snapshot, grouping: grouping, limits: options.limits)
+        groups.fill(&summary)
+        (summary.paths, summary.omittedPaths) = PathFinder(snapshot: snapshot, reach: reach, limits: options.limits)
+            .paths(for: options.targets)
+        summary.types = Array(census.tallies.prefix(options.limits.maximumTypes))
+        summary.omittedTypes = census.tallies.count - summary.types.count
+        summary.omittedTypeBytes = census.tallies.dropFirst(summary.types.count).reduce(0) { $0 + $1.bytes }
+        return HeapCaptureAnalysis(summary: summary, census: census)
+    }
+}

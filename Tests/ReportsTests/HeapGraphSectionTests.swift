@@ -1,0 +1,178 @@
+import Foundation
+import HarnessModel
+import Testing
+
+@testable import Reports
+
+/// A made-up case: a subscription cycle kept by a root leak, a self-loop, a growing screen type and a path.
+enum HeapGraphFixture {
+    static func type(_ name: String) -> HeapTypeName { HeapTypeName(name: name, kind: .swiftObject) }
+
+    static let closure = HeapTypeName(name: "", kind: .closureContext, unnamedBlockBytes: 32)
+    static let block10 = HeapTypeName(name: "", kind: .unknown, unnamedBlockBytes: 10)
+
+    static var cycle: HeapCycle {
+        HeapCycle(
+            memberBlocks: 3, memberBytes: 232,
+            edges: [
+                HeapCycleEdge(
+                    from: type("App.ProfileScreen"), fieldName: "subscription", byteOffset: 16, kind: .strong,
+                    to: type("OpenCombine.Sink<App.Profile>")),
+                HeapCycleEdge(
+                    from: type("OpenCombine.Sink<App.Profile>"), fieldName: "receiveValue", byteOffset: 24,
+                    kind: .strong, to: closure),
+                HeapCycleEdge(
+                    from: closure, fieldName: "self", byteOffset: 16, kind: .strong, to: type("App.ProfileScreen")),
+            ])
+    }
+
+    static var capture: HeapCaptureSummary {
+        var capture = HeapCaptureSummary(label: "after teardown", timeNanoseconds: 1_500_000_000)
+        capture.liveBlocks = 1_204
+        capture.liveBytes = 96_512
+        capture.rootCount = 310
+        capture.reachableBlocks = 1_192
+        capture.reachableBytes = 96_122
+        capture.leakedBlocks = 12
+        capture.leakedBytes = 390
+        capture.cycleCount = 3
+        capture.rootCycleCount = 2
+        capture.rootLeakCount = 5
+        capture.groups = [
+            HeapLeakGroup(
+                kind: .rootCycle, blocks: 4, bytes: 264, rootBlocks: 3, rootType: type("App.ProfileScreen"),
+                types: [
+                    HeapTypeTally(type: type("App.ProfileScreen"), count: 1, bytes: 160),
+                    HeapTypeTally(type: type("OpenCombine.Sink<App.Profile>"), count: 1, bytes: 40),
+                    HeapTypeTally(type: closure, count: 1, bytes: 32),
+                    HeapTypeTally(
+                        type: HeapTypeName(name: "", kind: .sideTable, unnamedBlockBytes: 32), count: 1, bytes: 32),
+                ],
+                allocationStack: ["App.ProfileScreen.init() (ProfileScreen.swift:14)", "main (main.swift:3)"],
+                cycle: cycle),
+            HeapLeakGroup(
+                kind: .rootCycle, blocks: 1, bytes: 32, rootBlocks: 1, rootType: type("App.Node"),
+                types: [HeapTypeTally(type: type("App.Node"), count: 1, bytes: 32)],
+                cycle: HeapCycle(
+                    memberBlocks: 1, memberBytes: 32,
+                    edges: [
+                        HeapCycleEdge(
+                            from: type("App.Node"), fieldName: "next", byteOffset: 16, kind: .strong,
+                            to: type("App.Node"))
+                    ])),
+            HeapLeakGroup(
+                kind: .rootLeak, blocks: 3, bytes: 30, rootBlocks: 1, rootType: block10,
+                types: [HeapTypeTally(type: block10, count: 3, bytes: 30)],
+                omittedTypes: 2, allocationStack: ["main (probe.c:12)"],
+                nestedCycles: [
+                    HeapCycle(
+                        memberBlocks: 2, memberBytes: 20,
+                        edges: [
+                            HeapCycleEdge(from: block10, fieldName: nil, byteOffset: 8, kind: .strong, to: block10),
+                            HeapCycleEdge(from: block10, fieldName: nil, byteOffset: 0, kind: .strong, to: block10),
+                        ])
+                ]),
+        ]
+        capture.omittedGroups = 4
+        capture.omittedGroupBlocks = 4
+        capture.omittedGroupBytes = 64
+        capture.paths = [
+            HeapRetainingPath(
+                query: "ProfileStore", reason: .requestedType, reachableInstances: 1, leakedInstances: 0,
+                root: HeapPathRoot(
+                    kind: .global(symbol: "App.ProfileStore.shared", module: "App"),
+                    description: "App.ProfileStore.shared"),
+                nodes: [
+                    HeapPathNode(
+                        type: type("App.ProfileStore"), fieldName: "observers", byteOffset: 16, edgeKind: .strong),
+                    HeapPathNode(
+                        type: HeapTypeName(name: "", kind: .arrayStorage, unnamedBlockBytes: 64), byteOffset: 32,
+                        edgeKind: .strong),
+                    HeapPathNode(type: closure, fieldName: "screen", byteOffset: 16, edgeKind: .unowned),
+                    HeapPathNode(type: type("App.DetailScreen")),
+                ]),
+            HeapRetainingPath(
+                query: "App.Link", reason: .growingType, reachableInstances: 40, leakedInstances: 0,
+                root: HeapPathRoot(
+                    kind: .threadStack(threadID: 2, threadName: "worker", frameFunction: "App.Worker.run()"),
+                    description: "thread 2"),
+                nodes: [
+                    HeapPathNode(type: type("App.List"), fieldName: "head", byteOffset: 16, edgeKind: .strong),
+                    HeapPathNode(type: type("App.Link"), fieldName: "next", byteOffset: 16, edgeKind: .strong),
+                    HeapPathNode(type: type("App.Link"), fieldName: "next", byteOffset: 16, edgeKind: .strong),
+                    HeapPathNode(type: type("App.Link")),
+                ], omittedNodes: 36),
+            HeapRetainingPath(
+                query: "App.Gone", reason: .trackedSurvivor, reachableInstances: 0, leakedInstances: 2, root: nil,
+                nodes: []),
+        ]
+        capture.types = [HeapTypeTally(type: type("App.ProfileScreen"), count: 3, bytes: 480)]
+        capture.omittedPaths = 1
+        return capture
+    }
+
+    static var summary: HeapGraphSummary {
+        var iteration = HeapCaptureSummary(label: "iteration 3", timeNanoseconds: 1_000_000_000)
+        iteration.leakedBlocks = 0
+        return HeapGraphSummary(
+            captures: [iteration, capture],
+            growth: [
+                HeapTypeGrowth(
+                    type: type("App.ProfileScreen"), counts: [1, 2, 3], bytes: [160, 320, 480], isSuspect: true),
+                HeapTypeGrowth(type: closure, counts: [2, 1, 2], bytes: [64, 32, 64], isSuspect: false),
+            ],
+            omittedGrowthTypes: 1, generationLabels: ["iteration 1", "iteration 2", "iteration 3"],
+            failures: [HeapCaptureFailure(label: "iteration 4", reason: .timedOut, detail: "no reply within 5 s")])
+    }
+}
+
+struct HeapGraphSectionTests {
+    @Test func sectionMatchesGolden() throws {
+        let text = try #require(
+            HeapGraphSection.markdown(
+                for: HeapGraphFixture.summary, strategy: "strong-self",
+                cycleDiagram: { "heap/strong-self-cycle-\($0).svg" }))
+        try ReportWriterTests().checkGolden(text, "heap-graph-section.md")
+    }
+
+    @Test func anEmptySummaryHasNoSection() {
+        #expect(HeapGraphSection.markdown(for: HeapGraphSummary(captures: []), strategy: "x") == nil)
+    }
+
+    @Test func cycleDiagramsAreValidSVGAndMatchGolden() throws {
+        let ring = CycleDiagram.svg(for: HeapGraphFixture.cycle, title: "subscriptions · strong-self · cycle 1")
+        let loop = try #require(HeapGraphFixture.capture.groups[1].cycle)
+        let selfLoop = CycleDiagram.svg(for: loop, title: "cycle 2")
+        for svg in [ring, selfLoop] {
+            let check = XMLCheck.parse(svg)
+            #expect(check.error == nil)
+            #expect(
+                check.elements.first == "svg" && check.elements.contains("title") && check.elements.contains("desc"))
+        }
+        #expect(ring.contains("receiveValue") && ring.contains("closure context"))
+        try ReportWriterTests().checkGolden(ring, "heap-cycle.svg")
+        try ReportWriterTests().checkGolden(selfLoop, "heap-cycle-self-loop.svg")
+    }
+
+    @Test func theCaptureJSONRoundTripsAndIsStable() throws {
+        let capture = HeapGraphFixture.capture
+        let text = try HeapGraphJSON.render(capture, scenario: "subscriptions", strategy: "strong-self")
+        #expect(try HeapGraphJSON.render(capture, scenario: "subscriptions", strategy: "strong-self") == text)
+        try JSONText.check(Array(text.utf8))
+        struct Document: Decodable {
+            var format: String
+            var version: Int
+            var capture: HeapCaptureSummary
+        }
+        let decoded = try JSONDecoder().decode(Document.self, from: Data(text.utf8))
+        #expect(decoded.format == HeapGraphJSON.format && decoded.version == 1 && decoded.capture == capture)
+    }
+
+    @Test func unnamedBlocksAreNamedByWhatTheyAre() {
+        #expect(
+            HeapGraphSection.typeLabel(HeapTypeName(name: "", kind: .unknown, unnamedBlockBytes: 48))
+                == "block of 48 bytes")
+        #expect(HeapGraphSection.typeLabel(HeapGraphFixture.closure) == "closure context")
+        #expect(HeapGraphSection.typeLabel(HeapGraphFixture.type("App.A")) == "App.A")
+    }
+}
