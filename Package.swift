@@ -63,7 +63,8 @@ let package = Package(
         ),
         // The sampler, the agent's readings (found at run time), memory budgets and the case executor.
         .target(
-            name: "Measurement", dependencies: ["WorkloadKit", "AllocatorProbe", "CSystem"], swiftSettings: settings),
+            name: "Measurement", dependencies: ["WorkloadKit", "AllocatorProbe", "CSystem", "HeapGraph"],
+            swiftSettings: settings),
 
         // MARK: Memory expectations in the ordinary test runner: `expectMemory(peakBelow:...) { ... }`
         // Replica processes: the parent-death signal at load and a bounded wait for a child (C: prctl is variadic).
@@ -97,7 +98,7 @@ let package = Package(
         .target(name: "Attribution", dependencies: ["HarnessModel", "CSystem"], swiftSettings: settings),
 
         // MARK: Heap graph: a heap capture -> reachability, leak groups (cycles), retaining paths, generations
-        .target(name: "HeapGraph", dependencies: ["HarnessModel"], swiftSettings: settings),
+        .target(name: "HeapGraph", dependencies: ["HarnessModel", "Attribution"], swiftSettings: settings),
 
         // MARK: Reports: run.json (the record) and its renderings (depend on the values only)
         .target(name: "Reports", dependencies: ["HarnessModel", "CSystem", "CZlib"], swiftSettings: settings),
@@ -194,6 +195,14 @@ let package = Package(
         ),
         // A Swift program that stops on `fatalError`, run as a command case by the fault tests.
         .executableTarget(name: "trap-probe", path: "Tests/Programs/trap-probe", swiftSettings: settings),
+        // Swift objects leaked and kept in known ways, captured with the agent preloaded (the heap graph's tests).
+        .executableTarget(
+            name: "heap-fixtures",
+            dependencies: [
+                "Measurement", "HeapGraph", "HarnessModel", .product(name: "OpenCombine", package: "OpenCombine"),
+            ],
+            path: "Tests/Programs/heap-fixtures", swiftSettings: settings
+        ),
 
         // MARK: Tests (mirror the source targets)
         // Builders of made-up results and a way to run a case in the test process, for every test target.
@@ -202,7 +211,9 @@ let package = Package(
             swiftSettings: settings
         ),
         // Spawns agent-probe with the built agent preloaded (`make test` builds both first).
-        .testTarget(name: "MemHarnessAgentTests", dependencies: ["TestSupport"], swiftSettings: settings),
+        .testTarget(
+            name: "MemHarnessAgentTests", dependencies: ["TestSupport", "HeapGraph", "HarnessModel"],
+            swiftSettings: settings),
         .testTarget(name: "HarnessModelTests", dependencies: ["TestSupport", "HarnessModel"], swiftSettings: settings),
         .testTarget(name: "WorkloadKitTests", dependencies: ["TestSupport", "WorkloadKit"], swiftSettings: settings),
         .testTarget(

@@ -735,6 +735,7 @@ __attribute__((constructor(101))) static void mh_start(void) {
     unsigned state = mh_read_environment();
     find_jemalloc_entry_points();
     mh_find_agent_text();
+    mh_heap_start();
     bool sampler = mh_config.interval_ns > 0 && mh_config.samples_path[0] != 0;
     bool record = mh_config.record_path[0] != 0;
     bool stacks = mh_config.stack_sample_bytes > 0;

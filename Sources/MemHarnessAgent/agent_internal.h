@@ -201,6 +201,7 @@ MH_HIDDEN int64_t mh_heap_block_count(void);
 MH_HIDDEN void mh_heap_fork_prepare(void);
 MH_HIDDEN void mh_heap_fork_parent(void);
 MH_HIDDEN void mh_heap_fork_child(void);
+MH_HIDDEN void mh_heap_start(void);  // the constructor's part: the signal-mask wrappers, the stop signal unblocked
 MH_HIDDEN pid_t mh_sampler_tid(void);
 
 // ---- Snapshots, marks, record (marks.c) -------------------------------------------------------

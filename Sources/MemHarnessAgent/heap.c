@@ -375,6 +375,7 @@ struct mh_segment {
 };
 struct mh_range {
     uintptr_t start, end;
+    bool anonymous_writable;  // rw- and no file (inode 0): a thread stack, a heap extent, a private mapping
 };
 
 static struct {
@@ -432,8 +433,9 @@ static uintptr_t parse_hex(const char **cursor) {
     }
 }
 
-// The readable mappings of /proc/self/maps, read whole into a mapping (a few KiB to a few MiB).
-static bool read_mappings(void) {
+// The readable mappings of /proc/self/maps, read whole into a mapping (a few KiB to a few MiB). The capture's
+// own mappings are left out: the text itself (unmapped before the scan) and the writer's buffer `excluded`.
+static bool read_mappings(uintptr_t excluded) {
     size_t capacity = (size_t)8 << 20;
     char *text = heap_map(capacity);
     if (text == NULL) return false;
@@ -456,7 +458,18 @@ static bool read_mappings(void) {
         uintptr_t start = parse_hex(&p);
         if (*p == '-') p++;
         uintptr_t end = parse_hex(&p);
-        if (*p == ' ' && p[1] == 'r') layout.mappings[layout.mapping_count++] = (struct mh_range){start, end};
+        bool own = (start <= (uintptr_t)text && (uintptr_t)text < end) || (start <= excluded && excluded < end);
+        if (*p == ' ' && p[1] == 'r' && !own) {
+            // "rw-p 00000000 00:00 0": writable, then offset, device and an inode of 0 (no file).
+            bool writable = p[2] == 'w';
+            const char *field = p + 6;
+            for (int skip = 0; skip < 2 && *field; skip++) {
+                while (*field && *field != ' ') field++;
+                while (*field == ' ') field++;
+            }
+            bool no_file = field[0] == '0' && (field[1] == ' ' || field[1] == '\n' || field[1] == 0);
+            layout.mappings[layout.mapping_count++] = (struct mh_range){start, end, writable && no_file};
+        }
         const char *newline = strchr(line, '\n');
         if (newline == NULL) break;
         line = newline + 1;
@@ -788,6 +801,31 @@ static bool snapshot_table(struct mh_sorted *sorted, void **regions, size_t *reg
     return true;
 }
 
+// glibc keeps the stacks of ended threads for reuse, with their thread control block at the top, and the control
+// block keeps the thread's dynamic thread vector (`dtv`, a malloc'd block, with the TLS blocks of dlopen'd modules
+// hanging from it) for the next thread: live memory the C library owns. A control block is recognised by its two
+// self-pointers (tcbhead_t's `tcb` at 0 and `self` at 16, x86-64); only its `dtv` word (at 8) is a root, of kind
+// TLS with the owner UINT32_MAX (no live thread): the rest of an ended thread's TLS is stale and keeps nothing.
+static uint64_t scan_cached_thread_blocks(struct mh_writer *writer, const struct mh_sorted *sorted) {
+    uint64_t roots = 0;
+#if defined(__x86_64__)
+    for (int i = 0; i < layout.mapping_count; i++) {
+        const struct mh_range *range = &layout.mappings[i];
+        if (!range->anonymous_writable || range->end - range->start < 16384) continue;
+        for (uintptr_t at = range->end - 16384; at + 24 <= range->end; at += 8) {
+            const uintptr_t *words = (const uintptr_t *)at;
+            if (words[0] != at || words[2] != at) continue;
+            roots += scan_range_as_root(writer, sorted, at + 8, at + 16, MH_ROOT_TLS, UINT32_MAX);
+            break;
+        }
+    }
+#else
+    (void)writer;
+    (void)sorted;
+#endif
+    return roots;
+}
+
 static void put_threads_and_roots(struct mh_writer *writer, const struct mh_sorted *sorted, const struct mh_stopped *self) {
     uint32_t stopped = atomic_load_explicit(&stop.slots_taken, memory_order_acquire);
     if (stopped > MH_MAX_THREADS) stopped = MH_MAX_THREADS;
@@ -802,6 +840,7 @@ static void put_threads_and_roots(struct mh_writer *writer, const struct mh_sort
     }
     roots += scan_thread(writer, sorted, self, 0);
     for (uint32_t i = 0; i < stopped; i++) roots += scan_thread(writer, sorted, &stop.threads[i], i + 1);
+    roots += scan_cached_thread_blocks(writer, sorted);
     patch_u64(writer, at, roots);
 }
 
@@ -883,24 +922,27 @@ int memharness_agent_capture_heap(const char *path, const char *label) {
         layout.module_count = layout.segment_count = 0;
         layout.tls_below = 0;
         dl_iterate_phdr(collect_segments, (void *)(uintptr_t)&memharness_agent_capture_heap);
-        if (!read_mappings()) {
+        static struct mh_world world;
+        mh_stacks_fork_prepare();
+        mh_marks_fork_prepare();
+        heap_lock_all();
+        atomic_store_explicit(&stop.arrived, 0, memory_order_relaxed);
+        atomic_store_explicit(&stop.left, 0, memory_order_relaxed);
+        atomic_store_explicit(&stop.slots_taken, 0, memory_order_relaxed);
+        atomic_fetch_add_explicit(&stop.generation, 1, memory_order_release);  // odd: capturing
+        stop_world(&world);
+        // The mappings are read with the world stopped: a thread that unmapped or protected memory between a
+        // reading and the scan would make the scan fault.
+        bool mapped = read_mappings((uintptr_t)writer.buffer);
+        bool written = mapped && capture_stopped(&writer, label, &world, &self);
+        resume_world(&world);
+        heap_unlock_all();
+        mh_marks_fork_parent();
+        mh_stacks_fork_parent();
+        if (!mapped) {
             code = fail("cannot read /proc/self/maps", EIO);
-        } else {
-            static struct mh_world world;
-            mh_stacks_fork_prepare();
-            mh_marks_fork_prepare();
-            heap_lock_all();
-            atomic_store_explicit(&stop.arrived, 0, memory_order_relaxed);
-            atomic_store_explicit(&stop.left, 0, memory_order_relaxed);
-            atomic_store_explicit(&stop.slots_taken, 0, memory_order_relaxed);
-            atomic_fetch_add_explicit(&stop.generation, 1, memory_order_release);  // odd: capturing
-            stop_world(&world);
-            bool written = capture_stopped(&writer, label, &world, &self);
-            resume_world(&world);
-            heap_unlock_all();
-            mh_marks_fork_parent();
-            mh_stacks_fork_parent();
-            if (!written) code = fail("cannot write the capture file (disk full?) or map its buffers", EIO);
+        } else if (!written) {
+            code = fail("cannot write the capture file (disk full?) or map its buffers", EIO);
         }
     }
     if (writer.fd >= 0) {
@@ -913,4 +955,49 @@ int memharness_agent_capture_heap(const char *path, const char *label) {
     thread->guard--;
     mh_release_lock(&capture_lock);
     return code;
+}
+
+// ---- The stop signal stays deliverable -------------------------------------------------------------------------
+// Threads that block every signal (libdispatch's workers do, so does a process started with a mask that blocks
+// it) could not be stopped. While the heap is tracked, the agent's pthread_sigmask and sigprocmask take the stop
+// signal out of any set they are asked to block, as the Boehm collector's wrappers do; the thread that starts the
+// process gets it unblocked at start-up. Without heap tracking both forward unchanged.
+typedef int (*mask_fn)(int, const sigset_t *, sigset_t *);
+static _Atomic(mask_fn) next_pthread_sigmask;
+static _Atomic(mask_fn) next_sigprocmask;
+
+static int raw_sigprocmask(int how, const sigset_t *set, sigset_t *old) {
+    return (int)syscall(SYS_rt_sigprocmask, how, set, old, (size_t)(_NSIG / 8));
+}
+
+static const sigset_t *without_stop_signal(int how, const sigset_t *set, sigset_t *copy) {
+    if (set == NULL || how == SIG_UNBLOCK || !heap_ready || !sigismember(set, MH_STOP_SIGNAL)) return set;
+    *copy = *set;
+    sigdelset(copy, MH_STOP_SIGNAL);
+    return copy;
+}
+
+int pthread_sigmask(int how, const sigset_t *set, sigset_t *old) {
+    sigset_t copy;
+    set = without_stop_signal(how, set, &copy);
+    mask_fn next = atomic_load_explicit(&next_pthread_sigmask, memory_order_acquire);
+    if (next != NULL) return next(how, set, old);
+    return raw_sigprocmask(how, set, old) == 0 ? 0 : errno;
+}
+
+int sigprocmask(int how, const sigset_t *set, sigset_t *old) {
+    sigset_t copy;
+    set = without_stop_signal(how, set, &copy);
+    mask_fn next = atomic_load_explicit(&next_sigprocmask, memory_order_acquire);
+    return next != NULL ? next(how, set, old) : raw_sigprocmask(how, set, old);
+}
+
+void mh_heap_start(void) {
+    atomic_store_explicit(&next_pthread_sigmask, (mask_fn)dlsym(RTLD_NEXT, "pthread_sigmask"), memory_order_release);
+    atomic_store_explicit(&next_sigprocmask, (mask_fn)dlsym(RTLD_NEXT, "sigprocmask"), memory_order_release);
+    if (!heap_ready) return;
+    sigset_t stop_only;
+    sigemptyset(&stop_only);
+    sigaddset(&stop_only, MH_STOP_SIGNAL);
+    raw_sigprocmask(SIG_UNBLOCK, &stop_only, NULL);
 }

@@ -203,7 +203,8 @@ import WorkloadKit
         #expect(snapshot.addresses == ContiguousArray((0..<201).map { UInt64(0x1000 + $0 * 0x40) }))
         #expect(snapshot.kinds[0] == .arrayStorage && snapshot.stack(ofBlock: 0) == ["main (m.swift:1)"])
         #expect(snapshot.edgeStart[1] == 200 && snapshot.edgeStart.last == 200)
-        #expect(Array(snapshot.edgeByteOffsets) == (0..<200).map { UInt32(32 + 8 * $0) })
+        let offsets: [UInt32] = (0..<200).map { (index: Int) -> UInt32 in UInt32(32 + 8 * index) }
+        #expect(Array(snapshot.edgeByteOffsets) == offsets)
         #expect(Array(snapshot.edgeTargets) == (1...200).map { UInt32($0) })
         #expect(snapshot.fieldName(ofEdge: 0) == "element" && snapshot.source(ofEdge: 199) == 0)
         #expect(snapshot.block(at: 0x1040) == 1 && snapshot.block(at: 0x1041) == nil)

@@ -4,9 +4,9 @@
 #   Sources/MemHarnessAgent/bench/churn.sh [pairs] [rounds]      (defaults: 20000000 pairs, 7 rounds)
 #
 # `agent-probe churn <pairs>` (malloc/free pairs of 16 B-4 KiB, 64 alive, one thread: the calibration
-# workload's churn in C) runs under five configurations, their order rotating from round to round so no
+# workload's churn in C) runs under six configurations, their order rotating from round to round so no
 # configuration always runs first or last; the probe times its own loop (wall and CPU, start-up excluded).
-# A sixth, for calibration, is the interposer the agent replaces (Sources/CExactPeak, compiled here into a
+# A seventh, for calibration, is the interposer the agent replaces (Sources/CExactPeak, compiled here into a
 # preloadable library with the toolchain's clang): its ratio was 1.28x on a quiet machine, so it shows how
 # far the machine's state of the moment inflates every ratio. Prints the median of each and its ratio to the
 # uninstrumented median. Release build; not a test.
@@ -29,13 +29,14 @@ done
 
 REFERENCE=$(mktemp -d)
 trap 'rm -rf "$REFERENCE"' EXIT
-NAMES=("uninstrumented" "agent, nothing on" "exact" "stacks, 64 KiB mean" "exact + stacks" "reference: CExactPeak (exact)")
-CONFIGS=5
+NAMES=("uninstrumented" "agent, nothing on" "exact" "stacks, 64 KiB mean" "exact + stacks" "heap graph (every live block tracked)"
+  "reference: CExactPeak (exact)")
+CONFIGS=6
 # The reference row only while Sources/CExactPeak exists and a clang is at hand.
 if [ -e Sources/CExactPeak/exact_peak.c ] && command -v clang >/dev/null &&
   clang -shared -fPIC -O2 -fno-omit-frame-pointer -ISources/CExactPeak/include -ISources/CExactPeakHooks/include \
     Sources/CExactPeak/exact_peak.c Sources/CExactPeak/exact_peak_new.cpp -o "$REFERENCE/exact-peak.so" -ljemalloc -lstdc++; then
-  CONFIGS=6
+  CONFIGS=7
 fi
 # One configuration: its LD_PRELOAD, then its agent variables.
 config() {
@@ -45,7 +46,8 @@ config() {
     2) echo "$AGENT $JEMALLOC|MEMHARNESS_AGENT_EXACT=1" ;;
     3) echo "$AGENT $JEMALLOC|MEMHARNESS_AGENT_STACK_SAMPLE_BYTES=65536" ;;
     4) echo "$AGENT $JEMALLOC|MEMHARNESS_AGENT_EXACT=1 MEMHARNESS_AGENT_STACK_SAMPLE_BYTES=65536" ;;
-    5) echo "$REFERENCE/exact-peak.so $JEMALLOC" ;;
+    5) echo "$AGENT $JEMALLOC|MEMHARNESS_AGENT_HEAP=1" ;;
+    6) echo "$REFERENCE/exact-peak.so $JEMALLOC" ;;
   esac
 }
 
@@ -57,7 +59,7 @@ run() {
   variables=""
   [[ $spec == *"|"* ]] && variables=${spec#*|}
   # shellcheck disable=SC2086  # the variables are words on purpose
-  line=$(env -u MEMHARNESS_AGENT_EXACT -u MEMHARNESS_AGENT_STACK_SAMPLE_BYTES LD_PRELOAD="$preload" $variables "$PROBE" churn "$PAIRS" | grep '^churn ')
+  line=$(env -u MEMHARNESS_AGENT_EXACT -u MEMHARNESS_AGENT_STACK_SAMPLE_BYTES -u MEMHARNESS_AGENT_HEAP LD_PRELOAD="$preload" $variables "$PROBE" churn "$PAIRS" | grep '^churn ')
   # churn pairs N wall_ns W cpu_ns C ...
   echo "$1 $(echo "$line" | awk '{print $5, $7}')" >>"$RESULTS"
 }

@@ -1,0 +1,434 @@
+import Attribution
+import Foundation
+import HarnessModel
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Names a capture of this very process: Swift types from their metadata, fields from the reflection metadata,
+/// side tables and `weak` references from the refcount word, C++ objects from their vtable, roots and stacks
+/// from the modules' symbol tables. Must run in the process the capture was taken of, soon after it (it reads
+/// the metadata the blocks point at); every read is checked against the process's readable mappings first.
+///
+/// How a block is recognised as a Swift heap object (stdlib/public/SwiftShims/HeapObject.h): its first word is
+/// a metadata pointer. For a class instance the metadata's kind word is 0 (no Objective-C interop), its nominal
+/// type descriptor (at +40) lies in a loaded image and says "class" (kind 16), and the instance size it states
+/// (at +24) fits in the block; closure contexts, boxes and tasks have metadata kinds 0x400, 0x500 and 0x502. The
+/// second word is the inline refcount; with its two top bits set it holds a side table's address shifted right
+/// by 3 (RefCount.h), and the side table's first word points back at the object.
+public struct CaptureNaming {
+    private let capture: CaptureFile
+    private let inspectsThisProcess: Bool
+    private let mappings: ProcessMappings
+    private var symbols: [Int: ELFSymbols] = [:]
+    private var demangled: [String: String] = [:]
+    private var types: [UInt64: TypeInfo?] = [:]
+    private let demangler = SwiftDemangler(methods: [.runtimeSimplified, .runtimeFull])
+
+    /// What one metadata pointer says of the blocks that start with it.
+    struct TypeInfo {
+        var kind: HeapBlockKind
+        var name: String
+        /// (byte offset, field name, the field is `unowned`), sorted by offset.
+        var fields: [(offset: UInt64, name: String, unowned: Bool)] = []
+    }
+
+    /// Names `capture`. With `inspectsThisProcess` (the capture is of this process, just taken), types are named
+    /// from the metadata in memory; without it (a capture another program wrote) only roots and stacks are named,
+    /// from the modules' files, and every block is an unnamed block of its size.
+    public init(capture: CaptureFile, inspectsThisProcess: Bool) {
+        self.capture = capture
+        self.inspectsThisProcess = inspectsThisProcess
+        mappings = inspectsThisProcess ? ProcessMappings.current() : ProcessMappings(mappings: [])
+    }
+
+    /// The capture as a named, canonical graph.
+    public mutating func snapshot() throws(HeapGraphError) -> HeapSnapshot {
+        var builder = HeapSnapshotBuilder(label: capture.label, timeNanoseconds: capture.timeNanoseconds)
+        builder.reserve(blocks: capture.addresses.count, edges: capture.edgeTargets.count)
+        let blockTypes = nameBlocks()
+        var stackIndex: [UInt32: UInt32] = [:]
+        for (id, frames) in capture.stacks { stackIndex[id] = builder.addStack(frames.map { frameName($0) }) }
+        for index in capture.addresses.indices {
+            let info = blockTypes[index]
+            let name = builder.intern(info?.name ?? "")
+            builder.addBlock(
+                address: capture.addresses[index], sizeBytes: capture.sizes[index], kind: info?.kind ?? .unknown,
+                typeNameIndex: name,
+                stackIndex: stackIndex[capture.stackIDs[index]] ?? HeapSnapshot.none)
+        }
+        for edge in capture.edgeSources.indices {
+            let from = Int(capture.edgeSources[edge])
+            let to = Int(capture.edgeTargets[edge])
+            let offset = UInt64(capture.edgeOffsets[edge])
+            let (kind, field) = Self.classify(
+                from: blockTypes[from], to: blockTypes[to], offset: offset, header: capture.addresses[from])
+            let fieldIndex = field.map { builder.intern($0) } ?? HeapSnapshot.none
+            builder.addEdge(
+                from: UInt32(from), to: UInt32(to), byteOffset: UInt32(clamping: offset), kind: kind,
+                fieldNameIndex: fieldIndex)
+        }
+        for root in capture.roots {
+            let (kind, description) = describe(root)
+            builder.addRoot(kind, description: description, block: UInt32(root.target), slotAddress: root.slot)
+        }
+        return try builder.build()
+    }
+
+    // MARK: Blocks
+
+    private mutating func nameBlocks() -> [TypeInfo?] {
+        var named = [TypeInfo?](repeating: nil, count: capture.addresses.count)
+        guard inspectsThisProcess else { return named }
+        for index in capture.addresses.indices {
+            let first = capture.firstWords[index]
+            guard mappings.isReadable(first, length: 8) else { continue }
+            if let cached = types[first] {
+                named[index] = cached.flatMap { fits($0, first, in: index) ? $0 : nil }
+                continue
+            }
+            let info = swiftType(metadata: first) ?? cxxType(vtable: first)
+            types[first] = info
+            named[index] = info.flatMap { fits($0, first, in: index) ? $0 : nil }
+        }
+        // Side tables: named from their object's refcount word, once every object is known.
+        for index in capture.addresses.indices where named[index].map({ $0.kind != .cxxObject }) ?? false {
+            let refcount = capture.secondWords[index]
+            guard refcount >> 62 == 3 else { continue }
+            let table = (refcount & 0x3FFF_FFFF_FFFF_FFFF) << 3
+            if let side = blockStarting(at: table), named[side] == nil {
+                named[side] = TypeInfo(kind: .sideTable, name: "side table")
+            }
+        }
+        return named
+    }
+
+    /// A Swift class instance must be at least as big as its metadata says.
+    private func fits(_ info: TypeInfo, _ metadata: UInt64, in block: Int) -> Bool {
+        guard info.kind != .cxxObject, info.kind != .closureContext, info.kind != .box else { return true }
+        guard let size: UInt32 = load(metadata + 24) else { return false }
+        return UInt64(size) <= capture.sizes[block]
+    }
+
+    private func blockStarting(at address: UInt64) -> Int? {
+        var low = 0
+        var high = capture.addresses.count
+        while low < high {
+            let middle = (low + high) / 2
+            if capture.addresses[middle] < address { low = middle + 1 } else { high = middle }
+        }
+        return low < capture.addresses.count && capture.addresses[low] == address ? low : nil
+    }
+
+    private mutating func swiftType(metadata: UInt64) -> TypeInfo? {
+        guard let kind: UInt64 = load(metadata) else { return nil }
+        switch kind {
+        case 0:
+            guard let name = Self.validatedTypeName(metadata, mappings: mappings) else { return nil }
+            var info = TypeInfo(kind: Self.storageKind(of: name), name: name)
+            info.fields = classFields(metadata)
+            return info
+        case 0x400:
+            return mappings.isImage(metadata) ? TypeInfo(kind: .closureContext, name: "closure context") : nil
+        case 0x500:
+            let boxed: UInt64? = load(metadata + 16)
+            let inner = boxed.flatMap { Self.validatedTypeName($0, mappings: mappings) }
+            return TypeInfo(kind: .box, name: inner.map { "box of \($0)" } ?? "box")
+        case 0x502:
+            return mappings.isImage(metadata) ? TypeInfo(kind: .swiftObject, name: "Swift.Task") : nil
+        default:
+            return nil
+        }
+    }
+
+    private static func storageKind(of name: String) -> HeapBlockKind {
+        if name.hasPrefix("Swift._ContiguousArrayStorage<") || name.hasPrefix("Swift.__EmptyArrayStorage") {
+            return .arrayStorage
+        }
+        if name.hasPrefix("Swift._DictionaryStorage<") { return .dictionaryStorage }
+        if name.hasPrefix("Swift._SetStorage<") { return .setStorage }
+        if name.hasPrefix("Swift.__StringStorage") || name.hasPrefix("Swift.__SharedStringStorage") {
+            return .stringStorage
+        }
+        return .swiftObject
+    }
+
+    /// The runtime's name of class, struct or enum metadata at `metadata`, after checking its descriptor.
+    static func validatedTypeName(_ metadata: UInt64, mappings: ProcessMappings) -> String? {
+        guard mappings.isReadable(metadata, length: 56), let pointer = UnsafeRawPointer(bitPattern: UInt(metadata))
+        else { return nil }
+        let kind = pointer.loadUnaligned(as: UInt64.self)
+        // Classes keep their descriptor at +40, value types at +8 (swift/ABI/Metadata.h).
+        let (descriptorOffset, expected): (Int, ClosedRange<UInt32>) =
+            switch kind {
+            case 0: (40, 16...16)
+            case 0x200: (8, 17...17)
+            case 0x201, 0x202: (8, 18...18)
+            default: (0, 1...0)
+            }
+        guard !expected.isEmpty else { return nil }
+        let descriptor = pointer.loadUnaligned(fromByteOffset: descriptorOffset, as: UInt64.self)
+        guard mappings.isImage(descriptor), mappings.isReadable(descriptor, length: 44),
+            let flags = UnsafeRawPointer(bitPattern: UInt(descriptor))?.loadUnaligned(as: UInt32.self),
+            expected.contains(flags & 0x1F)
+        else { return nil }
+        if kind == 0 {
+            // A class: its instance size and alignment mask must be sane.
+            let size = pointer.loadUnaligned(fromByteOffset: 24, as: UInt32.self)
+            let alignMask = pointer.loadUnaligned(fromByteOffset: 28, as: UInt16.self)
+            guard size >= 16, size < 1 << 30, alignMask < 4096 else { return nil }
+        }
+        return _typeName(unsafeBitCast(pointer, to: Any.Type.self), qualified: true)
+    }
+
+    /// Field offsets and names of a class and its superclasses, from their descriptors' field records.
+    private func classFields(_ metadata: UInt64) -> [(offset: UInt64, name: String, unowned: Bool)] {
+        var fields: [(offset: UInt64, name: String, unowned: Bool)] = []
+        var current = metadata
+        for _ in 0..<32 where current != 0 {
+            guard let descriptor: UInt64 = load(current + 40), mappings.isImage(descriptor),
+                let flags: UInt32 = load(descriptor), flags & 0x1F == 16,
+                flags & (1 << 29) == 0,  // a resilient superclass moves the field offsets: not named
+                let fieldCount: UInt32 = load(descriptor + 36), fieldCount < 4096,
+                let vectorOffset: UInt32 = load(descriptor + 40),
+                let fieldDescriptor = relative(descriptor + 16)
+            else { break }
+            for field in 0..<UInt64(fieldCount) {
+                let record = fieldDescriptor + 16 + 12 * field
+                guard let offset: UInt64 = load(current + 8 * UInt64(vectorOffset) + 8 * field),
+                    let nameAddress = relative(record + 8), let name = cString(nameAddress)
+                else { continue }
+                let ownership = relative(record + 4).flatMap { mangledSuffix($0) }
+                fields.append((offset, name, ownership == "Xo" || ownership == "Xu"))
+            }
+            current = load(current + 8) ?? 0
+        }
+        return fields.sorted { $0.offset < $1.offset }
+    }
+
+    private mutating func cxxType(vtable: UInt64) -> TypeInfo? {
+        guard mappings.isImage(vtable), let (module, base) = module(containing: vtable),
+            let symbol = symbolTable(module).object(containing: vtable - base), symbol.name.hasPrefix("_ZTV")
+        else { return nil }
+        let readable = demangle(symbol.name)
+        let name = readable.hasPrefix("vtable for ") ? String(readable.dropFirst("vtable for ".count)) : readable
+        return TypeInfo(kind: .cxxObject, name: name)
+    }
+
+    // MARK: Edges
+
+    static func classify(from source: TypeInfo?, to target: TypeInfo?, offset: UInt64, header: UInt64)
+        -> (HeapEdgeKind, String?)
+    {
+        if source?.kind == .sideTable { return (.sideTableToObject, nil) }
+        if target?.kind == .sideTable { return (.weak, field(of: source, at: offset)?.name) }
+        guard let source else { return (.strong, nil) }
+        switch source.kind {
+        case .arrayStorage, .dictionaryStorage, .setStorage: return (.strong, offset >= 32 ? "element" : nil)
+        case .closureContext: return (.strong, offset >= 16 ? "capture" : nil)
+        case .box: return (.strong, offset >= 16 ? "value" : nil)
+        default:
+            guard let found = field(of: source, at: offset) else { return (.strong, nil) }
+            return (found.unowned ? .unowned : .strong, found.name)
+        }
+    }
+
+    private static func field(of info: TypeInfo?, at offset: UInt64) -> (name: String, unowned: Bool)? {
+        guard let info, let index = info.fields.lastIndex(where: { $0.offset <= offset }) else { return nil }
+        return (info.fields[index].name, info.fields[index].unowned)
+    }
+
+    // MARK: Roots, frames, symbols
+
+    private mutating func describe(_ root: CaptureFile.Root) -> (HeapRootKind, String) {
+        switch root.kind {
+        case .global:
+            let module = capture.modules.indices.contains(root.owner) ? capture.modules[root.owner] : nil
+            let moduleName = module.map { Self.displayName(of: $0.path) } ?? "?"
+            let symbol = module.flatMap { symbolTable(root.owner).object(containing: root.slot - $0.baseAddress) }
+            let name = symbol.map { demangle($0.name) } ?? String(format: "0x%llx", root.slot)
+            return (.global(symbol: name, module: moduleName), "global \(name) (\(moduleName))")
+        case .stack:
+            let thread = capture.threads.indices.contains(root.owner) ? capture.threads[root.owner] : nil
+            let function = thread.flatMap { frameFunction(of: $0, slot: root.slot) }
+            let kind = HeapRootKind.threadStack(
+                threadID: Int(thread?.id ?? 0), threadName: thread?.name, frameFunction: function)
+            return (kind, "\(Self.threadText(thread)) stack" + (function.map { ", frame of \($0)" } ?? ""))
+        case .register:
+            let thread = capture.threads.indices.contains(root.owner) ? capture.threads[root.owner] : nil
+            let name = Self.registerName(Int(root.slot))
+            return (
+                .register(threadID: Int(thread?.id ?? 0), name: name), "\(Self.threadText(thread)) register \(name)"
+            )
+        case .threadLocal:
+            guard capture.threads.indices.contains(root.owner) else {
+                return (.other, "the thread vector of an ended thread's control block, kept by the C library for reuse")
+            }
+            let thread = capture.threads[root.owner]
+            return (.tls(threadID: Int(thread.id)), "\(Self.threadText(thread)) thread-local storage")
+        }
+    }
+
+    private static func threadText(_ thread: CaptureFile.Thread?) -> String {
+        guard let thread else { return "thread ?" }
+        return "thread \(thread.id)" + (thread.name.isEmpty ? "" : " '\(thread.name)'")
+    }
+
+    private static func displayName(of path: String) -> String {
+        path.isEmpty ? "main executable" : (path.split(separator: "/").last.map(String.init) ?? path)
+    }
+
+    /// The function whose frame holds `slot`: frames run from the innermost out, each frame's locals lying
+    /// between its frame pointer and the next one up.
+    private mutating func frameFunction(of thread: CaptureFile.Thread, slot: UInt64) -> String? {
+        guard let innermost = thread.frames.first, slot >= innermost.frame else {
+            return thread.wasStopped ? functionName(thread.programCounter) : nil
+        }
+        let index = thread.frames.lastIndex { $0.frame <= slot } ?? 0
+        return functionName(thread.frames[index].returnAddress &- 1)
+    }
+
+    private mutating func frameName(_ returnAddress: UInt64) -> String {
+        functionName(returnAddress &- 1) ?? String(format: "0x%llx", returnAddress)
+    }
+
+    private mutating func functionName(_ address: UInt64) -> String? {
+        guard let (module, base) = module(containing: address),
+            let symbol = symbolTable(module).function(containing: address - base)
+        else { return nil }
+        return demangle(symbol.name)
+    }
+
+    /// The module loaded at the highest base at or below `address` (modules do not overlap).
+    private func module(containing address: UInt64) -> (Int, UInt64)? {
+        var best: (Int, UInt64)?
+        for (index, module) in capture.modules.enumerated() where module.baseAddress <= address {
+            if best.map({ module.baseAddress > $0.1 }) ?? true { best = (index, module.baseAddress) }
+        }
+        return best
+    }
+
+    private mutating func symbolTable(_ module: Int) -> ELFSymbols {
+        if let table = symbols[module] { return table }
+        let path = capture.modules[module].path
+        let table = ELFSymbols(path: path.isEmpty ? "/proc/self/exe" : path)
+        symbols[module] = table
+        return table
+    }
+
+    private mutating func demangle(_ name: String) -> String {
+        if let known = demangled[name] { return known }
+        let readable = demangler.demangle([name]).names[name] ?? name
+        demangled[name] = readable
+        return readable
+    }
+
+    private static func registerName(_ number: Int) -> String {
+        #if arch(x86_64)
+            let names = [
+                "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "rdi", "rsi", "rbp", "rbx", "rdx", "rax", "rcx",
+                "rsp", "rip",
+            ]
+            return number < names.count ? names[number] : "register \(number)"
+        #else
+            return number == 31 ? "sp" : number == 32 ? "pc" : "x\(number)"
+        #endif
+    }
+
+    // MARK: Checked reads
+
+    private func load<T: BitwiseCopyable>(_ address: UInt64) -> T? {
+        guard mappings.isReadable(address, length: MemoryLayout<T>.size),
+            let pointer = UnsafeRawPointer(bitPattern: UInt(address))
+        else { return nil }
+        return pointer.loadUnaligned(as: T.self)
+    }
+
+    /// The target of a 32-bit relative pointer stored at `address` (nil when it is null or unreadable).
+    private func relative(_ address: UInt64) -> UInt64? {
+        guard let offset: Int32 = load(address), offset != 0 else { return nil }
+        return UInt64(bitPattern: Int64(bitPattern: address) &+ Int64(offset))
+    }
+
+    private func cString(_ address: UInt64) -> String? {
+        var bytes: [UInt8] = []
+        for index in 0..<UInt64(256) {
+            guard let byte: UInt8 = load(address + index) else { return nil }
+            if byte == 0 { return String(decoding: bytes, as: UTF8.self) }
+            bytes.append(byte)
+        }
+        return nil
+    }
+
+    /// The last two plain characters of a mangled type name (symbolic references skipped): `Xw`, `Xo`, `Xu`
+    /// mark `weak`, `unowned` and `unowned(unsafe)` storage.
+    private func mangledSuffix(_ address: UInt64) -> String? {
+        var last: [UInt8] = []
+        var cursor = address
+        for _ in 0..<512 {
+            guard let byte: UInt8 = load(cursor) else { return nil }
+            if byte == 0 { return last.count == 2 ? String(decoding: last, as: UTF8.self) : nil }
+            if byte <= 0x17 {
+                cursor += 5
+                last = []
+            } else if byte <= 0x1F {
+                cursor += 9
+                last = []
+            } else {
+                last = Array((last + [byte]).suffix(2))
+                cursor += 1
+            }
+        }
+        return nil
+    }
+}
+
+/// The process's readable mappings (from /proc/self/maps), for checked reads of its own memory.
+struct ProcessMappings: Sendable {
+    struct Mapping: Sendable {
+        var start: UInt64
+        var end: UInt64
+        /// Backed by a file (a loaded image), not anonymous memory.
+        var isFile: Bool
+    }
+
+    /// Readable mappings, sorted by start.
+    var mappings: [Mapping]
+
+    static func current() -> ProcessMappings {
+        guard let text = try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8) else {
+            return ProcessMappings(mappings: [])
+        }
+        var mappings: [Mapping] = []
+        for line in text.split(separator: "\n") {
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard fields.count >= 5, fields[1].hasPrefix("r") else { continue }
+            let range = fields[0].split(separator: "-")
+            guard range.count == 2, let start = UInt64(range[0], radix: 16), let end = UInt64(range[1], radix: 16)
+            else { continue }
+            mappings.append(Mapping(start: start, end: end, isFile: fields.count >= 6 && fields[5].hasPrefix("/")))
+        }
+        return ProcessMappings(mappings: mappings.sorted { $0.start < $1.start })
+    }
+
+    private func mapping(of address: UInt64) -> Mapping? {
+        var low = 0
+        var high = mappings.count
+        while low < high {
+            let middle = (low + high) / 2
+            if mappings[middle].start <= address { low = middle + 1 } else { high = middle }
+        }
+        guard low > 0, address < mappings[low - 1].end else { return nil }
+        return mappings[low - 1]
+    }
+
+    /// True when `length` bytes from `address` lie in one readable mapping.
+    func isReadable(_ address: UInt64, length: Int) -> Bool {
+        guard let mapping = mapping(of: address) else { return false }
+        return address + UInt64(length) <= mapping.end
+    }
+
+    /// True when `address` lies in a file-backed mapping (a loaded image).
+    func isImage(_ address: UInt64) -> Bool { mapping(of: address)?.isFile ?? false }
+}

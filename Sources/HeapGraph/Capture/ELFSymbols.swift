@@ -1,0 +1,91 @@
+import Foundation
+
+/// The function and object symbols of one ELF file (its `.symtab`, else `.dynsym`), for naming roots and frames.
+///
+/// Why not `dladdr`: it sees only exported symbols, and a Swift executable exports none of its globals or
+/// functions; the static symbol table has them all (unless the file was stripped: then nothing is named).
+public struct ELFSymbols: Sendable {
+    public struct Symbol: Sendable, Hashable {
+        /// The symbol's address in the file (add the module's load base for the address in memory).
+        public var value: UInt64
+        public var size: UInt64
+        public var name: String
+    }
+
+    /// Functions, sorted by value.
+    public private(set) var functions: [Symbol] = []
+    /// Data objects (globals, statics, vtables, TLS), sorted by value.
+    public private(set) var objects: [Symbol] = []
+
+    /// Reads the symbols of the file at `path`; an empty table when it is not a readable 64-bit little-endian ELF.
+    public init(path: String) {
+        guard let data = try? Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped) else { return }
+        data.withUnsafeBytes { bytes in self = ELFSymbols(bytes: bytes) }
+    }
+
+    /// Reads the symbols of an ELF image's bytes.
+    public init(bytes: UnsafeRawBufferPointer) {
+        guard bytes.count > 64, bytes.load(as: UInt32.self) == 0x464C_457F, bytes[4] == 2, bytes[5] == 1 else { return }
+        let sectionOffset = Int(bytes.loadUnaligned(fromByteOffset: 0x28, as: UInt64.self))
+        let sectionSize = Int(bytes.loadUnaligned(fromByteOffset: 0x3A, as: UInt16.self))
+        let sectionCount = Int(bytes.loadUnaligned(fromByteOffset: 0x3C, as: UInt16.self))
+        guard sectionSize >= 64, sectionOffset > 0, sectionOffset + sectionSize * sectionCount <= bytes.count else {
+            return
+        }
+        func section(_ index: Int) -> (type: UInt32, offset: Int, size: Int, link: Int) {
+            let base = sectionOffset + index * sectionSize
+            return (
+                bytes.loadUnaligned(fromByteOffset: base + 4, as: UInt32.self),
+                Int(bytes.loadUnaligned(fromByteOffset: base + 24, as: UInt64.self)),
+                Int(bytes.loadUnaligned(fromByteOffset: base + 32, as: UInt64.self)),
+                Int(bytes.loadUnaligned(fromByteOffset: base + 40, as: UInt32.self))
+            )
+        }
+        let tables = (0..<sectionCount).map(section)
+        // SHT_SYMTAB (2) when the file has one, else SHT_DYNSYM (11).
+        guard let table = tables.first(where: { $0.type == 2 }) ?? tables.first(where: { $0.type == 11 }),
+            table.link < tables.count, table.offset + table.size <= bytes.count
+        else { return }
+        let strings = tables[table.link]
+        guard strings.offset + strings.size <= bytes.count else { return }
+        for entry in stride(from: table.offset, to: table.offset + table.size - 23, by: 24) {
+            let info = bytes[entry + 4]
+            let value = bytes.loadUnaligned(fromByteOffset: entry + 8, as: UInt64.self)
+            let kind = info & 0xF
+            // STT_OBJECT 1, STT_FUNC 2, STT_TLS 6; an undefined symbol has no value.
+            guard kind == 1 || kind == 2 || kind == 6, value != 0 else { continue }
+            let nameOffset = Int(bytes.loadUnaligned(fromByteOffset: entry, as: UInt32.self))
+            guard nameOffset < strings.size else { continue }
+            let start = strings.offset + nameOffset
+            let end =
+                bytes[start..<(strings.offset + strings.size)].firstIndex(of: 0) ?? (strings.offset + strings.size)
+            let name = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
+            let size = bytes.loadUnaligned(fromByteOffset: entry + 16, as: UInt64.self)
+            let symbol = Symbol(value: value, size: size, name: name)
+            if kind == 2 { functions.append(symbol) } else { objects.append(symbol) }
+        }
+        functions.sort { $0.value < $1.value }
+        objects.sort { $0.value < $1.value }
+    }
+
+    /// The function holding `value` (a file address): the last one starting at or before it, within its size
+    /// when it has one.
+    public func function(containing value: UInt64) -> Symbol? { Self.lookUp(value, in: functions, slack: 1 << 20) }
+
+    /// The data object holding `value` (a file address), within its size.
+    public func object(containing value: UInt64) -> Symbol? { Self.lookUp(value, in: objects, slack: 0) }
+
+    private static func lookUp(_ value: UInt64, in symbols: [Symbol], slack: UInt64) -> Symbol? {
+        var low = 0
+        var high = symbols.count
+        while low < high {
+            let middle = (low + high) / 2
+            if symbols[middle].value <= value { low = middle + 1 } else { high = middle }
+        }
+        guard low > 0 else { return nil }
+        let symbol = symbols[low - 1]
+        // A symbol without a size (hand-written assembly) holds what follows it up to `slack` bytes.
+        let end = symbol.size > 0 ? symbol.value + symbol.size : symbol.value + slack
+        return value < end || (symbol.size == 0 && slack > 0 && value - symbol.value < slack) ? symbol : nil
+    }
+}

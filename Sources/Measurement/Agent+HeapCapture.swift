@@ -1,0 +1,79 @@
+import Foundation
+import HarnessModel
+import HeapGraph
+
+#if os(Linux)
+    import Glibc
+#endif
+
+extension Agent {
+    /// True when the agent tracks every live block (`MEMHARNESS_AGENT_HEAP=1`), so the heap can be captured.
+    public static var tracksHeap: Bool { (HeapFunctions.shared?.enabled() ?? 0) == 1 }
+
+    /// Captures this process's heap as a named graph: the agent stops every other thread, writes the capture to
+    /// a temporary file, and this thread names its types (from the Swift runtime's metadata) and roots.
+    ///
+    /// Never throws for a failed capture: the failure is a value that says why (a capture that fails never fails
+    /// the case). Allocates freely (after the capture itself), so call it outside any measured span.
+    public static func captureHeap(label: String) -> HeapCaptureResult {
+        guard let functions = HeapFunctions.shared, functions.enabled() == 1 else {
+            return .failure(
+                HeapCaptureFailure(
+                    label: label, reason: .agentNotLoaded,
+                    detail: "the agent is not preloaded with MEMHARNESS_AGENT_HEAP=1 into this process"))
+        }
+        let path = FileManager.default.temporaryDirectory
+            .appendingPathComponent("memharness-heap-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).bin").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let status = functions.capture(path, String(label.prefix(63)))
+        guard status == 0 else {
+            let detail = functions.failure().map { String(cString: $0) } ?? "error \(status)"
+            let reason: HeapCaptureFailure.Reason =
+                switch status {
+                case ENOTSUP: .agentNotLoaded
+                case ENOMEM: .outOfMemory
+                default: .other
+                }
+            return .failure(HeapCaptureFailure(label: label, reason: reason, detail: detail))
+        }
+        do {
+            let data = try Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped)
+            let capture = try data.withUnsafeBytes { bytes throws(CaptureFileError) in try CaptureFile(bytes: bytes) }
+            var naming = CaptureNaming(capture: capture, inspectsThisProcess: true)
+            return .snapshot(try naming.snapshot())
+        } catch {
+            return .failure(HeapCaptureFailure(label: label, reason: .unreadable, detail: "\(error)"))
+        }
+    }
+}
+
+/// A heap capture of this process: the named graph, or why there is none (a finding of the case, not an error).
+public enum HeapCaptureResult: Sendable {
+    case snapshot(HeapSnapshot)
+    case failure(HeapCaptureFailure)
+}
+
+/// The agent's heap functions, looked up with `dlsym(RTLD_DEFAULT, ...)` (nil without the agent).
+private struct HeapFunctions: Sendable {
+    let enabled: @convention(c) () -> Int32
+    let capture: @convention(c) (UnsafePointer<CChar>?, UnsafePointer<CChar>?) -> Int32
+    let failure: @convention(c) () -> UnsafePointer<CChar>?
+
+    static let shared = HeapFunctions()
+
+    private init?() {
+        func find<T>(_ name: String, as _: T.Type) -> T? {
+            guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), name) else { return nil }
+            return unsafeBitCast(symbol, to: T.self)
+        }
+        guard let enabled = find("memharness_agent_heap_enabled", as: (@convention(c) () -> Int32).self),
+            let capture = find(
+                "memharness_agent_capture_heap",
+                as: (@convention(c) (UnsafePointer<CChar>?, UnsafePointer<CChar>?) -> Int32).self),
+            let failure = find("memharness_agent_heap_failure", as: (@convention(c) () -> UnsafePointer<CChar>?).self)
+        else { return nil }
+        self.enabled = enabled
+        self.capture = capture
+        self.failure = failure
+    }
+}

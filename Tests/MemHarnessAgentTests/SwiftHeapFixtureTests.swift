@@ -1,0 +1,104 @@
+import Foundation
+import HarnessModel
+import Testing
+
+/// The heap graph on Swift objects leaked and kept in known ways (Tests/Programs/heap-fixtures): each fixture's
+/// leaked blocks, bytes and cycles are known by construction, and found exactly.
+@Suite(.serialized, .timeLimit(.minutes(3)))
+struct SwiftHeapFixtureTests {
+    static let fixturesPath = ProbeRunner.buildDirectory.appendingPathComponent("heap-fixtures").path
+
+    /// Runs one fixture with the agent tracking the heap; its summary of the capture after teardown.
+    private func summary(_ fixture: String, retainedBy types: [String] = []) throws -> HeapCaptureSummary {
+        if let missing = ProbeRunner.missingPieces { Issue.record(Comment(rawValue: missing)) }
+        try #require(
+            FileManager.default.isExecutableFile(atPath: Self.fixturesPath),
+            "missing: \(Self.fixturesPath) (swift build --product heap-fixtures)")
+        let runner = try ProbeRunner()
+        defer { runner.cleanUp() }
+        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("MEMHARNESS_AGENT_") }
+        environment["LD_PRELOAD"] = "\(ProbeRunner.agentPath) \(ProbeRunner.jemallocPath ?? "")"
+        environment["MEMHARNESS_AGENT_HEAP"] = "1"
+        let arguments = [fixture] + types.flatMap { ["--retained-by", $0] }
+        let outcome = try runner.runTool(Self.fixturesPath, arguments, environment: environment, timeout: .seconds(60))
+        try #require(outcome.status == 0 && !outcome.timedOut, "\(fixture): \(outcome.stderr.suffix(600))")
+        return try JSONDecoder().decode(HeapCaptureSummary.self, from: Data(outcome.stdout.utf8))
+    }
+
+    private func typeNames(_ group: HeapLeakGroup) -> Set<String> { Set(group.types.map(\.type.name)) }
+
+    @Test func anEmptyProgramLeaksNothingThoughItsHeapIsSeen() throws {
+        let empty = try summary("empty")
+        // The probe sees the runtime's own live blocks (metadata caches, the main thread's buffers) ...
+        #expect(empty.liveBlocks > 10 && empty.reachableBlocks > 10)
+        // ... and calls none of them leaked.
+        #expect(empty.leakedBlocks == 0 && empty.groups.isEmpty)
+    }
+
+    @Test(arguments: [
+        ("cycle-of-three", 3, 96, ["heap_fixtures.Ring1", "heap_fixtures.Ring2", "heap_fixtures.Ring3"]),
+        // A closure that captures only `self` uses `self` as its context: the object points at itself.
+        ("closure-captures-self", 1, 48, ["heap_fixtures.Screen"]),
+        ("strong-delegate", 2, 64, ["heap_fixtures.Owner", "heap_fixtures.Helper"]),
+        ("actor-cycle", 2, 160, ["heap_fixtures.Account", "heap_fixtures.Auditor"]),
+        // Watched got a side table for the weak reference; the weak reference keeps neither it nor the cycle.
+        ("weak-reference-to-cycle", 3, 96, ["heap_fixtures.Watched", "heap_fixtures.Partner", "side table"]),
+    ])
+    func aCycleIsFoundExactly(fixture: String, blocks: Int, bytes: Int, types: [String]) throws {
+        let found = try summary(fixture)
+        #expect(found.leakedBlocks == blocks)
+        #expect(found.leakedBytes == bytes)
+        #expect(found.cycleCount == 1)
+        let group = try #require(found.groups.first)
+        #expect(found.groups.count == 1 && group.kind == .rootCycle && group.blocks == blocks)
+        #expect(typeNames(group) == Set(types))
+        // The cycle's edges go round: each edge's target is the next edge's source, back to the first.
+        let edges = try #require(group.cycle?.edges)
+        let next: [HeapCycleEdge] = Array(edges.dropFirst()) + Array(edges.prefix(1))
+        let chained = zip(edges, next).allSatisfy { pair in pair.0.to == pair.1.from }
+        #expect(chained)
+    }
+
+    @Test func theCycleOfAStrongDelegateNamesItsFields() throws {
+        let edges = try #require(try summary("strong-delegate").groups.first?.cycle?.edges)
+        let fields = Set(edges.compactMap { edge in edge.fieldName.map { "\(edge.from.name).\($0)" } })
+        #expect(fields == ["heap_fixtures.Owner.helper", "heap_fixtures.Helper.delegate"])
+    }
+
+    @Test(arguments: ["weak-parent", "unowned-parent", "global-only"])
+    func noFalseLeaks(fixture: String) throws {
+        let found = try summary(fixture)
+        #expect(found.leakedBlocks == 0)
+    }
+
+    @Test func anObjectKeptByAGlobalHasAPathThatNamesIt() throws {
+        let found = try summary("global-only", retainedBy: ["Registry"])
+        let path = try #require(found.paths.first)
+        #expect(path.reachableInstances == 1 && path.leakedInstances == 0)
+        guard case .global(let symbol, let module) = path.root?.kind else {
+            Issue.record("the root is \(String(describing: path.root))")
+            return
+        }
+        #expect(symbol.contains("Registry.shared"))
+        #expect(module == "main executable")
+        #expect(path.nodes.last?.type.name == "heap_fixtures.Registry")
+    }
+
+    @Test func combineAssignToSelfIsACycleThroughTheSubscription() throws {
+        let found = try summary("combine-assign")
+        #expect(found.cycleCount >= 1)
+        let cycle = try #require(found.groups.first { $0.kind == .rootCycle })
+        #expect(typeNames(cycle).isSuperset(of: ["heap_fixtures.ViewModel", "OpenCombine.AnyCancellable"]))
+        // Everything leaked is in that one group: the view model, its subject, the subscription and their locks.
+        #expect(found.groups.count == 1 && cycle.blocks == found.leakedBlocks)
+    }
+
+    /// The task runs on an executor of its own (it holds the executor as its preference: part of the cycle).
+    @Test func aTaskThatCapturesSelfAndIsStoredOnSelfIsACycle() throws {
+        let found = try summary("task-on-self")
+        let cycle = try #require(found.groups.first { $0.kind == .rootCycle })
+        #expect(typeNames(cycle).contains("heap_fixtures.Worker"))
+        #expect(typeNames(cycle).contains("closure context"))
+        #expect(found.groups.count == 1 && cycle.blocks == found.leakedBlocks)
+    }
+}

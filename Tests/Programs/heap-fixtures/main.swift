@@ -1,0 +1,279 @@
+// heap-fixtures: Swift objects leaked and kept in known ways, for the heap graph's tests.
+//
+//   heap-fixtures <fixture> [--retained-by TYPE]...
+//
+// Runs with the agent preloaded and tracking the heap (LD_PRELOAD="libmemharness-agent.so libjemalloc.so.2",
+// MEMHARNESS_AGENT_HEAP=1). Each fixture builds its objects, drops every reference the fixture holds, captures
+// the heap ("after teardown"), analyses it and prints the capture's summary as JSON on stdout. The known answer
+// of each fixture is in its comment; Tests/HeapGraphTests/SwiftFixtureTests.swift holds them to it.
+import Foundation
+import HarnessModel
+import HeapGraph
+import Measurement
+import OpenCombine
+
+// A cycle of three classes: 3 leaked blocks, one cycle.
+final class Ring1 { var next: Ring2? }
+final class Ring2 { var next: Ring3? }
+final class Ring3 { var next: Ring1? }
+
+// A closure stored on self that captures self: the object and its closure context, one cycle.
+final class Screen {
+    var taps = 0
+    var onTap: (() -> Void)?
+    func bind() { onTap = { self.taps += 1 } }
+}
+
+// A strong delegate back-reference: 2 blocks, one cycle.
+final class Owner { var helper: Helper? }
+final class Helper { var delegate: Owner? }
+
+// Weak and unowned back-references: no leak.
+final class WeakParent { var child: WeakChild? }
+final class WeakChild { weak var parent: WeakParent? }
+final class UnownedParent { var child: UnownedChild? }
+final class UnownedChild {
+    unowned let parent: UnownedParent
+    init(parent: UnownedParent) { self.parent = parent }
+}
+
+// A leaked cycle that a live object refers to weakly: the weak reference never keeps it, so the cycle (and the
+// side table its object got for the weak reference) is leaked: 3 blocks.
+final class Observer { weak var watched: Watched? }
+final class Watched { var partner: Partner? }
+final class Partner { var back: Watched? }
+
+// An object kept only by a global: no leak, and its retaining path names the global.
+final class Registry {
+    nonisolated(unsafe) static var shared: Registry?
+    var entries: [Int] = [1, 2, 3]
+}
+
+// A cycle through an actor: 2 blocks, one cycle.
+actor Account {
+    let auditor: Auditor
+    init(auditor: Auditor) { self.auditor = auditor }
+}
+final class Auditor: @unchecked Sendable { var account: Account? }
+
+// Combine's assign(to:on:) to self, the subscription stored on self: a cycle through the subscription.
+final class ViewModel {
+    let input = PassthroughSubject<Int, Never>()
+    var value = 0
+    var subscription: AnyCancellable?
+    func bind() { subscription = input.assign(to: \.value, on: self) }
+}
+
+// A Task that captures self, stored on self, suspended for good on a continuation self keeps. It runs on an
+// executor of one thread that ends once the task has suspended: the thread pool's stacks and job caches keep
+// stale words of the jobs they ran, which a conservative scan would take for references.
+final class OneThread: TaskExecutor, @unchecked Sendable {
+    private let jobs = NSCondition()
+    private var queue: [UnownedJob] = []
+    private var stopping = false
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        jobs.lock()
+        queue.append(UnownedJob(job))
+        jobs.signal()
+        jobs.unlock()
+    }
+
+    /// Runs jobs until `stop()` and no job is left.
+    func run() {
+        while true {
+            jobs.lock()
+            while queue.isEmpty && !stopping { jobs.wait() }
+            if queue.isEmpty {
+                jobs.unlock()
+                return
+            }
+            let job = queue.removeFirst()
+            jobs.unlock()
+            job.runSynchronously(on: asUnownedTaskExecutor())
+        }
+    }
+
+    func stop() {
+        jobs.lock()
+        stopping = true
+        jobs.signal()
+        jobs.unlock()
+    }
+}
+
+final class Worker: @unchecked Sendable {
+    var task: Task<Void, Never>?
+    var continuation: CheckedContinuation<Void, Never>?
+    func start(on executor: OneThread) {
+        task = Task(executorPreference: executor) { await self.waitForever() }
+    }
+    func waitForever() async { await withCheckedContinuation { self.continuation = $0 } }
+}
+
+nonisolated(unsafe) var keptObserver: Observer?
+nonisolated(unsafe) var keptParents: [AnyObject] = []
+
+// Synchronous on purpose: an async caller's frames live in its task's allocator, whose stale slots would keep
+// what the fixture dropped (conservatively, as any stack does).
+@inline(never) func build(_ fixture: String) -> Bool {
+    switch fixture {
+    case "empty": break
+    case "cycle-of-three":
+        let one = Ring1()
+        let two = Ring2()
+        let three = Ring3()
+        one.next = two
+        two.next = three
+        three.next = one
+    case "closure-captures-self": Screen().bind()
+    case "strong-delegate":
+        let owner = Owner()
+        owner.helper = Helper()
+        owner.helper?.delegate = owner
+    case "weak-parent":
+        let parent = WeakParent()
+        parent.child = WeakChild()
+        parent.child?.parent = parent
+        keptParents.append(parent)
+    case "unowned-parent":
+        let parent = UnownedParent()
+        parent.child = UnownedChild(parent: parent)
+        keptParents.append(parent)
+    case "weak-reference-to-cycle":
+        let watched = Watched()
+        watched.partner = Partner()
+        watched.partner?.back = watched
+        keptObserver = Observer()
+        keptObserver?.watched = watched
+    case "global-only": Registry.shared = Registry()
+    case "actor-cycle":
+        let auditor = Auditor()
+        auditor.account = Account(auditor: auditor)
+    case "combine-assign": ViewModel().bind()
+    case "task-on-self":
+        let executor = OneThread()
+        let thread = Thread { executor.run() }
+        thread.start()
+        Worker().start(on: executor)
+        usleep(50_000)
+        executor.stop()
+        usleep(20_000)
+    default: return false
+    }
+    return true
+}
+
+// The benchmark (`heap-fixtures million`): 1,000,000 live Swift objects (a linked list of nodes, each with a
+// 32-byte payload array every 4th node; 1,000 leaked rings of 3 on the side), captured and analysed in this
+// process. Prints one `key value` line per figure; Reports/benchmarks/heap-graph.md keeps the results.
+final class Node {
+    var next: Node?
+    var payload: [UInt64]?
+    init(next: Node?, payload: [UInt64]?) {
+        self.next = next
+        self.payload = payload
+    }
+}
+
+nonisolated(unsafe) var million: Node?
+
+func residentBytes(_ field: String) -> Int {
+    let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+    let line = status.split(separator: "\n").first { $0.hasPrefix(field + ":") }
+    return (line?.split(separator: " ").dropFirst().first).flatMap { Int($0) }.map { $0 << 10 } ?? -1
+}
+
+func runMillion() -> Int32 {
+    var head: Node?
+    var objects = 0
+    while objects < 1_000_000 {
+        let payload: [UInt64]? = objects % 4 == 0 ? [1, 2, 3, 4] : nil
+        head = Node(next: head, payload: payload)
+        objects += payload == nil ? 1 : 2
+    }
+    million = head
+    for _ in 0..<1000 {
+        let one = Ring1()
+        let two = Ring2()
+        let three = Ring3()
+        (one.next, two.next, three.next) = (two, three, one)
+    }
+    let before = residentBytes("VmRSS")
+    // The high-water mark restarts here, so VmHWM after the analysis is the peak of capture plus analysis.
+    try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
+    let start = ContinuousClock.now
+    guard case .snapshot(let snapshot) = Agent.captureHeap(label: "million") else { return 70 }
+    let captured = ContinuousClock.now
+    let analysis = HeapAnalysis.analyse(snapshot)
+    let analysed = ContinuousClock.now
+    let summary = analysis.summary
+    print("blocks \(summary.liveBlocks) live_bytes \(summary.liveBytes) edges \(snapshot.edgeCount)")
+    print("leaked_blocks \(summary.leakedBlocks) cycles \(summary.cycleCount)")
+    print("capture_and_naming_s \((captured - start).seconds) analysis_s \((analysed - captured).seconds)")
+    print("rss_before \(before) hwm_during \(residentBytes("VmHWM"))")
+    return 0
+}
+
+extension Duration {
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+if arguments.first == "million" { exit(runMillion()) }
+guard let fixture = arguments.first else {
+    FileHandle.standardError.write(Data("usage: heap-fixtures <fixture> [--retained-by TYPE]...\n".utf8))
+    exit(64)
+}
+var targets: [HeapPathTarget] = []
+for (index, argument) in arguments.enumerated() where argument == "--retained-by" && index + 1 < arguments.count {
+    targets.append(.type(named: arguments[index + 1], reason: .requestedType))
+}
+/// Builds the fixture on a thread of its own that has ended by the capture: stale slots of the frames that
+/// built it are not there to be scanned (a conservative scan takes any word that looks like a pointer).
+func buildOnItsOwnThread(_ fixture: String) -> Bool {
+    // Written by the thread before it signals, read after the wait: the semaphore orders the two.
+    final class Job: @unchecked Sendable {
+        let fixture: String
+        var built = false
+        init(_ fixture: String) { self.fixture = fixture }
+    }
+    let job = Unmanaged.passRetained(Job(fixture))
+    var thread = pthread_t()
+    let started = pthread_create(
+        &thread, nil,
+        { argument in
+            guard let argument else { return nil }
+            let job = Unmanaged<Job>.fromOpaque(argument).takeUnretainedValue()
+            job.built = build(job.fixture)
+            return nil
+        }, job.toOpaque())
+    guard started == 0 else { return false }
+    pthread_join(thread, nil)
+    return job.takeRetainedValue().built
+}
+
+guard buildOnItsOwnThread(fixture) else {
+    FileHandle.standardError.write(Data("heap-fixtures: no fixture '\(fixture)'\n".utf8))
+    exit(64)
+}
+/// Zeroes the stack below the caller, where the fixture's frames were: their dead slots are not references.
+/// (Temporary allocations of up to 1 KiB are on the stack; 256 frames of them cover 256 KiB and more.)
+@inline(never) func scrubStack(_ depth: Int = 256) {
+    withUnsafeTemporaryAllocation(byteCount: 1024, alignment: 16) { buffer in
+        buffer.initializeMemory(as: UInt8.self, repeating: 0)
+        if depth > 0 { scrubStack(depth - 1) }
+    }
+}
+scrubStack()
+switch Agent.captureHeap(label: "after teardown") {
+case .snapshot(let snapshot):
+    let analysis = HeapAnalysis.analyse(snapshot, options: HeapAnalysisOptions(targets: targets))
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys]
+    FileHandle.standardOutput.write(try encoder.encode(analysis.summary))
+    FileHandle.standardOutput.write(Data("\n".utf8))
+case .failure(let failure):
+    FileHandle.standardError.write(Data("heap-fixtures: \(failure)\n".utf8))
+    exit(70)
+}
