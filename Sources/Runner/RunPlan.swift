@@ -126,9 +126,7 @@ public struct RunPlan: Sendable {
     public var needsExactPeaks: Bool { cases.contains { $0.peakMode == .exact } }
 
     /// True when some case needs the agent: exact peaks, allocation stacks, an external program.
-    public var needsAgent: Bool {
-        cases.contains { $0.peakMode == .exact || $0.attribution != nil || $0.program != nil }
-    }
+    public var needsAgent: Bool { cases.contains(where: \.needsAgent) }
 }
 
 /// Turns a request into a plan: reads and validates every scenario file, applies overrides, expands
@@ -283,13 +281,5 @@ public enum RunPlanner {
         }
         step.body = step.body?.map(quartered)
         return step
-    }
-}
-
-extension Array where Element: Hashable {
-    /// The elements in order, each once.
-    func uniqued() -> [Element] {
-        var seen = Set<Element>()
-        return filter { seen.insert($0).inserted }
     }
 }

@@ -194,21 +194,6 @@ struct ParseContext {
         return value
     }
 
-    mutating func readNumber(_ mapping: Node.Mapping, _ key: String, default value: Int, range: ClosedRange<Int>) -> Int
-    {
-        guard let node = mapping[key] else { return value }
-        guard let text = string(node, key) else { return value }
-        guard let number = Int(text) else {
-            report(node, "'\(key)' is a whole number in \(range.lowerBound)...\(range.upperBound), got '\(text)'")
-            return value
-        }
-        guard range.contains(number) else {
-            report(node, "'\(key)' \(number) is out of range; allowed: \(range.lowerBound)...\(range.upperBound)")
-            return value
-        }
-        return number
-    }
-
     /// `key: true` or `key: false`; nil when the key is absent or its value is neither (reported).
     mutating func readFlag(_ mapping: Node.Mapping, _ key: String) -> Bool? {
         guard let node = mapping[key], let text = string(node, key) else { return nil }
