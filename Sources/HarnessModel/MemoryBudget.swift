@@ -17,14 +17,25 @@ public enum MemoryLevel: Sendable, Hashable, Codable, CustomStringConvertible {
     /// A share of the limit, in 0...1.
     case fractionOfLimit(Double)
 
-    /// Reads `80%` (a share of the limit, 1%...100%) or a size such as `240MiB`; nil when malformed.
+    /// Reads `80%` (a share of the limit, 1%...100%) or a size with its unit such as `240MiB`; nil when
+    /// malformed, and for a number without a unit (see `isBareNumber`).
     public static func parse(_ text: String) -> MemoryLevel? {
         if text.hasSuffix("%") {
             guard let fraction = Units.parseFraction(text), fraction > 0, fraction <= 1 else { return nil }
             return .fractionOfLimit(fraction)
         }
-        guard let bytes = Units.parseBytes(text), bytes > 0 else { return nil }
+        guard !isBareNumber(text), let bytes = Units.parseBytes(text), bytes > 0 else { return nil }
         return .bytes(bytes)
+    }
+
+    /// True for a number without a unit (`0.8`, `200`): a share written as a fraction or a size in bytes,
+    /// it is ambiguous (`0.8` once read as 1 byte), so it is not a level.
+    public static func isBareNumber(_ text: String) -> Bool {
+        // A size's unit comes last (`240 MiB`, `1_000KiB`): a text ending in a digit or a point has none.
+        guard Units.parseBytes(text) != nil, let last = text.last(where: { $0 != " " && $0 != "_" }) else {
+            return false
+        }
+        return last.isASCII && (last.isNumber || last == ".")
     }
 
     /// The level in bytes; nil for a share when there is no limit.

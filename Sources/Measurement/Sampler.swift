@@ -259,13 +259,6 @@ public final class Sampler: @unchecked Sendable {
         thread?.join()
     }
 
-    /// Stops sampling (after one last sample) and returns what was measured. Waits for the thread.
-    /// After a memory-limit stop, returns the samples up to the one that exceeded the limit.
-    public func stop() -> SamplerOutput {
-        finish()
-        return collect()
-    }
-
     /// The measured output; call after `finish()` (or from the limit handler). This allocates the series.
     public func collect() -> SamplerOutput {
         SamplerOutput(

@@ -4,12 +4,18 @@ import Reports
 import Runner
 
 /// A duration option value such as `1ms`, `500us`, `2s`.
+///
+/// A negative one (`-1ms`) is read as such, for `validate()` to refuse it naming the range: the options that
+/// take one parse their value unconditionally, as argument-parser would otherwise take `-1ms` for an option
+/// and answer "Missing value".
 struct DurationArgument: ExpressibleByArgument, Sendable {
     var duration: Duration
     init(_ duration: Duration) { self.duration = duration }
     init?(argument: String) {
-        guard let nanoseconds = Units.parseDurationNanoseconds(argument) else { return nil }
-        duration = .nanoseconds(nanoseconds)
+        let negative = argument.hasPrefix("-")
+        guard let nanoseconds = Units.parseDurationNanoseconds(negative ? String(argument.dropFirst()) : argument)
+        else { return nil }
+        duration = .nanoseconds(negative ? -nanoseconds : nanoseconds)
     }
     var defaultValueDescription: String { Units.formatDurationExactly(nanoseconds: duration.nanoseconds) }
 }

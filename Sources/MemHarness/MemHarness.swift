@@ -29,6 +29,10 @@ public enum MemHarness {
             Terminal.error(error.description)
             exit(ExitStatus.usage.code)
         }
+        if let problem = HelpTopics.problem(arguments ?? Array(CommandLine.arguments.dropFirst())) {
+            Terminal.error(problem)
+            exit(ExitStatus.usage.code)
+        }
         CommandContext.$catalog.withValue(catalog) {
             MemHarnessCommand.main(arguments)
         }

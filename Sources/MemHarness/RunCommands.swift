@@ -47,7 +47,9 @@ struct DisplayOptions: ParsableArguments {
 
 /// What `run` and `profile` measure besides the footprint: how often it is sampled, exact peaks, allocation stacks.
 struct MeasuringOptions: ParsableArguments {
-    @Option(help: .value("duration", "Sampling interval, e.g. 1ms, 500us; 0ms turns sampling off."))
+    @Option(
+        parsing: .unconditional,
+        help: .value("duration", "Sampling interval, e.g. 1ms, 500us; 0ms turns sampling off."))
     var interval = DurationArgument(.milliseconds(1))
     @Option(
         help: .value("mode", "sampled (default), or exact: also count every allocation for exact peaks (per phase)."))
@@ -72,7 +74,7 @@ struct MeasuringOptions: ParsableArguments {
 /// The options of `run` that shape the cases.
 struct RunningOptions: ParsableArguments {
     @Option(
-        name: .customLong("repeat"),
+        name: .customLong("repeat"), parsing: .unconditional,
         help: .value(
             "n|auto",
             "Repetitions per strategy: a count, or auto: until the 95% interval of each strategy's median is "
@@ -93,7 +95,10 @@ struct RunningOptions: ParsableArguments {
     var samplesMaxRows = 2000
     @Option(help: .value("scale", "Value scale of the charts: auto (log when peaks differ by over 30x), linear, log."))
     var chartScale: ChartScaleChoice = .auto
-    @Option(help: .value("duration", "Time limit per case, 100ms...3600s, e.g. 30s.")) var timeout: DurationArgument?
+    @Option(
+        parsing: .unconditional,
+        help: .value("duration", "Time limit per case, \(OptionRanges.text(OptionRanges.timeout)), e.g. 30s."))
+    var timeout: DurationArgument?
     @Option(
         help: .value(
             "i/n",
@@ -142,8 +147,14 @@ struct ProfileCommand: ParsableCommand {
 
     @Option(help: .value("dir", "Folder the report is written to.")) var out = "Reports/profile"
     @Option(help: .value("name", "The scenario's name in the report (default: the program's name).")) var name: String?
-    @Option(name: .customLong("repeat"), help: .value("n", "Runs of the program.")) var repetitions = 1
-    @Option(help: .value("duration", "Time limit per run, over zero.")) var timeout = DurationArgument(.seconds(600))
+    @Option(
+        name: .customLong("repeat"), parsing: .unconditional,
+        help: .value("n", "Runs of the program, \(OptionRanges.text(OptionRanges.repetitions))."))
+    var repetitions = 1
+    @Option(
+        parsing: .unconditional,
+        help: .value("duration", "Time limit per run, \(OptionRanges.text(OptionRanges.timeout))."))
+    var timeout = DurationArgument(.seconds(600))
     @OptionGroup(title: "Measuring") var measuring: MeasuringOptions
     @OptionGroup(title: "Output") var display: DisplayOptions
     @Argument(parsing: .captureForPassthrough, help: .value("program", "-- PROGRAM [ARGS...]"))
@@ -154,7 +165,9 @@ struct ProfileCommand: ParsableCommand {
         if words.isEmpty {
             throw ValidationError("give the program to run after --, e.g. memharness profile -- ./prog")
         }
-        guard (1...100).contains(repetitions) else { throw ValidationError("--repeat must be 1...100") }
+        try ValidationError.check(
+            OptionRanges.problem(repetitions, in: OptionRanges.repetitions).map { "--repeat " + $0 })
+        try ValidationError.check(OptionRanges.problem(timeout: timeout.duration))
     }
 
     /// The command line without the `--` that separates it.

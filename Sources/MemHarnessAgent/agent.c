@@ -4,7 +4,7 @@
 //
 // The fast path. With no mode on, each entry point loads `mh_state`, finds 0, and tail-calls jemalloc's
 // own function: one predictable branch and an indirect jump. Any mode on takes the slow path, which is
-// the counting malloc family ported from CExactPeak:
+// the counting malloc family (it replaced the first exact-peak interposer, a target since removed):
 // - malloc and free forward to jemalloc's own `malloc` and `free` (their fast paths), found at start-up
 //   with dlsym(RTLD_NEXT) and checked to live in the same library as `mallocx`; before that (calls made
 //   while the loader and libc start) and if the check fails, mallocx/dallocx.

@@ -1,5 +1,5 @@
 // The self-check: calls every entry point of the malloc family once and reports how far the live count
-// moved, so a test can see that nothing escapes it (ported from CExactPeak's exact_peak_check.cpp).
+// moved, so a test can see that nothing escapes it.
 // operator new/delete are called by their mangled names, as any C++ caller's code does.
 #include "agent_internal.h"
 

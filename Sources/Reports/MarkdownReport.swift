@@ -330,10 +330,3 @@ public enum MarkdownReport {
             })
     }
 }
-
-extension Array where Element: Hashable {
-    func uniqued() -> [Element] {
-        var seen = Set<Element>()
-        return filter { seen.insert($0).inserted }
-    }
-}

@@ -1,5 +1,6 @@
 import HarnessModel
 import Measurement
+import Scenarios
 
 extension DeviceProfile {
     /// The built-in profiles' names, in order, for messages and help: `iphone-4s, ipad-mini, ...`.
@@ -32,13 +33,12 @@ extension MemoryOptions {
         if let warning {
             if warning == "none" {
                 self.warning = .off
+            } else if MemoryLevel.isBareNumber(warning) {
+                throw .options(["--memory-warning \(MemoryLevelSyntax.bareNumberProblem(warning)), or none"])
             } else if let level = MemoryLevel.parse(warning) {
                 self.warning = .value(level)
             } else {
-                throw .options([
-                    "--memory-warning '\(warning)': expected a share of the limit (1%...100%, e.g. 80%), "
-                        + "a size (e.g. 240MiB), or none"
-                ])
+                throw .options(["--memory-warning '\(warning)': expected \(MemoryLevelSyntax.accepted), or none"])
             }
         }
         if let device {

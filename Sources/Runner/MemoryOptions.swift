@@ -60,19 +60,22 @@ public struct MemoryOptions: Sendable, Hashable {
     }
 
     /// What does not fit together, one message per scenario: a warning given as a share with no
-    /// limit to take it from, or a warning level above the limit.
+    /// limit to take it from, or a warning level above the limit. A warning the file set is named at its
+    /// `memoryWarning:` key's line and column.
     public func problems(for scenarios: [ScenarioSpec]) -> [String] {
         scenarios.compactMap { scenario in
             let (limit, warning) = levels(for: scenario)
+            let fileSetsWarning = self.warning == .fromScenario && device == nil && scenario.memoryWarning != nil
+            let place = fileSetsWarning ? scenario.location(ofKey: "memoryWarning").description : scenario.file
             if case .fractionOfLimit? = warning, limit == nil {
                 return
-                    "\(scenario.file): the memory warning is \(warning.map(\.description) ?? ""), but there is no "
+                    "\(place): the memory warning is \(warning.map(\.description) ?? ""), but there is no "
                     + "memory limit; set one (--memory-limit, memoryLimit:, --device) or give the warning as a "
                     + "size, e.g. --memory-warning 240MiB"
             }
             if let limit, let bytes = warning?.bytes(limit: limit), bytes > limit {
                 return
-                    "\(scenario.file): the memory warning \(Units.formatBytes(bytes)) is above the memory limit "
+                    "\(place): the memory warning \(Units.formatBytes(bytes)) is above the memory limit "
                     + "\(Units.formatBytes(limit)); a warning must come before the limit, e.g. --memory-warning 80%"
             }
             return nil

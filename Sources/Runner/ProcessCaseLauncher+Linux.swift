@@ -58,8 +58,7 @@ public struct ProcessCaseLauncher: CaseLaunching {
     /// needs it; nil when it needs the agent and there is none.
     public func childEnvironment(for spec: CaseSpec) -> [String: String]? {
         var variables = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-        // An external program always runs with the agent: its sampler thread is how it is measured.
-        guard spec.peakMode == .exact || spec.attribution != nil || spec.program != nil else { return variables }
+        guard spec.needsAgent else { return variables }
         guard let agent else { return nil }
         let modes = agent.variables(
             exact: spec.peakMode == .exact, stackSampleBytes: spec.attribution?.sampleMeanBytes)

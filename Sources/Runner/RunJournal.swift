@@ -90,7 +90,7 @@ public final class RunJournal: Sendable {
             } else {
                 do {
                     try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-                    try Self.writeAtomically(try Self.encodePlan(cases), to: planFile)
+                    try ReportFolder.replaceFile(try Self.encodePlan(cases), at: planFile)
                     ready = true
                 } catch {
                     // A half-made journal is removed if it can be; `ready = false` keeps the run from using it either
@@ -114,7 +114,7 @@ public final class RunJournal: Sendable {
         guard opened(), let data = try? JSONEncoder().encode(Entry(spec: spec, result: result)) else { return }
         let number = written.add(1, ordering: .relaxed).oldValue
         // Ignored on purpose (see above): a resume re-runs the case.
-        try? Self.writeAtomically(data, to: "\(path)/case-\(number).json")
+        try? ReportFolder.replaceFile(data, at: "\(path)/case-\(number).json")
     }
 
     /// Removes the journal: the report now holds everything it held.
@@ -158,14 +158,6 @@ public final class RunJournal: Sendable {
             if let entry = try? JSONDecoder().decode(Entry.self, from: data) { finished[entry.spec] = entry.result }
         }
         return finished
-    }
-
-    private static func writeAtomically(_ data: Data, to file: String) throws {
-        let temporary = "\(file).new"
-        try data.write(to: URL(fileURLWithPath: temporary))
-        guard rename(temporary, file) == 0 else {
-            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: file])
-        }
     }
 
     /// The first case that differs between the journal's plan and this one, in words.

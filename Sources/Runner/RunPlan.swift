@@ -126,9 +126,7 @@ public struct RunPlan: Sendable {
     public var needsExactPeaks: Bool { cases.contains { $0.peakMode == .exact } }
 
     /// True when some case needs the agent: exact peaks, allocation stacks, an external program.
-    public var needsAgent: Bool {
-        cases.contains { $0.peakMode == .exact || $0.attribution != nil || $0.program != nil }
-    }
+    public var needsAgent: Bool { cases.contains(where: \.needsAgent) }
 }
 
 /// Turns a request into a plan: reads and validates every scenario file, applies overrides, expands
@@ -180,19 +178,17 @@ public enum RunPlanner {
     /// What in the options does not fit the scenarios, one message each.
     static func problems(of specs: [ScenarioSpec], options: RunOptions, sharded: Bool = false) -> [String] {
         var problems: [String] = []
-        // The command line checks these too; a library caller gets the same checks before any case.
-        if case .fixed(let repetitions)? = options.repetitions, !(1...100).contains(repetitions) {
-            problems.append("repetitions \(repetitions) is out of range; allowed: 1...100")
+        // The command line checks these too, against the same table; a library caller gets them before any case.
+        if case .fixed(let repetitions)? = options.repetitions,
+            let problem = OptionRanges.problem(repetitions, in: OptionRanges.repetitions)
+        {
+            problems.append("repetitions " + problem)
         }
-        if options.interval < .zero || options.interval > .seconds(10) {
-            problems.append(
-                "sampling interval \(Units.formatDuration(nanoseconds: options.interval.nanoseconds)) is out of range; "
-                    + "allowed: 0 (off) or up to 10 s")
+        if let problem = OptionRanges.problem(options.interval, in: OptionRanges.interval, offAllowed: true) {
+            problems.append("sampling interval " + problem)
         }
-        if let timeout = options.timeout, timeout <= .zero || timeout > .seconds(3600) {
-            problems.append(
-                "case time limit \(Units.formatDuration(nanoseconds: timeout.nanoseconds)) is out of range; "
-                    + "allowed: above 0, up to 3600 s")
+        if let timeout = options.timeout, let problem = OptionRanges.problem(timeout, in: OptionRanges.timeout) {
+            problems.append("case time limit " + problem)
         }
         if options.sampleCapacity < 1 {
             problems.append("sample capacity \(options.sampleCapacity) must be at least 1")
@@ -285,13 +281,5 @@ public enum RunPlanner {
         }
         step.body = step.body?.map(quartered)
         return step
-    }
-}
-
-extension Array where Element: Hashable {
-    /// The elements in order, each once.
-    func uniqued() -> [Element] {
-        var seen = Set<Element>()
-        return filter { seen.insert($0).inserted }
     }
 }

@@ -175,7 +175,7 @@ public enum RunSession {
         }
         if plan.needsAgent, let problem = launcher.agentProblem {
             let needing = plan.scenarios.first { planned in
-                planned.cases.contains { $0.peakMode == .exact || $0.attribution != nil || $0.program != nil }
+                planned.cases.contains(where: \.needsAgent)
             }
             throw .agentUnavailable(file: needing?.spec.file ?? "--peak exact", detail: problem)
         }

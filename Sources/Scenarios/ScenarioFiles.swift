@@ -28,7 +28,7 @@ public enum ScenarioFiles {
             if let other = seen[spec.name] {
                 diagnostics.append(
                     ScenarioDiagnostic(
-                        SourceLocation(file: spec.file, line: 1, column: 1),
+                        spec.location(ofKey: "scenario"),
                         "scenario name '\(spec.name)' is also used by \(other); names must be unique"))
             }
             seen[spec.name] = spec.file

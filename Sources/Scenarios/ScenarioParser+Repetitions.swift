@@ -11,7 +11,9 @@ extension ParseContext {
     mutating func readRepetitions(_ node: Node?) -> RepetitionPolicy {
         let fallback = RepetitionPolicy.fixed(3)
         guard let node else { return fallback }
-        let shapes = "a whole number in 1...100, `auto`, or a mapping such as {auto: true, target: 2%, min: 6, max: 15}"
+        let shapes =
+            "a whole number in \(OptionRanges.text(OptionRanges.repetitions)), `auto`, or a mapping such as "
+            + "{auto: true, target: 2%, min: 6, max: 15}"
         if let mapping = node.mapping { return readAdaptiveRepetitions(mapping, node: node) ?? fallback }
         guard case .scalar(let scalar) = node else {
             report(node, "'repetitions' is \(shapes)")
@@ -23,8 +25,10 @@ extension ParseContext {
             report(node, "bad value '\(text)' for 'repetitions'; expected \(shapes)" + suggestion(text, ["auto"]))
             return fallback
         }
-        guard (1...100).contains(count) else {
-            report(node, "'repetitions' \(count) is out of range; allowed: 1...100, or `auto`")
+        if let problem = OptionRanges.problem(
+            count, in: OptionRanges.repetitions, allowed: OptionRanges.text(OptionRanges.repetitions) + ", or `auto`")
+        {
+            report(node, "'repetitions' " + problem)
             return fallback
         }
         return .fixed(count)

@@ -50,10 +50,9 @@ public struct ScenarioParser: Sendable {
             } ?? []
 
         let repetitions = context.readRepetitions(mapping["repetitions"])
-        let interval = context.readDuration(mapping, "interval", range: .microseconds(50) ... .seconds(10))
-        let timeout =
-            context.readDuration(mapping, "timeout", range: .milliseconds(100) ... .seconds(3600)) ?? .seconds(120)
-        let settle = context.readDuration(mapping, "settle", range: .zero ... .seconds(60)) ?? .milliseconds(100)
+        let interval = context.readDuration(mapping, "interval", range: OptionRanges.interval)
+        let timeout = context.readDuration(mapping, "timeout", range: OptionRanges.timeout) ?? .seconds(120)
+        let settle = context.readDuration(mapping, "settle", range: OptionRanges.settle) ?? .milliseconds(100)
         let memory = context.readMemoryBudget(mapping)
         let peakMode = context.readPeakMode(mapping)
         let ranking = mapping["rank"].flatMap { context.readRanking($0, descriptor: descriptor, steps: steps) }
@@ -74,6 +73,9 @@ public struct ScenarioParser: Sendable {
         spec.parallel = parallel
         spec.attribution = attribution
         spec.inlineDescriptor = descriptor.name == CommandScenario.workloadName ? descriptor : nil
+        for (key, _) in mapping {
+            if let name = key.string { spec.keyLocations[name] = context.location(key) }
+        }
         return spec
     }
 
@@ -190,21 +192,6 @@ struct ParseContext {
             return nil
         }
         return value
-    }
-
-    mutating func readNumber(_ mapping: Node.Mapping, _ key: String, default value: Int, range: ClosedRange<Int>) -> Int
-    {
-        guard let node = mapping[key] else { return value }
-        guard let text = string(node, key) else { return value }
-        guard let number = Int(text) else {
-            report(node, "'\(key)' is a whole number in \(range.lowerBound)...\(range.upperBound), got '\(text)'")
-            return value
-        }
-        guard range.contains(number) else {
-            report(node, "'\(key)' \(number) is out of range; allowed: \(range.lowerBound)...\(range.upperBound)")
-            return value
-        }
-        return number
     }
 
     /// `key: true` or `key: false`; nil when the key is absent or its value is neither (reported).

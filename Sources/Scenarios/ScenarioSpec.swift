@@ -51,6 +51,14 @@ public struct ScenarioSpec: Sendable {
     /// The descriptor of a `workload: command` scenario, made from the file itself (its parameters and
     /// strategies); nil for a workload of the catalog.
     public var inlineDescriptor: WorkloadDescriptor? = nil
+    /// Where each top-level key of the file is, by key: for problems found after parsing (a name two files
+    /// use, a warning with no limit to take its share from).
+    public var keyLocations: [String: SourceLocation] = [:]
+
+    /// Where the file sets `key`: the key's line and column; the file's start when it does not set it.
+    public func location(ofKey key: String) -> SourceLocation {
+        keyLocations[key] ?? SourceLocation(file: file, line: 1, column: 1)
+    }
 }
 
 /// A strategy as a scenario file names it, with its own parameter overrides.

@@ -76,7 +76,11 @@ struct CaseFaultTests {
         #expect(result.status == .timedOut)
         let samples = try #require(result.measurements?.samples, "the samples of the second before the timeout")
         #expect(samples.timeNanoseconds.count > 10)
-        #expect((result.measurements?.peakAllocatedNetBytes ?? 0) >= 1 << 20, "the 1 MiB it held is in its samples")
+        // A timed-out case states no floor (its teardown never ran): the sampled net peak may read the block
+        // less what the harness freed of the baseline meanwhile, a few hundred bytes; 16 KiB is room for that.
+        let peak = result.measurements?.peakAllocatedNetBytes ?? 0
+        let floor = result.measurements?.peakUncertaintyBytes ?? 16 << 10
+        #expect(peak >= (1 << 20) - floor, "the 1 MiB it held is in its samples: \(peak) B ± \(floor) B")
     }
 
     @Test func whatACaseStartedDoesNotOutliveIt() throws {

@@ -47,7 +47,8 @@ struct MeasurementFloorTests {
             phaseIndex: { 0 })
         try sampler.start()
         #expect(waitUntil { probe.readings >= 10 }, "the sampler took no 10 readings")
-        let output = sampler.stop()
+        sampler.finish()
+        let output = sampler.collect()
         // The racy reading was seen (and confirmed), and the lower confirming reading stands.
         #expect(probe.confirmations.load(ordering: .relaxed) >= 2)
         #expect(output.peak.allocatedBytes == 110)
@@ -78,7 +79,8 @@ struct MeasurementFloorTests {
         try sampler.start()
         usleep(20_000)
         let sampling = probe.confirmedLiveBytes().bytes
-        let output = sampler.stop()
+        sampler.finish()
+        let output = sampler.collect()
         #expect(output.figures.sampleCount > 10)
         // Its thread, the thread's allocator cache and TLS exist before the baseline: starting adds nothing.
         #expect(abs(sampling - baseline) < 1024, "starting the sampler moved the live heap by \(sampling - baseline) B")

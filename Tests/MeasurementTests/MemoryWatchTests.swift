@@ -48,13 +48,15 @@ struct MemoryWatchTests {
         #expect(MemoryLevel.parse(text) == level)
     }
 
-    @Test(arguments: ["0%", "120%", "-5%", "0", "lots", "80"])
+    @Test(arguments: ["0%", "120%", "-5%", "0", "lots", "80", "0.8", "0B"])
     func badLevelsDoNot(text: String) {
-        // "80" is 80 bytes, which is a size; only the nonsense ones are refused.
-        if text == "80" {
-            #expect(MemoryLevel.parse(text) == .bytes(80))
-        } else {
-            #expect(MemoryLevel.parse(text) == nil)
-        }
+        #expect(MemoryLevel.parse(text) == nil)
+    }
+
+    @Test func aNumberWithoutAUnitIsAmbiguousAndOneWithAUnitIsNot() {
+        // `0.8` could be 80% or 1 byte (it was once read as 1 byte); `80` could be 80% or 80 bytes.
+        #expect(["0.8", "80", "1_000", " 12 "].allSatisfy(MemoryLevel.isBareNumber))
+        #expect(!["80%", "80B", "240 MiB", "1.5GiB", "lots", ""].contains(where: MemoryLevel.isBareNumber))
+        #expect(MemoryLevel.parse("80B") == .bytes(80))
     }
 }

@@ -37,7 +37,8 @@ struct SamplerBudgetTests {
             phaseNames: ["a"], phaseIndex: { 0 }, watch: watch)
         try sampler.start()
         #expect(waitUntil { !calls.limit.withLock { $0.isEmpty } }, "the limit was never reported")
-        let output = sampler.stop()
+        sampler.finish()
+        let output = sampler.collect()
 
         #expect(calls.warnings.load(ordering: .relaxed) == 3)
         #expect(warnings.postedCount == 3)
@@ -68,7 +69,7 @@ struct SamplerBudgetTests {
             phaseNames: ["a"], phaseIndex: { 0 }, watch: watch)
         try sampler.start()
         #expect(waitUntil { !calls.limit.withLock { $0.isEmpty } }, "the limit was never reported")
-        _ = sampler.stop()
+        sampler.finish()
         let hit = try #require(calls.limit.withLock { $0.first?.0 })
         #expect(hit.footprintBytes == 40 && hit.footprint == .resident)
     }
@@ -86,7 +87,8 @@ struct SamplerBudgetTests {
             phaseNames: ["x"], phaseIndex: { 0 }, watch: watch)
         try sampler.start()
         usleep(50_000)
-        let output = sampler.stop()
+        sampler.finish()
+        let output = sampler.collect()
         #expect(waitUntil { warnings.deliveredCount >= 1 }, "the warning was never delivered")
         #expect(warnings.postedCount == 1, "one crossing, one warning")
         #expect(delivered.load(ordering: .relaxed) == 1)

@@ -29,7 +29,7 @@ final class ExpectMemoryXCTests: XCTestCase {
             allocateTouchAndFree(8 * Self.mebibyte)
         }
         XCTAssertEqual(figures.isolation, .replica)
-        XCTAssertGreaterThanOrEqual(figures.peakBytes, 8 * Self.mebibyte)
+        XCTAssertGreaterThanOrEqual(figures.peakBytes, leastPeakBytes(seeing: 8 * Self.mebibyte, in: figures))
         XCTAssertLessThan(figures.peakBytes, 8 * Self.mebibyte * 103 / 100)
     }
 
@@ -55,7 +55,8 @@ final class ExpectMemoryXCTests: XCTestCase {
             try await Task.sleep(for: .milliseconds(30))
             free(block)
         }
-        XCTAssertGreaterThanOrEqual(figures.peakBytes, 8 * Self.mebibyte)
+        // The closure may resume on another thread: then only the sampled peak, with its floor, saw the block.
+        XCTAssertGreaterThanOrEqual(figures.peakBytes, leastPeakBytes(seeing: 8 * Self.mebibyte, in: figures))
         XCTAssertEqual(figures.leaks.trackedCount, 1)
         XCTAssertEqual(figures.survivors, [])
     }

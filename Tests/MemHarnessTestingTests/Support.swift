@@ -1,4 +1,5 @@
 import Foundation
+import MemHarnessTesting
 import Synchronization
 
 #if os(Linux)
@@ -19,6 +20,21 @@ func allocateAndTouch(_ bytes: Int) -> UnsafeMutableRawPointer {
 /// Mallocs `bytes`, writes every page, and frees them.
 func allocateTouchAndFree(_ bytes: Int) {
     free(allocateAndTouch(bytes))
+}
+
+/// How far below a block's size the figures may see it, bytes, when only the sampled peak saw it.
+///
+/// `MemoryFigures` states no floor for its sampled peak: it is the live heap above a start that includes
+/// blocks the rest of the process (the test runner's threads, an async closure's executor) may free while
+/// the measured block is live, so a block of N bytes can read as N minus those. 8 MiB − 512 B was read once
+/// in a replica. The thread's own high-water mark has no such floor, so when the figures have it the peak
+/// must reach the block's size exactly.
+let sampledPeakFloorBytes = 16 << 10
+
+/// The least `figures.peakBytes` may be for a closure that held a block of `bytes`: the block's size when
+/// the thread's high-water mark was used, less the sampled peak's floor when only the sampler saw it.
+func leastPeakBytes(seeing bytes: Int, in figures: MemoryFigures) -> Int {
+    figures.threadPeakBytes == nil ? bytes - sampledPeakFloorBytes : bytes
 }
 
 /// Objects a test keeps alive on purpose (a leak made to be found).
@@ -97,11 +113,13 @@ final class OtherTest: Sendable {
     }
 }
 
-/// Folders replicas may have left in the temporary directory.
+/// Folders the replicas of this process may have left in the temporary directory.
 func replicaFolders() -> Set<String> {
     let base = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
     let names = (try? FileManager.default.contentsOfDirectory(atPath: base)) ?? []
-    return Set(names.filter { $0.hasPrefix("memharness-replica-") })
+    // This process's only: the name carries the test process's id, and other test processes on the machine
+    // (another checkout's `swift test`) make and remove folders of their own meanwhile.
+    return Set(names.filter { $0.hasPrefix("memharness-replica-\(getpid())-") })
 }
 
 /// Processes that a replica of this process started, or that are one (they carry this process's id in

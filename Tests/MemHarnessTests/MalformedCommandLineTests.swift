@@ -97,6 +97,14 @@ final class MalformedCommandLineTests {
             ),
             ("thresholds:\n  - churn.peakAllocated <= inf * hold-large.peakAllocated\n", ":15:5: bad factor 'inf'"),
             ("scenario: again\n", ":14:1: duplicate key 'scenario' (first at line 1, column 1)"),
+            // A warning without a unit is ambiguous (`0.8` was once a warning at 1 byte).
+            (
+                "memoryLimit: 300MiB\nmemoryWarning: 0.8\n",
+                ":15:16: 'memoryWarning' '0.8' has no unit, so it could be a share of the limit or a number of bytes; "
+                    + "write a percentage such as 80% (1%...100%) or a size such as 200MiB (B, KiB, MiB, GiB, TiB)"
+            ),
+            // A share with no limit to take it from is found after parsing, and named at the file's key.
+            ("memoryWarning: 80%\n", ":14:1: the memory warning is 80% of the limit, but there is no memory limit"),
             (
                 "lol: &l [x, x]\n"
                     + (1...40).map {
@@ -116,6 +124,13 @@ final class MalformedCommandLineTests {
             expectRefused(outcome, file + message)
             #expect(!FileManager.default.fileExists(atPath: out))
         }
+    }
+
+    @Test func twoFilesOfOneScenarioNameExit64AtTheSecondsScenarioKey() throws {
+        let first = try write(Self.scenario, "first.yaml")
+        let second = try write("# the same scenario again\n\n" + Self.scenario, "second.yaml")
+        let outcome = try Self.memharness(["run", first, second, "--out", "\(folder)/out"])
+        expectRefused(outcome, "\(second):3:1: scenario name 'corpus' is also used by \(first); names must be unique")
     }
 
     @Test func aDuplicateKeyInABigFileIsOneShortLine() throws {
@@ -166,8 +181,17 @@ final class MalformedCommandLineTests {
                 with: "  - repeat: {times: 6, warmup: 2, steps: [allocate, release]}\n"),
             "repeat.yaml")
         let cases: [([String], String)] = [
-            (["run", file, "--timeout", "0s"], "--timeout 0 ns is out of range; allowed: 100ms...3600s"),
+            (["run", file, "--timeout", "0s"], "--timeout 0ns is out of range; allowed: 100ms...3600s"),
             (["run", file, "--repeat", "0"], "--repeat 0 is out of range; allowed: 1...100"),
+            // A negative value is read as one, not taken for an option ("Missing value"), and named as negative.
+            (["run", file, "--repeat", "-1"], "--repeat -1 is negative; allowed: 1...100, or auto"),
+            (["run", file, "--interval", "-1ms"], "--interval -1ms is negative; allowed: 0ms (off) or 50us...10s"),
+            (["run", file, "--timeout", "-5s"], "--timeout -5s is negative; allowed: 100ms...3600s"),
+            (
+                ["run", file, "--memory-warning", "0.8"],
+                "--memory-warning '0.8' has no unit, so it could be a share of the limit or a number of bytes; "
+                    + "write a percentage such as 80% (1%...100%) or a size such as 200MiB"
+            ),
             (["run", file, "--interval", "nan"], "The value 'nan' is invalid for '--interval <duration>'"),
             (["run", file, "--tolerance", "nan"], "The value 'nan' is invalid for '--tolerance <percent>'"),
             (["run", file, "--set", "holdSize=nan"], "--set 'holdSize=nan': bad value 'nan' for 'holdSize'"),
@@ -187,6 +211,22 @@ final class MalformedCommandLineTests {
         for (arguments, message) in cases {
             expectRefused(try Self.memharness(arguments + ["--out", "\(folder)/out", "--verbose"]), message)
         }
+        for (option, value) in [("--repeat", "-1"), ("--interval", "-1ms"), ("--timeout", "-1s")] {
+            let outcome = try Self.memharness(["profile", "--out", "\(folder)/out", option, value, "--", "/bin/true"])
+            expectRefused(outcome, "\(option) \(value) is negative; allowed: ")
+        }
+    }
+
+    @Test func helpForAnUnknownSubcommandExits64NamingTheValidOnes() throws {
+        expectRefused(
+            try Self.memharness(["help", "frobnicate"]),
+            "help: unknown subcommand 'frobnicate' of 'memharness'; expected one of: run, profile, report, compare, "
+                + "baseline, merge, list")
+        expectRefused(
+            try Self.memharness(["help", "baseline", "sav"]),
+            "help: unknown subcommand 'sav' of 'memharness baseline'; expected one of: save")
+        let known = try Self.memharness(["help", "run"])
+        #expect(known.status == 0 && known.stdout.contains("USAGE: memharness run"), "\(known.stderr)")
     }
 
     @Test func outputsThatCannotBeWrittenExit64BeforeAnyCase() throws {

@@ -37,7 +37,9 @@ struct ProfileScenarioTests {
             let peak = try ProgramTrial.bytes(row, "peak_allocated_net_bytes")
             #expect(row["status"] == "ok")
             #expect(row["exit_status"] == "0")
-            #expect(peak >= truth && peak <= truth + truth / 50, "\(strategy): peak \(peak) vs truth \(truth)")
+            #expect(
+                peak >= (try ProgramTrial.leastPeakNetBytes(holding: truth, row)) && peak <= truth + truth / 50,
+                "\(strategy): peak \(peak) vs truth \(truth)")
         }
         // The parameters went into the command lines, whether written as one string or as a list of words.
         let cases = try trial.record().report.scenarios.flatMap(\.cases)
@@ -57,10 +59,10 @@ struct ProfileScenarioTests {
         #expect(outcome.status == 2, "a broken threshold exits 2: \(outcome.stderr)")
         #expect(outcome.stdout.contains("FAIL: one-block.peakAllocated = 40.0"), "\(outcome.stdout)")
         #expect(outcome.stdout.contains("breaks `one-block.peakAllocated <= 25MiB`"), "\(outcome.stdout)")
-        let peaks = try trial.rows().filter { $0["strategy"] == "one-block" }.map {
-            try ProgramTrial.bytes($0, "peak_allocated_net_bytes")
-        }
-        #expect(peaks.count == 2 && peaks.allSatisfy { $0 >= 40 * Self.mebibyte }, "\(peaks)")
+        let rows = try trial.rows().filter { $0["strategy"] == "one-block" }
+        let peaks = try rows.map { try ProgramTrial.bytes($0, "peak_allocated_net_bytes") }
+        let least = try rows.map { try ProgramTrial.leastPeakNetBytes(holding: 40 * Self.mebibyte, $0) }
+        #expect(peaks.count == 2 && zip(peaks, least).allSatisfy { $0 >= $1 }, "\(peaks), at least \(least)")
     }
 
     @Test func aRelativeProgramRunsInItsStrategysDirectory() throws {
@@ -86,7 +88,9 @@ struct ProfileScenarioTests {
         #expect(outcome.status == 0, "\(outcome.stderr)")
         let row = try trial.onlyRow()
         #expect(row["exit_status"] == "0", "\(row)")
-        #expect(try ProgramTrial.bytes(row, "peak_allocated_net_bytes") >= 4 * Self.mebibyte)
+        #expect(
+            try ProgramTrial.bytes(row, "peak_allocated_net_bytes")
+                >= ProgramTrial.leastPeakNetBytes(holding: 4 * Self.mebibyte, row))
     }
 
     @Test func badCommandsAreRefusedWithTheirPlaceBeforeAnyRun() throws {

@@ -83,6 +83,15 @@ struct ProgramTrial {
     /// The run's record (run.json).
     func record() throws -> RunRecord { try ReportFolder.read(out) }
 
+    /// The least a program's net peak may read while it holds `truthBytes`, bytes.
+    ///
+    /// A program's figures state no floor. Its net peak is above the first sample (the agent's load, before
+    /// `main`), and the program may free blocks of that baseline before it holds the truth, never more than
+    /// the baseline itself: the net peak is at least the truth less the baseline.
+    static func leastPeakNetBytes(holding truthBytes: Int, _ row: [String: String]) throws -> Int {
+        truthBytes - (try bytes(row, "baseline_allocated_bytes"))
+    }
+
     /// A byte column of `row` as an integer.
     static func bytes(_ row: [String: String], _ column: String) throws -> Int {
         try #require(Int(row[column] ?? ""), "column \(column) of \(row)")

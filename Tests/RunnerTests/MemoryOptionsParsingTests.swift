@@ -34,8 +34,16 @@ struct MemoryOptionsParsingTests {
                 "--memory-limit '300XB': expected a size of at least 1MiB, e.g. 300MiB, 1.5GiB, or none"
             ),
             ("512KiB", nil, nil, "--memory-limit '512KiB': expected a size of at least 1MiB"),
-            (nil, "180%", nil, "--memory-warning '180%': expected a share of the limit (1%...100%, e.g. 80%), a size"),
+            (
+                nil, "180%", nil,
+                "--memory-warning '180%': expected a share of the limit (1%...100%, e.g. 80%) or a size with its unit"
+            ),
             (nil, "soon", nil, "--memory-warning 'soon'"),
+            (
+                nil, "0.8", nil,
+                "--memory-warning '0.8' has no unit, so it could be a share of the limit or a number of bytes; "
+                    + "write a percentage such as 80% (1%...100%) or a size such as 200MiB"
+            ),
             (nil, nil, "iphone-6s", "--device 'iphone-6s': unknown device; expected one of: iphone-4s, ipad-mini,"),
             (nil, nil, "iphon-7", "(did you mean 'iphone-7'?)"),
         ] as [(String?, String?, String?, String)])

@@ -34,7 +34,16 @@ struct MemoryOptionsTests {
 
     @Test func aShareWithoutALimitAndAWarningAboveTheLimitAreProblems() throws {
         let shareOnly = try scenario(warning: "80%")
-        #expect(MemoryOptions().problems(for: [shareOnly]).first?.contains("there is no memory limit") == true)
+        // The file's warning is named at its key (line 3, column 1); a command line's at the file alone.
+        #expect(
+            MemoryOptions().problems(for: [shareOnly])
+                == [
+                    "Scenarios/s.yaml:3:1: the memory warning is 80% of the limit, but there is no memory limit; set "
+                        + "one (--memory-limit, memoryLimit:, --device) or give the warning as a size, e.g. "
+                        + "--memory-warning 240MiB"
+                ])
+        let fromCommandLine = MemoryOptions(warning: .value(.fractionOfLimit(0.5))).problems(for: [try scenario()])
+        #expect(fromCommandLine.first?.hasPrefix("Scenarios/s.yaml: the memory warning is 50% of the limit") == true)
         #expect(MemoryOptions(limit: .value(1 << 30)).problems(for: [shareOnly]).isEmpty)
         let above = MemoryOptions(limit: .value(100 << 20), warning: .value(.bytes(200 << 20))).problems(for: [
             try scenario()

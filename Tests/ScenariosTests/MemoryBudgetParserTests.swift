@@ -32,8 +32,15 @@ struct MemoryBudgetParserTests {
         ),
         (
             "memoryWarning: 180%\n",
-            "Scenarios/x.yaml:3:16: bad value '180%' for 'memoryWarning'; expected a share of memoryLimit"
+            "Scenarios/x.yaml:3:16: bad value '180%' for 'memoryWarning'; expected a share of the limit"
         ),
+        // A number without a unit could be a share or bytes: `0.8` was once read as a warning at 1 byte.
+        (
+            "memoryLimit: 300MiB\nmemoryWarning: 0.8\n",
+            "Scenarios/x.yaml:4:16: 'memoryWarning' '0.8' has no unit, so it could be a share of the limit or a "
+                + "number of bytes; write a percentage such as 80% (1%...100%) or a size such as 200MiB"
+        ),
+        ("memoryWarning: 200\n", "Scenarios/x.yaml:3:16: 'memoryWarning' '200' has no unit"),
         ("memoryLimt: 1GiB\n", "unknown key 'memoryLimt'; expected one of: "),
     ])
     func reportsBadValuesWithTheirPlace(text: String, message: String) {

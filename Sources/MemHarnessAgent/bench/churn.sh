@@ -6,10 +6,7 @@
 # `agent-probe churn <pairs>` (malloc/free pairs of 16 B-4 KiB, 64 alive, one thread: the calibration
 # workload's churn in C) runs under six configurations, their order rotating from round to round so no
 # configuration always runs first or last; the probe times its own loop (wall and CPU, start-up excluded).
-# A seventh, for calibration, is the interposer the agent replaces (Sources/CExactPeak, compiled here into a
-# preloadable library with the toolchain's clang): its ratio was 1.28x on a quiet machine, so it shows how
-# far the machine's state of the moment inflates every ratio. Prints the median of each and its ratio to the
-# uninstrumented median. Release build; not a test.
+# Prints the median of each and its ratio to the uninstrumented median. Release build; not a test.
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 
@@ -27,17 +24,11 @@ for candidate in /usr/lib/x86_64-linux-gnu/libjemalloc.so.2 /usr/lib/aarch64-lin
 done
 [ -n "$JEMALLOC" ] || { echo "libjemalloc.so.2 not found (apt-get install libjemalloc-dev)" >&2; exit 1; }
 
-REFERENCE=$(mktemp -d)
-trap 'rm -rf "$REFERENCE"' EXIT
-NAMES=("uninstrumented" "agent, nothing on" "exact" "stacks, 64 KiB mean" "exact + stacks" "heap graph (every live block tracked)"
-  "reference: CExactPeak (exact)")
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+NAMES=("uninstrumented" "agent, nothing on" "exact" "stacks, 64 KiB mean" "exact + stacks"
+  "heap graph (every live block tracked)")
 CONFIGS=6
-# The reference row only while Sources/CExactPeak exists and a clang is at hand.
-if [ -e Sources/CExactPeak/exact_peak.c ] && command -v clang >/dev/null &&
-  clang -shared -fPIC -O2 -fno-omit-frame-pointer -ISources/CExactPeak/include -ISources/CExactPeakHooks/include \
-    Sources/CExactPeak/exact_peak.c Sources/CExactPeak/exact_peak_new.cpp -o "$REFERENCE/exact-peak.so" -ljemalloc -lstdc++; then
-  CONFIGS=7
-fi
 # One configuration: its LD_PRELOAD, then its agent variables.
 config() {
   case $1 in
@@ -47,11 +38,10 @@ config() {
     3) echo "$AGENT $JEMALLOC|MEMHARNESS_AGENT_STACK_SAMPLE_BYTES=65536" ;;
     4) echo "$AGENT $JEMALLOC|MEMHARNESS_AGENT_EXACT=1 MEMHARNESS_AGENT_STACK_SAMPLE_BYTES=65536" ;;
     5) echo "$AGENT $JEMALLOC|MEMHARNESS_AGENT_HEAP=1" ;;
-    6) echo "$REFERENCE/exact-peak.so $JEMALLOC" ;;
   esac
 }
 
-RESULTS="$REFERENCE/results"
+RESULTS="$WORK/results"
 run() {
   local spec preload variables line
   spec=$(config "$1")

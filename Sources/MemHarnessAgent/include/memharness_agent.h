@@ -22,7 +22,6 @@ extern "C" {
 #endif
 
 /// One entry point of the malloc family exercised by `memharness_agent_self_check`.
-/// Same layout as CExactPeakHooks' `memharness_exact_check_row` (its own name so this header stands alone).
 /// Byte figures are size-class bytes of the agent's live count.
 typedef struct {
     /// The entry point, e.g. "posix_memalign" (a static string).

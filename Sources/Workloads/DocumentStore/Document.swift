@@ -77,11 +77,6 @@ public struct Document: Sendable {
         field == "_id" ? .string(id) : fields[field]
     }
 
-    /// True when both documents have the same identity, fields and payload, whatever their revisions.
-    public func hasSameValue(as other: Document) -> Bool {
-        id == other.id && fields == other.fields && payload == other.payload
-    }
-
     /// A copy that shares no storage with this document: new payload bytes and a new field table.
     ///
     /// Swift's own copy of a `Document` would share the payload buffer (copy-on-write), which is

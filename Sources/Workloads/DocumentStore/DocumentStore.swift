@@ -181,11 +181,6 @@ public struct DocumentCollection: Sendable {
     public func find(_ predicate: Predicate) -> PendingQuery {
         PendingQuery(store: store, query: Query(collection: name, predicate: predicate))
     }
-
-    /// Every document of the collection.
-    public func findAll() -> PendingQuery {
-        PendingQuery(store: store, query: Query(collection: name))
-    }
 }
 
 /// A query not yet run: sort it, run it once with `exec()`, or observe it live.
