@@ -65,7 +65,7 @@ public final class CaseSequence {
     /// The probe every reading goes through.
     public let probe: JemallocProbe
     /// The sampler; nil when sampling is off.
-    public let sampler: Sampler?
+    let sampler: Sampler?
     /// How long each settle waits.
     public let settleDuration: Duration
     private let exact: Bool
