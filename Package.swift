@@ -72,7 +72,7 @@ let package = Package(
         .target(
             name: "MemHarnessTesting",
             dependencies: [
-                "CMemHarnessTesting", "CJemalloc", "Measurement", "WorkloadKit", "AllocatorProbe", "HarnessModel",
+                "CMemHarnessTesting", "Measurement", "WorkloadKit", "AllocatorProbe", "HarnessModel",
             ],
             swiftSettings: settings
         ),

@@ -40,19 +40,6 @@ public struct AllocatorStats: Sendable, Hashable, Codable {
     /// arena (or flushes it) while the pass runs can be counted on one side only: a reading taken while
     /// other threads allocate can be off by one cache fill or flush of a size class.
     public var liveBytes: Int { allocatedBytes - threadCacheBytes }
-
-    /// The element-wise maximum of two readings (peaks of each figure, not one consistent reading).
-    public func elementwiseMax(_ other: AllocatorStats) -> AllocatorStats {
-        AllocatorStats(
-            allocatedBytes: max(allocatedBytes, other.allocatedBytes),
-            activeBytes: max(activeBytes, other.activeBytes),
-            residentBytes: max(residentBytes, other.residentBytes),
-            mappedBytes: max(mappedBytes, other.mappedBytes),
-            retainedBytes: max(retainedBytes, other.retainedBytes),
-            metadataBytes: max(metadataBytes, other.metadataBytes),
-            threadCacheBytes: max(threadCacheBytes, other.threadCacheBytes)
-        )
-    }
 }
 
 /// One reading of everything the sampler records about memory, in bytes.

@@ -44,14 +44,21 @@ public final class JemallocProbe: MemoryProbe, @unchecked Sendable {
         static let threadCacheFlush = 9
         static let purge = 10
         static let threadCacheEnabled = 11
-        static let count = 12
+        /// `thread.deallocated`, `thread.peak.read`, `thread.peak.reset`: slots 12...14, optional (`thread.peak`
+        /// came with jemalloc 5.3): a slot that does not resolve has length 0 and reads as unknown.
+        static let threadDeallocated = 12
+        static let threadPeakRead = 13
+        static let threadPeakReset = 14
+        static let optional = 12...14
+        static let count = 15
     }
 
     /// The names of the slots, in slot order.
     private static let slotNames =
         ["epoch"] + statNames + [
             "thread.allocated", "stats.arenas.\(allArenas).tcache_bytes", "thread.tcache.flush",
-            "arena.\(allArenas).purge", "thread.tcache.enabled",
+            "arena.\(allArenas).purge", "thread.tcache.enabled", "thread.deallocated", "thread.peak.read",
+            "thread.peak.reset",
         ]
 
     /// MIBs, by `Slot`. By MIB, not by name: a Swift string passed as a C string is copied to the heap in
@@ -88,6 +95,10 @@ public final class JemallocProbe: MemoryProbe, @unchecked Sendable {
         for (slot, name) in slotNames.enumerated() {
             var length = mibCapacity
             let status = mallctlnametomib(name, mibs + slot * mibCapacity, &length)
+            if status != 0 && Slot.optional.contains(slot) {
+                lengths[slot] = 0
+                continue
+            }
             guard status == 0 else { throw .mallctlFailed(name: name, errno: status) }
             lengths[slot] = length
         }
@@ -196,11 +207,31 @@ public final class JemallocProbe: MemoryProbe, @unchecked Sendable {
         _ = threadAllocatedBytes()
     }
 
-    /// Bytes allocated so far by the calling thread (`thread.allocated`, monotonic).
-    public func threadAllocatedBytes() -> UInt64? {
+    /// Bytes allocated so far by the calling thread (`thread.allocated`, monotonic). Allocation-free.
+    public func threadAllocatedBytes() -> UInt64? { readThreadCounter(slot: Slot.threadAllocated) }
+
+    /// Bytes freed so far by the calling thread (`thread.deallocated`, monotonic); nil when unknown.
+    /// Allocation-free.
+    public func threadDeallocatedBytes() -> UInt64? { readThreadCounter(slot: Slot.threadDeallocated) }
+
+    /// The calling thread's high-water mark of its net bytes (allocated minus freed on it) since the last
+    /// `resetThreadPeak()` (`thread.peak.read`, updated every 64 KiB of the thread's traffic and at the read),
+    /// bytes; nil when this jemalloc lacks it (before 5.3). Allocation-free.
+    public func threadPeakBytes() -> UInt64? { readThreadCounter(slot: Slot.threadPeakRead) }
+
+    /// Restarts the calling thread's high-water mark at its net bytes now (`thread.peak.reset`); false when
+    /// this jemalloc lacks it. Allocation-free.
+    @discardableResult
+    public func resetThreadPeak() -> Bool {
+        let slot = Slot.threadPeakReset
+        guard mibLengths[slot] > 0 else { return false }
+        return mallctlbymib(mibs + slot * Self.mibCapacity, mibLengths[slot], nil, nil, nil, 0) == 0
+    }
+
+    private func readThreadCounter(slot: Int) -> UInt64? {
+        guard mibLengths[slot] > 0 else { return nil }
         var value: UInt64 = 0
         var length = MemoryLayout<UInt64>.size
-        let slot = Slot.threadAllocated
         let status = mallctlbymib(mibs + slot * Self.mibCapacity, mibLengths[slot], &value, &length, nil, 0)
         return status == 0 ? value : nil
     }
@@ -249,9 +280,13 @@ public final class JemallocProbe: MemoryProbe, @unchecked Sendable {
         return status == 0
     }
 
-    /// Checks that jemalloc serves this process's mallocs: a 1 MiB allocation must move `stats.allocated`.
+    /// Checks that jemalloc serves this process's mallocs: a 1 MiB block must move the calling thread's own
+    /// `thread.allocated` by at least its size. The thread's counter, not the process-wide `stats.allocated`:
+    /// in a test process other tests free meanwhile, and their frees once made a 1 MiB block look like 37 KiB
+    /// to a process-wide check. Without the per-thread counter, `stats.allocated` must move by half the size.
     public func verifyIsProcessAllocator() throws(AllocatorProbeError) {
         let size = 1 << 20
+        let threadBefore = threadAllocatedBytes()
         let before = allocatedBytes()
         guard let block = malloc(size) else {
             throw AllocatorProbeError.notProcessAllocator(movedBytes: 0, expectedAtLeast: size)
@@ -259,8 +294,15 @@ public final class JemallocProbe: MemoryProbe, @unchecked Sendable {
         memset(block, 1, size)
         // Publish the block so the optimizer cannot drop the malloc/free pair as unobserved.
         allocationSink.store(UInt(bitPattern: block), ordering: .relaxed)
+        let threadAfter = threadAllocatedBytes()
         let after = allocatedBytes()
         free(block)
+        if let threadBefore, let threadAfter {
+            // `thread.allocated` only grows; a malloc that is not jemalloc's leaves it where it was.
+            let moved = Int(truncatingIfNeeded: threadAfter &- threadBefore)
+            guard moved >= size else { throw .notProcessAllocator(movedBytes: moved, expectedAtLeast: size) }
+            return
+        }
         // Other threads may free meanwhile; a half-size threshold still tells "counted" from "not counted".
         if after - before < size / 2 {
             throw AllocatorProbeError.notProcessAllocator(movedBytes: after - before, expectedAtLeast: size)

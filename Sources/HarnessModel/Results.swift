@@ -167,17 +167,6 @@ public struct AllocatorStatsValues: Sendable, Hashable, Codable {
     }
 }
 
-extension AllocatorStatsValues {
-    /// The element-wise maximum of two readings (peaks of each figure, not one consistent reading).
-    public func elementwiseMax(_ other: AllocatorStatsValues) -> AllocatorStatsValues {
-        AllocatorStatsValues(
-            allocatedBytes: max(allocatedBytes, other.allocatedBytes), activeBytes: max(activeBytes, other.activeBytes),
-            residentBytes: max(residentBytes, other.residentBytes), mappedBytes: max(mappedBytes, other.mappedBytes),
-            retainedBytes: max(retainedBytes, other.retainedBytes),
-            metadataBytes: max(metadataBytes, other.metadataBytes))
-    }
-}
-
 /// A parameter of a scenario as it was run, for the report.
 public struct NamedValue: Sendable, Hashable, Codable {
     public var name: String

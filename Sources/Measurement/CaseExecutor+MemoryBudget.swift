@@ -52,30 +52,13 @@ extension CaseExecutor {
         _ spec: CaseSpec, hit: MemoryLimitHit, output: SamplerOutput, baselineAllocatedBytes: Int
     ) -> CaseOutcome {
         // The kernel's high-water mark covers the samples' span; the sampled one when it cannot be read.
-        let peakRSS = (try? KernelMemory.status().peakRSSBytes) ?? output.peakRSSBytes
+        let peakRSS = (try? KernelMemory.status().peakRSSBytes) ?? output.peaks.overall.rssBytes
         let measurements = CaseMeasurements(
-            baselineAllocatedBytes: baselineAllocatedBytes, peak: output.peak, peakRSSBytes: peakRSS,
+            baselineAllocatedBytes: baselineAllocatedBytes, peak: output.peaks.overall.stats, peakRSSBytes: peakRSS,
             residueBytes: nil, durationNanoseconds: hit.timeNanoseconds, sampling: output.figures,
-            phases: phases(of: output, endNanoseconds: hit.timeNanoseconds), samples: output.series,
+            phases: output.peaks.phaseResults(spannedBy: output.series, endNanoseconds: hit.timeNanoseconds),
+            samples: output.series,
             memoryWarnings: spec.memoryBudget?.warningBytes == nil ? nil : hit.warningsBefore)
         return .killedByMemoryLimit(hit: hit, measurements: measurements)
-    }
-
-    /// Phases as the samples saw them: each from its first sample to the next phase's first (the
-    /// last one to `endNanoseconds`), with the sampler's per-phase peaks.
-    static func phases(of output: SamplerOutput, endNanoseconds: Int64) -> [PhaseResult] {
-        let series = output.series
-        var starts: [(index: Int, time: Int64)] = []
-        for row in 0..<series.count where starts.last?.index != series.phaseIndex[row] {
-            starts.append((series.phaseIndex[row], series.timeNanoseconds[row]))
-        }
-        return starts.enumerated().compactMap { position, start in
-            guard series.phaseNames.indices.contains(start.index) else { return nil }
-            let end = position + 1 < starts.count ? starts[position + 1].time : endNanoseconds
-            return PhaseResult(
-                name: series.phaseNames[start.index], startNanoseconds: start.time, endNanoseconds: end,
-                peakAllocatedBytes: output.phasePeakAllocatedBytes[start.index],
-                peakResidentBytes: output.phasePeakResidentBytes[start.index])
-        }
     }
 }

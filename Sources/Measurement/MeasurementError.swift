@@ -5,7 +5,7 @@ import AllocatorProbe
 #endif
 
 /// Why a case could not be measured. Findings (a leak, a peak over a threshold) are results, never errors.
-public enum MeasurementError: Error, CustomStringConvertible, Sendable {
+public enum MeasurementError: Error, CustomStringConvertible, Sendable, Equatable {
     /// The allocator probe failed: jemalloc missing, without statistics, or not the process allocator.
     case probe(AllocatorProbeError)
     /// The case names a workload this binary does not have.

@@ -8,9 +8,8 @@ import WorkloadKit
 struct PhaseRecorder {
     let names: [String]
     let exact: Bool
-    /// Highest boundary reading of each phase, and how far the two readings that confirmed it disagreed.
-    private var boundaryPeak: [Int]
-    private var boundarySpread: [Int]
+    /// The peaks of the boundary readings, each counted in the phase it ends and in the one it starts.
+    private var boundaryPeaks: Peaks
     private var recorded: [(index: Int, start: Int64, end: Int64, exactPeak: Int?)] = []
     private var current = -1
     private var currentStart: Int64 = 0
@@ -18,8 +17,7 @@ struct PhaseRecorder {
     init(names: [String], exact: Bool) {
         self.names = names
         self.exact = exact
-        boundaryPeak = [Int](repeating: 0, count: names.count)
-        boundarySpread = [Int](repeating: 0, count: names.count)
+        boundaryPeaks = Peaks(phaseCount: names.count)
         recorded.reserveCapacity(names.count + 1)
     }
 
@@ -27,48 +25,30 @@ struct PhaseRecorder {
     /// heap read at the boundary (`allocatedBytes`, confirmed by a second reading `spreadBytes` apart).
     mutating func enter(_ index: Int, allocatedBytes: Int, spreadBytes: Int = 0, atNanoseconds now: Int64) {
         let exactPhasePeak = exact ? Agent.takePhasePeak() : nil
+        let reading = AllocatorStatsValues(allocatedBytes: allocatedBytes)
         if names.indices.contains(current) {
-            raise(current, allocatedBytes, spreadBytes)
+            boundaryPeaks.record(reading, phase: current, spreadBytes: spreadBytes)
             recorded.append((current, currentStart, now, exactPhasePeak))
         }
-        if names.indices.contains(index) { raise(index, allocatedBytes, spreadBytes) }
+        if names.indices.contains(index) { boundaryPeaks.record(reading, phase: index, spreadBytes: spreadBytes) }
         currentStart = now
         current = index
     }
 
-    private mutating func raise(_ phase: Int, _ allocatedBytes: Int, _ spreadBytes: Int) {
-        guard allocatedBytes > boundaryPeak[phase] else { return }
-        boundaryPeak[phase] = allocatedBytes
-        boundarySpread[phase] = spreadBytes
+    /// The case's peaks: the sampler's, with allocated raised to the boundary readings (on a tie the sample
+    /// and its spread stand); only the boundary readings when the sampler was off.
+    func peaks(with output: SamplerOutput?) -> Peaks {
+        (output?.peaks ?? Peaks(phaseCount: names.count)).merging(boundaryPeaks)
     }
 
-    /// The case's peak of each jemalloc figure: the sampler's, with allocated raised to the boundary
-    /// readings; only the boundary readings when the sampler was off. `spreadBytes`: how far the two
-    /// readings that set the allocated peak disagreed.
-    func peak(with output: SamplerOutput?) -> (stats: AllocatorStatsValues, spreadBytes: Int) {
-        var peak = output?.peak ?? AllocatorStatsValues()
-        var spread = output?.peakSpreadBytes ?? 0
-        if let phase = boundaryPeak.indices.max(by: { boundaryPeak[$0] < boundaryPeak[$1] }),
-            boundaryPeak[phase] > peak.allocatedBytes
-        {
-            peak.allocatedBytes = boundaryPeak[phase]
-            spread = boundarySpread[phase]
-        }
-        return (peak, spread)
-    }
-
-    /// Every phase that ran, in order, with its peaks from the samples and the boundaries.
-    func results(with output: SamplerOutput?) -> [PhaseResult] {
+    /// Every phase that ran, in order, with its peaks (`peaks(with:)`).
+    func results(with peaks: Peaks) -> [PhaseResult] {
         recorded.map { phase in
-            let sampled = output?.phasePeakAllocatedBytes[phase.index] ?? 0
-            let boundary = boundaryPeak[phase.index]
+            let figures = peaks.phases[phase.index]
             return PhaseResult(
                 name: names[phase.index], startNanoseconds: phase.start, endNanoseconds: phase.end,
-                peakAllocatedBytes: max(sampled, boundary),
-                peakResidentBytes: output?.phasePeakResidentBytes[phase.index] ?? 0,
-                exactPeakLiveBytes: phase.exactPeak,
-                peakReadingSpreadBytes: sampled >= boundary
-                    ? output?.phasePeakSpreadBytes[phase.index] ?? 0 : boundarySpread[phase.index])
+                peakAllocatedBytes: figures.stats.allocatedBytes, peakResidentBytes: figures.stats.residentBytes,
+                exactPeakLiveBytes: phase.exactPeak, peakReadingSpreadBytes: figures.allocatedSpreadBytes)
         }
     }
 }

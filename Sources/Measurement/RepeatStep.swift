@@ -21,7 +21,7 @@ extension CaseExecutor {
             for bodyStep in body {
                 try runStep(bodyStep)
             }
-            settle(probe, nanoseconds: settleNanoseconds)
+            CaseSequence.settle(probe, nanoseconds: settleNanoseconds)
             liveBytes.append(liveHeapBytes(probe))
             afterIteration(iteration)
         }

@@ -221,35 +221,14 @@ extension CaseMeasurements {
     /// keep maxima when merged), phases as the rows saw them; no residue, leaks or exact figures.
     public init(partialFrom file: SampleBuffer.FileContents, requestedIntervalNanoseconds: Int64) {
         let series = file.series
-        var peak = AllocatorStatsValues()
-        var phasePeaks: [Int: (allocated: Int, resident: Int)] = [:]
-        var starts: [(index: Int, time: Int64)] = []
-        for row in 0..<series.count {
-            let stats = AllocatorStatsValues(
-                allocatedBytes: series.allocatedBytes[row], activeBytes: series.activeBytes[row],
-                residentBytes: series.residentBytes[row], mappedBytes: series.mappedBytes[row],
-                retainedBytes: series.retainedBytes[row], metadataBytes: series.metadataBytes[row])
-            peak = peak.elementwiseMax(stats)
-            let phase = series.phaseIndex[row]
-            let old = phasePeaks[phase] ?? (0, 0)
-            phasePeaks[phase] = (max(old.allocated, stats.allocatedBytes), max(old.resident, stats.residentBytes))
-            if starts.last?.index != phase { starts.append((phase, series.timeNanoseconds[row])) }
-        }
+        let peaks = Peaks(series: series)
         let end = series.timeNanoseconds.last ?? 0
-        let phases = starts.enumerated().compactMap { position, start -> PhaseResult? in
-            guard series.phaseNames.indices.contains(start.index) else { return nil }
-            return PhaseResult(
-                name: series.phaseNames[start.index], startNanoseconds: start.time,
-                endNanoseconds: position + 1 < starts.count ? starts[position + 1].time : end,
-                peakAllocatedBytes: phasePeaks[start.index]?.allocated ?? 0,
-                peakResidentBytes: phasePeaks[start.index]?.resident ?? 0)
-        }
         self.init(
-            baselineAllocatedBytes: file.baselineAllocatedBytes, peak: peak,
-            peakRSSBytes: series.rssBytes.max() ?? 0, residueBytes: nil, durationNanoseconds: end,
+            baselineAllocatedBytes: file.baselineAllocatedBytes, peak: peaks.overall.stats,
+            peakRSSBytes: peaks.overall.rssBytes, residueBytes: nil, durationNanoseconds: end,
             sampling: SamplingFigures(
                 sampleCount: file.sampleCount, requestedIntervalNanoseconds: requestedIntervalNanoseconds,
                 achievedIntervalNanoseconds: file.achievedIntervalNanoseconds),
-            phases: phases, samples: series)
+            phases: peaks.phaseResults(spannedBy: series, endNanoseconds: end), samples: series)
     }
 }

@@ -13,30 +13,22 @@ import WorkloadKit
 public struct SamplerOutput: Sendable {
     /// The stored time series (merged pairwise, keeping maxima, when it outgrew its storage).
     public var series: SampleSeries
-    /// Peak of each jemalloc figure over every sample (not only the stored ones).
-    public var peak: AllocatorStatsValues
-    /// Peak RSS seen by sampling, bytes.
-    public var peakRSSBytes: Int
-    /// Peak allocated / resident per phase index, absolute bytes (0 when the phase got no sample).
-    public var phasePeakAllocatedBytes: [Int]
-    public var phasePeakResidentBytes: [Int]
-    /// How far the two readings that confirmed the peak allocated figure disagreed, bytes (see
+    /// The peaks over every sample (not only the stored ones), overall and per phase index (0 when a phase got
+    /// no sample), with how far the two readings that confirmed each allocated peak disagreed (see
     /// `MemoryProbe.confirmingReading`).
-    public var peakSpreadBytes: Int
-    /// The same for each phase's peak, by phase index.
-    public var phasePeakSpreadBytes: [Int]
+    public var peaks: Peaks
     /// Samples taken, the interval achieved and what the sampler thread allocated.
     public var figures: SamplingFigures
 }
 
 /// Samples a probe on a dedicated thread at a fixed interval, with absolute-time sleeps.
 ///
-/// All storage is reserved in `init` (a `SampleBuffer` and the per-phase peaks): the sampling loop
+/// All storage is reserved in `init` (a `SampleBuffer` and the `Peaks`): the sampling loop
 /// allocates nothing, so it neither disturbs the figures it reads nor grows with the run. The thread
 /// can be made before the case's baseline (`prepare()`), so what making it costs the allocator (the
 /// thread's cache, its TLS) is part of the baseline, not of the case.
 public final class Sampler: @unchecked Sendable {
-    // Safety: `buffer`, the peaks and the watch state are written only by the sampler thread between
+    // Safety: `buffer`, `peaks` and the watch state are written only by the sampler thread between
     // `start()` and the end of `finish()`'s join, and read by the caller only after the join
     // (pthread_join is a happens-before edge). `originNanoseconds` is written by `start()` before it
     // posts `go`, and read by the thread after its wait on `go` returns (sem_post/sem_wait order them).
@@ -47,9 +39,6 @@ public final class Sampler: @unchecked Sendable {
     private let phaseNames: [String]
     private let requestedIntervalNanoseconds: Int64
     private var buffer: SampleBuffer
-    private let phasePeakAllocated: UnsafeMutablePointer<Int>
-    private let phasePeakResident: UnsafeMutablePointer<Int>
-    private let phasePeakSpread: UnsafeMutablePointer<Int>
     private let running = Atomic<Bool>(false)
     private let started = Atomic<Bool>(false)
     /// Posted by the thread once it is ready to sample; by `start()` or `finish()` to let it go on.
@@ -60,9 +49,7 @@ public final class Sampler: @unchecked Sendable {
     private var thread: DedicatedThread?
 
     // Written by the sampler thread only.
-    private var peak = AllocatorStatsValues()
-    private var peakRSS = 0
-    private var peakSpread = 0
+    private var peaks: Peaks
     private var samplerAllocated = 0
     private var originNanoseconds: Int64 = 0
     private var watch: MemoryWatch?
@@ -99,13 +86,7 @@ public final class Sampler: @unchecked Sendable {
         } else {
             buffer = try SampleBuffer(capacity: capacity, gauges: gauges.count)
         }
-        // Phase indices run from 0 to phaseNames.count - 1; one slot more is a guard, never read.
-        phasePeakAllocated = .allocate(capacity: phaseNames.count + 1)
-        phasePeakAllocated.initialize(repeating: 0, count: phaseNames.count + 1)
-        phasePeakResident = .allocate(capacity: phaseNames.count + 1)
-        phasePeakResident.initialize(repeating: 0, count: phaseNames.count + 1)
-        phasePeakSpread = .allocate(capacity: phaseNames.count + 1)
-        phasePeakSpread.initialize(repeating: 0, count: phaseNames.count + 1)
+        peaks = Peaks(phaseCount: phaseNames.count)
         ready = .allocate(capacity: 1)
         go = .allocate(capacity: 1)
         // Process-private semaphores with a count of 0 cannot fail to initialize.
@@ -114,9 +95,6 @@ public final class Sampler: @unchecked Sendable {
     }
 
     deinit {
-        phasePeakAllocated.deallocate()
-        phasePeakResident.deallocate()
-        phasePeakSpread.deallocate()
         sem_destroy(ready)
         sem_destroy(go)
         ready.deallocate()
@@ -221,31 +199,17 @@ public final class Sampler: @unchecked Sendable {
         // peak's reading uncertainty.
         var spread = 0
         let live = reading.allocator.liveBytes
-        let candidate = phaseIndex()
-        if live > peak.allocatedBytes
-            || (phaseNames.indices.contains(candidate) && live > phasePeakAllocated[candidate]),
-            let second = probe.confirmingReading()
-        {
+        if peaks.raisesAllocatedPeak(live, phase: phaseIndex()), let second = probe.confirmingReading() {
             spread = abs(second.liveBytes - live)
             if second.liveBytes < live { reading.allocator = second }
         }
         // The phase after the last reading: a reading taken across a boundary belongs to the phase it ends in
         // (the confirming one may already include what the next phase allocated).
         let phase = phaseIndex()
-        let inPhase = phase >= 0 && phase < phaseNames.count
         // Before the gauges are read, so the row of a warning already counts it.
         observeFootprint(reading, time: time)
         let stats = AllocatorStatsValues(reading.allocator)
-        if stats.allocatedBytes > peak.allocatedBytes { peakSpread = spread }
-        peak = peak.elementwiseMax(stats)
-        peakRSS = max(peakRSS, reading.rssBytes)
-        if inPhase {
-            if stats.allocatedBytes > phasePeakAllocated[phase] {
-                phasePeakAllocated[phase] = stats.allocatedBytes
-                phasePeakSpread[phase] = spread
-            }
-            phasePeakResident[phase] = max(phasePeakResident[phase], stats.residentBytes)
-        }
+        peaks.record(stats, rssBytes: reading.rssBytes, phase: phase, spreadBytes: spread)
         buffer.add(time: time, stats, rssBytes: reading.rssBytes, phase: phase, gauges: gauges)
         observer?(stats.allocatedBytes, time)
     }
@@ -263,10 +227,7 @@ public final class Sampler: @unchecked Sendable {
     public func collect() -> SamplerOutput {
         SamplerOutput(
             series: buffer.series(phaseNames: phaseNames, gaugeNames: gauges.map(\.name)),
-            peak: peak, peakRSSBytes: peakRSS,
-            phasePeakAllocatedBytes: (0..<phaseNames.count).map { phasePeakAllocated[$0] },
-            phasePeakResidentBytes: (0..<phaseNames.count).map { phasePeakResident[$0] },
-            peakSpreadBytes: peakSpread, phasePeakSpreadBytes: (0..<phaseNames.count).map { phasePeakSpread[$0] },
+            peaks: peaks,
             figures: SamplingFigures(
                 sampleCount: buffer.sampleCount, requestedIntervalNanoseconds: requestedIntervalNanoseconds,
                 achievedIntervalNanoseconds: buffer.achievedIntervalNanoseconds, samplerAllocatedBytes: samplerAllocated

@@ -47,7 +47,9 @@ public struct MemoryExpectation: Sendable, Hashable, Codable {
         }
         if let limit = residueLimit, figures.residueBytes >= limit.bytes {
             let uncertainty = figures.leaks.residueUncertaintyBytes
-            let margin = uncertainty > 0 ? " (± \(Units.formatBytes(uncertainty)) of thread caches)" : ""
+            // The live heap's floor when it was measured; in figures without it, the thread caches.
+            let source = figures.leaks.liveResidueUncertaintyBytes == nil ? " of thread caches" : ""
+            let margin = uncertainty > 0 ? " (± \(Units.formatBytes(uncertainty))\(source))" : ""
             let settle = Units.formatDuration(nanoseconds: figures.settleNanoseconds)
             findings.append(
                 MemoryFinding(

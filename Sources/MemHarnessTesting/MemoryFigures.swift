@@ -3,27 +3,30 @@ import HarnessModel
 /// What one memory expectation measured: the harness's figures for the closure, relative to the start.
 ///
 /// Bytes are jemalloc size-class bytes (`stats.allocated`): what the heap really holds, up to 25% above
-/// the bytes asked for (a 1 MiB Swift array occupies the 1.25 MiB class). "The start" is `stats.allocated`
-/// after a settle just before the closure's first run.
+/// the bytes asked for (a 1 MiB Swift array occupies the 1.25 MiB class). "The start" is the live heap
+/// (`stats.allocated` without the freed blocks thread caches hold) after a settle just before the closure's first
+/// run, as a harness case's baseline (the same case sequence, `CaseSequence`, measures both).
 public struct MemoryFigures: Sendable, Hashable, Codable {
     /// The most the process had allocated at once above the start while the closure ran, bytes: the larger
     /// of `sampledPeakBytes` and `threadPeakBytes`.
     public var peakBytes: Int
-    /// The highest `stats.allocated` sample above the start, bytes (process-wide, every
-    /// `sampling.requestedIntervalNanoseconds`): spikes shorter than the interval can fall between samples.
+    /// The highest live-heap reading above the start, bytes (process-wide: sampled every
+    /// `sampling.requestedIntervalNanoseconds`, and read as the runs begin and end): spikes shorter than the
+    /// interval can fall between samples.
     public var sampledPeakBytes: Int
     /// The exact high-water mark of the thread the closure ran on (jemalloc's `thread.peak`, within 64 KiB),
     /// bytes; nil when the closure ended on another thread than it started on (an async closure may), and
     /// when other threads freed the thread's blocks (its net figure then says nothing about the heap).
     public var threadPeakBytes: Int?
-    /// `stats.allocated` after the closure's last run and a settle, minus the start, bytes: what the
+    /// The live heap after the closure's last run and a settle, minus the start, bytes: what the
     /// closure left allocated (including anything it stored outside itself). May be negative when the
     /// closure freed what existed before it.
     public var residueBytes: Int
-    /// `stats.allocated` at the start, absolute bytes: everything the process held before the closure ran.
+    /// The live heap (`stats.allocated` without the freed blocks thread caches hold) at the start, absolute
+    /// bytes: everything the process held before the closure ran.
     public var baselineAllocatedBytes: Int
-    /// Tracked objects and survivors per type, the live heap after each run, and the thread-cache
-    /// uncertainty of the residue (`leaks.residueUncertaintyBytes`).
+    /// Tracked objects and survivors per type, the live heap after each run, and the uncertainty of the residue
+    /// (`leaks.residueUncertaintyBytes`: the harness's own allocations and the reading spreads).
     public var leaks: LeakMeasurements
     /// How many times the closure ran.
     public var iterations: Int

@@ -1,5 +1,4 @@
 import AllocatorProbe
-import CJemalloc
 import HarnessModel
 import Measurement
 import Synchronization
@@ -9,9 +8,9 @@ import WorkloadKit
     import Glibc
 #endif
 
-/// Measures a closure in this process: a settle, the start, a sampler on `stats.allocated`, the runs (each
-/// followed by a settle and a live-heap reading when there are several), a settle, the residue and the
-/// survivors of tracked objects. The same sequence as a harness case (`CaseExecutor`), minus the workload.
+/// Measures a closure in this process through the case sequence of a harness case (`CaseSequence`): a settle,
+/// the baseline, the sampler, the runs in one phase (each followed by a settle and a live-heap reading when there
+/// are several), a settle, the survivors of tracked objects and the residue. The closure is the workload.
 ///
 /// The figures are process-wide: honest only while nothing else in the process allocates, which is why
 /// expectations measure in a replica process by default (see `ReplicaLauncher`).
@@ -19,58 +18,61 @@ final class MemoryMeter {
     /// The figures, and the closure's error when it threw (the runs stop there).
     typealias Measured = (figures: MemoryFigures, closureError: (any Error)?)
 
+    /// The one phase: the closure's runs.
+    static let phase = "runs"
+
     let context = MemoryContext()
-    private let probe: JemallocProbe
+    private let sequence: CaseSequence
     private let options: MemoryMeasuring
     private let iterations: Int
-    private let sampler: Sampler
     private var liveBytesAfterRun: [Int] = []
-    private var baselineBytes = 0
-    private var threadCacheAtBaselineBytes = 0
-    private var startNanoseconds: Int64 = 0
-    private var endNanoseconds: Int64 = 0
-    private var threadStart: ThreadCounters.Reading?
-    private var threadEnd: ThreadCounters.Reading?
+    private var threadStart: ThreadCounters?
+    private var threadEnd: ThreadCounters?
     /// The thread the closure started on: its counters describe the closure only if it also ends there.
     private var startThread = pthread_self()
 
-    /// Everything the measurement needs is made here, before the start is read, so none of it counts.
+    /// Everything the measurement needs is made here, before the baseline is read, so none of it counts.
     init(options: MemoryMeasuring, iterations: Int) throws(MemoryTestingError) {
-        probe = try Self.verifiedProbe()
+        let probe = try Self.verifiedProbe()
         self.options = options
         self.iterations = iterations
         do {
-            sampler = try Sampler(
-                probe: probe, interval: options.samplingInterval, gauges: [], phaseNames: ["closure"],
-                phaseIndex: { 0 })
+            sequence = try CaseSequence(probe: probe, phaseNames: [Self.phase], settle: options.settle) {
+                phaseIndex throws(MeasurementError) in
+                try Sampler(
+                    probe: probe, interval: options.samplingInterval, gauges: [], phaseNames: [Self.phase],
+                    phaseIndex: phaseIndex)
+            }
+            try sequence.prepare()
         } catch {
-            throw .measurement(error.description)
+            throw .measurement(error)
         }
         liveBytesAfterRun.reserveCapacity(iterations)
     }
 
     /// Measures `body`, run `iterations` times on the calling thread; the closure's error ends the runs.
     func measure(_ body: (MemoryContext) throws -> Void) throws(MemoryTestingError) -> Measured {
-        settle()
+        sequence.settle()
         try start()
         var failure: (any Error)?
         for run in 1...iterations {
             context.enterRun(run)
+            let mark = sequence.beginWorkloadCall()
             do {
                 try body(context)
             } catch {
                 failure = error
-                break
             }
+            sequence.endWorkloadCall(mark)
+            if failure != nil { break }
             if iterations > 1 {
-                settle()
-                liveBytesAfterRun.append(liveHeapBytes())
+                sequence.settle()
+                liveBytesAfterRun.append(sequence.probe.liveBytes())
             }
         }
-        threadEnd = ThreadCounters.read()
-        endNanoseconds = MonotonicClock.nanoseconds()
-        sampler.finish()
-        settle()
+        threadEnd = ThreadCounters(sequence.probe)
+        stop()
+        sequence.settle()
         return (finish(), failure)
     }
 
@@ -80,72 +82,68 @@ final class MemoryMeter {
         async
         throws(MemoryTestingError) -> Measured
     {
-        await settleAsync()
+        await sequence.settleAsync()
         try start()
         var failure: (any Error)?
         for run in 1...iterations {
             context.enterRun(run)
+            let mark = sequence.beginWorkloadCall()
             do {
                 try await body(context)
             } catch {
                 failure = error
-                break
             }
+            sequence.endWorkloadCall(mark)
+            if failure != nil { break }
             if iterations > 1 {
-                await settleAsync()
-                liveBytesAfterRun.append(liveHeapBytes())
+                await sequence.settleAsync()
+                liveBytesAfterRun.append(sequence.probe.liveBytes())
             }
         }
         // An async closure may resume on another thread: the counters of the one it started on then
         // describe part of it only, and are left out.
-        if pthread_equal(pthread_self(), startThread) != 0 { threadEnd = ThreadCounters.read() }
-        endNanoseconds = MonotonicClock.nanoseconds()
-        sampler.finish()
-        await settleAsync()
+        if pthread_equal(pthread_self(), startThread) != 0 { threadEnd = ThreadCounters(sequence.probe) }
+        stop()
+        await sequence.settleAsync()
         return (finish(), failure)
     }
 
-    /// The start is the live heap, as the sampler reads it: freed blocks other threads keep in their caches
-    /// (an async closure's pool threads among them) are not the closure's, and may be flushed while it runs.
+    /// The baseline (the live heap, as the sampler reads it: freed blocks other threads keep in their caches,
+    /// an async closure's pool threads among them, are not the closure's), the thread's peak restarted, the
+    /// sampler started, the phase entered.
     private func start() throws(MemoryTestingError) {
-        let heap = probe.readAllocator()
-        baselineBytes = heap.liveBytes
-        threadCacheAtBaselineBytes = heap.threadCacheBytes
-        sampler.setBaseline(allocatedBytes: baselineBytes)
+        sequence.takeBaseline()
         startThread = pthread_self()
-        threadStart = ThreadCounters.restartPeak()
-        startNanoseconds = MonotonicClock.nanoseconds()
+        threadStart = ThreadCounters(sequence.probe, restartingPeak: true)
         do {
-            try sampler.start(originNanoseconds: startNanoseconds)
+            try sequence.startSampling()
         } catch {
-            throw .measurement(error.description)
+            sequence.stop()  // the sampler's thread waits for a start or a stop: it ends here
+            throw .measurement(error)
         }
+        sequence.enterPhase(0)
+    }
+
+    private func stop() {
+        sequence.enterPhase(1)
+        sequence.stop()
     }
 
     /// Survivors first (they are read after the settle), then the tracker's side tables go, then the residue.
     private func finish() -> MemoryFigures {
-        let tracked = context.lifetimes.tracked()
-        let survivors = context.lifetimes.survivors()
-        context.lifetimes.removeAll()
-        probe.flushThreadCache()
-        let heap = probe.readAllocator()
-        let residue = heap.liveBytes - baselineBytes
-        let threadCacheAtEnd = heap.threadCacheBytes
-        let output = sampler.collect()
-        // The sampler's peak is the live heap too (`AllocatorStatsValues`), so the two subtract.
-        let sampledPeak = max(0, output.peak.allocatedBytes - baselineBytes)
-        let threadPeak = trustedThreadPeak(liveChangeBytes: residue)
         let growth =
             liveBytesAfterRun.isEmpty
-            ? [] : [GrowthSeries(phase: "runs", warmupIterations: 1, liveBytesAfterIteration: liveBytesAfterRun)]
+            ? [] : [GrowthSeries(phase: Self.phase, warmupIterations: 1, liveBytesAfterIteration: liveBytesAfterRun)]
+        let residue = sequence.residue(tracked: context.lifetimes, growth: growth)
+        let measurements = sequence.measurements(residue: residue)
+        let sampledPeak = max(0, measurements.peakAllocatedNetBytes)
+        let threadPeak = trustedThreadPeak(liveChangeBytes: residue.residueBytes)
         return MemoryFigures(
             peakBytes: max(sampledPeak, threadPeak ?? 0), sampledPeakBytes: sampledPeak, threadPeakBytes: threadPeak,
-            residueBytes: residue, baselineAllocatedBytes: baselineBytes,
-            leaks: LeakMeasurements(
-                tracked: tracked, survivors: survivors, growth: growth,
-                threadCacheBytesAtBaseline: threadCacheAtBaselineBytes, threadCacheBytesAtEnd: threadCacheAtEnd),
-            iterations: iterations, sampling: output.figures, durationNanoseconds: endNanoseconds - startNanoseconds,
-            settleNanoseconds: options.settle.nanoseconds, isolation: .thisProcess)
+            residueBytes: residue.residueBytes, baselineAllocatedBytes: measurements.baselineAllocatedBytes,
+            leaks: residue.leaks, iterations: iterations, sampling: measurements.sampling,
+            durationNanoseconds: measurements.durationNanoseconds, settleNanoseconds: options.settle.nanoseconds,
+            isolation: .thisProcess)
     }
 
     /// The closure's thread's peak, unless its blocks were freed on other threads.
@@ -160,110 +158,39 @@ final class MemoryMeter {
         return net <= liveChangeBytes + 256 << 10 ? peak : nil
     }
 
-    /// `stats.allocated` minus the freed regions held in thread caches, from one snapshot, bytes.
-    private func liveHeapBytes() -> Int {
-        let allocated = probe.allocatedBytes()
-        return allocated - probe.threadCacheBytes()
-    }
-
-    private func settle() {
-        settleStep()
-        MonotonicClock.sleep(for: options.settle)
-        settleStep()
-    }
-
-    private nonisolated(nonsending) func settleAsync() async {
-        settleStep()
-        // Cancellation only shortens the settle: the figures are read either way.
-        try? await Task.sleep(for: options.settle)
-        settleStep()
-    }
-
-    /// This thread's cache back to the arenas, every arena's dirty pages to the kernel.
-    private func settleStep() {
-        probe.flushThreadCache()
-        probe.purgeAllArenas()
-    }
-
     /// Set once jemalloc was seen serving this process's allocations (the check allocates 1 MiB).
     private static let allocatorVerified = Mutex(false)
 
     /// A probe, after checking (once per process) that jemalloc is the process allocator.
     static func verifiedProbe() throws(MemoryTestingError) -> JemallocProbe {
-        let probe: JemallocProbe
         do {
-            probe = try JemallocProbe()
-        } catch {
-            throw .allocator(error)
-        }
-        guard !allocatorVerified.withLock({ $0 }) else { return probe }
-        do {
-            try verifyServesThisThread(probe)
-        } catch {
-            throw .allocator(error)
-        }
-        allocatorVerified.withLock { $0 = true }
-        return probe
-    }
-
-    /// Where the check's block is published, so the optimizer cannot drop its malloc/free pair as unobserved.
-    private static let checkSink = Atomic<UInt>(0)
-
-    /// Checks that jemalloc serves this thread's `malloc`: a 1 MiB block must move this thread's own
-    /// `thread.allocated` by at least its size. The thread's counter, not the process-wide `stats.allocated`:
-    /// tests run in parallel in a test process, and their frees meanwhile once made a 1 MiB block look like
-    /// 37 KiB to the process-wide check.
-    static func verifyServesThisThread(_ probe: JemallocProbe) throws(AllocatorProbeError) {
-        let size = 1 << 20
-        guard let before = probe.threadAllocatedBytes() else {
-            // No per-thread counter (jemalloc built without stats): the process-wide check is all there is.
+            let probe = try JemallocProbe()
+            guard !allocatorVerified.withLock({ $0 }) else { return probe }
             try probe.verifyIsProcessAllocator()
-            return
+            allocatorVerified.withLock { $0 = true }
+            return probe
+        } catch {
+            throw .allocator(error)
         }
-        guard let block = malloc(size) else { throw .notProcessAllocator(movedBytes: 0, expectedAtLeast: size) }
-        memset(block, 1, size)
-        checkSink.store(UInt(bitPattern: block), ordering: .relaxed)
-        let after = probe.threadAllocatedBytes() ?? before
-        free(block)
-        // `thread.allocated` only grows; a malloc that is not jemalloc's leaves it where it was.
-        let moved = Int(truncatingIfNeeded: after &- before)
-        guard moved >= size else { throw .notProcessAllocator(movedBytes: moved, expectedAtLeast: size) }
     }
 }
 
-/// jemalloc's counters of the calling thread: bytes allocated and freed on it, and its high-water mark.
-enum ThreadCounters {
-    /// One reading of the calling thread's counters.
-    struct Reading {
-        /// `thread.allocated - thread.deallocated`, bytes (both count size-class bytes, monotonic).
-        var netBytes: Int
-        /// `thread.peak.read`: the highest net since the last reset (updated every 64 KiB of traffic and at
-        /// the read), bytes; nil when this jemalloc lacks it (before 5.3).
-        var peakBytes: Int?
-    }
+/// The calling thread's counters, read through the probe: bytes allocated minus freed on it, and its high-water mark.
+struct ThreadCounters {
+    /// `thread.allocated - thread.deallocated`, bytes (both count size-class bytes, monotonic).
+    var netBytes: Int
+    /// The thread's highest net since its peak was restarted (`JemallocProbe.threadPeakBytes()`), bytes; nil when
+    /// this jemalloc lacks it, or when it could not be restarted (it would be the thread's since it began).
+    var peakBytes: Int?
 
-    /// Restarts the calling thread's peak at its net now, and reads the counters.
-    static func restartPeak() -> Reading? {
-        let restarted = mallctl("thread.peak.reset", nil, nil, nil, 0) == 0
-        guard var reading = read() else { return nil }
-        // Not restarted, the high-water mark is the thread's since it began, not the closure's: no peak then.
-        if !restarted { reading.peakBytes = nil }
-        return reading
-    }
-
-    /// The calling thread's counters; nil when jemalloc lacks them.
-    static func read() -> Reading? {
-        guard let allocated = value("thread.allocated"), let deallocated = value("thread.deallocated") else {
+    /// Reads the calling thread's counters, restarting its peak first when `restartingPeak`; nil when jemalloc
+    /// lacks them.
+    init?(_ probe: JemallocProbe, restartingPeak: Bool = false) {
+        let restarted = restartingPeak ? probe.resetThreadPeak() : true
+        guard let allocated = probe.threadAllocatedBytes(), let deallocated = probe.threadDeallocatedBytes() else {
             return nil
         }
-        return Reading(
-            netBytes: Int(truncatingIfNeeded: allocated &- deallocated),
-            peakBytes: value("thread.peak.read").map(Int.init))
-    }
-
-    private static func value(_ name: String) -> UInt64? {
-        var value: UInt64 = 0
-        var length = MemoryLayout<UInt64>.size
-        return mallctl(name, &value, &length, nil, 0) == 0 ? value : nil
+        netBytes = Int(truncatingIfNeeded: allocated &- deallocated)
+        peakBytes = restarted ? probe.threadPeakBytes().map(Int.init) : nil
     }
 }

@@ -1,5 +1,6 @@
 import AllocatorProbe
 import HarnessModel
+import Measurement
 
 #if os(Linux)
     import Glibc
@@ -10,8 +11,8 @@ import HarnessModel
 public enum MemoryTestingError: Error, CustomStringConvertible, Sendable, Equatable {
     /// jemalloc is missing, lacks statistics, or does not serve this process's allocations.
     case allocator(AllocatorProbeError)
-    /// The sampler thread could not start.
-    case measurement(String)
+    /// The case sequence could not measure (the sampler's thread or storage could not be made).
+    case measurement(MeasurementError)
     /// The expectation ran outside a test it could identify (`Test.current` was nil).
     case notInTest(function: String)
     /// A limit or count the expectation was given makes no sense.
@@ -35,8 +36,8 @@ public enum MemoryTestingError: Error, CustomStringConvertible, Sendable, Equata
         case .allocator(let error):
             return "memory expectations read jemalloc's statistics, so jemalloc must be the allocator of the test "
                 + "executable (a test target depending on MemHarnessTesting links it): \(error)"
-        case .measurement(let detail):
-            return "could not measure: \(detail)"
+        case .measurement(let error):
+            return "could not measure: \(error)"
         case .notInTest(let function):
             return "\(function) must run inside a test it can identify: call expectMemory from a Swift Testing @Test "
                 + "(not from a detached task or another thread, where Test.current is nil), or in an XCTestCase call "

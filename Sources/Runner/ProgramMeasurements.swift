@@ -1,5 +1,6 @@
 import Attribution
 import Foundation
+import Measurement
 import WorkloadKit
 
 /// The measurements of an external program, from the agent's sample stream, its record and the kernel.
@@ -14,20 +15,8 @@ enum ProgramMeasurements {
         _ samples: ProgramSamples, usage: ChildUsage?, harnessRSSBytes: Int, exact: ExactPeakValues?,
         report: ProgramReport, requestedIntervalNanoseconds: Int64
     ) -> CaseMeasurements {
-        var series = SampleSeries(phaseNames: [phase], gaugeNames: [])
-        var peak = AllocatorStatsValues()
-        for row in samples.rows {
-            series.timeNanoseconds.append(row.time)
-            series.allocatedBytes.append(row.stats.allocatedBytes)
-            series.activeBytes.append(row.stats.activeBytes)
-            series.residentBytes.append(row.stats.residentBytes)
-            series.mappedBytes.append(row.stats.mappedBytes)
-            series.retainedBytes.append(row.stats.retainedBytes)
-            series.metadataBytes.append(row.stats.metadataBytes)
-            series.rssBytes.append(row.rss)
-            series.phaseIndex.append(0)
-            peak = peak.elementwiseMax(row.stats)
-        }
+        let series = samples.series
+        let peak = Peaks(series: series).overall
         let first = samples.rows.first
         let last = samples.rows.last
         let start = first?.time ?? 0
@@ -36,9 +25,9 @@ enum ProgramMeasurements {
         // The interval is the sampler's in each process: a tree's merged rows come more often than that.
         let count = samples.startedProcessRowCount ?? samples.rows.count
         return CaseMeasurements(
-            baselineAllocatedBytes: baseline, peak: peak,
+            baselineAllocatedBytes: baseline, peak: peak.stats,
             peakRSSBytes: peakRSS(
-                kernelBytes: usage?.peakRSSBytes, sampledBytes: series.rssBytes.max() ?? 0,
+                kernelBytes: usage?.peakRSSBytes, sampledBytes: peak.rssBytes,
                 harnessRSSBytes: harnessRSSBytes),
             residueBytes: samples.exitStatus == nil ? nil : (last?.stats.allocatedBytes ?? baseline) - baseline,
             durationNanoseconds: end - start, cpuNanoseconds: usage?.cpuNanoseconds,
@@ -47,8 +36,9 @@ enum ProgramMeasurements {
                 achievedIntervalNanoseconds: count > 1 ? (end - start) / Int64(count - 1) : 0),
             phases: [
                 PhaseResult(
-                    name: phase, startNanoseconds: start, endNanoseconds: end, peakAllocatedBytes: peak.allocatedBytes,
-                    peakResidentBytes: peak.residentBytes, exactPeakLiveBytes: exact?.peakLiveBytes)
+                    name: phase, startNanoseconds: start, endNanoseconds: end,
+                    peakAllocatedBytes: peak.stats.allocatedBytes,
+                    peakResidentBytes: peak.stats.residentBytes, exactPeakLiveBytes: exact?.peakLiveBytes)
             ],
             samples: series, exact: exact, program: report)
     }
@@ -77,8 +67,9 @@ enum ProgramMeasurements {
     /// (almost) nothing: a statically linked allocator, Go's runtime, memory from mmap alone.
     static func invisibility(_ samples: ProgramSamples) -> String? {
         guard let first = samples.rows.first else { return nil }
-        let rssGrowth = (samples.rows.map(\.rss).max() ?? 0) - first.rss
-        let allocatedGrowth = (samples.rows.map(\.stats.allocatedBytes).max() ?? 0) - first.stats.allocatedBytes
+        let peak = Peaks(series: samples.series).overall
+        let rssGrowth = peak.rssBytes - first.rss
+        let allocatedGrowth = peak.stats.allocatedBytes - first.stats.allocatedBytes
         let mallocs = (samples.rows.map(\.mallocCount).max() ?? 0) - max(first.mallocCount, 0)
         // 16 MiB of RSS growth with under 1/16 of it seen as allocations and hardly a malloc: its
         // allocator is not the process's malloc. Below that, RSS noise (code pages, stacks) dominates.
@@ -91,6 +82,23 @@ enum ProgramMeasurements {
 }
 
 extension ProgramSamples {
+    /// The rows as a series of the program's one phase (`ProgramMeasurements.phase`).
+    var series: SampleSeries {
+        var series = SampleSeries(phaseNames: [ProgramMeasurements.phase], gaugeNames: [])
+        for row in rows {
+            series.timeNanoseconds.append(row.time)
+            series.allocatedBytes.append(row.stats.allocatedBytes)
+            series.activeBytes.append(row.stats.activeBytes)
+            series.residentBytes.append(row.stats.residentBytes)
+            series.mappedBytes.append(row.stats.mappedBytes)
+            series.retainedBytes.append(row.stats.retainedBytes)
+            series.metadataBytes.append(row.stats.metadataBytes)
+            series.rssBytes.append(row.rss)
+            series.phaseIndex.append(0)
+        }
+        return series
+    }
+
     /// The streams of a program's processes as one: the process started, as it is, plus what every other
     /// process of its tree (the commands a script runs, a build's compilers) had allocated above its own first
     /// sample while it ran, at each moment any of them sampled. A process started with exec counts from its
@@ -138,15 +146,7 @@ extension ProgramSamples.Row {
     /// blocks it inherited frees nothing its parent holds.
     func growth(above start: Self) -> Self {
         Self(
-            time: time,
-            stats: AllocatorStatsValues(
-                allocatedBytes: max(stats.allocatedBytes - start.stats.allocatedBytes, 0),
-                activeBytes: max(stats.activeBytes - start.stats.activeBytes, 0),
-                residentBytes: max(stats.residentBytes - start.stats.residentBytes, 0),
-                mappedBytes: max(stats.mappedBytes - start.stats.mappedBytes, 0),
-                retainedBytes: max(stats.retainedBytes - start.stats.retainedBytes, 0),
-                metadataBytes: max(stats.metadataBytes - start.stats.metadataBytes, 0)),
-            rss: max(rss - start.rss, 0),
+            time: time, stats: (stats - start.stats).clampedAtZero, rss: max(rss - start.rss, 0),
             // -1 is "unknown" in the stream: no count, no growth.
             mallocCount: start.mallocCount < 0 || mallocCount < 0 ? 0 : max(mallocCount - start.mallocCount, 0))
     }
@@ -154,14 +154,7 @@ extension ProgramSamples.Row {
     /// This sample plus (`sign` 1) or minus (-1) `other`, figure by figure; the time stays this one's.
     func adding(_ other: Self, sign: Int) -> Self {
         Self(
-            time: time,
-            stats: AllocatorStatsValues(
-                allocatedBytes: stats.allocatedBytes + sign * other.stats.allocatedBytes,
-                activeBytes: stats.activeBytes + sign * other.stats.activeBytes,
-                residentBytes: stats.residentBytes + sign * other.stats.residentBytes,
-                mappedBytes: stats.mappedBytes + sign * other.stats.mappedBytes,
-                retainedBytes: stats.retainedBytes + sign * other.stats.retainedBytes,
-                metadataBytes: stats.metadataBytes + sign * other.stats.metadataBytes),
-            rss: rss + sign * other.rss, mallocCount: mallocCount + sign * other.mallocCount)
+            time: time, stats: sign < 0 ? stats - other.stats : stats + other.stats, rss: rss + sign * other.rss,
+            mallocCount: mallocCount + sign * other.mallocCount)
     }
 }

@@ -47,8 +47,6 @@ public final class CaseContext: Sendable {
     public let memoryWarnings = MemoryWarnings()
     /// When the context was made, `MonotonicClock` nanoseconds.
     private let startNanoseconds: Int64
-    /// Index of the phase running now; the sampler tags every sample with it.
-    package let phaseIndex = Atomic<Int>(0)
     /// Objects the workload expects to die by the end of the case (see `track(_:as:)`).
     public let lifetimes: LifetimeTracker
 

@@ -51,10 +51,10 @@ struct MeasurementFloorTests {
         let output = sampler.collect()
         // The racy reading was seen (and confirmed), and the lower confirming reading stands.
         #expect(probe.confirmations.load(ordering: .relaxed) >= 2)
-        #expect(output.peak.allocatedBytes == 110)
-        #expect(output.peakSpreadBytes == 90)
-        #expect(output.phasePeakAllocatedBytes == [110])
-        #expect(output.phasePeakSpreadBytes == [90])
+        #expect(output.peaks.overall.stats.allocatedBytes == 110)
+        #expect(output.peaks.overall.allocatedSpreadBytes == 90)
+        #expect(output.peaks.phases.map(\.stats.allocatedBytes) == [110])
+        #expect(output.peaks.phases.map(\.allocatedSpreadBytes) == [90])
         #expect(!output.series.allocatedBytes.contains(200))
     }
 

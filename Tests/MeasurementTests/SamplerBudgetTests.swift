@@ -50,7 +50,7 @@ struct SamplerBudgetTests {
         #expect(seen.series.allocatedBytes == [10, 50, 85, 90, 70, 95, 60, 85, 200])
         #expect(seen.series.gauges[0] == [0, 0, 1, 1, 1, 2, 2, 3, 3])
         #expect(seen.series.timeNanoseconds.last == hit.timeNanoseconds)
-        #expect(seen.peak.allocatedBytes == 200)
+        #expect(seen.peaks.overall.stats.allocatedBytes == 200)
         #expect(probe.readings == 9, "sampling ended at the sample over the limit")
         #expect(output.series.allocatedBytes == seen.series.allocatedBytes)
     }

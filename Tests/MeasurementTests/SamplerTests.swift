@@ -51,13 +51,13 @@ struct SamplerTests {
         waitFor(probe, readings: 10)
         sampler.finish()
         let output = sampler.collect()
-        #expect(output.peak.allocatedBytes == 70)
-        #expect(output.peak.residentBytes == 140)
-        #expect(output.peak.mappedBytes == 210)
-        #expect(output.peakRSSBytes == 280)
+        #expect(output.peaks.overall.stats.allocatedBytes == 70)
+        #expect(output.peaks.overall.stats.residentBytes == 140)
+        #expect(output.peaks.overall.stats.mappedBytes == 210)
+        #expect(output.peaks.overall.rssBytes == 280)
         #expect(output.figures.sampleCount == output.series.count)
         #expect(output.series.allocatedBytes.prefix(6) == [10, 50, 20, 5, 70, 30])
-        #expect(output.phasePeakAllocatedBytes == [70, 0])
+        #expect(output.peaks.phases.map(\.stats.allocatedBytes) == [70, 0])
     }
 
     @Test func mergesRowsKeepingMaximaWhenStorageFills() throws {
@@ -75,7 +75,7 @@ struct SamplerTests {
         #expect(output.series.count <= 16)
         #expect(output.series.mergedSamplesPerRow >= 4)
         #expect(output.series.allocatedBytes.max() == 999)
-        #expect(output.peak.allocatedBytes == 999)
+        #expect(output.peaks.overall.stats.allocatedBytes == 999)
         // Time stays increasing after merging.
         #expect(zip(output.series.timeNanoseconds, output.series.timeNanoseconds.dropFirst()).allSatisfy { $0 < $1 })
     }
