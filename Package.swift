@@ -47,6 +47,11 @@ let package = Package(
         // Case specs and outcomes, run reports, aggregation, leaks, thresholds, baselines, verdicts, units.
         .target(name: "HarnessModel", swiftSettings: settings),
 
+        // MARK: Child processes: the one Swift layer over CSystem's spawn, bounded pidfd wait and group kill
+        // Case processes, external programs, symbolizing tools and test replicas all start here. Above CSystem and
+        // the values (it answers in `TerminationStatus`), below every target that starts a process.
+        .target(name: "ChildProcesses", dependencies: ["CSystem", "HarnessModel"], swiftSettings: settings),
+
         // MARK: What a workload imports
         .target(name: "WorkloadKit", dependencies: ["HarnessModel"], swiftSettings: settings),
 
@@ -66,12 +71,13 @@ let package = Package(
             name: "Measurement", dependencies: ["WorkloadKit", "AllocatorProbe", "CSystem"], swiftSettings: settings),
 
         // MARK: Memory expectations in the ordinary test runner: `expectMemory(peakBelow:...) { ... }`
-        // Replica processes: the parent-death signal at load and a bounded wait for a child (C: prctl is variadic).
+        // Replica processes: the parent-death check at load, before any test code (C: prctl is variadic).
         .target(name: "CMemHarnessTesting"),
         .target(
             name: "MemHarnessTesting",
             dependencies: [
                 "CMemHarnessTesting", "CJemalloc", "Measurement", "WorkloadKit", "AllocatorProbe", "HarnessModel",
+                "ChildProcesses",
             ],
             swiftSettings: settings
         ),
@@ -88,13 +94,13 @@ let package = Package(
             name: "Runner",
             dependencies: [
                 "Scenarios", "Measurement", "Attribution", "Reports", "WorkloadKit", "AllocatorProbe", "HarnessModel",
-                "CSystem",
+                "CSystem", "ChildProcesses",
             ],
             swiftSettings: settings
         ),
 
         // MARK: Attribution: agent records -> symbolized, folded allocation profiles ("where the memory is")
-        .target(name: "Attribution", dependencies: ["HarnessModel", "CSystem"], swiftSettings: settings),
+        .target(name: "Attribution", dependencies: ["HarnessModel", "ChildProcesses"], swiftSettings: settings),
 
         // MARK: Reports: run.json (the record) and its renderings (depend on the values only)
         .target(name: "Reports", dependencies: ["HarnessModel", "CSystem", "CZlib"], swiftSettings: settings),
@@ -152,7 +158,9 @@ let package = Package(
         ),
         .executableTarget(
             name: "memharness-bench",
-            dependencies: ["Runner", "Reports", "BuiltInWorkloads", "StoreObserverWorkload", "AllocatorProbe"],
+            dependencies: [
+                "Runner", "Reports", "BuiltInWorkloads", "StoreObserverWorkload", "AllocatorProbe", "ChildProcesses",
+            ],
             path: "Sources/Benchmarks", swiftSettings: settings
         ),
 
@@ -193,6 +201,9 @@ let package = Package(
         ),
         // Spawns agent-probe with the built agent preloaded (`make test` builds both first).
         .testTarget(name: "MemHarnessAgentTests", dependencies: ["TestSupport"], swiftSettings: settings),
+        // Spawns /bin/sh children: ends, signals, bounds, group kills, standard streams.
+        .testTarget(
+            name: "ChildProcessesTests", dependencies: ["ChildProcesses", "HarnessModel"], swiftSettings: settings),
         .testTarget(name: "HarnessModelTests", dependencies: ["TestSupport", "HarnessModel"], swiftSettings: settings),
         .testTarget(name: "WorkloadKitTests", dependencies: ["TestSupport", "WorkloadKit"], swiftSettings: settings),
         .testTarget(
@@ -231,6 +242,7 @@ let package = Package(
             name: "MemHarnessTests",
             dependencies: [
                 "TestSupport", "memharness", "MemHarness", "Runner", "HarnessModel", "Reports", "AllocatorProbe",
+                "ChildProcesses",
             ],
             exclude: ["Fixtures"], swiftSettings: settings
         ),

@@ -97,11 +97,13 @@ final class OtherTest: Sendable {
     }
 }
 
-/// Folders replicas may have left in the temporary directory.
+/// Folders the replicas of this test process may have left in the temporary directory. Only this process's
+/// (the folder names its pid): the test processes of other checkouts on the machine make and remove theirs
+/// meanwhile.
 func replicaFolders() -> Set<String> {
     let base = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
     let names = (try? FileManager.default.contentsOfDirectory(atPath: base)) ?? []
-    return Set(names.filter { $0.hasPrefix("memharness-replica-") })
+    return Set(names.filter { $0.hasPrefix("memharness-replica-\(getpid())-") })
 }
 
 /// Processes that a replica of this process started, or that are one (they carry this process's id in
