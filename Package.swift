@@ -196,7 +196,8 @@ let package = Package(
         // MARK: Tests (mirror the source targets)
         // Builders of made-up results and a way to run a case in the test process, for every test target.
         .target(
-            name: "TestSupport", dependencies: ["HarnessModel", "Measurement"], path: "Tests/TestSupport",
+            name: "TestSupport", dependencies: ["HarnessModel", "Measurement", "ChildProcesses"],
+            path: "Tests/TestSupport",
             swiftSettings: settings
         ),
         // Spawns agent-probe with the built agent preloaded (`make test` builds both first).

@@ -134,6 +134,14 @@ public struct ChildProcess: Sendable {
         return (try? wait(timeoutNanoseconds: Self.killWaitNanoseconds)) ?? nil
     }
 
+    /// A pipe for a child's standard stream: both ends close on exec, so a child started meanwhile by another
+    /// thread does not hold the write end open. Pass `write` as the stream, then close it; read `read` to its end.
+    public static func pipe() throws(ChildProcessError) -> (read: Int32, write: Int32) {
+        var ends: [Int32] = [-1, -1]
+        guard memharness_pipe(&ends) == 0 else { throw .cannotMakePipe(errno: errno) }
+        return (ends[0], ends[1])
+    }
+
     /// Sends `signal` to the child alone (not its group), as a user's `kill -INT PID` would.
     public func send(_ signal: Int32) { _ = Glibc.kill(pid, signal) }
 }

@@ -10,11 +10,14 @@ public enum ChildProcessError: Error, CustomStringConvertible, Sendable, Hashabl
     case cannotStart(path: String, errno: Int32)
     /// Waiting for the child failed (ECHILD: something else reaped it); it was killed with its group.
     case cannotWait(path: String, pid: Int32, errno: Int32)
+    /// A pipe for a child's standard stream could not be made (EMFILE: too many open descriptors).
+    case cannotMakePipe(errno: Int32)
 
     /// The system's text for the errno, without the path ("No such file or directory").
     public var reason: String {
         switch self {
-        case .cannotStart(_, let errno), .cannotWait(_, _, let errno): return String(cString: strerror(errno))
+        case .cannotStart(_, let errno), .cannotWait(_, _, let errno), .cannotMakePipe(let errno):
+            return String(cString: strerror(errno))
         }
     }
 
@@ -30,6 +33,8 @@ public enum ChildProcessError: Error, CustomStringConvertible, Sendable, Hashabl
             default: reason = self.reason
             }
             return "cannot start \(path): \(reason)"
+        case .cannotMakePipe:
+            return "cannot make a pipe for a child's output: \(reason); close descriptors, or raise `ulimit -n`"
         case .cannotWait(let path, let pid, _):
             return "cannot wait for \(path) (pid \(pid)): \(reason); it was killed. Is another part of this process "
                 + "reaping children (a SIGCHLD handler set to SIG_IGN, a waitpid(-1))?"

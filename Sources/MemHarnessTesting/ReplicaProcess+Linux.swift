@@ -143,7 +143,7 @@ struct ReplicaLaunch: Sendable {
             return .success(try child.wait(upTo: timeLimitNanoseconds))
         } catch {
             switch error {
-            case .cannotStart(_, let errno), .cannotWait(_, _, let errno):
+            case .cannotStart(_, let errno), .cannotWait(_, _, let errno), .cannotMakePipe(let errno):
                 return .failure(.replicaNotStarted(executable: executable, errno: errno))
             }
         }

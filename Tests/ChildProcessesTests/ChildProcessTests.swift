@@ -90,6 +90,20 @@ struct ChildProcessTests {
         #expect(text == "from stdin\nhello\n\(resolved)\n" || text == "from stdin\nhello\n\(folder)\n", "\(text)")
     }
 
+    @Test func aPipeCarriesTheOutputAndEndsWithTheChild() throws {
+        let pipe = try ChildProcess.pipe()
+        let child: ChildProcess
+        do {
+            defer { close(pipe.write) }  // the child's copy is the only writer left
+            child = try Self.shell("echo through the pipe", stdout: pipe.write)
+        }
+        let reader = FileHandle(fileDescriptor: pipe.read, closeOnDealloc: true)
+        // Reading to the end returns only once every writer closed: the child's end did not leak elsewhere.
+        #expect(String(decoding: reader.readDataToEndOfFile(), as: UTF8.self) == "through the pipe\n")
+        #expect(try child.wait(upTo: 30_000_000_000).endedTermination == .exited(0))
+        #expect(fcntl(pipe.read, F_GETFD) & FD_CLOEXEC != 0, "the read end closes on exec")
+    }
+
     @Test func aMissingExecutableCannotStartAndSaysWhy() {
         let error = #expect(throws: ChildProcessError.self) {
             try ChildProcess.spawn(path: "/nonexistent/tool", arguments: [], environment: [:])
