@@ -106,9 +106,8 @@ enum Publishing {
         if verdict.status != .ok { throw ExitCode(verdict.status.code) }
     }
 
-    /// Runs `request` to its report (`RunSession.run`) and publishes it to `output` (`RunPublication`: the
-    /// record, the folder in one transaction, the run index) while the folder is still held; an error shown
-    /// and ending the command. Progress on stderr: the running case redrawn in place on an interactive
+    /// Runs `request` to its report and publishes it (`RunPublication`) while its folder is held, an error
+    /// shown and ending the command; progress on stderr: the running case redrawn in place on an interactive
     /// terminal, a line per finished case there (or anywhere, with `--verbose`).
     static func run(_ request: RunRequest, output: RunOutput, display: DisplayOptions) throws -> RunOutcome {
         let interactive = !display.quiet && Terminal.stderrIsInteractive
@@ -129,9 +128,7 @@ enum Publishing {
             try RunPublication.publish(report, to: output, proceed: { Interruption.signal == nil })
         }
         guard let published else {
-            let cases = report.scenarios.reduce(0) { $0 + $1.cases.count + $1.attributedCases.count }
-            let interrupted = RunSessionError.interrupted(
-                signal: Interruption.signal ?? SIGINT, finishedCases: cases, totalCases: cases)
+            let interrupted = RunSessionError.interrupted(publishing: report)
             throw Terminal.fail(interrupted.description, status: interrupted.exitStatus)
         }
         folder.reportPublished()

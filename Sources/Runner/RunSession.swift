@@ -34,6 +34,12 @@ public enum RunSessionError: Error, CustomStringConvertible, Sendable {
         }
     }
 
+    /// A signal came while `report` was being published: every case had finished.
+    public static func interrupted(publishing report: RunReport) -> RunSessionError {
+        let cases = report.scenarios.reduce(0) { $0 + $1.cases.count + $1.attributedCases.count }
+        return .interrupted(signal: Interruption.signal ?? SIGINT, finishedCases: cases, totalCases: cases)
+    }
+
     /// The status the command line exits with.
     public var exitStatus: ExitStatus {
         switch self {
