@@ -47,6 +47,11 @@ let package = Package(
         // Case specs and outcomes, run reports, aggregation, leaks, thresholds, baselines, verdicts, units.
         .target(name: "HarnessModel", swiftSettings: settings),
 
+        // MARK: Child processes: the one Swift layer over CSystem's spawn, bounded pidfd wait and group kill
+        // Case processes, external programs, symbolizing tools and test replicas all start here. Above CSystem and
+        // the values (it answers in `TerminationStatus`), below every target that starts a process.
+        .target(name: "ChildProcesses", dependencies: ["CSystem", "HarnessModel"], swiftSettings: settings),
+
         // MARK: What a workload imports
         .target(name: "WorkloadKit", dependencies: ["HarnessModel"], swiftSettings: settings),
 
@@ -67,12 +72,13 @@ let package = Package(
             swiftSettings: settings),
 
         // MARK: Memory expectations in the ordinary test runner: `expectMemory(peakBelow:...) { ... }`
-        // Replica processes: the parent-death signal at load and a bounded wait for a child (C: prctl is variadic).
+        // Replica processes: the parent-death check at load, before any test code (C: prctl is variadic).
         .target(name: "CMemHarnessTesting"),
         .target(
             name: "MemHarnessTesting",
             dependencies: [
                 "CMemHarnessTesting", "Measurement", "WorkloadKit", "AllocatorProbe", "HarnessModel",
+                "ChildProcesses",
             ],
             swiftSettings: settings
         ),
@@ -89,13 +95,13 @@ let package = Package(
             name: "Runner",
             dependencies: [
                 "Scenarios", "Measurement", "Attribution", "Reports", "WorkloadKit", "AllocatorProbe", "HarnessModel",
-                "CSystem",
+                "CSystem", "ChildProcesses",
             ],
             swiftSettings: settings
         ),
 
         // MARK: Attribution: agent records -> symbolized, folded allocation profiles ("where the memory is")
-        .target(name: "Attribution", dependencies: ["HarnessModel", "CSystem"], swiftSettings: settings),
+        .target(name: "Attribution", dependencies: ["HarnessModel", "ChildProcesses"], swiftSettings: settings),
 
         // MARK: Heap graph: a heap capture -> reachability, leak groups (cycles), retaining paths, generations
         .target(name: "HeapGraph", dependencies: ["HarnessModel", "Attribution"], swiftSettings: settings),
@@ -156,7 +162,9 @@ let package = Package(
         ),
         .executableTarget(
             name: "memharness-bench",
-            dependencies: ["Runner", "Reports", "BuiltInWorkloads", "StoreObserverWorkload", "AllocatorProbe"],
+            dependencies: [
+                "Runner", "Reports", "BuiltInWorkloads", "StoreObserverWorkload", "AllocatorProbe", "ChildProcesses",
+            ],
             path: "Sources/Benchmarks", swiftSettings: settings
         ),
 
@@ -207,13 +215,17 @@ let package = Package(
         // MARK: Tests (mirror the source targets)
         // Builders of made-up results and a way to run a case in the test process, for every test target.
         .target(
-            name: "TestSupport", dependencies: ["HarnessModel", "Measurement"], path: "Tests/TestSupport",
+            name: "TestSupport", dependencies: ["HarnessModel", "Measurement", "ChildProcesses"],
+            path: "Tests/TestSupport",
             swiftSettings: settings
         ),
         // Spawns agent-probe with the built agent preloaded (`make test` builds both first).
         .testTarget(
             name: "MemHarnessAgentTests", dependencies: ["TestSupport", "HeapGraph", "HarnessModel"],
             swiftSettings: settings),
+        // Spawns /bin/sh children: ends, signals, bounds, group kills, standard streams.
+        .testTarget(
+            name: "ChildProcessesTests", dependencies: ["ChildProcesses", "HarnessModel"], swiftSettings: settings),
         .testTarget(name: "HarnessModelTests", dependencies: ["TestSupport", "HarnessModel"], swiftSettings: settings),
         .testTarget(name: "WorkloadKitTests", dependencies: ["TestSupport", "WorkloadKit"], swiftSettings: settings),
         .testTarget(
@@ -254,6 +266,7 @@ let package = Package(
             name: "MemHarnessTests",
             dependencies: [
                 "TestSupport", "memharness", "MemHarness", "Runner", "HarnessModel", "Reports", "AllocatorProbe",
+                "ChildProcesses",
             ],
             exclude: ["Fixtures"], swiftSettings: settings
         ),

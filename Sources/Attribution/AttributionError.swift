@@ -1,3 +1,5 @@
+import HarnessModel
+
 /// Why attribution could not be done (a record that cannot be read, a profile without a peak).
 ///
 /// Symbolization problems do not stop attribution: a tool's error is caught, the next tool is
@@ -16,8 +18,10 @@ public enum AttributionError: Error, CustomStringConvertible, Sendable, Hashable
     case toolCouldNotStart(executable: String, reason: String)
     /// A tool ran past its bound and was killed.
     case toolTimedOut(executable: String, after: Duration)
+    /// Waiting for a tool failed; it was killed.
+    case toolCouldNotBeWaitedFor(executable: String, reason: String)
     /// A tool exited with a failure status or was killed by a signal.
-    case toolFailed(executable: String, status: Int32, stderr: String)
+    case toolFailed(executable: String, termination: TerminationStatus, stderr: String)
     /// A tool printed something that is not its answer to the input.
     case toolOutputUnreadable(executable: String, reason: String)
 
@@ -38,8 +42,15 @@ public enum AttributionError: Error, CustomStringConvertible, Sendable, Hashable
         case .toolTimedOut(let executable, let after):
             return
                 "\(executable) did not finish within \(after) and was stopped; the next tool is tried, or frames are named module+0xoffset"
-        case .toolFailed(let executable, let status, let stderr):
-            return "\(executable) exited with status \(status)" + (stderr.isEmpty ? "" : ": \(stderr)")
+        case .toolCouldNotBeWaitedFor(let executable, let reason):
+            return "could not wait for \(executable): \(reason); it was stopped, and the next tool is tried"
+        case .toolFailed(let executable, let termination, let stderr):
+            let ending: String
+            switch termination {
+            case .exited(let status): ending = "exited with status \(status)"
+            case .signaled(let signal): ending = "was killed by signal \(signal)"
+            }
+            return "\(executable) \(ending)" + (stderr.isEmpty ? "" : ": \(stderr)")
         case .toolOutputUnreadable(let executable, let reason):
             return "\(executable) printed output that could not be read (\(reason)); is it the tool its name says?"
         case .missingMark(let source, let label, let available):

@@ -66,7 +66,7 @@ public struct LLVMSymbolizerTool: SymbolizerTool {
                 throw .toolOutputUnreadable(executable: executable, reason: "\(error)")
             }
             if let message = entry.error?.message {
-                throw .toolFailed(executable: executable, status: 0, stderr: message)
+                throw .toolFailed(executable: executable, termination: .exited(0), stderr: message)
             }
             result.append(
                 (entry.symbols ?? []).map {

@@ -1,4 +1,5 @@
 import BuiltInWorkloads
+import ChildProcesses
 import Foundation
 import HarnessModel
 import Measurement
@@ -61,17 +62,11 @@ struct BenchEnvironment {
     /// Writes `massifBinary` (objcopy --strip-debug of `plainBinary`).
     func prepareMassifBinary() throws {
         guard !FileManager.default.fileExists(atPath: massifBinary) else { return }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [
-            Self.which("objcopy") != nil ? "objcopy" : "llvm-objcopy", "--strip-debug", plainBinary, massifBinary,
-        ]
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
+        let tool = Self.which("objcopy") ?? Self.which("llvm-objcopy") ?? "/usr/bin/objcopy"
+        let ended = try BenchChild.run(tool, ["--strip-debug", plainBinary, massifBinary], timeout: .seconds(300))
+        guard ended.termination.isSuccess else {
             throw BenchError(
-                path: massifBinary,
-                reason: "objcopy --strip-debug failed (status \(process.terminationStatus)); install binutils")
+                path: massifBinary, reason: "objcopy --strip-debug failed (\(ended.termination)); install binutils")
         }
     }
 
@@ -252,6 +247,25 @@ extension ProcessCaseLauncher {
 }
 
 /// A benchmark could not prepare what it needs.
+/// A tool or `memharness` run by a benchmark, to its end (`ChildProcess`, the harness's one way to start a child).
+enum BenchChild {
+    /// Runs `path` with `arguments` (this process's environment; stdin and stdout /dev/null, stderr this
+    /// process's when `showStderr`) at most `timeout`; past it the child is killed with its group and this
+    /// throws. How it ended, and its wall time in seconds.
+    static func run(_ path: String, _ arguments: [String], timeout: Duration, showStderr: Bool = true) throws
+        -> (termination: TerminationStatus, seconds: Double)
+    {
+        let start = ContinuousClock.now
+        let child = try ChildProcess.spawn(
+            path: path, arguments: arguments, environment: ProcessInfo.processInfo.environment,
+            stderr: showStderr ? STDERR_FILENO : nil)
+        guard case .ended(let end) = try child.wait(upTo: timeout.nanoseconds) else {
+            throw BenchError(path: path, reason: "still ran after \(timeout) and was killed; is it stuck?")
+        }
+        return (end.termination, Double((ContinuousClock.now - start).nanoseconds) / 1e9)
+    }
+}
+
 struct BenchError: Error, CustomStringConvertible {
     var path: String
     var reason: String

@@ -119,14 +119,9 @@ enum StabilityBenchmark {
     static func memharness(_ environment: BenchEnvironment, _ arguments: [String]) throws -> (
         status: Int32, seconds: Double
     ) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: environment.plainBinary)
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        let start = ContinuousClock.now
-        try process.run()
-        process.waitUntilExit()
-        return (process.terminationStatus, Double((ContinuousClock.now - start).nanoseconds) / 1e9)
+        // One run of the stability scenario takes about a minute: an hour means it is stuck.
+        let ended = try BenchChild.run(environment.plainBinary, arguments, timeout: .seconds(3600))
+        return (ended.termination.shellStatus, ended.seconds)
     }
 }
 

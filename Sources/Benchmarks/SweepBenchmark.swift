@@ -1,3 +1,4 @@
+import ChildProcesses
 import Foundation
 import HarnessModel
 import Reports
@@ -206,22 +207,23 @@ struct ParentRun {
         var run = self
         var interrupted = false
         let deadline = startNanoseconds + 3_600_000_000_000
-        var ended = child.wait(timeoutNanoseconds: 0)
+        // A wait that fails ends the polling: the process is killed below, and the run shows exit status -1.
+        var ended = (try? child.wait(timeoutNanoseconds: 0)) ?? nil
         while ended == nil && MonotonicClock.nanoseconds() < deadline {
             run.polledPeakBytes = max(run.polledPeakBytes, Self.peakResidentBytes(of: child.pid))
             if !interrupted && interruptingOnce() {
-                kill(child.pid, SIGINT)
+                child.send(SIGINT)
                 interrupted = true
             }
-            ended = child.wait(timeoutNanoseconds: 10_000_000)
+            do {
+                ended = try child.wait(timeoutNanoseconds: 10_000_000)
+            } catch {
+                break
+            }
         }
         guard let ended = ended ?? child.kill() else { return run }
         run.wallSeconds = Double(MonotonicClock.nanoseconds() - startNanoseconds) / 1e9
-        switch ended.termination {
-        case .exited(let code): run.exitStatus = code
-        // As a shell shows it: 128 + the signal's number.
-        case .signaled(let signal): run.exitStatus = 128 + signal
-        }
+        run.exitStatus = ended.termination.shellStatus
         run.waitMaxRSSBytes = ended.usage.peakRSSBytes
         return run
     }

@@ -65,12 +65,10 @@ struct ReplayComparison {
     static func files(_ results: [CaseResult], plan: RunPlan, like whole: RunRecord) throws -> [(
         path: String, data: Data
     )] {
-        var report = RunReport(
+        let report = RunReport(
             plan: plan, results: results, environment: whole.report.environment,
-            generatedAt: whole.report.generatedAt)
-        report.elapsedNanoseconds = whole.report.elapsedNanoseconds
-        let record = ReportBundle.record(report, checks: Gate.checks(for: report), rendering: whole.rendering)
-        return try ReportBundle.files(record)
+            generatedAt: whole.report.generatedAt, elapsedNanoseconds: whole.report.elapsedNanoseconds)
+        return try ReportBundle.files(ReportBundle.verdict(for: report, rendering: whole.rendering).record)
     }
 }
 

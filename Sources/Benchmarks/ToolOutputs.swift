@@ -82,16 +82,12 @@ enum ToolOutputs {
     /// Runs `heaptrack_print` on a recording and returns its folded peak stacks.
     static func heaptrackStacks(recording: String, scratch: URL) throws -> String {
         let stacks = scratch.appendingPathComponent(UUID().uuidString + ".stacks").path
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [
-            "heaptrack_print", "--file", recording, "--print-peaks=0", "--print-allocators=0",
-            "--print-temporary=0", "--flamegraph-cost-type", "peak", "--print-flamegraph", stacks,
+        let arguments = [
+            "--file", recording, "--print-peaks=0", "--print-allocators=0", "--print-temporary=0",
+            "--flamegraph-cost-type", "peak", "--print-flamegraph", stacks,
         ]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
+        let tool = BenchEnvironment.which("heaptrack_print") ?? "/usr/bin/heaptrack_print"
+        _ = try BenchChild.run(tool, arguments, timeout: .seconds(600), showStderr: false)
         // No stacks file: heaptrack_print found nothing, and the caller reports an empty result as a problem.
         return (try? String(contentsOfFile: stacks, encoding: .utf8)) ?? ""
     }

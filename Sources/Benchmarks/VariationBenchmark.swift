@@ -17,19 +17,15 @@ enum VariationBenchmark {
 
     static func run(_ environment: BenchEnvironment, repetitions: Int, scenariosDirectory: String) throws -> String {
         let out = environment.scratch.appendingPathComponent("variation").path
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: environment.plainBinary)
-        process.arguments = [
-            "run", "--scenarios-dir", scenariosDirectory, "--repeat", String(repetitions), "--out", out, "--quiet",
-        ]
-        process.standardOutput = FileHandle.nullDevice
-        let start = ContinuousClock.now
-        try process.run()
-        process.waitUntilExit()
-        let elapsed = Double((ContinuousClock.now - start).nanoseconds) / 1e9
+        // Every shipped scenario `repetitions` times: minutes; an hour per repetition means it is stuck.
+        let ended = try BenchChild.run(
+            environment.plainBinary,
+            ["run", "--scenarios-dir", scenariosDirectory, "--repeat", String(repetitions), "--out", out, "--quiet"],
+            timeout: .seconds(3600 * max(repetitions, 1)))
         let summary = try String(contentsOfFile: "\(out)/summary.csv", encoding: .utf8)
         let rows = rows(summary)
-        return render(rows, repetitions: repetitions, exitStatus: process.terminationStatus, elapsedSeconds: elapsed)
+        return render(
+            rows, repetitions: repetitions, exitStatus: ended.termination.shellStatus, elapsedSeconds: ended.seconds)
     }
 
     static func rows(_ summary: String) -> [Row] {

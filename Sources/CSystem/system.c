@@ -113,6 +113,8 @@ int memharness_spawn(const memharness_spawn_request *request, pid_t *pid_out) {
     return 0;
 }
 
+int memharness_pipe(int descriptors[2]) { return pipe2(descriptors, O_CLOEXEC); }
+
 static int64_t nanoseconds(struct timeval time) { return (int64_t)time.tv_sec * 1000000000 + (int64_t)time.tv_usec * 1000; }
 
 static int reap(pid_t pid, int options, memharness_wait_result *result) {

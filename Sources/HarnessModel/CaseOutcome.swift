@@ -327,21 +327,47 @@ public struct CaseMeasurements: Sendable, Hashable, Codable {
 public struct ProgramReport: Sendable, Hashable, Codable {
     /// The command line run.
     public var commandLine: String
-    /// How it ended.
-    public var exitStatus: Int32?
-    /// The signal that killed it, if one did.
-    public var signal: Int32?
+    /// How it ended; nil when it did not end by itself (killed at the timeout).
+    public var termination: TerminationStatus?
     /// The last lines of its stderr (at most 10), for the report.
     public var stderrTail: String
     /// The processes measured: the one started and every process it started in turn (their figures are
     /// added up); nil in records written before it was counted.
     public var processCount: Int?
 
-    public init(commandLine: String, exitStatus: Int32?, signal: Int32?, stderrTail: String, processCount: Int? = nil) {
+    public init(commandLine: String, termination: TerminationStatus?, stderrTail: String, processCount: Int? = nil) {
         self.commandLine = commandLine
-        self.exitStatus = exitStatus
-        self.signal = signal
+        self.termination = termination
         self.stderrTail = stderrTail
         self.processCount = processCount
+    }
+
+    // run.json keeps the ending as two optional fields, `exitStatus` or `signal`, as records always have.
+    private enum CodingKeys: String, CodingKey {
+        case commandLine, exitStatus, signal, stderrTail, processCount
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        commandLine = try container.decode(String.self, forKey: .commandLine)
+        if let status = try container.decodeIfPresent(Int32.self, forKey: .exitStatus) {
+            termination = .exited(status)
+        } else {
+            termination = try container.decodeIfPresent(Int32.self, forKey: .signal).map { .signaled($0) }
+        }
+        stderrTail = try container.decode(String.self, forKey: .stderrTail)
+        processCount = try container.decodeIfPresent(Int.self, forKey: .processCount)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(commandLine, forKey: .commandLine)
+        switch termination {
+        case .exited(let status): try container.encode(status, forKey: .exitStatus)
+        case .signaled(let signal): try container.encode(signal, forKey: .signal)
+        case nil: break
+        }
+        try container.encode(stderrTail, forKey: .stderrTail)
+        try container.encodeIfPresent(processCount, forKey: .processCount)
     }
 }

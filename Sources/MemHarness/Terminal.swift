@@ -106,20 +106,33 @@ enum Publishing {
         if verdict.status != .ok { throw ExitCode(verdict.status.code) }
     }
 
-    /// Runs `request`, an error shown and ending the command; progress on stderr: the running case redrawn in
-    /// place on an interactive terminal, a line per finished case there (or anywhere, with `--verbose`).
+    /// Runs `request` to its report and publishes it (`RunPublication`) while its folder is held, an error
+    /// shown and ending the command; progress on stderr: the running case redrawn in place on an interactive
+    /// terminal, a line per finished case there (or anywhere, with `--verbose`).
     static func run(_ request: RunRequest, output: RunOutput, display: DisplayOptions) throws -> RunOutcome {
         let interactive = !display.quiet && Terminal.stderrIsInteractive
-        defer { Terminal.clearProgress() }
-        return try Terminal.orFail { () throws(RunSessionError) in
-            try RunSession.run(
+        let folder = RunFolder(output.directory)
+        defer { folder.release() }
+        let report = try Terminal.orFail { () throws(RunSessionError) in
+            defer { Terminal.clearProgress() }
+            return try RunSession.run(
                 request, catalog: CommandContext.catalog, launcher: ProcessCaseLauncher.forCurrentBinary(),
-                output: output, toolVersion: MemHarness.version
+                folder: folder, baseline: output.baseline, toolVersion: MemHarness.version
             ) { event in
                 if interactive, let line = event.progressLine { Terminal.progress(line) }
                 if interactive || display.verbose, let line = event.endLine { Terminal.note(line) }
             }
         }
+        // A signal before the new report is in place abandons it: the previous report stays as it was.
+        let published = try Terminal.orFail { () throws(ReportError) in
+            try RunPublication.publish(report, to: output, proceed: { Interruption.signal == nil })
+        }
+        guard let published else {
+            let interrupted = RunSessionError.interrupted(publishing: report)
+            throw Terminal.fail(interrupted.description, status: interrupted.exitStatus)
+        }
+        folder.reportPublished()
+        return published
     }
 
     /// Shows the run's closing notices (`Publication.closingNotices`), then exits with its status; a signal

@@ -1,4 +1,5 @@
 import CMemHarnessTesting
+import ChildProcesses
 import Foundation
 import HarnessModel
 import Synchronization
@@ -15,16 +16,16 @@ import WorkloadKit
 /// The replica gets the path of its request in its environment, its own process group, stdin from
 /// /dev/null and stdout/stderr in a file; the request, the result and the output live in a fresh temporary
 /// folder that is removed whatever happens (a test process killed meanwhile cannot remove it: the next one
-/// does). It is started from a thread of its own that lives until the replica is reaped: the replica asks
-/// for SIGKILL when that thread ends (`PR_SET_PDEATHSIG`, see replica.c), so it cannot outlive a test
-/// process that is killed. Past the time limit the whole process group is killed; after any end, whatever
-/// the replica left running in its group is killed too.
+/// does). It is started by `ChildProcess`, the harness's one spawn, from a thread of its own that lives until
+/// the replica is reaped: the replica gets SIGKILL when that thread ends (`PR_SET_PDEATHSIG`, which replica.c
+/// checks again at load), so it cannot outlive a test process that is killed. Past the time limit the whole
+/// process group is killed; after any end, whatever the replica left running in its group is killed too.
 enum ReplicaLauncher {
     /// Measures what `request` asks for in a replica, waiting on a thread of its own (the caller blocks).
     static func measure(_ request: ReplicaRequest, timeLimit: Duration) throws(MemoryTestingError) -> ReplicaResult {
         let launch = try prepare(request, timeLimit: timeLimit)
         defer { launch.removeFolder() }
-        let box = Mutex<Result<ReplicaEnd, MemoryTestingError>?>(nil)
+        let box = Mutex<Result<BoundedWait, MemoryTestingError>?>(nil)
         guard let thread = DedicatedThread({ box.withLock { $0 = launch.run() } }) else {
             throw .replicaNotStarted(executable: launch.executable, errno: EAGAIN)
         }
@@ -41,7 +42,7 @@ enum ReplicaLauncher {
         let launch = try prepare(request, timeLimit: timeLimit)
         defer { launch.removeFolder() }
         let threadBox = Mutex<DedicatedThread?>(nil)
-        let end: Result<ReplicaEnd, MemoryTestingError> = await withCheckedContinuation { continuation in
+        let end: Result<BoundedWait, MemoryTestingError> = await withCheckedContinuation { continuation in
             let thread = DedicatedThread { continuation.resume(returning: launch.run()) }
             guard let thread else {
                 continuation.resume(
@@ -118,16 +119,6 @@ extension ReplicaLauncher {
     }
 }
 
-/// How a replica ended.
-enum ReplicaEnd: Sendable, Equatable {
-    /// It exited with this status.
-    case exited(Int32)
-    /// A signal ended it.
-    case signaled(Int32)
-    /// It ran past the time limit and was killed.
-    case timedOut
-}
-
 /// One replica: what to run and where its files go.
 struct ReplicaLaunch: Sendable {
     var test: TestIdentity
@@ -140,34 +131,30 @@ struct ReplicaLaunch: Sendable {
 
     var outputPath: String { "\(folder)/output.txt" }
 
-    /// Spawns the replica and waits for it, at most the time limit (then kills its process group).
-    func run() -> Result<ReplicaEnd, MemoryTestingError> {
-        var pid: pid_t = 0
-        let status = withSpawnSetup { actions, attributes, argv, envp in
-            posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
+    /// Spawns the replica (stdin /dev/null, stdout and stderr into `outputPath`) and waits for it, at most
+    /// the time limit (then its process group is killed).
+    func run() -> Result<BoundedWait, MemoryTestingError> {
+        let output = open(outputPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard output >= 0 else { return .failure(.replicaNotStarted(executable: executable, errno: errno)) }
+        defer { close(output) }  // the replica writes through its own copies
+        do {
+            let child = try ChildProcess.spawn(
+                path: executable, arguments: arguments, environment: environment, stdout: output, stderr: output)
+            return .success(try child.wait(upTo: timeLimitNanoseconds))
+        } catch {
+            switch error {
+            case .cannotStart(_, let errno), .cannotWait(_, _, let errno), .cannotMakePipe(let errno):
+                return .failure(.replicaNotStarted(executable: executable, errno: errno))
+            }
         }
-        guard status == 0 else { return .failure(.replicaNotStarted(executable: executable, errno: status)) }
-        var waitStatus: Int32 = 0
-        // After any end, what the replica left running in its group is killed before it is reaped.
-        let waited = memharness_testing_wait_child(pid, timeLimitNanoseconds, &waitStatus)
-        if waited == 0 {
-            // The replica leads its own group: this reaches it and anything it started. SIGKILL cannot be
-            // ignored; 10 s covers a stalled kernel.
-            kill(-pid, SIGKILL)
-            _ = memharness_testing_wait_child(pid, 10_000_000_000, &waitStatus)
-            return .success(.timedOut)
-        }
-        guard waited == 1 else { return .failure(.replicaNotStarted(executable: executable, errno: errno)) }
-        // WIFEXITED / WEXITSTATUS / WTERMSIG, which Glibc's Swift module does not import (they are macros).
-        if waitStatus & 0x7f == 0 { return .success(.exited((waitStatus >> 8) & 0xff)) }
-        return .success(.signaled(waitStatus & 0x7f))
     }
 
     /// The replica's result, or why there is none.
-    func result(of end: ReplicaEnd) throws(MemoryTestingError) -> ReplicaResult {
-        switch end {
-        case .timedOut:
+    func result(of waited: BoundedWait) throws(MemoryTestingError) -> ReplicaResult {
+        guard case .ended(let end) = waited else {
             throw .replicaTimedOut(test: test.displayName, limitNanoseconds: timeLimitNanoseconds, output: output())
+        }
+        switch end.termination {
         case .signaled(let signal):
             throw .replicaCrashed(test: test.displayName, signal: signal, output: output())
         case .exited(let status):
@@ -204,49 +191,5 @@ struct ReplicaLaunch: Sendable {
     func removeFolder() {
         // A folder that cannot be removed is removed by the next test run (`removeStaleFolders`).
         try? FileManager.default.removeItem(atPath: folder)
-    }
-
-    /// Calls `body` with the spawn's file actions, attributes, argv and envp, and frees them after.
-    private func withSpawnSetup(
-        _ body: (
-            inout posix_spawn_file_actions_t, inout posix_spawnattr_t, UnsafePointer<UnsafeMutablePointer<CChar>?>,
-            UnsafePointer<UnsafeMutablePointer<CChar>?>
-        ) -> Int32
-    ) -> Int32 {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        posix_spawnattr_setflags(
-            &attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        posix_spawnattr_setpgroup(&attributes, 0)
-        var noSignals = sigset_t()
-        sigemptyset(&noSignals)
-        posix_spawnattr_setsigmask(&attributes, &noSignals)
-        // A test process may ignore these (SIGPIPE often is); the replica starts with the defaults.
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for signal in [SIGPIPE, SIGINT, SIGTERM, SIGQUIT, SIGHUP, SIGCHLD] { sigaddset(&defaults, signal) }
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer {
-            for pointer in argv { free(pointer) }
-            for pointer in envp { free(pointer) }
-        }
-        return argv.withUnsafeBufferPointer { argvBuffer in
-            envp.withUnsafeBufferPointer { envpBuffer in
-                // Both buffers end with nil and have at least that element: the base addresses exist.
-                guard let argvBase = argvBuffer.baseAddress, let envpBase = envpBuffer.baseAddress else {
-                    return EINVAL
-                }
-                return body(&actions, &attributes, argvBase, envpBase)
-            }
-        }
     }
 }

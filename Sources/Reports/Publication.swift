@@ -73,9 +73,11 @@ public struct Publication: Sendable {
             parts.append("peak RSS \(Units.formatBytes(m.peakRSSBytes))")
             if let residue = m.residueBytes { parts.append("still allocated at exit \(Units.formatBytes(residue))") }
             if let program = m.program {
-                parts.append(
-                    program.exitStatus.map { "exit status \($0)" } ?? program.signal.map { "killed by signal \($0)" }
-                        ?? "")
+                switch program.termination {
+                case .exited(let status): parts.append("exit status \(status)")
+                case .signaled(let signal): parts.append("killed by signal \(signal)")
+                case nil: break
+                }
             }
             lines.append("\(result.label): " + parts.filter { !$0.isEmpty }.joined(separator: ", "))
         }

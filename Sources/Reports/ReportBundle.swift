@@ -3,6 +3,19 @@ import HarnessModel
 
 /// Every file of a report folder, rendered from a `RunRecord`: the writer only writes them.
 public enum ReportBundle {
+    /// The record a finished run stores and the status it exits with, built once from its report: the checks
+    /// (thresholds, leak expectations, `baseline`) evaluated on the whole report, then the samples thinned as
+    /// `record(_:checks:rendering:)` does. A pure function: the same report gives the same record.
+    public static func verdict(
+        for report: RunReport, baseline: BaselineReference? = nil, policy: GatePolicy = GatePolicy(),
+        rendering: RenderingOptions = RenderingOptions()
+    ) -> GateVerdict {
+        let checks = Gate.checks(for: report, baseline: baseline, policy: policy)
+        return GateVerdict(
+            record: record(report, checks: checks, rendering: rendering),
+            status: Gate.status(of: report, checks: checks, policy: policy))
+    }
+
     /// The file name stem of a scenario's charts: lowercase letters, digits and dashes.
     public static func chartStem(_ scenario: String) -> String {
         String(scenario.lowercased().map { $0.isLetter || $0.isNumber ? $0 : "-" })

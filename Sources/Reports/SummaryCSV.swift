@@ -162,7 +162,12 @@ public enum SummaryCSV {
             cells["exact_allocation_calls"] = String(exact.allocationCalls)
         }
         if let program = m.program {
-            cells["exit_status"] = program.exitStatus.map(String.init) ?? ""
+            // A signal is not an exit status: the cell stays empty then, as it does for a program killed at its timeout.
+            if case .exited(let status) = program.termination {
+                cells["exit_status"] = String(status)
+            } else {
+                cells["exit_status"] = ""
+            }
             cells["stderr_tail"] = program.stderrTail.split(separator: "\n").joined(separator: " | ")
         }
         for metric in m.metrics { cells[column(for: metric)] = format(metric) }

@@ -1,4 +1,4 @@
-import CSystem
+import ChildProcesses
 import Foundation
 import Measurement
 import WorkloadKit
@@ -95,24 +95,25 @@ public struct ProcessCaseLauncher: CaseLaunching {
         arguments += childArguments
         let stderr = open(work.stderr, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         defer { if stderr >= 0 { close(stderr) } }
-        let child: ChildProcess
         do {
-            child = try ChildProcess.spawn(
+            let child = try ChildProcess.spawn(
                 path: wrapper.isEmpty ? executable : "/usr/bin/env",
                 arguments: wrapper.isEmpty ? arguments : Array(wrapper.dropFirst(0)) + [executable] + arguments,
                 environment: environment, stderr: stderr >= 0 ? stderr : nil)
+            switch try child.wait(upTo: spec.timeoutNanoseconds) {
+            case .ended(let end):
+                return outcome(of: end.termination, spec: spec, work: work)
+            case .timedOut:
+                return .timedOut(
+                    limitNanoseconds: spec.timeoutNanoseconds, measurements: work.partialMeasurements(spec))
+            }
         } catch {
             return .notMeasured(reason: error.description)
         }
-        guard let ended = child.wait(timeoutNanoseconds: spec.timeoutNanoseconds) else {
-            _ = child.kill()
-            return .timedOut(limitNanoseconds: spec.timeoutNanoseconds, measurements: work.partialMeasurements(spec))
-        }
-        return outcome(of: ended.termination, spec: spec, work: work)
     }
 
     /// What the child's end, its result file, its samples and its stderr say.
-    func outcome(of termination: Termination, spec: CaseSpec, work: CaseWorkFolder) -> CaseOutcome {
+    func outcome(of termination: TerminationStatus, spec: CaseSpec, work: CaseWorkFolder) -> CaseOutcome {
         let stderr = ChildOutput(path: work.stderr)
         switch termination {
         case .signaled(let signal):

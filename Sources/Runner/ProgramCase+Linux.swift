@@ -1,4 +1,5 @@
 import AllocatorProbe
+import ChildProcesses
 import Foundation
 import WorkloadKit
 
@@ -31,16 +32,18 @@ struct ProgramCase {
         // the kernel's high-water mark (`ru_maxrss`) keeps that. Read now, it tells the program's own peak from ours.
         let harnessRSSBytes = (try? KernelMemory.status().rssBytes) ?? 0
         let child: ChildProcess
+        let waited: BoundedWait
         do {
             child = try ChildProcess.spawn(
                 path: program.executable, arguments: program.arguments, environment: agentEnvironment(),
                 stdout: stdout >= 0 ? stdout : nil, stderr: stderr >= 0 ? stderr : nil,
                 workingDirectory: program.workingDirectory)
+            waited = try child.wait(upTo: spec.timeoutNanoseconds)
         } catch {
             return .notMeasured(reason: error.description)
         }
-        let ended = child.wait(timeoutNanoseconds: spec.timeoutNanoseconds)
-        let usage = ended?.usage ?? child.kill()?.usage
+        // Killed at the timeout, the program has no end of its own, but the kernel still says what it used.
+        let (ended, usage) = (waited.endedWithinBound, waited.usage)
         // The record (exact figures, stacks) is read under one name whatever the program's pid was.
         rename(work.record(of: child.pid), work.record(of: nil))
         guard let root = ProgramSamples.read(work.programSamples(of: child.pid)), !root.rows.isEmpty else {
@@ -94,16 +97,9 @@ struct ProgramCase {
         return variables
     }
 
-    func report(_ program: ProgramInvocation, termination: Termination?, processCount: Int) -> ProgramReport {
-        var exitStatus: Int32?
-        var signal: Int32?
-        switch termination {
-        case .exited(let status): exitStatus = status
-        case .signaled(let number): signal = number
-        case nil: break
-        }
-        return ProgramReport(
-            commandLine: program.commandLine, exitStatus: exitStatus, signal: signal,
+    func report(_ program: ProgramInvocation, termination: TerminationStatus?, processCount: Int) -> ProgramReport {
+        ProgramReport(
+            commandLine: program.commandLine, termination: termination,
             stderrTail: ChildOutput(path: work.stderr).lastLines(10), processCount: processCount)
     }
 }

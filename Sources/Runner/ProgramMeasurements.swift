@@ -1,4 +1,5 @@
 import Attribution
+import ChildProcesses
 import Foundation
 import Measurement
 import WorkloadKit

@@ -2,9 +2,13 @@ import Measurement
 import WorkloadKit
 
 extension RunReport {
-    /// The report of a run: one `ScenarioRun` per planned scenario (with the results of its cases that
-    /// ran here), and a sweep summary per scenario when the plan sweeps.
-    public init(plan: RunPlan, results: [CaseResult], environment: EnvironmentInfo, generatedAt: String) {
+    /// The report of a run, the Runner's last stage: one `ScenarioRun` per planned scenario (with the results
+    /// of its cases that ran here), and a sweep summary per scenario when the plan sweeps. A pure function of
+    /// its arguments; `elapsedNanoseconds` is the run's wall time (nil: not known).
+    public init(
+        plan: RunPlan, results: [CaseResult], environment: EnvironmentInfo, generatedAt: String,
+        elapsedNanoseconds: Int64? = nil
+    ) {
         let byScenario = Dictionary(grouping: results, by: \.scenario)
         let scenarios = plan.scenarios.map { planned in
             let results = byScenario[planned.spec.name] ?? []
@@ -26,6 +30,7 @@ extension RunReport {
             }
         }
         self.init(generatedAt: generatedAt, environment: environment, scenarios: scenarios, sweeps: sweeps)
+        self.elapsedNanoseconds = elapsedNanoseconds
     }
 }
 

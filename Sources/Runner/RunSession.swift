@@ -10,40 +10,13 @@ import WorkloadKit
     #error("memharness runs on Linux only: it links jemalloc and reads /proc")
 #endif
 
-/// Where a run's report goes and how it is gated.
-public struct RunOutput: Sendable {
-    /// The report folder.
-    public var directory: String
-    public var rendering: RenderingOptions
-    public var gate: GatePolicy
-    /// A baseline to compare with, already read.
-    public var baseline: BaselineReference?
-
-    public init(
-        directory: String, rendering: RenderingOptions = RenderingOptions(), gate: GatePolicy = GatePolicy(),
-        baseline: BaselineReference? = nil
-    ) {
-        self.directory = directory
-        self.rendering = rendering
-        self.gate = gate
-        self.baseline = baseline
-    }
-}
-
-/// What a finished run gives its caller: the record it wrote and the status to exit with.
-public struct RunOutcome: Sendable {
-    public var record: RunRecord
-    public var status: ExitStatus
-    /// What went wrong after the report was in place (the report itself is complete), for the caller to show.
-    public var warnings: [String] = []
-}
-
 /// Why a run stopped before it had a report.
 public enum RunSessionError: Error, CustomStringConvertible, Sendable {
     case run(RunError)
     case report(ReportError)
-    /// A signal stopped the run after `finishedCases` of `totalCases` cases; no report was written, and
-    /// the finished cases are kept for `--resume`.
+    /// A signal stopped the run after `finishedCases` of `totalCases` cases, or while its report was being
+    /// published (then every case had finished); no report was written, and the finished cases are kept for
+    /// `--resume`.
     case interrupted(signal: Int32, finishedCases: Int, totalCases: Int)
 
     public var description: String {
@@ -51,10 +24,20 @@ public enum RunSessionError: Error, CustomStringConvertible, Sendable {
         case .run(let error): return error.description
         case .report(let error): return error.description
         case .interrupted(let signal, let finished, let total):
+            let resume =
+                finished >= total && total > 0
+                ? "; every case had finished: run the same command with --resume to write the report without "
+                    + "running them again"
+                : finished > 0 ? "; run the same command with --resume to run the other \(total - finished)" : ""
             return "interrupted by \(SignalNames.name(of: signal)) after \(finished) of \(total) cases: every case "
-                + "process was stopped and the previous report left as it was"
-                + (finished > 0 ? "; run the same command with --resume to run the other \(total - finished)" : "")
+                + "process was stopped and the previous report left as it was" + resume
         }
+    }
+
+    /// A signal came while `report` was being published: every case had finished.
+    public static func interrupted(publishing report: RunReport) -> RunSessionError {
+        let cases = report.scenarios.reduce(0) { $0 + $1.cases.count + $1.attributedCases.count }
+        return .interrupted(signal: Interruption.signal ?? SIGINT, finishedCases: cases, totalCases: cases)
     }
 
     /// The status the command line exits with.
@@ -67,108 +50,61 @@ public enum RunSessionError: Error, CustomStringConvertible, Sendable {
     }
 }
 
-/// One `memharness run`, from request to report folder: check the folder, lock it, plan (every input checked,
-/// the baseline against the scenarios),
-/// run the cases, assemble the report, evaluate the checks, write the folder in one transaction.
+/// One `memharness run` up to its report, as a chain of stages: request → plan (every input checked, the
+/// baseline against the scenarios) → case results (the output folder claimed, each case in its process, kept
+/// in the journal) → `RunReport`. It stops there: the record, the folder write and the run index are the
+/// edge's (`RunPublication.publish`, while `folder` is still held).
 public enum RunSession {
-    /// Runs `request` and writes its report to `output.directory`. Findings are in the outcome's status;
-    /// errors mean there is no new report (the previous one is untouched).
+    /// Runs `request` into a `RunReport`. `folder` is claimed after the plan is checked and stays claimed
+    /// (locked, its journal kept) until the caller releases it. Findings are in the report; errors mean there
+    /// is no report (the previous one is untouched).
     public static func run(
-        _ request: RunRequest, catalog: WorkloadCatalog, launcher: some CaseLaunching, output: RunOutput,
-        toolVersion: String, events: (RunEvent) -> Void = { _ in }
-    ) throws(RunSessionError) -> RunOutcome {
+        _ request: RunRequest, catalog: WorkloadCatalog, launcher: some CaseLaunching, folder: RunFolder,
+        baseline: BaselineReference? = nil, toolVersion: String, events: (RunEvent) -> Void = { _ in }
+    ) throws(RunSessionError) -> RunReport {
         // SIGINT, SIGTERM, SIGHUP: every case process is killed at once and the run stops (exit 128 + N).
         Interruption.install()
-        let plan: RunPlan
-        do throws(RunError) {
-            plan = try checkedPlan(request, catalog: catalog, launcher: launcher, output: output)
-        } catch {
-            throw .run(error)
-        }
-        let (lock, directory) = try prepare(output.directory)
-        defer {
-            withExtendedLifetime(lock) {}
-            directory.finish()
-        }
-        ReportFolder.removeStaleStaging(beside: output.directory)
-        let journal: RunJournal
-        do throws(RunError) {
-            journal = try RunJournal(output: output.directory, cases: plan.cases, resume: request.options.resume)
-        } catch {
-            throw .run(error)
-        }
+        let plan = try Self.plan(request, catalog: catalog, launcher: launcher, output: folder.path, baseline: baseline)
         let start = MonotonicClock.nanoseconds()
+        let results = try caseResults(plan, launcher: launcher, folder: folder, resume: request.options.resume, events)
+        return RunReport(
+            plan: plan, results: results,
+            environment: MachineEnvironment.current(toolVersion: toolVersion, interval: request.options.interval),
+            generatedAt: Timestamp.now(), elapsedNanoseconds: MonotonicClock.nanoseconds() - start)
+    }
+
+    /// Claims `folder` and runs the cases of `plan`. Interrupted, the cases that ran are not a run: it throws,
+    /// the previous report stays as it was, and the journal keeps them for `--resume`.
+    private static func caseResults(
+        _ plan: RunPlan, launcher: some CaseLaunching, folder: RunFolder, resume: Bool, _ events: (RunEvent) -> Void
+    ) throws(RunSessionError) -> [CaseResult] {
+        let journal = try folder.claim(cases: plan.cases, resume: resume)
         let results = RunExecution.execute(plan, launcher: launcher, journal: journal, events: events)
-        let elapsed = MonotonicClock.nanoseconds() - start
-        // Interrupted: the cases that ran are not a run; the previous report stays as it was, and the
-        // journal keeps them for --resume.
         if let signal = Interruption.signal {
             throw .interrupted(signal: signal, finishedCases: results.count, totalCases: plan.cases.count)
         }
-        var report = RunReport(
-            plan: plan, results: results,
-            environment: MachineEnvironment.current(toolVersion: toolVersion, interval: request.options.interval),
-            generatedAt: Timestamp.now())
-        report.elapsedNanoseconds = elapsed
-        let verdict = Gate.verdict(for: report, baseline: output.baseline, policy: output.gate)
-        let record = ReportBundle.record(report, checks: verdict.record.checks, rendering: output.rendering)
-        let installed: Bool
-        do throws(ReportError) {
-            // A signal before the new report is in place abandons it: the previous report stays as it was.
-            installed = try ReportFolder.write(
-                to: output.directory, proceed: { Interruption.signal == nil },
-                { emit throws(ReportError) in try ReportBundle.produce(record, emit) })
-        } catch {
-            throw .report(error)
-        }
-        guard installed else {
-            throw .interrupted(
-                signal: Interruption.signal ?? SIGINT, finishedCases: results.count, totalCases: plan.cases.count)
-        }
-        journal.discard()
-        var outcome = RunOutcome(record: record, status: verdict.status)
-        outcome.warnings = updateIndex(beside: output.directory)
-        return outcome
-    }
-
-    /// Checks and locks the output folder, after every input is validated and before the first case; the run's
-    /// working folder and its guard come first, so the guard does not hold the lock.
-    private static func prepare(_ output: String) throws(RunSessionError) -> (ReportFolderLock, RunDirectory) {
-        do throws(ReportError) {
-            try ReportFolder.checkReplaceable(output)
-            let directory = try RunDirectory(output: output)
-            do throws(ReportError) {
-                return (try ReportFolderLock(output), directory)
-            } catch {
-                // Locked by another run: leave at once, our own working folder removed.
-                directory.finish()
-                throw error
-            }
-        } catch {
-            throw .report(error)
-        }
-    }
-
-    /// Rewrites the index beside a report folder of `Reports/`; the warning when it cannot (the report is
-    /// complete and in place; the index is a listing the next run rewrites).
-    private static func updateIndex(beside directory: String) -> [String] {
-        do throws(ReportError) {
-            try RunIndexFile.update(for: directory)
-            return []
-        } catch {
-            var detail = error.description
-            if case .unwritable(let path, let reason) = error { detail = "\(path): \(reason)" }
-            return ["\(detail); the report itself is complete"]
-        }
+        return results
     }
 
     /// The plan of `request`, with everything else a run needs checked before any work: the baseline
     /// covers its scenarios, the agent is there when a case needs it, the output folder can be written.
-    static func checkedPlan(
-        _ request: RunRequest, catalog: WorkloadCatalog, launcher: some CaseLaunching, output: RunOutput
+    static func plan(
+        _ request: RunRequest, catalog: WorkloadCatalog, launcher: some CaseLaunching, output: String,
+        baseline: BaselineReference?
+    ) throws(RunSessionError) -> RunPlan {
+        do throws(RunError) {
+            return try checkedPlan(request, catalog: catalog, launcher: launcher, output: output, baseline: baseline)
+        } catch {
+            throw .run(error)
+        }
+    }
+
+    private static func checkedPlan(
+        _ request: RunRequest, catalog: WorkloadCatalog, launcher: some CaseLaunching, output: String,
+        baseline: BaselineReference?
     ) throws(RunError) -> RunPlan {
         let plan = try RunPlanner.plan(request, catalog: catalog)
-        if let baseline = output.baseline,
+        if let baseline,
             let problem = RunPreflight.baselineProblem(baseline, scenarios: plan.scenarios.map(\.baseName).uniqued())
         {
             throw .baseline(problem)
@@ -180,7 +116,7 @@ public enum RunSession {
             throw .agentUnavailable(file: needing?.spec.file ?? "--peak exact", detail: problem)
         }
         // Before the lock, which creates the folder's parent: a folder that cannot be written is a usage error.
-        if let problem = RunPreflight.reportFolderProblem(output.directory) { throw .output(problem) }
+        if let problem = RunPreflight.reportFolderProblem(output) { throw .output(problem) }
         return plan
     }
 }
@@ -192,23 +128,5 @@ public enum Timestamp {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime]
         return formatter.string(from: Date())
-    }
-}
-
-/// `Reports/index.md`: rewritten when a run writes a folder of `Reports/`.
-public enum RunIndexFile {
-    /// Rewrites `index.md` in the parent folder when `directory` is a folder of a folder named `Reports`.
-    public static func update(for directory: String) throws(ReportError) {
-        let parent = URL(fileURLWithPath: directory).standardizedFileURL.deletingLastPathComponent()
-        guard parent.lastPathComponent == "Reports" else { return }
-        // An unlistable Reports/ lists nothing: the index is a convenience, the run's own folder is already written.
-        let folders = ((try? FileManager.default.contentsOfDirectory(atPath: parent.path)) ?? []).sorted()
-        let entries = folders.filter { !$0.hasPrefix(".") }.compactMap { folder -> RunIndex.Entry? in
-            // A folder that is not a readable report of this version is simply not listed.
-            guard let record = try? ReportFolder.read(parent.appendingPathComponent(folder).path) else { return nil }
-            return RunIndex.Entry(folder: folder, report: record.report)
-        }
-        try ReportFolder.replaceFile(
-            Data(RunIndex.render(entries).utf8), at: parent.appendingPathComponent("index.md").path)
     }
 }

@@ -1,3 +1,4 @@
+import Glibc
 import Testing
 
 @testable import Attribution
@@ -16,7 +17,16 @@ struct ToolProcessTests {
             try ToolProcess.run(
                 executable: "/bin/sh", arguments: ["-c", "echo broken >&2; exit 3"], input: "", timeout: .seconds(30))
         }
-        #expect(error == .toolFailed(executable: "/bin/sh", status: 3, stderr: "broken"))
+        #expect(error == .toolFailed(executable: "/bin/sh", termination: .exited(3), stderr: "broken"))
+    }
+
+    @Test func aToolKilledByASignalSaysWhichSignal() {
+        let error = #expect(throws: AttributionError.self) {
+            try ToolProcess.run(
+                executable: "/bin/sh", arguments: ["-c", "kill -9 $$"], input: "", timeout: .seconds(30))
+        }
+        #expect(error == .toolFailed(executable: "/bin/sh", termination: .signaled(SIGKILL), stderr: ""))
+        #expect(error?.description == "/bin/sh was killed by signal 9")
     }
 
     @Test func aToolPastItsBoundIsKilledAndReported() {

@@ -1,4 +1,5 @@
 import Foundation
+import HarnessModel
 
 #if os(Linux)
     import Glibc
@@ -18,26 +19,8 @@ enum Stream {
     case descriptor(Int32)
 }
 
-/// How a process ended.
-enum Ending: Equatable, CustomStringConvertible {
-    case exited(Int32)
-    case signaled(Int32)
-
-    var description: String {
-        switch self {
-        case .exited(let code): return "exit \(code)"
-        case .signaled(let signal): return "killed by signal \(signal)"
-        }
-    }
-
-    /// The status a shell reports: the exit code, or 128 + the signal.
-    var shellStatus: Int32 {
-        switch self {
-        case .exited(let code): return code
-        case .signaled(let signal): return 128 + signal
-        }
-    }
-}
+/// How a process ended: the harness's own `TerminationStatus` (`shellStatus` is what a shell reports).
+typealias Ending = TerminationStatus
 
 /// The built `memharness` binary started as a child of the test, with default signal dispositions and an
 /// empty signal mask (as a shell starts it), in a process group of its own, its streams where the test says.

@@ -36,7 +36,7 @@ extension Trial {
     {
         var findings = Findings()
         if !expected.endings.contains(ending) {
-            findings.wrongExits.append("ended with \(ending); expected \(expected.endings.map(\.description))")
+            findings.wrongExits.append("ended with \(ending); expected \(expected.endings.map { "\($0)" })")
         }
         if let limit = expected.withinSeconds, let elapsed, elapsed > limit {
             findings.wrongExits.append("ended \(String(format: "%.2f", elapsed)) s after the fault; allowed \(limit) s")

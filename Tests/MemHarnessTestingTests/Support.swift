@@ -113,12 +113,12 @@ final class OtherTest: Sendable {
     }
 }
 
-/// Folders the replicas of this process may have left in the temporary directory.
+/// Folders the replicas of this test process may have left in the temporary directory. Only this process's
+/// (the folder names its pid): the test processes of other checkouts on the machine make and remove theirs
+/// meanwhile.
 func replicaFolders() -> Set<String> {
     let base = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
     let names = (try? FileManager.default.contentsOfDirectory(atPath: base)) ?? []
-    // This process's only: the name carries the test process's id, and other test processes on the machine
-    // (another checkout's `swift test`) make and remove folders of their own meanwhile.
     return Set(names.filter { $0.hasPrefix("memharness-replica-\(getpid())-") })
 }
 

@@ -40,7 +40,7 @@ struct ProfileCommandTests {
         #expect(row["stderr_tail"] == "")
 
         let program = try #require(trial.record().report.scenarios.first?.cases.first?.measurements?.program)
-        #expect(program.exitStatus == 0)
+        #expect(program.termination == .exited(0))
         #expect(program.processCount == 1)
         #expect(program.commandLine.hasSuffix("agent-probe hold 64MiB 300"))
         let samples = CSVTable.parse(try String(contentsOfFile: "\(trial.out)/samples.csv", encoding: .utf8))
@@ -88,7 +88,7 @@ struct ProfileCommandTests {
         #expect(row["exit_status"] == "3")
         #expect(row["stderr_tail"] == "reading the configuration | error: the disk is on fire")
         let program = try #require(trial.record().report.scenarios.first?.cases.first?.measurements?.program)
-        #expect(program.exitStatus == 3)
+        #expect(program.termination == .exited(3))
         #expect(program.stderrTail == "reading the configuration\nerror: the disk is on fire")
         let report = try String(contentsOfFile: "\(trial.out)/report.md", encoding: .utf8)
         #expect(report.contains("| `fails.sh` | 1 | failed | exited with status 3: reading the configuration"))

@@ -60,7 +60,7 @@ struct ProfileMeasurementsTests {
 
         let measurements = ProgramMeasurements.build(
             tree, usage: nil, harnessRSSBytes: 0, exact: nil,
-            report: ProgramReport(commandLine: "sh", exitStatus: 0, signal: nil, stderrTail: ""),
+            report: ProgramReport(commandLine: "sh", termination: .exited(0), stderrTail: ""),
             requestedIntervalNanoseconds: 1_000_000)
         #expect(measurements.peakAllocatedNetBytes == 13 * Self.mebibyte)
         #expect(measurements.residueBytes == 0)

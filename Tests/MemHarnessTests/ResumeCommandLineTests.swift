@@ -1,3 +1,4 @@
+import ChildProcesses
 import Foundation
 import HarnessModel
 import Reports
@@ -58,13 +59,14 @@ struct ResumeCommandLineTests {
         let run = try ChildProcess.spawn(
             path: CommandLineTests.binary, arguments: ["run", file, "--out", out, "--quiet"],
             environment: ProcessInfo.processInfo.environment)
-        var ended = run.wait(timeoutNanoseconds: 0)
+        var ended = try run.wait(timeoutNanoseconds: 0)
         let started = waitUntil(seconds: 60) {
-            ended = ended ?? run.wait(timeoutNanoseconds: 0)
+            // A failed wait reads as "still running" here; the bounded wait below throws it.
+            ended = ended ?? ((try? run.wait(timeoutNanoseconds: 0)) ?? nil)
             return Self.journaled(out).count >= 3 || ended != nil
         }
-        kill(run.pid, SIGINT)
-        ended = ended ?? run.wait(timeoutNanoseconds: 30_000_000_000) ?? run.kill()
+        run.send(SIGINT)
+        ended = try ended ?? run.wait(timeoutNanoseconds: 30_000_000_000) ?? run.kill()
         try #require(started && ended != nil, "the run journaled three cases and ended")
         #expect(ended?.termination == .exited(128 + SIGINT), "stopped by SIGINT: \(String(describing: ended))")
         #expect(!FileManager.default.fileExists(atPath: "\(out)/run.json"), "an interrupted run writes no report")

@@ -7,8 +7,8 @@ import Testing
 import WorkloadKit
 
 /// A whole `RunSession` with the `InProcessCaseLauncher`: plan, cases run in this process (no case process),
-/// report, checks and the report folder, as `memharness run` does it. The session's cleanup guard is the one
-/// helper process it starts.
+/// report; then its publication (record, checks, the report folder), chained as `memharness run` chains them.
+/// The session's cleanup guard is the one helper process it starts.
 @Suite(.serialized, .timeLimit(.minutes(2)))
 struct InProcessSessionTests {
     let catalog = WorkloadCatalog([HoldWorkload()])
@@ -28,14 +28,32 @@ struct InProcessSessionTests {
         return request
     }
 
+    /// The run's stages as the command line chains them: `RunSession.run` to the report while the folder is
+    /// held, then `RunPublication.publish`.
+    func runAndPublish(
+        _ request: RunRequest, launcher: some CaseLaunching, output: RunOutput,
+        events: (RunEvent) -> Void = { _ in }
+    ) throws -> RunOutcome {
+        let folder = RunFolder(output.directory)
+        defer { folder.release() }
+        let report = try RunSession.run(
+            request, catalog: catalog, launcher: launcher, folder: folder, baseline: output.baseline,
+            toolVersion: "test", events: events)
+        #expect(
+            !FileManager.default.fileExists(atPath: "\(output.directory)/run.json"), "the runner stops at the report")
+        let outcome = try #require(try RunPublication.publish(report, to: output))
+        folder.reportPublished()
+        return outcome
+    }
+
     @Test func aRunInThisProcessMeasuresEachCaseAndWritesTheReportFolder() throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let out = "\(directory)/report"
         var events: [String] = []
-        let outcome = try RunSession.run(
-            try request(), catalog: catalog, launcher: InProcessCaseLauncher(catalog: catalog, scratchRoot: directory),
-            output: RunOutput(directory: out), toolVersion: "test"
+        let outcome = try runAndPublish(
+            try request(), launcher: InProcessCaseLauncher(catalog: catalog, scratchRoot: directory),
+            output: RunOutput(directory: out)
         ) { event in
             if let line = event.endLine { events.append(line) }
         }
@@ -65,16 +83,15 @@ struct InProcessSessionTests {
         let thresholds =
             "thresholds:\n  large:\n    peakAllocated: <= 1MiB\n  relative:\n"
             + "    - small.peakAllocated <= large.peakAllocated\n"
-        let outcome = try RunSession.run(
-            try request(thresholds), catalog: catalog, launcher: InProcessCaseLauncher(catalog: catalog),
-            output: RunOutput(directory: "\(directory)/report"), toolVersion: "test")
+        let outcome = try runAndPublish(
+            try request(thresholds), launcher: InProcessCaseLauncher(catalog: catalog),
+            output: RunOutput(directory: "\(directory)/report"))
         #expect(outcome.record.checks.count == 2)
         #expect(outcome.record.checks.filter { !$0.passed }.map(\.strategy) == ["large"])
         #expect(outcome.status == .finding)
-        let quick = try RunSession.run(
-            try request(thresholds), catalog: catalog, launcher: InProcessCaseLauncher(catalog: catalog),
-            output: RunOutput(directory: "\(directory)/quick", gate: GatePolicy(checkThresholds: false)),
-            toolVersion: "test")
+        let quick = try runAndPublish(
+            try request(thresholds), launcher: InProcessCaseLauncher(catalog: catalog),
+            output: RunOutput(directory: "\(directory)/quick", gate: GatePolicy(checkThresholds: false)))
         #expect(quick.record.checks.isEmpty)
         #expect(quick.status == .ok)
     }
@@ -88,7 +105,7 @@ struct InProcessSessionTests {
         #expect(launcher.agentProblem != nil, "the test process does not count allocations")
         #expect(throws: RunSessionError.self) {
             try RunSession.run(
-                request, catalog: catalog, launcher: launcher, output: RunOutput(directory: "\(directory)/report"),
+                request, catalog: catalog, launcher: launcher, folder: RunFolder("\(directory)/report"),
                 toolVersion: "test")
         }
         #expect(!FileManager.default.fileExists(atPath: "\(directory)/report"), "nothing was written")

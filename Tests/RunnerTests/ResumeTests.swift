@@ -55,10 +55,10 @@ import WorkloadKit
     }
 
     func files(_ results: [CaseResult], plan: RunPlan) throws -> [(path: String, data: Data)] {
-        var report = RunReport(
-            plan: plan, results: results, environment: Self.environment, generatedAt: "2026-11-26T12:00:00Z")
-        report.elapsedNanoseconds = 1_000_000_000
-        return try ReportBundle.files(ReportBundle.record(report, checks: Gate.checks(for: report), rendering: .init()))
+        let report = RunReport(
+            plan: plan, results: results, environment: Self.environment, generatedAt: "2026-11-26T12:00:00Z",
+            elapsedNanoseconds: 1_000_000_000)
+        return try ReportBundle.files(ReportBundle.verdict(for: report).record)
     }
 
     @Test func aResumedRunWritesTheReportOfAnUninterruptedOne() throws {

@@ -47,6 +47,10 @@ typedef struct {
 /// ENOEXEC...), in which case the child has already been reaped.
 int memharness_spawn(const memharness_spawn_request *request, pid_t *pid_out);
 
+/// Makes a pipe whose two ends close on exec (pipe2 with O_CLOEXEC, at once: no child started meanwhile by
+/// another thread inherits them); a child gets an end only as a standard stream. 0, or -1 with errno set.
+int memharness_pipe(int descriptors[2]);
+
 /// How a waited-for child ended.
 typedef struct {
     /// 1 when it exited (then `status` is its exit status), 0 when a signal killed it (then `signal`).
