@@ -44,10 +44,14 @@ let package = Package(
         .target(name: "CSystem"),
 
         // MARK: Values: what crosses every boundary (pure, no dependencies)
-        // Case specs and outcomes, run reports, aggregation, leaks, thresholds, baselines, verdicts, units.
+        // Case specs and outcomes, run reports, aggregation, leaks, thresholds, baselines, verdicts, units: no
+        // wording for people (Reports and the CLI word it) and no file I/O (FileIO, Reports).
         .target(name: "HarnessModel", swiftSettings: settings),
 
-        // MARK: What a workload imports
+        // MARK: Reading files at the edge: the user's input files, with the checks every input gets
+        .target(name: "FileIO", dependencies: ["HarnessModel"], swiftSettings: settings),
+
+        // MARK: What a workload imports (it names the few model values a workload's API uses; no re-export)
         .target(name: "WorkloadKit", dependencies: ["HarnessModel"], swiftSettings: settings),
 
         // MARK: Measuring one case in this process
@@ -63,7 +67,8 @@ let package = Package(
         ),
         // The sampler, the agent's readings (found at run time), memory budgets and the case executor.
         .target(
-            name: "Measurement", dependencies: ["WorkloadKit", "AllocatorProbe", "CSystem"], swiftSettings: settings),
+            name: "Measurement", dependencies: ["WorkloadKit", "HarnessModel", "AllocatorProbe", "CSystem"],
+            swiftSettings: settings),
 
         // MARK: Memory expectations in the ordinary test runner: `expectMemory(peakBelow:...) { ... }`
         // Replica processes: the parent-death signal at load and a bounded wait for a child (C: prctl is variadic).
@@ -79,7 +84,7 @@ let package = Package(
         // MARK: Scenario files -> validated ScenarioSpec (every error before any work)
         .target(
             name: "Scenarios",
-            dependencies: ["WorkloadKit", .product(name: "Yams", package: "Yams")],
+            dependencies: ["WorkloadKit", "HarnessModel", "FileIO", .product(name: "Yams", package: "Yams")],
             swiftSettings: settings
         ),
 
@@ -97,7 +102,8 @@ let package = Package(
         .target(name: "Attribution", dependencies: ["HarnessModel", "CSystem"], swiftSettings: settings),
 
         // MARK: Reports: run.json (the record) and its renderings (depend on the values only)
-        .target(name: "Reports", dependencies: ["HarnessModel", "CSystem", "CZlib"], swiftSettings: settings),
+        .target(
+            name: "Reports", dependencies: ["HarnessModel", "FileIO", "CSystem", "CZlib"], swiftSettings: settings),
 
         // MARK: The command line over a catalog of workloads: `MemHarness.main(workloads:)`
         .target(
@@ -120,7 +126,8 @@ let package = Package(
             path: "Sources/Workloads/LiveQuery", swiftSettings: settings
         ),
         .target(
-            name: "StoreObserverWorkload", dependencies: ["WorkloadKit", "DocumentStore", "AllocatorProbe"],
+            name: "StoreObserverWorkload",
+            dependencies: ["WorkloadKit", "DocumentStore", "AllocatorProbe", "HarnessModel"],
             path: "Sources/Workloads/StoreObserver", swiftSettings: settings
         ),
         .target(
@@ -152,7 +159,10 @@ let package = Package(
         ),
         .executableTarget(
             name: "memharness-bench",
-            dependencies: ["Runner", "Reports", "BuiltInWorkloads", "StoreObserverWorkload", "AllocatorProbe"],
+            dependencies: [
+                "Runner", "Reports", "BuiltInWorkloads", "StoreObserverWorkload", "AllocatorProbe", "HarnessModel",
+                "WorkloadKit",
+            ],
             path: "Sources/Benchmarks", swiftSettings: settings
         ),
 
@@ -188,18 +198,24 @@ let package = Package(
         // MARK: Tests (mirror the source targets)
         // Builders of made-up results and a way to run a case in the test process, for every test target.
         .target(
-            name: "TestSupport", dependencies: ["HarnessModel", "Measurement"], path: "Tests/TestSupport",
+            name: "TestSupport", dependencies: ["HarnessModel", "WorkloadKit", "Measurement"],
+            path: "Tests/TestSupport",
             swiftSettings: settings
         ),
         // Spawns agent-probe with the built agent preloaded (`make test` builds both first).
         .testTarget(name: "MemHarnessAgentTests", dependencies: ["TestSupport"], swiftSettings: settings),
         .testTarget(name: "HarnessModelTests", dependencies: ["TestSupport", "HarnessModel"], swiftSettings: settings),
-        .testTarget(name: "WorkloadKitTests", dependencies: ["TestSupport", "WorkloadKit"], swiftSettings: settings),
+        .testTarget(name: "FileIOTests", dependencies: ["FileIO"], swiftSettings: settings),
+        .testTarget(
+            name: "WorkloadKitTests", dependencies: ["TestSupport", "WorkloadKit", "HarnessModel"],
+            swiftSettings: settings),
         .testTarget(
             name: "AllocatorProbeTests", dependencies: ["TestSupport", "AllocatorProbe"], swiftSettings: settings),
         .testTarget(
             name: "MeasurementTests",
-            dependencies: ["TestSupport", "Measurement", "Scenarios", "Runner", "WorkloadKit", "AllocatorProbe"],
+            dependencies: [
+                "TestSupport", "Measurement", "Scenarios", "Runner", "WorkloadKit", "HarnessModel", "AllocatorProbe",
+            ],
             swiftSettings: settings
         ),
         // Spawns replicas of the test binary itself (the expectations under test do).
@@ -209,12 +225,15 @@ let package = Package(
             swiftSettings: settings
         ),
         .testTarget(
-            name: "ScenariosTests", dependencies: ["TestSupport", "Scenarios", "Runner", "WorkloadKit"],
+            name: "ScenariosTests",
+            dependencies: ["TestSupport", "Scenarios", "Runner", "WorkloadKit", "HarnessModel"],
             swiftSettings: settings
         ),
         .testTarget(
             name: "RunnerTests",
-            dependencies: ["TestSupport", "Runner", "Scenarios", "Measurement", "Reports", "WorkloadKit"],
+            dependencies: [
+                "TestSupport", "Runner", "Scenarios", "Measurement", "Reports", "WorkloadKit", "HarnessModel",
+            ],
             swiftSettings: settings
         ),
         // Golden files and fixtures are read through #filePath, so they need no resource bundle.
@@ -230,7 +249,8 @@ let package = Package(
         .testTarget(
             name: "MemHarnessTests",
             dependencies: [
-                "TestSupport", "memharness", "MemHarness", "Runner", "HarnessModel", "Reports", "AllocatorProbe",
+                "TestSupport", "memharness", "MemHarness", "Runner", "HarnessModel", "WorkloadKit", "Reports",
+                "AllocatorProbe",
             ],
             exclude: ["Fixtures"], swiftSettings: settings
         ),
@@ -248,34 +268,47 @@ let package = Package(
         ),
         .testTarget(
             name: "CalibrationWorkloadTests",
-            dependencies: ["TestSupport", "CalibrationWorkload", "Measurement", "CJemalloc"],
+            dependencies: [
+                "TestSupport", "CalibrationWorkload", "Measurement", "WorkloadKit", "HarnessModel", "CJemalloc",
+            ],
             path: "Tests/Workloads/CalibrationTests", swiftSettings: settings
         ),
         .testTarget(
             name: "LiveQueryWorkloadTests",
-            dependencies: ["TestSupport", "LiveQueryWorkload", "DocumentStore", "Measurement", "Scenarios"],
+            dependencies: [
+                "TestSupport", "LiveQueryWorkload", "DocumentStore", "Measurement", "Scenarios", "WorkloadKit",
+                "HarnessModel",
+            ],
             path: "Tests/Workloads/LiveQueryTests", swiftSettings: settings
         ),
         .testTarget(
             name: "StoreObserverWorkloadTests",
-            dependencies: ["TestSupport", "StoreObserverWorkload", "DocumentStore", "Measurement", "Scenarios"],
+            dependencies: [
+                "TestSupport", "StoreObserverWorkload", "DocumentStore", "Measurement", "Scenarios", "WorkloadKit",
+                "HarnessModel",
+            ],
             path: "Tests/Workloads/StoreObserverTests", swiftSettings: settings
         ),
         .testTarget(
             name: "SubscriptionsWorkloadTests",
             dependencies: [
                 "TestSupport", "SubscriptionsWorkload", "Measurement", "Scenarios", "Runner", "AllocatorProbe",
+                "WorkloadKit", "HarnessModel",
                 .product(name: "OpenCombine", package: "OpenCombine"),
             ],
             path: "Tests/Workloads/SubscriptionsTests", swiftSettings: settings
         ),
         .testTarget(
-            name: "ImageFeedWorkloadTests", dependencies: ["TestSupport", "ImageFeedWorkload", "Measurement"],
+            name: "ImageFeedWorkloadTests",
+            dependencies: ["TestSupport", "ImageFeedWorkload", "Measurement", "WorkloadKit", "HarnessModel"],
             path: "Tests/Workloads/ImageFeedTests", swiftSettings: settings
         ),
         .testTarget(
             name: "VersionPinningWorkloadTests",
-            dependencies: ["TestSupport", "VersionPinningWorkload", "Measurement", "Runner", "Scenarios", "CSQLite"],
+            dependencies: [
+                "TestSupport", "VersionPinningWorkload", "Measurement", "Runner", "Scenarios", "WorkloadKit",
+                "HarnessModel", "CSQLite",
+            ],
             path: "Tests/Workloads/VersionPinningTests", swiftSettings: settings
         ),
     ]

@@ -1,5 +1,6 @@
 import CSystem
 import Foundation
+import HarnessModel
 import Measurement
 import WorkloadKit
 

@@ -1,5 +1,6 @@
 import AllocatorProbe
 import Foundation
+import HarnessModel
 import WorkloadKit
 
 #if os(Linux)

@@ -1,5 +1,6 @@
 import Attribution
 import Foundation
+import HarnessModel
 import WorkloadKit
 
 /// The measurements of an external program, from the agent's sample stream, its record and the kernel.
