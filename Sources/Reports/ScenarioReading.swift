@@ -127,3 +127,8 @@ extension ScenarioSummary {
                 + "(\(formatRanking(worstValue)) vs \(formatRanking(bestValue)))."
     }
 }
+
+extension StrategyGrowth {
+    /// The growth in words: `312.4 MiB/s`.
+    var formatted: String { Units.formatBytes(bytesPerSecond) + "/s" }
+}
