@@ -3,21 +3,25 @@ import HarnessModel
 /// How a reading spells the names it quotes (strategies, phases, metrics): as Markdown code spans for
 /// `report.md`, the run index and GitHub's step summary, or bare for the terminal.
 public enum ReadingStyle: Sendable, Hashable {
-    case markdown, plain
+    /// Names in code spans: `` `signal-next` ``.
+    case markdown
+    /// Names bare: `signal-next`.
+    case plain
 
-    /// `name` as this style quotes it: `` `signal-next` `` in Markdown, `signal-next` in plain text.
+    /// `name` as this style quotes it.
     func code(_ name: String) -> String {
         switch self {
         case .markdown: return "`\(name)`"
-        case .plain: return String(name.filter { $0 != "`" })
+        case .plain: return name
         }
     }
 
-    /// A figure's label (which quotes phase and metric names in Markdown) in this style.
+    /// A figure's label in this style: `Figure.label`, with the phase or metric name it holds quoted as `code`.
     func label(_ figure: Figure) -> String {
-        switch self {
-        case .markdown: return figure.label
-        case .plain: return String(figure.label.filter { $0 != "`" })
+        switch figure {
+        case .phasePeakAllocated(let phase): return "peak allocated in \(code(phase))"
+        case .metric(let name): return code(name)
+        default: return figure.label
         }
     }
 }

@@ -66,4 +66,17 @@ struct ScenarioReadingTests {
             #expect(summary.reading(.plain) == summary.reading.replacingOccurrences(of: "`", with: ""))
         }
     }
+
+    /// A metric or a phase as the ranking figure: quoted in the Markdown reading, bare in chart titles.
+    @Test func aMetricOrPhaseRankingIsQuotedInTheReadingAndBareInTitles() {
+        let cases = [RankingFixture.result("a", 1, net: 1000), RankingFixture.result("b", 2, net: 9000)]
+        var run = RankingFixture.run(cases, strategies: ["a", "b"])
+        run.ranking = .metric("callbacks")
+        let metric = ScenarioSummary(run)
+        #expect(metric.reading == "`b` has 2.0x the `callbacks` of `a` (2 vs 1).")
+        #expect(metric.reading(.plain) == "b has 2.0x the callbacks of a (2 vs 1).")
+        #expect(metric.rankingTitle == "callbacks" && metric.rankingAxisTitle == "callbacks")
+        run.ranking = .phasePeakAllocated("burst")
+        #expect(ScenarioSummary(run).rankingTitle == "peak allocated in burst")
+    }
 }
