@@ -5,8 +5,8 @@
 
 SWIFT        ?= swift
 # Debian packages the build and the tests need; installed only when missing (python3: the lint's
-# function-length check).
-DEB_PACKAGES := libjemalloc-dev libsqlite3-dev zlib1g-dev pkg-config python3
+# function-length check; valgrind: the heap graph's C leaks are checked against memcheck's).
+DEB_PACKAGES := libjemalloc-dev libsqlite3-dev zlib1g-dev pkg-config python3 valgrind
 # The tools `make bench` compares with (valgrind's massif, heaptrack), and objcopy (binutils).
 BENCH_PACKAGES := valgrind heaptrack binutils
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -51,11 +51,12 @@ run: build
 	$(RELEASE_BIN)/memharness run $(ARGS)
 
 # Serial: many tests read process-wide allocator figures, which a test running beside them would disturb.
-# The agent and agent-probe are built first: no test target links them (the agent would replace the
-# allocator of the test bundle), so the tests preload and spawn them, and `swift test` alone does not build them.
+# The agent, agent-probe and heap-fixtures are built first: no test target links them (the agent would replace
+# the allocator of the test bundle), so the tests preload and spawn them, and `swift test` alone does not build them.
 test: deps lint example
 	$(SWIFT) build --product memharness-agent
 	$(SWIFT) build --product agent-probe
+	$(SWIFT) build --product heap-fixtures
 	$(SWIFT) test --no-parallel
 
 # The example package, built as a user's package is: in its own .build, memharness compiled again from

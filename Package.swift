@@ -44,7 +44,8 @@ let package = Package(
         .target(name: "CSystem"),
 
         // MARK: Values: what crosses every boundary (pure, no dependencies)
-        // Case specs and outcomes, run reports, aggregation, leaks, thresholds, baselines, verdicts, units.
+        // Case specs and outcomes, run reports, aggregation, leaks, thresholds, baselines, verdicts, units: no
+        // wording for people (Reports and the CLI word it) and no file I/O (FileIO, Reports).
         .target(name: "HarnessModel", swiftSettings: settings),
 
         // MARK: Child processes: the one Swift layer over CSystem's spawn, bounded pidfd wait and group kill
@@ -52,7 +53,10 @@ let package = Package(
         // the values (it answers in `TerminationStatus`), below every target that starts a process.
         .target(name: "ChildProcesses", dependencies: ["CSystem", "HarnessModel"], swiftSettings: settings),
 
-        // MARK: What a workload imports
+        // MARK: Reading files at the edge: the user's input files, with the checks every input gets
+        .target(name: "FileIO", dependencies: ["HarnessModel"], swiftSettings: settings),
+
+        // MARK: What a workload imports (it names the few model values a workload's API uses; no re-export)
         .target(name: "WorkloadKit", dependencies: ["HarnessModel"], swiftSettings: settings),
 
         // MARK: Measuring one case in this process
@@ -68,7 +72,7 @@ let package = Package(
         ),
         // The sampler, the agent's readings (found at run time), memory budgets and the case executor.
         .target(
-            name: "Measurement", dependencies: ["WorkloadKit", "AllocatorProbe", "CSystem", "HeapGraph"],
+            name: "Measurement", dependencies: ["WorkloadKit", "HarnessModel", "AllocatorProbe", "CSystem", "HeapGraph"],
             swiftSettings: settings),
 
         // MARK: Memory expectations in the ordinary test runner: `expectMemory(peakBelow:...) { ... }`
@@ -86,7 +90,7 @@ let package = Package(
         // MARK: Scenario files -> validated ScenarioSpec (every error before any work)
         .target(
             name: "Scenarios",
-            dependencies: ["WorkloadKit", .product(name: "Yams", package: "Yams")],
+            dependencies: ["WorkloadKit", "HarnessModel", "FileIO", .product(name: "Yams", package: "Yams")],
             swiftSettings: settings
         ),
 
@@ -107,7 +111,8 @@ let package = Package(
         .target(name: "HeapGraph", dependencies: ["HarnessModel", "Attribution"], swiftSettings: settings),
 
         // MARK: Reports: run.json (the record) and its renderings (depend on the values only)
-        .target(name: "Reports", dependencies: ["HarnessModel", "CSystem", "CZlib"], swiftSettings: settings),
+        .target(
+            name: "Reports", dependencies: ["HarnessModel", "FileIO", "CSystem", "CZlib"], swiftSettings: settings),
 
         // MARK: The command line over a catalog of workloads: `MemHarness.main(workloads:)`
         .target(
@@ -130,7 +135,8 @@ let package = Package(
             path: "Sources/Workloads/LiveQuery", swiftSettings: settings
         ),
         .target(
-            name: "StoreObserverWorkload", dependencies: ["WorkloadKit", "DocumentStore", "AllocatorProbe"],
+            name: "StoreObserverWorkload",
+            dependencies: ["WorkloadKit", "DocumentStore", "AllocatorProbe", "HarnessModel"],
             path: "Sources/Workloads/StoreObserver", swiftSettings: settings
         ),
         .target(
@@ -164,6 +170,7 @@ let package = Package(
             name: "memharness-bench",
             dependencies: [
                 "Runner", "Reports", "BuiltInWorkloads", "StoreObserverWorkload", "AllocatorProbe", "ChildProcesses",
+                "HarnessModel", "WorkloadKit",
             ],
             path: "Sources/Benchmarks", swiftSettings: settings
         ),
@@ -215,7 +222,7 @@ let package = Package(
         // MARK: Tests (mirror the source targets)
         // Builders of made-up results and a way to run a case in the test process, for every test target.
         .target(
-            name: "TestSupport", dependencies: ["HarnessModel", "Measurement", "ChildProcesses"],
+            name: "TestSupport", dependencies: ["HarnessModel", "WorkloadKit", "Measurement", "ChildProcesses"],
             path: "Tests/TestSupport",
             swiftSettings: settings
         ),
@@ -227,12 +234,17 @@ let package = Package(
         .testTarget(
             name: "ChildProcessesTests", dependencies: ["ChildProcesses", "HarnessModel"], swiftSettings: settings),
         .testTarget(name: "HarnessModelTests", dependencies: ["TestSupport", "HarnessModel"], swiftSettings: settings),
-        .testTarget(name: "WorkloadKitTests", dependencies: ["TestSupport", "WorkloadKit"], swiftSettings: settings),
+        .testTarget(name: "FileIOTests", dependencies: ["FileIO"], swiftSettings: settings),
+        .testTarget(
+            name: "WorkloadKitTests", dependencies: ["TestSupport", "WorkloadKit", "HarnessModel"],
+            swiftSettings: settings),
         .testTarget(
             name: "AllocatorProbeTests", dependencies: ["TestSupport", "AllocatorProbe"], swiftSettings: settings),
         .testTarget(
             name: "MeasurementTests",
-            dependencies: ["TestSupport", "Measurement", "Scenarios", "Runner", "WorkloadKit", "AllocatorProbe"],
+            dependencies: [
+                "TestSupport", "Measurement", "Scenarios", "Runner", "WorkloadKit", "HarnessModel", "AllocatorProbe",
+            ],
             swiftSettings: settings
         ),
         // Spawns replicas of the test binary itself (the expectations under test do).
@@ -242,12 +254,15 @@ let package = Package(
             swiftSettings: settings
         ),
         .testTarget(
-            name: "ScenariosTests", dependencies: ["TestSupport", "Scenarios", "Runner", "WorkloadKit"],
+            name: "ScenariosTests",
+            dependencies: ["TestSupport", "Scenarios", "Runner", "WorkloadKit", "HarnessModel"],
             swiftSettings: settings
         ),
         .testTarget(
             name: "RunnerTests",
-            dependencies: ["TestSupport", "Runner", "Scenarios", "Measurement", "Reports", "WorkloadKit"],
+            dependencies: [
+                "TestSupport", "Runner", "Scenarios", "Measurement", "Reports", "WorkloadKit", "HarnessModel",
+            ],
             swiftSettings: settings
         ),
         // Golden files and fixtures are read through #filePath, so they need no resource bundle.
@@ -265,8 +280,8 @@ let package = Package(
         .testTarget(
             name: "MemHarnessTests",
             dependencies: [
-                "TestSupport", "memharness", "MemHarness", "Runner", "HarnessModel", "Reports", "AllocatorProbe",
-                "ChildProcesses",
+                "TestSupport", "memharness", "MemHarness", "Runner", "HarnessModel", "WorkloadKit", "Reports",
+                "AllocatorProbe", "ChildProcesses",
             ],
             exclude: ["Fixtures"], swiftSettings: settings
         ),
@@ -284,34 +299,47 @@ let package = Package(
         ),
         .testTarget(
             name: "CalibrationWorkloadTests",
-            dependencies: ["TestSupport", "CalibrationWorkload", "Measurement", "CJemalloc"],
+            dependencies: [
+                "TestSupport", "CalibrationWorkload", "Measurement", "WorkloadKit", "HarnessModel", "CJemalloc",
+            ],
             path: "Tests/Workloads/CalibrationTests", swiftSettings: settings
         ),
         .testTarget(
             name: "LiveQueryWorkloadTests",
-            dependencies: ["TestSupport", "LiveQueryWorkload", "DocumentStore", "Measurement", "Scenarios"],
+            dependencies: [
+                "TestSupport", "LiveQueryWorkload", "DocumentStore", "Measurement", "Scenarios", "WorkloadKit",
+                "HarnessModel",
+            ],
             path: "Tests/Workloads/LiveQueryTests", swiftSettings: settings
         ),
         .testTarget(
             name: "StoreObserverWorkloadTests",
-            dependencies: ["TestSupport", "StoreObserverWorkload", "DocumentStore", "Measurement", "Scenarios"],
+            dependencies: [
+                "TestSupport", "StoreObserverWorkload", "DocumentStore", "Measurement", "Scenarios", "WorkloadKit",
+                "HarnessModel",
+            ],
             path: "Tests/Workloads/StoreObserverTests", swiftSettings: settings
         ),
         .testTarget(
             name: "SubscriptionsWorkloadTests",
             dependencies: [
                 "TestSupport", "SubscriptionsWorkload", "Measurement", "Scenarios", "Runner", "AllocatorProbe",
+                "WorkloadKit", "HarnessModel",
                 .product(name: "OpenCombine", package: "OpenCombine"),
             ],
             path: "Tests/Workloads/SubscriptionsTests", swiftSettings: settings
         ),
         .testTarget(
-            name: "ImageFeedWorkloadTests", dependencies: ["TestSupport", "ImageFeedWorkload", "Measurement"],
+            name: "ImageFeedWorkloadTests",
+            dependencies: ["TestSupport", "ImageFeedWorkload", "Measurement", "WorkloadKit", "HarnessModel"],
             path: "Tests/Workloads/ImageFeedTests", swiftSettings: settings
         ),
         .testTarget(
             name: "VersionPinningWorkloadTests",
-            dependencies: ["TestSupport", "VersionPinningWorkload", "Measurement", "Runner", "Scenarios", "CSQLite"],
+            dependencies: [
+                "TestSupport", "VersionPinningWorkload", "Measurement", "Runner", "Scenarios", "WorkloadKit",
+                "HarnessModel", "CSQLite",
+            ],
             path: "Tests/Workloads/VersionPinningTests", swiftSettings: settings
         ),
     ]

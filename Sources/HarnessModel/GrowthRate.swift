@@ -28,9 +28,6 @@ public struct StrategyGrowth: Sendable, Hashable {
         self.bytesPerSecond = bytesPerSecond
         self.caseCount = caseCount
     }
-
-    /// `312.4 MiB/s`.
-    public var formatted: String { Units.formatBytes(bytesPerSecond) + "/s" }
 }
 
 extension ScenarioRun {

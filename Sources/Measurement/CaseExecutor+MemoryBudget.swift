@@ -1,4 +1,5 @@
 import AllocatorProbe
+import HarnessModel
 import Synchronization
 import WorkloadKit
 

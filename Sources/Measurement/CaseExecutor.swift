@@ -1,4 +1,5 @@
 import AllocatorProbe
+import HarnessModel
 import WorkloadKit
 
 #if os(Linux)
@@ -170,7 +171,7 @@ final class CaseRun {
         // debug build builds it on the copy, a release build when the type is named. Stored, so an
         // optimizer cannot drop either.
         firstStep = spec.steps.isEmpty ? nil : spec.steps[0]
-        warmedType = ObjectIdentifier([StepInvocation]?.self)
+        warmedType = ObjectIdentifier([HarnessModel.StepInvocation]?.self)
         try sequence.prepare()
         // Baseline: what the harness itself holds once everything it needs exists.
         sequence.settle()

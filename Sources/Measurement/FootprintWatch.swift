@@ -1,3 +1,4 @@
+import HarnessModel
 import WorkloadKit
 
 /// What the sampler watches the footprint for on every sample, and whom it tells.

@@ -1,3 +1,4 @@
+import HarnessModel
 import WorkloadKit
 
 #if os(Linux)

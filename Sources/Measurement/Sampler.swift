@@ -1,5 +1,6 @@
 import AllocatorProbe
 import CSystem
+import HarnessModel
 import Synchronization
 import WorkloadKit
 

@@ -58,8 +58,6 @@ extension RepetitionPolicy: ExpressibleByArgument {
 extension PeakMode: ExpressibleByArgument {}
 extension FootprintMeasure: ExpressibleByArgument {}
 
-extension ChartScaleChoice: ExpressibleByArgument {}
-
 extension ValidationError {
     /// Throws `problem` as a usage error, if there is one.
     static func check(_ problem: String?) throws { if let problem { throw ValidationError(problem) } }

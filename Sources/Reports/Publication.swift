@@ -32,7 +32,7 @@ public struct Publication: Sendable {
         _ record: RunRecord, folder: String, junit: String? = nil, json: String? = nil,
         environment: [String: String] = [:]
     ) {
-        var lines = record.report.scenarios.map { "\($0.name): \(Self.plain(ScenarioSummary($0).reading))" }
+        var lines = record.report.scenarios.map { "\($0.name): \(ScenarioSummary($0).reading(.plain))" }
         lines.append("Report: \(folder)/report.md")
         results =
             lines.joined(separator: "\n") + "\n"
@@ -59,9 +59,6 @@ public struct Publication: Sendable {
         guard let stepSummary, !Self.appendToFile(stepSummary.text, at: stepSummary.path) else { return nil }
         return "could not append to GITHUB_STEP_SUMMARY \(stepSummary.path)"
     }
-
-    /// A reading without Markdown's backticks, for the terminal.
-    public static func plain(_ text: String) -> String { text.replacingOccurrences(of: "`", with: "") }
 
     /// What `profile` prints: per run of the program its peak above its start, exact peak, RSS peak and exit.
     public static func profileSummary(_ report: RunReport, folder: String) -> String {

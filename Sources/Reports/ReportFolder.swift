@@ -1,4 +1,5 @@
 import CSystem
+import FileIO
 import Foundation
 import HarnessModel
 

@@ -1,5 +1,6 @@
 import Attribution
 import Foundation
+import HarnessModel
 import WorkloadKit
 
 /// Turns the agent's record of an attributed case into the case's allocation profile: symbolized,

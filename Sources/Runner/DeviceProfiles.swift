@@ -1,3 +1,4 @@
+import HarnessModel
 import Measurement
 import Scenarios
 import WorkloadKit

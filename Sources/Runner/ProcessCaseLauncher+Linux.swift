@@ -1,5 +1,6 @@
 import ChildProcesses
 import Foundation
+import HarnessModel
 import Measurement
 import WorkloadKit
 

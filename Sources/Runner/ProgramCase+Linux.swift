@@ -1,6 +1,7 @@
 import AllocatorProbe
 import ChildProcesses
 import Foundation
+import HarnessModel
 import WorkloadKit
 
 #if os(Linux)

@@ -1,6 +1,7 @@
 import Attribution
 import ChildProcesses
 import Foundation
+import HarnessModel
 import Measurement
 import WorkloadKit
 

@@ -1,4 +1,5 @@
 import Dispatch
+import HarnessModel
 import Measurement
 import Synchronization
 import WorkloadKit

@@ -1,4 +1,5 @@
 import Foundation
+import HarnessModel
 import Measurement
 import Reports
 import Scenarios

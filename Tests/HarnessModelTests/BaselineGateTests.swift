@@ -7,10 +7,10 @@ import Testing
 struct BaselineGateTests {
     /// A run of one strategy `a` whose net peaks are `peaks`.
     func report(_ peaks: [Int]) -> RunReport {
-        let cases = peaks.enumerated().map { AggregationTests.result("a", $0.offset + 1, net: $0.element) }
+        let cases = peaks.enumerated().map { RankingFixture.result("a", $0.offset + 1, net: $0.element) }
         return RunReport(
             generatedAt: "t", environment: ReportEnvironment.example,
-            scenarios: [AggregationTests.run(cases, strategies: ["a"])])
+            scenarios: [RankingFixture.run(cases, strategies: ["a"])])
     }
 
     let steady = [40_000_000, 40_100_000, 39_900_000, 40_050_000, 39_950_000, 40_000_000]

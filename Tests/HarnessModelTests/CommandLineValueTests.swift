@@ -27,13 +27,6 @@ struct CommandLineValueTests {
         #expect(Units.parseDurationNanoseconds(Units.formatDurationExactly(nanoseconds: 500_000)) == 500_000)
     }
 
-    @Test func chartScaleChoicesMapAutoToNoFixedScale() {
-        #expect(ChartScaleChoice.allCases.map(\.rawValue) == ["auto", "linear", "log"])
-        #expect(ChartScaleChoice.auto.scale == nil)
-        #expect(ChartScaleChoice.linear.scale == .linear)
-        #expect(ChartScaleChoice.log.scale == .log)
-    }
-
     @Test func aLongMessageIsCutToLinesAndCharactersWithWhatWasLeftOut() {
         #expect(Excerpt.lines(of: "one\ntwo") == ["one", "two"])
         let wide = String(repeating: "x", count: 700)
@@ -44,14 +37,5 @@ struct CommandLineValueTests {
         #expect(lines.prefix(9) == ArraySlice((1...9).map { "line \($0)" }))
         #expect(lines.last == "... 16 more lines")
         #expect(Excerpt.lines(of: many, maximumLines: 0) == ["... 25 more lines"], "at least the line that says so")
-    }
-
-    @Test func theHelpTextsNameTheOptionsTheyExplain() {
-        for option in ["--floor", "--tolerance", "--fail-on-improvement", "baseline save"] {
-            #expect(BaselinePolicy.explanation.contains(option), "\(option)")
-        }
-        for option in ["--noise-factor", "--min-tolerance", "--tolerance", "compare"] {
-            #expect(ToleranceDerivation.explanation.contains(option), "\(option)")
-        }
     }
 }

@@ -1,16 +1,17 @@
 import HarnessModel
+import TestSupport
 import Testing
 
 struct ThresholdTests {
     static var run: ScenarioRun {
-        AggregationTests.run(
+        RankingFixture.run(
             [
-                AggregationTests.result("unbounded", 1, net: 140_000_000),
-                AggregationTests.result("signal", 1, net: 10_000_000),
-                AggregationTests.result("unbounded", 2, net: 150_000_000),
-                AggregationTests.result("signal", 2, net: 12_000_000),
-                AggregationTests.result("unbounded", 3, net: 145_000_000),
-                AggregationTests.result("signal", 3, net: 11_000_000),
+                RankingFixture.result("unbounded", 1, net: 140_000_000),
+                RankingFixture.result("signal", 1, net: 10_000_000),
+                RankingFixture.result("unbounded", 2, net: 150_000_000),
+                RankingFixture.result("signal", 2, net: 12_000_000),
+                RankingFixture.result("unbounded", 3, net: 145_000_000),
+                RankingFixture.result("signal", 3, net: 11_000_000),
             ], strategies: ["unbounded", "signal"])
     }
 

@@ -1,3 +1,4 @@
+import HarnessModel
 import Measurement
 import Testing
 import WorkloadKit

@@ -1,4 +1,5 @@
 import AllocatorProbe
+import HarnessModel
 import Measurement
 import Synchronization
 import TestSupport

@@ -27,7 +27,7 @@ struct PublicationTests {
         #expect(reading.contains("`"), "the reading has Markdown to take out")
         #expect(
             publication.results
-                == "live-query: \(Publication.plain(reading))\nReport: out/report.md\n"
+                == "live-query: \(reading.replacingOccurrences(of: "`", with: ""))\nReport: out/report.md\n"
                 + CheckOutputs.terminalTable(Self.record.checks, width: 100))
         #expect(!publication.results.contains("`signal-next`"))
         #expect(

@@ -1,3 +1,4 @@
+import HarnessModel
 import Runner
 import Scenarios
 import TestSupport

@@ -1,6 +1,5 @@
 import CJemalloc
 import Dispatch
-import HarnessModel
 import WorkloadKit
 
 #if os(Linux)

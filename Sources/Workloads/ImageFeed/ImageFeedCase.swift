@@ -1,4 +1,3 @@
-import HarnessModel
 import Synchronization
 import WorkloadKit
 

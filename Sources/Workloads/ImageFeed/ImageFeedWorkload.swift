@@ -1,4 +1,3 @@
-import HarnessModel
 import WorkloadKit
 
 /// A timeline of posts with images, scrolled through a few reusable cells (seed 001).

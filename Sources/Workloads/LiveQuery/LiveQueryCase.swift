@@ -1,5 +1,4 @@
 import DocumentStore
-import HarnessModel
 import WorkloadKit
 
 /// One case of the live-query workload: the store, the app, and the script's steps.

@@ -1,5 +1,4 @@
 import DocumentStore
-import HarnessModel
 import WorkloadKit
 
 #if !os(Linux)

@@ -1,5 +1,4 @@
 import DocumentStore
-import HarnessModel
 import WorkloadKit
 
 /// One case of the store-observer workload: the store, the app, and the write script.

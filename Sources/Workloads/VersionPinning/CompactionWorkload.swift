@@ -1,5 +1,4 @@
 import CSQLite
-import HarnessModel
 import WorkloadKit
 
 #if os(Linux)

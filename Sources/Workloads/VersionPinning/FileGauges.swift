@@ -1,4 +1,3 @@
-import HarnessModel
 import WorkloadKit
 
 /// The database-file gauges both SQLite workloads declare, so the report shows disk beside memory.

@@ -1,5 +1,4 @@
 import Dispatch
-import HarnessModel
 import WorkloadKit
 
 /// A reader that keeps a read transaction open pins old versions, and the file grows: SQLite in WAL mode.

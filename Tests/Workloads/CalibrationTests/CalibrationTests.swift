@@ -1,6 +1,7 @@
 import AllocatorProbe
 import CalibrationWorkload
 import Foundation
+import HarnessModel
 import Measurement
 import TestSupport
 import Testing

@@ -2,6 +2,8 @@ import TestSupport
 import Testing
 import WorkloadKit
 
+@testable import MemHarness
+
 /// The text of `memharness list`.
 struct WorkloadListingTests {
     @Test func listsEachWorkloadsStrategiesParametersStepsMetricsAndGauges() throws {

@@ -1,8 +1,10 @@
+import WorkloadKit
+
 /// The text of `memharness list`: every workload of a catalog with its strategies, parameters (defaults,
 /// ranges and units), steps (the built-in ones included, with their arguments' defaults), metrics and gauges.
-public enum WorkloadListing {
+enum WorkloadListing {
     /// The listing of `catalog`, workloads in catalog order, names padded to one column.
-    public static func render(_ catalog: WorkloadCatalog) -> String {
+    static func render(_ catalog: WorkloadCatalog) -> String {
         var lines: [String] = []
         for workload in catalog.workloads {
             let descriptor = workload.descriptor

@@ -1,3 +1,5 @@
+import HarnessModel
+
 #if os(Linux)
     import Glibc
 #else
