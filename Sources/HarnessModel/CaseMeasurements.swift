@@ -37,13 +37,17 @@ public struct CaseMeasurements: Sendable, Hashable, Codable {
     /// The uncertainty of the peaks that the harness cannot remove; nil for external programs, cases that
     /// ended early and records written before it was measured.
     public let floor: MeasurementFloor?
+    /// The heap as a graph (`--heap-graph`): what was leaked, the cycles and retaining paths, types per capture; nil
+    /// when the heap was not captured.
+    public let heapGraph: HeapGraphSummary?
 
     public init(
         baselineAllocatedBytes: Int, peak: AllocatorStatsValues, peakRSSBytes: Int, residueBytes: Int?,
         durationNanoseconds: Int64, cpuNanoseconds: Int64? = nil, sampling: SamplingFigures = SamplingFigures(),
         phases: [PhaseResult] = [], metrics: [Metric] = [], samples: SampleSeries? = nil,
         leaks: LeakMeasurements? = nil, exact: ExactPeakValues? = nil, memoryWarnings: Int? = nil,
-        profile: AllocationProfile? = nil, program: ProgramReport? = nil, floor: MeasurementFloor? = nil
+        profile: AllocationProfile? = nil, program: ProgramReport? = nil, floor: MeasurementFloor? = nil,
+        heapGraph: HeapGraphSummary? = nil
     ) {
         self.baselineAllocatedBytes = baselineAllocatedBytes
         self.peak = peak
@@ -61,6 +65,16 @@ public struct CaseMeasurements: Sendable, Hashable, Codable {
         self.profile = profile
         self.program = program
         self.floor = floor
+        self.heapGraph = heapGraph
+    }
+
+    /// These measurements with the heap graph captured after them (the capture comes last: it allocates).
+    public func adding(heapGraph: HeapGraphSummary?) -> CaseMeasurements {
+        CaseMeasurements(
+            baselineAllocatedBytes: baselineAllocatedBytes, peak: peak, peakRSSBytes: peakRSSBytes,
+            residueBytes: residueBytes, durationNanoseconds: durationNanoseconds, cpuNanoseconds: cpuNanoseconds,
+            sampling: sampling, phases: phases, metrics: metrics, samples: samples, leaks: leaks, exact: exact,
+            memoryWarnings: memoryWarnings, profile: profile, program: program, floor: floor, heapGraph: heapGraph)
     }
 
     /// ± of `peakAllocatedNetBytes`, bytes (see `MeasurementFloor`); nil when not measured.
@@ -97,7 +111,7 @@ public struct CaseMeasurements: Sendable, Hashable, Codable {
             baselineAllocatedBytes: baselineAllocatedBytes, peak: peak, peakRSSBytes: peakRSSBytes,
             residueBytes: residueBytes, durationNanoseconds: durationNanoseconds, cpuNanoseconds: cpuNanoseconds,
             sampling: sampling, phases: phases, metrics: metrics, samples: samples, leaks: leaks, exact: exact,
-            memoryWarnings: memoryWarnings, profile: profile, program: program, floor: floor)
+            memoryWarnings: memoryWarnings, profile: profile, program: program, floor: floor, heapGraph: heapGraph)
     }
 
     /// The same measurements with a profile (the runner symbolizes the record after the case ends).
@@ -106,6 +120,6 @@ public struct CaseMeasurements: Sendable, Hashable, Codable {
             baselineAllocatedBytes: baselineAllocatedBytes, peak: peak, peakRSSBytes: peakRSSBytes,
             residueBytes: residueBytes, durationNanoseconds: durationNanoseconds, cpuNanoseconds: cpuNanoseconds,
             sampling: sampling, phases: phases, metrics: metrics, samples: samples, leaks: leaks, exact: exact,
-            memoryWarnings: memoryWarnings, profile: profile, program: program, floor: floor)
+            memoryWarnings: memoryWarnings, profile: profile, program: program, floor: floor, heapGraph: heapGraph)
     }
 }

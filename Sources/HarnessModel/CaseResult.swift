@@ -41,13 +41,19 @@ public struct CaseResult: Sendable, Hashable, Codable {
     /// A metric of the measurements, by name.
     public func metric(_ name: String) -> Metric? { measurements?.metric(name) }
 
-    /// True for the extra case of a strategy that recorded allocation stacks: its figures never gate.
+    /// True for the extra case of a strategy that recorded allocation stacks or captured its heap (an instrumented
+    /// case): its figures never gate.
     public var attributed = false
 
     /// Wall time the case took, its process's start and end included, nanoseconds; nil in records
     /// written before it was kept.
     public var wallNanoseconds: Int64? = nil
 
-    /// `live-query / signal-next #2`, for progress lines and messages (`#stacks` for the attributed case).
-    public var label: String { "\(scenario) / \(strategy) #\(attributed ? "stacks" : String(repetition))" }
+    /// `live-query / signal-next #2`, for progress lines and messages (`#stacks` for the attributed case, `#heap`
+    /// for one that captured the heap only).
+    public var label: String { "\(scenario) / \(strategy) #\(attributed ? instrumentation : String(repetition))" }
+
+    private var instrumentation: String {
+        measurements?.profile == nil && measurements?.heapGraph != nil ? "heap" : "stacks"
+    }
 }

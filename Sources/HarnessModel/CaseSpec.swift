@@ -29,13 +29,16 @@ public struct CaseSpec: Sendable, Hashable, Codable {
     public var program: ProgramInvocation?
     /// Record allocation stacks in this case (an extra repetition whose figures never gate); nil: off.
     public var attribution: AttributionRequest?
+    /// Capture the heap as a graph in this case (the same extra repetition; the agent tracks every block); nil: off.
+    public var heapGraph: HeapGraphRequest?
 
     public init(
         scenario: String, workload: String, strategy: String, repetition: Int, parameters: ParameterValues,
         steps: [StepInvocation], samplingIntervalNanoseconds: Int64, sampleCapacity: Int = 16_384,
         settleNanoseconds: Int64 = 100_000_000, timeoutNanoseconds: Int64 = 120_000_000_000,
         memoryBudget: MemoryBudget? = nil, expectation: LeakExpectation? = nil, peakMode: PeakMode? = nil,
-        gaugeNames: [String]? = nil, program: ProgramInvocation? = nil, attribution: AttributionRequest? = nil
+        gaugeNames: [String]? = nil, program: ProgramInvocation? = nil, attribution: AttributionRequest? = nil,
+        heapGraph: HeapGraphRequest? = nil
     ) {
         self.scenario = scenario
         self.workload = workload
@@ -53,13 +56,21 @@ public struct CaseSpec: Sendable, Hashable, Codable {
         self.gaugeNames = gaugeNames
         self.program = program
         self.attribution = attribution
+        self.heapGraph = heapGraph
     }
+
+    /// True for the extra case that records stacks or captures the heap: instrumented, so its figures never gate.
+    public var isInstrumented: Bool { attribution != nil || heapGraph != nil }
 
     /// Phase names in order: `setup`, each step's phase, `teardown`.
     public var phaseNames: [String] { ["setup"] + steps.map(\.phase) + ["teardown"] }
 
-    /// A short label for progress lines: `live-query / signal-next #2` (`#stacks` for the attributed case).
-    public var label: String { "\(scenario) / \(strategy) #\(attribution == nil ? String(repetition) : "stacks")" }
+    /// A short label for progress lines: `live-query / signal-next #2` (`#stacks` for the attributed case, `#heap`
+    /// for one that only captures the heap).
+    public var label: String { "\(scenario) / \(strategy) #\(instrumentationLabel ?? String(repetition))" }
+
+    /// `stacks` or `heap` for the instrumented case; nil for a measured one.
+    public var instrumentationLabel: String? { attribution != nil ? "stacks" : heapGraph != nil ? "heap" : nil }
 }
 
 /// An external program run as a case: any dynamically linked Linux program, with the agent preloaded.

@@ -10,32 +10,42 @@ extension Agent {
     /// True when the agent tracks every live block (`MEMHARNESS_AGENT_HEAP=1`), so the heap can be captured.
     public static var tracksHeap: Bool { (HeapFunctions.shared?.enabled() ?? 0) == 1 }
 
-    /// Captures this process's heap as a named graph: the agent stops every other thread, writes the capture to
+    /// Captures this process's heap as a named graph: the agent stops every other thread and writes the capture to
     /// a temporary file, and this thread names its types (from the Swift runtime's metadata) and roots.
     ///
     /// Never throws for a failed capture: the failure is a value that says why (a capture that fails never fails
     /// the case). Allocates freely (after the capture itself), so call it outside any measured span.
     public static func captureHeap(label: String) -> HeapCaptureResult {
-        guard let functions = HeapFunctions.shared, functions.enabled() == 1 else {
-            return .failure(
-                HeapCaptureFailure(
-                    label: label, reason: .agentNotLoaded,
-                    detail: "the agent is not preloaded with MEMHARNESS_AGENT_HEAP=1 into this process"))
-        }
         let path = FileManager.default.temporaryDirectory
-            .appendingPathComponent("memharness-heap-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).bin").path
+            .appendingPathComponent("memharness-heap-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).heap").path
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let status = functions.capture(path, String(label.prefix(63)))
-        guard status == 0 else {
-            let detail = functions.failure().map { String(cString: $0) } ?? "error \(status)"
-            let reason: HeapCaptureFailure.Reason =
-                switch status {
-                case ENOTSUP: .agentNotLoaded
-                case ENOMEM: .outOfMemory
-                default: .other
-                }
-            return .failure(HeapCaptureFailure(label: label, reason: reason, detail: detail))
+        if let failure = writeHeapCapture(to: path, label: label) { return .failure(failure) }
+        return readHeapCapture(at: path, label: label)
+    }
+
+    /// The agent's capture of this process's heap, written to `path` (through `path`.tmp and a rename); nil when
+    /// written, else why not. Allocates nothing but the C string of the path.
+    public static func writeHeapCapture(to path: String, label: String) -> HeapCaptureFailure? {
+        guard let functions = HeapFunctions.shared, functions.enabled() == 1 else {
+            return HeapCaptureFailure(
+                label: label, reason: .agentNotLoaded,
+                detail: "the agent is not preloaded with MEMHARNESS_AGENT_HEAP=1 into this process")
         }
+        let status = functions.capture(path, String(label.prefix(63)))
+        guard status != 0 else { return nil }
+        let detail = functions.failure().map { String(cString: $0) } ?? "error \(status)"
+        let reason: HeapCaptureFailure.Reason =
+            switch status {
+            case ENOTSUP: .agentNotLoaded
+            case ENOMEM: .outOfMemory
+            default: .other
+            }
+        return HeapCaptureFailure(label: label, reason: reason, detail: detail)
+    }
+
+    /// A capture of this process written by `writeHeapCapture`, read and named. Naming reads the type metadata the
+    /// blocks point at, which lives as long as the process: a capture can be read any time after it was written.
+    public static func readHeapCapture(at path: String, label: String) -> HeapCaptureResult {
         do {
             let data = try Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped)
             let capture = try data.withUnsafeBytes { bytes throws(CaptureFileError) in try CaptureFile(bytes: bytes) }

@@ -72,7 +72,7 @@ public struct CaseExecutor: Sendable {
         }
         let run = try CaseRun(spec: spec, workload: workload, probe: probe, environment: environment)
         try run.start()
-        let script = run.runScript()
+        let script = spec.heapGraph == nil ? run.runScript() : run.runScriptOnItsOwnThread()
         let outcome = run.finish(script)
         if let recordFile = environment.recordFile, spec.attribution != nil,
             let problem = Agent.writeRecord(to: recordFile)
@@ -113,6 +113,8 @@ final class CaseRun {
     private(set) var warmedType: ObjectIdentifier?
 
     var probe: JemallocProbe { sequence.probe }
+    /// The heap graph of an instrumented case (`--heap-graph`); nil otherwise.
+    private lazy var heapGraph: CaseHeapGraph? = spec.heapGraph.map(CaseHeapGraph.init)
 
     init(spec: CaseSpec, workload: any Workload, probe: JemallocProbe, environment: CaseEnvironment)
         throws(MeasurementError)
@@ -188,6 +190,24 @@ final class CaseRun {
 
     /// Sets up, runs every step and tears down; a workload error ends the script early. What the
     /// workload's calls allocate on this thread is booked to the workload, the rest to the harness.
+    /// `runScript()` on a thread of its own that has ended before the heap is captured after teardown: a
+    /// conservative scan takes any word of a live stack for a reference, and the frames that ran the workload would
+    /// keep what it dropped. For cases that capture their heap only (their figures never gate: the harness's own
+    /// allocations are booked on the thread that took the baseline).
+    func runScriptOnItsOwnThread() -> ScriptResult {
+        // Safety: `result` is written by the thread before it ends and read after `join`, which orders the two.
+        final class Handoff: @unchecked Sendable {
+            let run: CaseRun
+            var result: ScriptResult?
+            init(_ run: CaseRun) { self.run = run }
+        }
+        let handoff = Handoff(self)
+        guard let thread = DedicatedThread({ handoff.result = handoff.run.runScript() }) else { return runScript() }
+        thread.join()
+        return handoff.result
+            ?? ScriptResult(failure: "the script's thread ended without a result", metrics: [], growth: [])
+    }
+
     func runScript() -> ScriptResult {
         var result = ScriptResult(failure: nil, metrics: [], growth: [])
         // `sequence.phaseNames` is read once: `spec.phaseNames` builds a new array on every call.
@@ -239,6 +259,8 @@ final class CaseRun {
                                 "iteration.\(step.phase).\(iteration)",
                                 timeNanoseconds: MonotonicClock.nanoseconds() - origin)
                         }
+                        // And the heap as a graph: growth per type, suspects and their retaining paths.
+                        self.heapGraph?.captureIteration(iteration, phase: step.phase)
                     }
                 ) { try self.run($0, in: workloadCase, growth: &growth) })
         default:
@@ -259,7 +281,8 @@ final class CaseRun {
         if let killed = limit.outcome.withLock({ $0 }) { return killed }
         let measurements = sequence.measurements(
             residue: residue, metrics: script.metrics,
-            memoryWarnings: spec.memoryBudget?.warningBytes == nil ? nil : context.memoryWarnings.postedCount)
+            memoryWarnings: spec.memoryBudget?.warningBytes == nil ? nil : context.memoryWarnings.postedCount
+        ).adding(heapGraph: heapGraph?.captureAfterTeardown(survivors: residue.leaks.survivors))
         if let failure = script.failure { return .failed(reason: failure, measurements: measurements) }
         return .completed(measurements: measurements)
     }

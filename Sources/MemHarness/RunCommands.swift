@@ -61,11 +61,25 @@ struct MeasuringOptions: ParsableArguments {
     var attribute = false
     @Option(help: .value("size", "Mean bytes between sampled allocation stacks with --attribute (Poisson, by bytes)."))
     var stackSample = SizeArgument(AttributionRequest.defaultSampleMeanBytes)
+    @Flag(
+        help: ArgumentHelp(
+            "Also record why memory is kept: that extra case captures the heap as a graph after every repeat "
+                + "iteration and after teardown (leaks by reachability, cycles, retaining paths, types)."))
+    var heapGraph = false
+    @Option(help: .value("type", "With --heap-graph: a type whose shortest retaining path to report (repeatable)."))
+    var retainedBy: [String] = []
 
     func validate() throws {
         try ValidationError.check(
             OptionRanges.problem(interval: interval.duration, stackSampleBytes: stackSample.bytes))
+        if !retainedBy.isEmpty && !heapGraph {
+            throw ValidationError(
+                "--retained-by \(retainedBy[0]) needs --heap-graph: only a heap graph has retaining paths")
+        }
     }
+
+    /// `--heap-graph` as the request it makes.
+    var heapGraphRequest: HeapGraphRequest? { heapGraph ? HeapGraphRequest(retainedBy: retainedBy) : nil }
 
     /// `--attribute` as the request for allocation stacks it makes.
     var attribution: AttributionRequest? { attribute ? AttributionRequest(sampleMeanBytes: stackSample.bytes) : nil }
@@ -126,6 +140,7 @@ struct RunningOptions: ParsableArguments {
             interval: measuring.interval.duration, repetitions: repetitions, quick: quick, memory: memory,
             peakMode: measuring.peak, timeout: timeout?.duration, attribution: measuring.attribution,
             jobs: jobs.resolved, resume: resume)
+        request.options.heapGraph = measuring.heapGraphRequest
         request.shard = shard
         return request
     }

@@ -26,10 +26,7 @@ public enum HeapGraphSection {
             String(repeating: "#", count: level) + " Heap graph: " + MarkdownReport.code(strategy, inTable: false), "",
         ]
         if summary.captures.count > 1 {
-            out.append(
-                "Captures: "
-                    + summary.captures.map { "\(MarkdownReport.code($0.label, inTable: false)) \(leakedPhrase($0))" }
-                    .joined(separator: "; ") + ".")
+            out.append(capturesLine(summary.captures))
             out.append("")
         }
         if let last = summary.last {
@@ -54,6 +51,19 @@ public enum HeapGraphSection {
         capture.groups.enumerated().flatMap { index, group in
             (group.cycle.map { [(index + 1, $0)] } ?? []) + group.nestedCycles.map { (index + 1, $0) }
         }
+    }
+
+    /// The captures before the last: each with its leaked blocks when there are a few, else the leaked blocks per
+    /// capture in one list.
+    static func capturesLine(_ captures: [HeapCaptureSummary]) -> String {
+        if captures.count <= 4 {
+            return "Captures: "
+                + captures.map { "\(MarkdownReport.code($0.label, inTable: false)) \(leakedPhrase($0))" }
+                .joined(separator: "; ") + "."
+        }
+        let labels = [captures[0], captures[captures.count - 1]].map { MarkdownReport.code($0.label, inTable: false) }
+        return "\(captures.count) captures, \(labels[0]) to \(labels[1]); leaked blocks in each: "
+            + captures.map { String($0.leakedBlocks) }.joined(separator: ", ") + "."
     }
 
     static func leakedPhrase(_ capture: HeapCaptureSummary) -> String {
@@ -240,28 +250,48 @@ public enum HeapGraphSection {
 }
 
 extension HeapGraphSection {
+    /// Rows of the growth table at most: the suspects first, then the largest growth in bytes.
+    static let maximumGrowthRows = 12
+
     static func growthLines(_ summary: HeapGraphSummary) -> [String] {
-        guard !summary.growth.isEmpty else { return [] }
-        let labels = summary.generationLabels.map { MarkdownReport.code($0, inTable: false) }
+        let changed = summary.growth.filter { ($0.bytes.last ?? 0) != ($0.bytes.first ?? 0) || $0.isSuspect }
+        guard !changed.isEmpty, let first = summary.generationLabels.first, let last = summary.generationLabels.last
+        else { return [] }
+        let shown = changed.sorted { lhs, rhs in
+            let (left, right) = (Self.growthBytes(lhs), Self.growthBytes(rhs))
+            return lhs.isSuspect != rhs.isSuspect ? lhs.isSuspect : left != right ? left > right : lhs.type < rhs.type
+        }
+        .prefix(maximumGrowthRows)
         var out = [
-            "**Growth by type** between the generations \(labels.joined(separator: ", ")) (a suspect grows in every one, "
-                + "reachable or not):",
+            "**Growth by type** over \(count(summary.generationLabels.count, "generation")), "
+                + "\(MarkdownReport.code(first, inTable: false)) to \(MarkdownReport.code(last, inTable: false)) "
+                + "(a suspect grows in every one, reachable or not):",
             "",
-            "| Type | Count per capture | Bytes per capture | Change per capture | Suspect |",
-            "|---|---|---|---|---|",
+            "| Type | Count, first → last | Bytes, first → last | Median change per generation | Suspect |",
+            "|---|---:|---:|---:|---|",
         ]
-        for growth in summary.growth {
-            let changes = zip(growth.countDeltas, growth.byteDeltas).map { "\(signed($0)) (\(signedBytes($1)))" }
+        for growth in shown {
+            let counts = "\(growth.counts.first ?? 0) → \(growth.counts.last ?? 0)"
+            let bytes = "\(Units.formatBytes(growth.bytes.first ?? 0)) → \(Units.formatBytes(growth.bytes.last ?? 0))"
+            let change = "\(signed(median(growth.countDeltas))) (\(signedBytes(median(growth.byteDeltas))))"
             out.append(
-                "| \(typeCell(growth.type)) | \(growth.counts.map(String.init).joined(separator: ", ")) | "
-                    + "\(growth.bytes.map { Units.formatBytes($0) }.joined(separator: ", ")) | "
-                    + "\(changes.joined(separator: ", ")) | \(growth.isSuspect ? "**yes**" : "no") |")
+                "| \(typeCell(growth.type)) | \(counts) | \(bytes) | \(change) | \(growth.isSuspect ? "**yes**" : "no") |"
+            )
         }
-        if summary.omittedGrowthTypes > 0 {
-            out.append("| \(count(summary.omittedGrowthTypes, "more type")) | – | – | – | – |")
-        }
+        let omitted = changed.count - shown.count + summary.omittedGrowthTypes
+        if omitted > 0 { out.append("| \(count(omitted, "more type")) that changed | – | – | – | – |") }
         out.append("")
         return out
+    }
+
+    private static func growthBytes(_ growth: HeapTypeGrowth) -> Int {
+        (growth.bytes.last ?? 0) - (growth.bytes.first ?? 0)
+    }
+
+    /// The middle value (the lower of the two middle ones for an even count); 0 for none.
+    static func median(_ values: [Int]) -> Int {
+        let sorted = values.sorted()
+        return sorted.isEmpty ? 0 : sorted[(sorted.count - 1) / 2]
     }
 
     static func signed(_ value: Int) -> String { value > 0 ? "+\(value)" : "\(value)" }

@@ -70,6 +70,7 @@ public enum MarkdownReport {
         out.append(contentsOf: phaseTable("Exact peak per phase", summary.ranked, \.phaseExactPeakNetBytes))
         out.append(contentsOf: LeaksSection.lines(for: scenario, headingLevel: 3))
         out.append(contentsOf: AttributionSection.lines(for: scenario, files: charts))
+        out.append(contentsOf: HeapGraphFiles.lines(for: scenario))
         out.append(contentsOf: metricsTable(summary))
         out.append(contentsOf: notCompletedTable(scenario))
         return out

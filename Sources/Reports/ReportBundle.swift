@@ -70,7 +70,7 @@ public enum ReportBundle {
                 linked.insert(path)
             }
         }
-        for (path, data) in AttributionSection.files(report) {
+        for (path, data) in AttributionSection.files(report) + (try HeapGraphFiles.files(report)) {
             try emit(path, data)
             linked.insert(path)
         }

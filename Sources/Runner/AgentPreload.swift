@@ -5,8 +5,9 @@ import Measurement
 
 extension CaseSpec {
     /// True when the case runs with the agent preloaded: it counts every allocation (`peak: exact`), records
-    /// allocation stacks, or is an external program (the agent's sampler thread is how one is measured).
-    public var needsAgent: Bool { peakMode == .exact || attribution != nil || program != nil }
+    /// allocation stacks, captures its heap, or is an external program (the agent's sampler thread is how one is
+    /// measured).
+    public var needsAgent: Bool { peakMode == .exact || isInstrumented || program != nil }
 }
 
 /// The agent library and the jemalloc it forwards to, as a case process preloads them.
@@ -54,10 +55,12 @@ public struct AgentPreload: Sendable, Hashable {
     }
 
     /// The variables that load the agent into a process and set its modes.
-    public func variables(exact: Bool = false, stackSampleBytes: Int? = nil) -> [String: String] {
+    public func variables(exact: Bool = false, stackSampleBytes: Int? = nil, heap: Bool = false) -> [String: String] {
         let existing = ProcessInfo.processInfo.environment["LD_PRELOAD"].map { " " + $0 } ?? ""
         var variables = ["LD_PRELOAD": ([library] + (jemalloc.map { [$0] } ?? [])).joined(separator: " ") + existing]
         if exact { variables["MEMHARNESS_AGENT_EXACT"] = "1" }
+        // Every live block in the agent's table, for heap captures.
+        if heap { variables["MEMHARNESS_AGENT_HEAP"] = "1" }
         if let stackSampleBytes { variables["MEMHARNESS_AGENT_STACK_SAMPLE_BYTES"] = String(stackSampleBytes) }
         return variables
     }

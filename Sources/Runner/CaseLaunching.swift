@@ -41,9 +41,10 @@ public struct InProcessCaseLauncher: CaseLaunching {
     }
 
     public func launch(_ spec: CaseSpec) -> CaseOutcome {
-        guard spec.program == nil, spec.attribution == nil else {
+        guard spec.program == nil, !spec.isInstrumented else {
             return .notMeasured(
-                reason: "external programs and allocation stacks need a case process (the process launcher)")
+                reason:
+                    "external programs, allocation stacks and heap graphs need a case process (the process launcher)")
         }
         let scratch = "\(scratchRoot)/memharness-scratch-\(UUID().uuidString)"
         do {

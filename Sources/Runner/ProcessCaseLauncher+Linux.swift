@@ -62,7 +62,8 @@ public struct ProcessCaseLauncher: CaseLaunching {
         guard spec.needsAgent else { return variables }
         guard let agent else { return nil }
         let modes = agent.variables(
-            exact: spec.peakMode == .exact, stackSampleBytes: spec.attribution?.sampleMeanBytes)
+            exact: spec.peakMode == .exact, stackSampleBytes: spec.attribution?.sampleMeanBytes,
+            heap: spec.heapGraph != nil)
         variables.merge(modes) { _, new in new }
         return variables
     }

@@ -32,7 +32,7 @@ struct RepetitionSchedule {
         for planned in plan.scenarios {
             guard case .auto(let rule) = planned.repetitions else { continue }
             var group = Group(rule: rule, watched: planned.watchedFigures)
-            for spec in plan.cases where spec.scenario == planned.spec.name && spec.attribution == nil {
+            for spec in plan.cases where spec.scenario == planned.spec.name && !spec.isInstrumented {
                 if group.templates[spec.strategy] == nil {
                     group.templates[spec.strategy] = spec
                     group.strategies.append(spec.strategy)

@@ -106,7 +106,7 @@ public enum RunExecution {
         var result = CaseResult(
             scenario: spec.scenario, workload: spec.workload, strategy: spec.strategy, repetition: spec.repetition,
             expectation: spec.expectation, outcome: launcher.launch(spec))
-        result.attributed = spec.attribution != nil
+        result.attributed = spec.isInstrumented
         let elapsed = clock() - start
         result.wallNanoseconds = elapsed
         events(.finished(index: index + 1, total: total, result: result, elapsedNanoseconds: elapsed))

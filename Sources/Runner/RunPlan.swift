@@ -23,6 +23,8 @@ public struct RunOptions: Sendable {
     /// `--attribute`: one more case per strategy that records allocation stacks (its figures never gate);
     /// nil lets the files decide (`attribution: true`).
     public var attribution: AttributionRequest?
+    /// `--heap-graph`: the same extra case per strategy captures its heap as a graph; nil: off.
+    public var heapGraph: HeapGraphRequest?
     /// `--jobs`: cases of scenarios that allow it (`parallel: true`) run this many at once; 1: one at a time.
     public var jobs = 1
     /// `--resume`: run only the cases an interrupted run into the same folder did not finish.
@@ -262,12 +264,16 @@ public enum RunPlanner {
         // Allocation stacks inflate the figures they are recorded with: one more case per strategy, after
         // the measured ones, whose figures never reach a median, a ranking or a gate. It is numbered after
         // the most repetitions the scenario may run, so auto repetitions added later never share its number.
-        guard let attribution = options.attribution ?? scenario.attribution else { return measured }
+        // The heap graph rides on the same extra case: tracking every block slows allocation, never the figures
+        // of the measured repetitions.
+        let attribution = options.attribution ?? scenario.attribution
+        guard attribution != nil || options.heapGraph != nil else { return measured }
         return measured
             + scenario.strategies.map { strategy in
-                var attributed = spec(strategy, repetition: policy.maximum + 1)
-                attributed.attribution = attribution
-                return attributed
+                var instrumented = spec(strategy, repetition: policy.maximum + 1)
+                instrumented.attribution = attribution
+                instrumented.heapGraph = options.heapGraph
+                return instrumented
             }
     }
 

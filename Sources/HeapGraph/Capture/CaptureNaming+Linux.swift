@@ -312,7 +312,7 @@ public struct CaptureNaming {
     private mutating func symbolTable(_ module: Int) -> ELFSymbols {
         if let table = symbols[module] { return table }
         let path = capture.modules[module].path
-        let table = ELFSymbols(path: path.isEmpty ? "/proc/self/exe" : path)
+        let table = ELFSymbols.cached(path: path.isEmpty ? "/proc/self/exe" : path)
         symbols[module] = table
         return table
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The function and object symbols of one ELF file (its `.symtab`, else `.dynsym`), for naming roots and frames.
 ///
@@ -16,6 +17,17 @@ public struct ELFSymbols: Sendable {
     public private(set) var functions: [Symbol] = []
     /// Data objects (globals, statics, vtables, TLS), sorted by value.
     public private(set) var objects: [Symbol] = []
+
+    /// The symbols of the file at `path`, read once per process: a case's captures name roots and frames of the same
+    /// modules again and again, and a debug build's symbol table is tens of megabytes.
+    public static func cached(path: String) -> ELFSymbols {
+        if let known = cache.withLock({ $0[path] }) { return known }
+        let table = ELFSymbols(path: path)
+        cache.withLock { $0[path] = table }
+        return table
+    }
+
+    private static let cache = Mutex<[String: ELFSymbols]>([:])
 
     /// Reads the symbols of the file at `path`; an empty table when it is not a readable 64-bit little-endian ELF.
     public init(path: String) {

@@ -1,0 +1,83 @@
+import Foundation
+import HarnessModel
+import HeapGraph
+
+/// A case's heap graph (`--heap-graph`): the heap captured in the case's own process after every `repeat`
+/// iteration and after teardown, then analysed there, each capture into its bounded summary.
+///
+/// The captures go to files while the case runs and are analysed only after the last one: an analysis allocates
+/// (the graph, its names, its summary), and what it keeps would otherwise be in the next capture, growing from
+/// one iteration to the next like a leak. A capture that fails is a finding of the case, never its failure.
+final class CaseHeapGraph {
+    /// One capture taken: the `repeat` step's phase and iteration, or nil for the one after teardown. Storage is
+    /// reserved up front, and the phase is the step's own string: keeping the list allocates nothing per capture
+    /// (its growth would be in the next capture).
+    private typealias Entry = (phase: String?, iteration: Int, failure: HeapCaptureFailure?)
+    private let request: HeapGraphRequest
+    private let folder: String
+    private var entries: [Entry] = []
+
+    init(_ request: HeapGraphRequest) {
+        self.request = request
+        folder =
+            FileManager.default.temporaryDirectory
+            .appendingPathComponent("memharness-heap-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
+        entries.reserveCapacity(4096)
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: folder) }
+
+    /// After iteration `iteration` of the `repeat` step of phase `phase`: a generation, compared with the one before.
+    func captureIteration(_ iteration: Int, phase: String) {
+        capture((phase, iteration, nil))
+    }
+
+    /// After teardown and the settle: the last capture, then the analysis of them all, with the tracked objects
+    /// that survived as types whose retaining paths are wanted.
+    func captureAfterTeardown(survivors: [TypeCount]) -> HeapGraphSummary {
+        capture((nil, 0, nil))
+        var targets: [HeapPathTarget] = request.retainedBy.map { .type(named: $0, reason: .requestedType) }
+        targets += survivors.filter { $0.count > 0 }.map { .type(named: $0.typeName, reason: .trackedSurvivor) }
+        var tracker = HeapGenerationTracker(options: HeapAnalysisOptions(targets: targets))
+        for (index, entry) in entries.enumerated() {
+            if let failure = entry.failure {
+                tracker.recordFailure(failure)
+                continue
+            }
+            switch Agent.readHeapCapture(at: path(index), label: Self.label(entry)) {
+            case .snapshot(let snapshot): tracker.add(snapshot, isGeneration: entry.phase != nil)
+            case .failure(let failure): tracker.recordFailure(failure)
+            }
+            try? FileManager.default.removeItem(atPath: path(index))
+        }
+        return tracker.summary
+    }
+
+    private static func label(_ entry: Entry) -> String {
+        entry.phase.map { "\($0) iteration \(entry.iteration)" } ?? "after teardown"
+    }
+
+    private func path(_ index: Int) -> String { "\(folder)/\(index + 1).heap" }
+
+    private func capture(_ entry: Entry) {
+        if entries.isEmpty {
+            try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        }
+        CaseHeapGraph.clearDeadStack()
+        // The path and label are made here and freed on return: nothing of them is left for the next capture.
+        var entry = entry
+        entry.failure = Agent.writeHeapCapture(to: path(entries.count), label: Self.label(entry))
+        entries.append(entry)
+    }
+
+    /// Zeroes 256 KiB of stack below the caller, where the workload's returned frames were: a conservative scan
+    /// would take their dead slots for references (it scans from the capture's caller up). Temporary allocations
+    /// of up to 1 KiB are on the stack; 256 nested frames of them cover the span.
+    @inline(never)
+    static func clearDeadStack(_ depth: Int = 256) {
+        withUnsafeTemporaryAllocation(byteCount: 1024, alignment: 16) { buffer in
+            buffer.initializeMemory(as: UInt8.self, repeating: 0)
+            if depth > 0 { clearDeadStack(depth - 1) }
+        }
+    }
+}
