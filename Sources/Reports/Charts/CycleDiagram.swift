@@ -40,9 +40,28 @@ public enum CycleDiagram {
         (edge.fieldName ?? "+\(edge.byteOffset)") + (edge.kind == .unowned ? " (unowned)" : "")
     }
 
-    /// Type names are long (`Swift._ContiguousArrayStorage<App.Observer>`): keep the end, which names the type.
+    /// Type names are long (`OpenCombine.Subscribers.Sink<App.Profile, Swift.Never>`): the qualifiers go first
+    /// (`Sink<Profile, Never>`; the Markdown beside the picture has the full names), then the start, keeping the end.
     static func fit(_ label: String, maximum: Int = 30) -> String {
-        label.count <= maximum ? label : "…" + String(label.suffix(maximum - 1))
+        let short = unqualified(label)
+        return short.count <= maximum ? short : "…" + String(short.suffix(maximum - 1))
+    }
+
+    /// `label` without the `Module.` and `Outer.` qualifiers of its type names.
+    static func unqualified(_ label: String) -> String {
+        var out = ""
+        var word = ""
+        for character in label {
+            if character == ".", let first = word.first, first.isLetter || first == "_" {
+                word = ""  // a qualifier: dropped with its dot
+            } else if character.isLetter || character.isNumber || character == "_" {
+                word.append(character)
+            } else {
+                out += word + String(character)
+                word = ""
+            }
+        }
+        return out + word
     }
 
     private struct Layout {
