@@ -114,7 +114,7 @@ final class CaseRun {
 
     var probe: JemallocProbe { sequence.probe }
     /// The heap graph of an instrumented case (`--heap-graph`); nil otherwise.
-    private lazy var heapGraph: CaseHeapGraph? = spec.heapGraph.map(CaseHeapGraph.init)
+    private let heapGraph: CaseHeapGraph?
 
     init(spec: CaseSpec, workload: any Workload, probe: JemallocProbe, environment: CaseEnvironment)
         throws(MeasurementError)
@@ -128,10 +128,14 @@ final class CaseRun {
             captureStack = Agent.stackCapture
             observer = { footprint, time in Agent.observe(footprintBytes: footprint, timeNanoseconds: time) }
         }
+        let heapGraph = spec.heapGraph.map(CaseHeapGraph.init)
+        self.heapGraph = heapGraph
+        var heapCapture: (@Sendable (String) -> Void)?
+        if let heapGraph { heapCapture = { label in heapGraph.capture(labelled: label) } }
         let context = CaseContext(
             strategy: spec.strategy, repetition: spec.repetition,
             gaugeNames: workload.descriptor.gauges.map(\.name), scratchDirectory: environment.scratchDirectory,
-            captureStack: captureStack)
+            captureStack: captureStack, heapCapture: heapCapture)
         self.context = context
         let limit = MemoryLimitOutcome()
         self.limit = limit

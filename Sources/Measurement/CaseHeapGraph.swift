@@ -8,11 +8,15 @@ import HeapGraph
 /// The captures go to files while the case runs and are analysed only after the last one: an analysis allocates
 /// (the graph, its names, its summary), and what it keeps would otherwise be in the next capture, growing from
 /// one iteration to the next like a leak. A capture that fails is a finding of the case, never its failure.
-final class CaseHeapGraph {
+///
+/// Safety of `@unchecked Sendable`: the workload's `captureHeap` may be called from its own threads; every capture
+/// and the final analysis take `lock`, and nothing else touches the entries.
+final class CaseHeapGraph: @unchecked Sendable {
     /// One capture taken: the `repeat` step's phase and iteration, or nil for the one after teardown. Storage is
     /// reserved up front, and the phase is the step's own string: keeping the list allocates nothing per capture
     /// (its growth would be in the next capture).
-    private typealias Entry = (phase: String?, iteration: Int, failure: HeapCaptureFailure?)
+    private typealias Entry = (phase: String?, iteration: Int, label: String?, failure: HeapCaptureFailure?)
+    private let lock = NSLock()
     private let request: HeapGraphRequest
     private let folder: String
     private var entries: [Entry] = []
@@ -29,13 +33,15 @@ final class CaseHeapGraph {
 
     /// After iteration `iteration` of the `repeat` step of phase `phase`: a generation, compared with the one before.
     func captureIteration(_ iteration: Int, phase: String) {
-        capture((phase, iteration, nil))
+        capture((phase, iteration, nil, nil))
     }
 
     /// After teardown and the settle: the last capture, then the analysis of them all, with the tracked objects
     /// that survived as types whose retaining paths are wanted.
     func captureAfterTeardown(survivors: [TypeCount]) -> HeapGraphSummary {
-        capture((nil, 0, nil))
+        capture((nil, 0, nil, nil))
+        lock.lock()
+        defer { lock.unlock() }
         var targets: [HeapPathTarget] = request.retainedBy.map { .type(named: $0, reason: .requestedType) }
         targets += survivors.filter { $0.count > 0 }.map { .type(named: $0.typeName, reason: .trackedSurvivor) }
         var tracker = HeapGenerationTracker(options: HeapAnalysisOptions(targets: targets))
@@ -45,7 +51,7 @@ final class CaseHeapGraph {
                 continue
             }
             switch Agent.readHeapCapture(at: path(index), label: Self.label(entry)) {
-            case .snapshot(let snapshot): tracker.add(snapshot, isGeneration: entry.phase != nil)
+            case .snapshot(let snapshot): tracker.add(snapshot, isGeneration: entry.phase != nil && entry.label == nil)
             case .failure(let failure): tracker.recordFailure(failure)
             }
             try? FileManager.default.removeItem(atPath: path(index))
@@ -54,12 +60,19 @@ final class CaseHeapGraph {
     }
 
     private static func label(_ entry: Entry) -> String {
-        entry.phase.map { "\($0) iteration \(entry.iteration)" } ?? "after teardown"
+        entry.label ?? entry.phase.map { "\($0) iteration \(entry.iteration)" } ?? "after teardown"
     }
 
     private func path(_ index: Int) -> String { "\(folder)/\(index + 1).heap" }
 
+    /// Where the workload asks (`CaseContext.captureHeap`): not a generation (its moment is the workload's).
+    func capture(labelled label: String) {
+        capture((nil, -1, label, nil))
+    }
+
     private func capture(_ entry: Entry) {
+        lock.lock()
+        defer { lock.unlock() }
         if entries.isEmpty {
             try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         }

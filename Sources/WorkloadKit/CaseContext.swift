@@ -49,20 +49,29 @@ public final class CaseContext: Sendable {
     private let startNanoseconds: Int64
     /// Objects the workload expects to die by the end of the case (see `track(_:as:)`).
     public let lifetimes: LifetimeTracker
+    /// The harness's heap capture (`--heap-graph`); nil when the case does not capture its heap.
+    private let heapCapture: (@Sendable (String) -> Void)?
 
     /// Makes a context; the harness does this, and tests of workloads may too. `captureStack` (the harness's,
     /// when it records allocation stacks) gives every tracked object the stack it was tracked from.
+    /// `heapCapture` (the harness's, when the case captures its heap) takes `captureHeap(_:)`'s captures.
     public init(
         strategy: String, repetition: Int = 1, gaugeNames: [String], scratchDirectory: String = "/tmp",
-        captureStack: (@Sendable () -> [UInt])? = nil
+        captureStack: (@Sendable () -> [UInt])? = nil, heapCapture: (@Sendable (String) -> Void)? = nil
     ) {
         lifetimes = LifetimeTracker(captureStack: captureStack)
+        self.heapCapture = heapCapture
         self.strategy = strategy
         self.repetition = repetition
         self.scratchDirectory = scratchDirectory
         gauges = gaugeNames.map(Gauge.init(name:))
         startNanoseconds = MonotonicClock.nanoseconds()
     }
+
+    /// Captures the heap as a graph now, labelled `label` (up to 63 bytes), beside the captures after every
+    /// `repeat` iteration and after teardown: its leaks, cycles and types appear in the report. Does nothing unless
+    /// the run captures heaps (`--heap-graph`, in the instrumented case). Call it from a step, not concurrently.
+    public func captureHeap(_ label: String) { heapCapture?(label) }
 
     /// A declared gauge by name. Asking for an undeclared gauge is a programming error of the workload.
     public func gauge(_ name: String) -> Gauge {

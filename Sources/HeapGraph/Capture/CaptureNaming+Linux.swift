@@ -47,23 +47,28 @@ public struct CaptureNaming {
     public mutating func snapshot() throws(HeapGraphError) -> HeapSnapshot {
         var builder = HeapSnapshotBuilder(label: capture.label, timeNanoseconds: capture.timeNanoseconds)
         builder.reserve(blocks: capture.addresses.count, edges: capture.edgeTargets.count)
-        let blockTypes = nameBlocks()
+        let (infos, typeIndices) = nameBlocks()
+        let unnamed = builder.intern("")
+        let infoNames = infos.map { builder.intern($0.name) }
+        func info(_ block: Int) -> TypeInfo? {
+            let index = Int(typeIndices[block])
+            return index >= 0 ? infos[index] : nil
+        }
         var stackIndex: [UInt32: UInt32] = [:]
         for (id, frames) in capture.stacks { stackIndex[id] = builder.addStack(frames.map { frameName($0) }) }
         for index in capture.addresses.indices {
-            let info = blockTypes[index]
-            let name = builder.intern(info?.name ?? "")
+            let typeIndex = Int(typeIndices[index])
             builder.addBlock(
-                address: capture.addresses[index], sizeBytes: capture.sizes[index], kind: info?.kind ?? .unknown,
-                typeNameIndex: name,
+                address: capture.addresses[index], sizeBytes: capture.sizes[index],
+                kind: typeIndex >= 0 ? infos[typeIndex].kind : .unknown,
+                typeNameIndex: typeIndex >= 0 ? infoNames[typeIndex] : unnamed,
                 stackIndex: stackIndex[capture.stackIDs[index]] ?? HeapSnapshot.none)
         }
         for edge in capture.edgeSources.indices {
             let from = Int(capture.edgeSources[edge])
             let to = Int(capture.edgeTargets[edge])
             let offset = UInt64(capture.edgeOffsets[edge])
-            let (kind, field) = Self.classify(
-                from: blockTypes[from], to: blockTypes[to], offset: offset, header: capture.addresses[from])
+            let (kind, field) = Self.classify(from: info(from), to: info(to), offset: offset)
             let fieldIndex = field.map { builder.intern($0) } ?? HeapSnapshot.none
             builder.addEdge(
                 from: UInt32(from), to: UInt32(to), byteOffset: UInt32(clamping: offset), kind: kind,
@@ -78,30 +83,42 @@ public struct CaptureNaming {
 
     // MARK: Blocks
 
-    private mutating func nameBlocks() -> [TypeInfo?] {
-        var named = [TypeInfo?](repeating: nil, count: capture.addresses.count)
-        guard inspectsThisProcess else { return named }
+    /// Each block's type as an index into `infos` (-1: unnamed): a million blocks share a few hundred types, and
+    /// one small integer a block keeps the naming's memory a fraction of the capture's.
+    private mutating func nameBlocks() -> (infos: [TypeInfo], indices: ContiguousArray<Int32>) {
+        var infos: [TypeInfo] = []
+        var indexOfMetadata: [UInt64: Int32] = [:]
+        var indices = ContiguousArray<Int32>(repeating: -1, count: capture.addresses.count)
+        guard inspectsThisProcess else { return (infos, indices) }
         for index in capture.addresses.indices {
             let first = capture.firstWords[index]
             guard mappings.isReadable(first, length: 8) else { continue }
-            if let cached = types[first] {
-                named[index] = cached.flatMap { fits($0, first, in: index) ? $0 : nil }
-                continue
+            let known: Int32
+            if let cached = indexOfMetadata[first] {
+                known = cached
+            } else {
+                if let info = swiftType(metadata: first) ?? cxxType(vtable: first) {
+                    infos.append(info)
+                    known = Int32(infos.count - 1)
+                } else {
+                    known = -1
+                }
+                indexOfMetadata[first] = known
             }
-            let info = swiftType(metadata: first) ?? cxxType(vtable: first)
-            types[first] = info
-            named[index] = info.flatMap { fits($0, first, in: index) ? $0 : nil }
+            if known >= 0 && fits(infos[Int(known)], first, in: index) { indices[index] = known }
         }
         // Side tables: named from their object's refcount word, once every object is known.
-        for index in capture.addresses.indices where named[index].map({ $0.kind != .cxxObject }) ?? false {
+        let sideTable = Int32(infos.count)
+        infos.append(TypeInfo(kind: .sideTable, name: "side table"))
+        for index in capture.addresses.indices
+        where indices[index] >= 0 && infos[Int(indices[index])].kind != .cxxObject {
             let refcount = capture.secondWords[index]
             guard refcount >> 62 == 3 else { continue }
-            let table = (refcount & 0x3FFF_FFFF_FFFF_FFFF) << 3
-            if let side = blockStarting(at: table), named[side] == nil {
-                named[side] = TypeInfo(kind: .sideTable, name: "side table")
+            if let side = blockStarting(at: (refcount & 0x3FFF_FFFF_FFFF_FFFF) << 3), indices[side] < 0 {
+                indices[side] = sideTable
             }
         }
-        return named
+        return (infos, indices)
     }
 
     /// A Swift class instance must be at least as big as its metadata says.
@@ -218,9 +235,7 @@ public struct CaptureNaming {
 
     // MARK: Edges
 
-    static func classify(from source: TypeInfo?, to target: TypeInfo?, offset: UInt64, header: UInt64)
-        -> (HeapEdgeKind, String?)
-    {
+    static func classify(from source: TypeInfo?, to target: TypeInfo?, offset: UInt64) -> (HeapEdgeKind, String?) {
         if source?.kind == .sideTable { return (.sideTableToObject, nil) }
         if target?.kind == .sideTable { return (.weak, field(of: source, at: offset)?.name) }
         guard let source else { return (.strong, nil) }

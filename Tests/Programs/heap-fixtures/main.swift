@@ -188,7 +188,8 @@ func runMillion() -> Int32 {
     var head: Node?
     var objects = 0
     while objects < 1_000_000 {
-        let payload: [UInt64]? = objects % 4 == 0 ? [1, 2, 3, 4] : nil
+        // Made at run time (a literal array would be one shared static buffer, not a block per node).
+        let payload: [UInt64]? = objects % 4 == 0 ? Array(repeating: UInt64(objects), count: 4) : nil
         head = Node(next: head, payload: payload)
         objects += payload == nil ? 1 : 2
     }
