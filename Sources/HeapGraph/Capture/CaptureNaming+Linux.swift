@@ -55,7 +55,7 @@ public struct CaptureNaming {
             return index >= 0 ? infos[index] : nil
         }
         var stackIndex: [UInt32: UInt32] = [:]
-        for (id, frames) in capture.stacks { stackIndex[id] = builder.addStack(frames.map { frameName($0) }) }
+        for (id, frames) in capture.stacks { stackIndex[id] = builder.addStack(stackFrames(frames)) }
         for index in capture.addresses.indices {
             let typeIndex = Int(typeIndices[index])
             builder.addBlock(
@@ -304,8 +304,36 @@ public struct CaptureNaming {
         return functionName(thread.frames[index].returnAddress &- 1)
     }
 
-    private mutating func frameName(_ returnAddress: UInt64) -> String {
-        functionName(returnAddress &- 1) ?? String(format: "0x%llx", returnAddress)
+    /// A sampled allocation stack, innermost first, without its leading allocator and library frames (the agent,
+    /// the malloc family, the Swift runtime's allocation entry points, the standard library: `StackFolder`'s rules),
+    /// so its first frame is the code that allocated; all of it when every frame is one of those.
+    private mutating func stackFrames(_ returnAddresses: [UInt64]) -> [String] {
+        var frames: [String] = []
+        var skipped: [String] = []
+        for returnAddress in returnAddresses {
+            let address = returnAddress &- 1
+            guard let (module, base) = module(containing: address),
+                let symbol = symbolTable(module).function(containing: address - base)
+            else {
+                frames.append(String(format: "0x%llx", returnAddress))
+                continue
+            }
+            let name = demangle(symbol.name)
+            let path = capture.modules[module].path
+            let frame = SymbolizedFrame(
+                function: name, linkageName: symbol.name,
+                module: Self.displayName(of: path.isEmpty ? "/proc/self/exe" : path))
+            if frames.isEmpty && Self.leadingRules.contains(where: { $0.matches(frame) }) {
+                skipped.append(name)
+                continue
+            }
+            frames.append(name)
+        }
+        return frames.isEmpty ? skipped : frames
+    }
+
+    private static let leadingRules = StackFolder.standardRules.filter {
+        $0.action == .allocator || $0.action == .library
     }
 
     private mutating func functionName(_ address: UInt64) -> String? {
