@@ -180,6 +180,11 @@ struct ProfileCommand: ParsableCommand {
         if words.isEmpty {
             throw ValidationError("give the program to run after --, e.g. memharness profile -- ./prog")
         }
+        if measuring.heapGraph {
+            throw ValidationError(
+                "--heap-graph: profile does not capture an external program's heap yet; run a workload with "
+                    + "memharness run --heap-graph (see Why memory is kept)")
+        }
         try ValidationError.check(
             OptionRanges.problem(repetitions, in: OptionRanges.repetitions).map { "--repeat " + $0 })
         try ValidationError.check(OptionRanges.problem(timeout: timeout.duration))

@@ -14,6 +14,16 @@ import WorkloadKit
 /// dynamically linked program allocates through jemalloc), measured by the agent's sampler thread
 /// inside it, its output kept in the work folder, its kernel RSS peak read from `wait4`.
 struct ProgramCase {
+    /// An external program's heap is not captured yet (the capture names Swift types in the process it is taken
+    /// of, and the agent does not capture at a program's exit): said in the report, never a silent nothing.
+    static let heapGraphNotCaptured = HeapGraphSummary(
+        captures: [],
+        failures: [
+            HeapCaptureFailure(
+                label: "after teardown", reason: .other,
+                detail: "external programs' heaps are not captured yet; --heap-graph captures a workload's")
+        ])
+
     let spec: CaseSpec
     let work: CaseWorkFolder
     let environment: [String: String]
@@ -60,7 +70,8 @@ struct ProgramCase {
         let measurements = ProgramMeasurements.build(
             samples, usage: usage, harnessRSSBytes: harnessRSSBytes, exact: exact,
             report: report(program, termination: ended?.termination, processCount: 1 + others.count),
-            requestedIntervalNanoseconds: spec.samplingIntervalNanoseconds)
+            requestedIntervalNanoseconds: spec.samplingIntervalNanoseconds
+        ).adding(heapGraph: spec.heapGraph.map { _ in Self.heapGraphNotCaptured })
         guard let ended else {
             return .timedOut(limitNanoseconds: spec.timeoutNanoseconds, measurements: measurements)
         }
