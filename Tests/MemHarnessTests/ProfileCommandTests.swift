@@ -172,7 +172,8 @@ struct ProfileCommandTests {
         defer { trial.remove() }
         let help = try trial.memharness(["profile", "--help"])
         #expect(help.status == 0, "\(help.stderr)")
-        #expect(help.stdout.contains("USAGE: memharness profile [--out <dir>]"), "\(help.stdout)")
+        #expect(help.stdout.contains("USAGE: memharness profile ["), "\(help.stdout)")
+        #expect(help.stdout.contains("--out <dir>"), "\(help.stdout)")
         // After `--` it is the program's name, as any word there.
         let program = try trial.memharness(["profile", "--out", trial.out, "--", "--help"])
         #expect(program.status == 64)
