@@ -36,6 +36,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -766,7 +767,13 @@ __attribute__((constructor(101))) static void mh_start(void) {
     if (sampler) mh_sampler_start();
 }
 
-// ---- Small helpers shared by the files that write --------------------------------------------------
+// ---- Small helpers shared by the agent's files --------------------------------------------------------
+// The agent's storage never comes from the allocator it interposes: tables, buffers and captures are mappings.
+void *mh_map(size_t bytes) {
+    void *region = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    return region == MAP_FAILED ? NULL : region;
+}
+
 bool mh_write_all(int fd, const char *bytes, size_t length) {
     while (length > 0) {
         ssize_t written = write(fd, bytes, length);

@@ -258,6 +258,7 @@ static inline char *mh_put_str(char *p, const char *text) {
 }
 
 MH_HIDDEN bool mh_write_all(int fd, const char *bytes, size_t length);
+MH_HIDDEN void *mh_map(size_t bytes);  // anonymous read-write pages, reserved lazily; NULL when none can be had
 MH_HIDDEN void mh_warn(const char *message);
 
 // ---- Entry points shared with the C++ file and the self-check ---------------------------------

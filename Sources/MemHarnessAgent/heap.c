@@ -64,15 +64,10 @@ struct mh_heap_shard {
 static struct mh_heap_shard heap_shards[MH_HEAP_SHARDS];
 static bool heap_ready;
 
-static void *heap_map(size_t bytes) {
-    void *region = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    return region == MAP_FAILED ? NULL : region;
-}
-
 bool mh_heap_init(void) {
     for (size_t i = 0; i < MH_HEAP_SHARDS; i++) {
         heap_shards[i].capacity_log2 = MH_HEAP_INITIAL_LOG2;
-        heap_shards[i].slots = heap_map(sizeof(struct mh_block_slot) << MH_HEAP_INITIAL_LOG2);
+        heap_shards[i].slots = mh_map(sizeof(struct mh_block_slot) << MH_HEAP_INITIAL_LOG2);
         if (heap_shards[i].slots == NULL) return false;
     }
     heap_ready = true;
@@ -94,7 +89,7 @@ static void place(struct mh_block_slot *slots, uint32_t capacity_log2, uintptr_t
 // Doubles a shard at half full; when no mapping can be had the shard fills up further (probes get longer).
 static void grow(struct mh_heap_shard *shard) {
     uint32_t next_log2 = shard->capacity_log2 + 1;
-    struct mh_block_slot *bigger = heap_map(sizeof(struct mh_block_slot) << next_log2);
+    struct mh_block_slot *bigger = mh_map(sizeof(struct mh_block_slot) << next_log2);
     if (bigger == NULL) return;
     size_t capacity = (size_t)1 << shard->capacity_log2;
     for (size_t i = 0; i < capacity; i++) {
@@ -437,7 +432,7 @@ static uintptr_t parse_hex(const char **cursor) {
 // own mappings are left out: the text itself (unmapped before the scan) and the writer's buffer `excluded`.
 static bool read_mappings(uintptr_t excluded) {
     size_t capacity = (size_t)8 << 20;
-    char *text = heap_map(capacity);
+    char *text = mh_map(capacity);
     if (text == NULL) return false;
     int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
     size_t used = 0;
@@ -781,7 +776,7 @@ static bool snapshot_table(struct mh_sorted *sorted, void **regions, size_t *reg
     for (size_t i = 0; i < MH_HEAP_SHARDS; i++) count += heap_shards[i].count;
     size_t bytes = (size_t)(count + 1) * 8;
     *region_bytes = bytes;
-    for (int i = 0; i < 4; i++) regions[i] = heap_map(bytes);
+    for (int i = 0; i < 4; i++) regions[i] = mh_map(bytes);
     if (!regions[0] || !regions[1] || !regions[2] || !regions[3]) return false;
     sorted->starts = regions[0];
     sorted->bytes = regions[1];
@@ -910,7 +905,7 @@ int memharness_agent_capture_heap(const char *path, const char *label) {
     end[4] = 0;
     static struct mh_writer writer;
     writer = (struct mh_writer){.fd = -1, .capacity = (size_t)1 << 20};
-    writer.buffer = heap_map(writer.capacity);
+    writer.buffer = mh_map(writer.capacity);
     if (problem != NULL) {
         code = fail(problem, EBUSY);
     } else if (writer.buffer == NULL) {

@@ -53,17 +53,12 @@ static struct mh_mark peak_mark;
 static bool peak_valid;
 static int64_t marks_dropped;
 
-static void *map(size_t bytes) {
-    void *region = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    return region == MAP_FAILED ? NULL : region;
-}
-
 bool mh_marks_init(void) {
-    peak_rows = map(sizeof(struct mh_row) * MH_MAX_STACKS);
-    end_rows = map(sizeof(struct mh_row) * MH_MAX_STACKS);
-    mark_rows = map(sizeof(struct mh_row) * MH_MARK_ROWS);
-    marks = map(sizeof(struct mh_mark) * MH_MAX_MARKS);
-    referenced = map(MH_MAX_STACKS / 8);
+    peak_rows = mh_map(sizeof(struct mh_row) * MH_MAX_STACKS);
+    end_rows = mh_map(sizeof(struct mh_row) * MH_MAX_STACKS);
+    mark_rows = mh_map(sizeof(struct mh_row) * MH_MARK_ROWS);
+    marks = mh_map(sizeof(struct mh_mark) * MH_MAX_MARKS);
+    referenced = mh_map(MH_MAX_STACKS / 8);
     marks_ready = peak_rows && end_rows && mark_rows && marks && referenced;
     memcpy(peak_mark.label, "peak", 5);
     return marks_ready;

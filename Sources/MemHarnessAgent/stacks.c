@@ -72,18 +72,13 @@ static struct mh_shard shards[MH_SHARDS];
 static uint32_t *buckets;  // node index + 1; under the shard's lock
 static struct mh_node *nodes;
 
-static void *map(size_t bytes) {
-    void *region = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    return region == MAP_FAILED ? NULL : region;
-}
-
 bool mh_stacks_init(void) {
-    mh_stacks = map(sizeof(struct mh_stack) * MH_MAX_STACKS);
-    mh_frame_pool = map(sizeof(uintptr_t) * MH_FRAME_POOL);
-    stack_index = map(sizeof(uint64_t) * MH_STACK_SLOTS);
-    mh_filter = map((size_t)1 << MH_FILTER_BITS);
-    buckets = map(sizeof(uint32_t) << MH_BUCKET_BITS);
-    nodes = map(sizeof(struct mh_node) * MH_NODES);
+    mh_stacks = mh_map(sizeof(struct mh_stack) * MH_MAX_STACKS);
+    mh_frame_pool = mh_map(sizeof(uintptr_t) * MH_FRAME_POOL);
+    stack_index = mh_map(sizeof(uint64_t) * MH_STACK_SLOTS);
+    mh_filter = mh_map((size_t)1 << MH_FILTER_BITS);
+    buckets = mh_map(sizeof(uint32_t) << MH_BUCKET_BITS);
+    nodes = mh_map(sizeof(struct mh_node) * MH_NODES);
     if (!mh_stacks || !mh_frame_pool || !stack_index || !mh_filter || !buckets || !nodes) return false;
     atomic_store_explicit(&mh_stack_count, 1, memory_order_release);  // id 0: the table was full
     main_thread = pthread_self();
