@@ -215,7 +215,8 @@ let package = Package(
         .executableTarget(
             name: "heap-fixtures",
             dependencies: [
-                "Measurement", "HeapGraph", "HarnessModel", .product(name: "OpenCombine", package: "OpenCombine"),
+                "Measurement", "HeapGraph", "HarnessModel", "WorkloadKit",
+                .product(name: "OpenCombine", package: "OpenCombine"),
             ],
             path: "Tests/Programs/heap-fixtures", swiftSettings: settings
         ),

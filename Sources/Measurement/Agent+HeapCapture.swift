@@ -23,6 +23,18 @@ extension Agent {
         return readHeapCapture(at: path, label: label)
     }
 
+    /// Zeroes 256 KiB of stack below the caller, where returned frames (a workload's, a fixture's) were: a
+    /// conservative scan would take their dead slots for references (the capture scans from its caller up). Call it
+    /// just before a capture. Temporary allocations of up to 1 KiB are on the stack; 256 nested frames of them
+    /// cover the span.
+    @inline(never)
+    public static func clearDeadStack(_ depth: Int = 256) {
+        withUnsafeTemporaryAllocation(byteCount: 1024, alignment: 16) { buffer in
+            buffer.initializeMemory(as: UInt8.self, repeating: 0)
+            if depth > 0 { clearDeadStack(depth - 1) }
+        }
+    }
+
     /// The agent's capture of this process's heap, written to `path` (through `path`.tmp and a rename); nil when
     /// written, else why not. Allocates nothing but the C string of the path.
     public static func writeHeapCapture(to path: String, label: String) -> HeapCaptureFailure? {
@@ -72,15 +84,12 @@ private struct HeapFunctions: Sendable {
     static let shared = HeapFunctions()
 
     private init?() {
-        func find<T>(_ name: String, as _: T.Type) -> T? {
-            guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), name) else { return nil }
-            return unsafeBitCast(symbol, to: T.self)
-        }
-        guard let enabled = find("memharness_agent_heap_enabled", as: (@convention(c) () -> Int32).self),
-            let capture = find(
+        guard let enabled = agentFunction("memharness_agent_heap_enabled", as: (@convention(c) () -> Int32).self),
+            let capture = agentFunction(
                 "memharness_agent_capture_heap",
                 as: (@convention(c) (UnsafePointer<CChar>?, UnsafePointer<CChar>?) -> Int32).self),
-            let failure = find("memharness_agent_heap_failure", as: (@convention(c) () -> UnsafePointer<CChar>?).self)
+            let failure = agentFunction(
+                "memharness_agent_heap_failure", as: (@convention(c) () -> UnsafePointer<CChar>?).self)
         else { return nil }
         self.enabled = enabled
         self.capture = capture

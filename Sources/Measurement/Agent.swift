@@ -156,6 +156,13 @@ private struct CheckRowLayout {
     var calls: Int64 = 0
 }
 
+/// The agent's exported function `name` as a C function of type `T`; nil when the agent is not in the process.
+func agentFunction<T>(_ name: String, as _: T.Type) -> T? {
+    // RTLD_DEFAULT is the null handle: the global scope, where a preloaded library's symbols are.
+    guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), name) else { return nil }
+    return unsafeBitCast(symbol, to: T.self)
+}
+
 /// The agent's C functions, looked up with `dlsym(RTLD_DEFAULT, ...)`.
 private struct AgentFunctions: Sendable {
     let liveBytes: @convention(c) () -> Int64
@@ -173,28 +180,30 @@ private struct AgentFunctions: Sendable {
     let writeRecord: @convention(c) (UnsafePointer<CChar>?) -> Int32
 
     init?() {
-        func find<T>(_ name: String, as _: T.Type) -> T? {
-            // RTLD_DEFAULT is the null handle: the global scope, where a preloaded library's symbols are.
-            guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), name) else { return nil }
-            return unsafeBitCast(symbol, to: T.self)
-        }
-        guard let version = find("memharness_agent_version", as: (@convention(c) () -> Int32).self), version() == 1,
-            let liveBytes = find("memharness_agent_live_bytes", as: (@convention(c) () -> Int64).self),
-            let takePeak = find("memharness_agent_take_peak", as: (@convention(c) () -> Int64).self),
-            let takePhasePeak = find("memharness_agent_take_phase_peak", as: (@convention(c) () -> Int64).self),
-            let allocationCount = find("memharness_agent_allocation_count", as: (@convention(c) () -> Int64).self),
-            let fastSizeClasses = find("memharness_agent_fast_size_classes", as: (@convention(c) () -> Int32).self),
-            let forwards = find("memharness_agent_forwards_to_fast_paths", as: (@convention(c) () -> Int32).self),
-            let selfCheck = find(
+        guard let version = agentFunction("memharness_agent_version", as: (@convention(c) () -> Int32).self),
+            version() == 1,
+            let liveBytes = agentFunction("memharness_agent_live_bytes", as: (@convention(c) () -> Int64).self),
+            let takePeak = agentFunction("memharness_agent_take_peak", as: (@convention(c) () -> Int64).self),
+            let takePhasePeak = agentFunction(
+                "memharness_agent_take_phase_peak", as: (@convention(c) () -> Int64).self),
+            let allocationCount = agentFunction(
+                "memharness_agent_allocation_count", as: (@convention(c) () -> Int64).self),
+            let fastSizeClasses = agentFunction(
+                "memharness_agent_fast_size_classes", as: (@convention(c) () -> Int32).self),
+            let forwards = agentFunction(
+                "memharness_agent_forwards_to_fast_paths", as: (@convention(c) () -> Int32).self),
+            let selfCheck = agentFunction(
                 "memharness_agent_self_check", as: (@convention(c) (UnsafeMutableRawPointer?, Int32) -> Int32).self),
-            let stacksEnabled = find("memharness_agent_stacks_enabled", as: (@convention(c) () -> Int32).self),
-            let mark = find("memharness_agent_mark", as: (@convention(c) (UnsafePointer<CChar>?, Int64) -> Void).self),
-            let restart = find("memharness_agent_restart_peak_snapshot", as: (@convention(c) (Int64) -> Void).self),
-            let observe = find("memharness_agent_observe", as: (@convention(c) (Int64, Int64) -> Void).self),
-            let captureStack = find(
+            let stacksEnabled = agentFunction("memharness_agent_stacks_enabled", as: (@convention(c) () -> Int32).self),
+            let mark = agentFunction(
+                "memharness_agent_mark", as: (@convention(c) (UnsafePointer<CChar>?, Int64) -> Void).self),
+            let restart = agentFunction(
+                "memharness_agent_restart_peak_snapshot", as: (@convention(c) (Int64) -> Void).self),
+            let observe = agentFunction("memharness_agent_observe", as: (@convention(c) (Int64, Int64) -> Void).self),
+            let captureStack = agentFunction(
                 "memharness_agent_capture_stack",
                 as: (@convention(c) (UnsafeMutablePointer<UInt>?, Int32) -> Int32).self),
-            let writeRecord = find(
+            let writeRecord = agentFunction(
                 "memharness_agent_write_record", as: (@convention(c) (UnsafePointer<CChar>?) -> Int32).self)
         else { return nil }
         self.liveBytes = liveBytes

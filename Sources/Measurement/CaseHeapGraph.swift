@@ -76,21 +76,10 @@ final class CaseHeapGraph: @unchecked Sendable {
         if entries.isEmpty {
             try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         }
-        CaseHeapGraph.clearDeadStack()
+        Agent.clearDeadStack()
         // The path and label are made here and freed on return: nothing of them is left for the next capture.
         var entry = entry
         entry.failure = Agent.writeHeapCapture(to: path(entries.count), label: Self.label(entry))
         entries.append(entry)
-    }
-
-    /// Zeroes 256 KiB of stack below the caller, where the workload's returned frames were: a conservative scan
-    /// would take their dead slots for references (it scans from the capture's caller up). Temporary allocations
-    /// of up to 1 KiB are on the stack; 256 nested frames of them cover the span.
-    @inline(never)
-    static func clearDeadStack(_ depth: Int = 256) {
-        withUnsafeTemporaryAllocation(byteCount: 1024, alignment: 16) { buffer in
-            buffer.initializeMemory(as: UInt8.self, repeating: 0)
-            if depth > 0 { clearDeadStack(depth - 1) }
-        }
     }
 }

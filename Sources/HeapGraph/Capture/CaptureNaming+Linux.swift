@@ -311,18 +311,13 @@ public struct CaptureNaming {
         var frames: [String] = []
         var skipped: [String] = []
         for returnAddress in returnAddresses {
-            let address = returnAddress &- 1
-            guard let (module, base) = module(containing: address),
-                let symbol = symbolTable(module).function(containing: address - base)
-            else {
+            guard let (symbol, module) = function(at: returnAddress &- 1) else {
                 frames.append(String(format: "0x%llx", returnAddress))
                 continue
             }
             let name = demangle(symbol.name)
-            let path = capture.modules[module].path
             let frame = SymbolizedFrame(
-                function: name, linkageName: symbol.name,
-                module: Self.displayName(of: path.isEmpty ? "/proc/self/exe" : path))
+                function: name, linkageName: symbol.name, module: Self.displayName(of: filePath(of: module)))
             if frames.isEmpty && Self.leadingRules.contains(where: { $0.matches(frame) }) {
                 skipped.append(name)
                 continue
@@ -337,10 +332,21 @@ public struct CaptureNaming {
     }
 
     private mutating func functionName(_ address: UInt64) -> String? {
+        function(at: address).map { demangle($0.symbol.name) }
+    }
+
+    /// The function symbol holding `address` and the module it is in.
+    private mutating func function(at address: UInt64) -> (symbol: ELFSymbols.Symbol, module: Int)? {
         guard let (module, base) = module(containing: address),
             let symbol = symbolTable(module).function(containing: address - base)
         else { return nil }
-        return demangle(symbol.name)
+        return (symbol, module)
+    }
+
+    /// The file of a module: the loader names the main executable with an empty path.
+    private func filePath(of module: Int) -> String {
+        let path = capture.modules[module].path
+        return path.isEmpty ? "/proc/self/exe" : path
     }
 
     /// The module loaded at the highest base at or below `address` (modules do not overlap).
@@ -354,8 +360,7 @@ public struct CaptureNaming {
 
     private mutating func symbolTable(_ module: Int) -> ELFSymbols {
         if let table = symbols[module] { return table }
-        let path = capture.modules[module].path
-        let table = ELFSymbols.cached(path: path.isEmpty ? "/proc/self/exe" : path)
+        let table = ELFSymbols.cached(path: filePath(of: module))
         symbols[module] = table
         return table
     }

@@ -11,6 +11,7 @@ import HarnessModel
 import HeapGraph
 import Measurement
 import OpenCombine
+import WorkloadKit
 
 // A cycle of three classes: 3 leaked blocks, one cycle.
 final class Ring1 { var next: Ring2? }
@@ -233,40 +234,20 @@ for (index, argument) in arguments.enumerated() where argument == "--retained-by
 /// Builds the fixture on a thread of its own that has ended by the capture: stale slots of the frames that
 /// built it are not there to be scanned (a conservative scan takes any word that looks like a pointer).
 func buildOnItsOwnThread(_ fixture: String) -> Bool {
-    // Written by the thread before it signals, read after the wait: the semaphore orders the two.
-    final class Job: @unchecked Sendable {
-        let fixture: String
-        var built = false
-        init(_ fixture: String) { self.fixture = fixture }
-    }
-    let job = Unmanaged.passRetained(Job(fixture))
-    var thread = pthread_t()
-    let started = pthread_create(
-        &thread, nil,
-        { argument in
-            guard let argument else { return nil }
-            let job = Unmanaged<Job>.fromOpaque(argument).takeUnretainedValue()
-            job.built = build(job.fixture)
-            return nil
-        }, job.toOpaque())
-    guard started == 0 else { return false }
-    pthread_join(thread, nil)
-    return job.takeRetainedValue().built
+    // Safety: `built` is written by the thread before it ends and read after `join`, which orders the two.
+    final class Outcome: @unchecked Sendable { var built = false }
+    let outcome = Outcome()
+    guard let thread = DedicatedThread({ outcome.built = build(fixture) }) else { return false }
+    thread.join()
+    return outcome.built
 }
 
 guard buildOnItsOwnThread(fixture) else {
     FileHandle.standardError.write(Data("heap-fixtures: no fixture '\(fixture)'\n".utf8))
     exit(64)
 }
-/// Zeroes the stack below the caller, where the fixture's frames were: their dead slots are not references.
-/// (Temporary allocations of up to 1 KiB are on the stack; 256 frames of them cover 256 KiB and more.)
-@inline(never) func scrubStack(_ depth: Int = 256) {
-    withUnsafeTemporaryAllocation(byteCount: 1024, alignment: 16) { buffer in
-        buffer.initializeMemory(as: UInt8.self, repeating: 0)
-        if depth > 0 { scrubStack(depth - 1) }
-    }
-}
-scrubStack()
+// The dead slots of the frames below are not references either.
+Agent.clearDeadStack()
 switch Agent.captureHeap(label: "after teardown") {
 case .snapshot(let snapshot):
     let analysis = HeapAnalysis.analyse(snapshot, options: HeapAnalysisOptions(targets: targets))
