@@ -7,9 +7,6 @@ import HeapGraph
 #endif
 
 extension Agent {
-    /// True when the agent tracks every live block (`MEMHARNESS_AGENT_HEAP=1`), so the heap can be captured.
-    public static var tracksHeap: Bool { (HeapFunctions.shared?.enabled() ?? 0) == 1 }
-
     /// Captures this process's heap as a named graph: the agent stops every other thread and writes the capture to
     /// a temporary file, and this thread names its types (from the Swift runtime's metadata) and roots.
     ///

@@ -12,9 +12,9 @@ import HeapGraph
 /// Safety of `@unchecked Sendable`: the workload's `captureHeap` may be called from its own threads; every capture
 /// and the final analysis take `lock`, and nothing else touches the entries.
 final class CaseHeapGraph: @unchecked Sendable {
-    /// One capture taken: the `repeat` step's phase and iteration, or nil for the one after teardown. Storage is
-    /// reserved up front, and the phase is the step's own string: keeping the list allocates nothing per capture
-    /// (its growth would be in the next capture).
+    /// One capture taken: the `repeat` step's phase and iteration (nil for the one after teardown and for the ones a
+    /// workload asks for, which carry their `label`). Storage is reserved up front, and the phase is the step's own
+    /// string: keeping the list allocates nothing per capture (its growth would be in the next capture).
     private typealias Entry = (phase: String?, iteration: Int, label: String?, failure: HeapCaptureFailure?)
     private let lock = NSLock()
     private let request: HeapGraphRequest
@@ -51,7 +51,7 @@ final class CaseHeapGraph: @unchecked Sendable {
                 continue
             }
             switch Agent.readHeapCapture(at: path(index), label: Self.label(entry)) {
-            case .snapshot(let snapshot): tracker.add(snapshot, isGeneration: entry.phase != nil && entry.label == nil)
+            case .snapshot(let snapshot): tracker.add(snapshot, isGeneration: entry.phase != nil)
             case .failure(let failure): tracker.recordFailure(failure)
             }
             try? FileManager.default.removeItem(atPath: path(index))
