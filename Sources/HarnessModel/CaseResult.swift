@@ -53,7 +53,9 @@ public struct CaseResult: Sendable, Hashable, Codable {
     /// for one that captured the heap only).
     public var label: String { "\(scenario) / \(strategy) #\(attributed ? instrumentation : String(repetition))" }
 
-    private var instrumentation: String {
+    /// What an instrumented case recorded: `stacks` (allocation stacks, and the heap graph too when asked) or
+    /// `heap` (the heap graph only).
+    public var instrumentation: String {
         measurements?.profile == nil && measurements?.heapGraph != nil ? "heap" : "stacks"
     }
 }

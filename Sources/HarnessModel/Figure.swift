@@ -19,6 +19,13 @@ public enum Figure: Sendable, Hashable, Codable, CustomStringConvertible {
     case growthPerIteration
     /// Peak of the live bytes counted at every allocation (`--peak exact`) above its baseline, bytes.
     case exactPeak
+    /// Blocks no root reaches in the heap graph's last capture (after teardown), a count. Heap-graph figures
+    /// come from a strategy's instrumented case, the one case that captures the heap.
+    case leakedBlocks
+    /// Their bytes.
+    case leakedBytes
+    /// Leaked cycles (strongly connected components) in the heap graph's last capture, a count.
+    case leakedCycles
 
     /// The names a scenario file may use, besides `phases.<phase>.peakAllocated` and `metrics.<name>`.
     public static let simpleNames: [String: Figure] = [
@@ -26,12 +33,21 @@ public enum Figure: Sendable, Hashable, Codable, CustomStringConvertible {
         "peakMapped": .peakMapped, "peakRetained": .peakRetained, "peakMetadata": .peakMetadata,
         "peakRSS": .peakRSS, "residue": .residue, "duration": .duration,
         "leakedObjects": .leakedObjects, "growthPerIteration": .growthPerIteration, "exactPeak": .exactPeak,
+        "leakedBlocks": .leakedBlocks, "leakedBytes": .leakedBytes, "leakedCycles": .leakedCycles,
     ]
+
+    /// True for the heap graph's figures: only a strategy's instrumented case has them.
+    public var isHeapGraph: Bool {
+        switch self {
+        case .leakedBlocks, .leakedBytes, .leakedCycles: return true
+        default: return false
+        }
+    }
 
     /// True when the figure is a byte count (its limits take size units).
     public var isBytes: Bool {
         switch self {
-        case .duration, .metric, .leakedObjects: return false
+        case .duration, .metric, .leakedObjects, .leakedBlocks, .leakedCycles: return false
         default: return true
         }
     }
@@ -52,6 +68,9 @@ public enum Figure: Sendable, Hashable, Codable, CustomStringConvertible {
         case .leakedObjects: return "leakedObjects"
         case .growthPerIteration: return "growthPerIteration"
         case .exactPeak: return "exactPeak"
+        case .leakedBlocks: return "leakedBlocks"
+        case .leakedBytes: return "leakedBytes"
+        case .leakedCycles: return "leakedCycles"
         }
     }
 
@@ -78,6 +97,9 @@ public enum Figure: Sendable, Hashable, Codable, CustomStringConvertible {
             return m.leaks?.growth.compactMap(\.fit).map(\.slopeBytesPerIteration).max()
         case .exactPeak:
             return m.exactPeakNetBytes.map(Double.init)
+        case .leakedBlocks: return m.heapGraph?.leakedBlocks.map(Double.init)
+        case .leakedBytes: return m.heapGraph?.leakedBytes.map(Double.init)
+        case .leakedCycles: return m.heapGraph?.cycleCount.map(Double.init)
         }
     }
 
@@ -93,7 +115,8 @@ public enum Figure: Sendable, Hashable, Codable, CustomStringConvertible {
             .exactPeak,
             .phasePeakAllocated:
             return true
-        case .residue, .duration, .metric, .leakedObjects, .growthPerIteration:
+        case .residue, .duration, .metric, .leakedObjects, .growthPerIteration, .leakedBlocks, .leakedBytes,
+            .leakedCycles:
             return false
         }
     }
@@ -115,6 +138,9 @@ public enum Figure: Sendable, Hashable, Codable, CustomStringConvertible {
         case .leakedObjects: return "leaked objects"
         case .growthPerIteration: return "growth per iteration"
         case .exactPeak: return "exact peak"
+        case .leakedBlocks: return "leaked blocks"
+        case .leakedBytes: return "leaked bytes"
+        case .leakedCycles: return "leaked cycles"
         }
     }
 
@@ -122,7 +148,8 @@ public enum Figure: Sendable, Hashable, Codable, CustomStringConvertible {
     public func format(_ value: Double, unit: Metric.Unit? = nil) -> String {
         switch self {
         case .duration: return "\(Units.fixed(value, decimals: 1)) ms"
-        case .leakedObjects: return Units.fixed(value, decimals: value == value.rounded() ? 0 : 1)
+        case .leakedObjects, .leakedBlocks, .leakedCycles:
+            return Units.fixed(value, decimals: value == value.rounded() ? 0 : 1)
         case .metric:
             switch unit {
             case .bytes?: return Units.formatBytes(value)

@@ -126,6 +126,39 @@ public enum LeakAnalysis {
             outcome: outcome(verdict: verdict, expectation: expectation), reasons: reasons)
     }
 
+    /// The verdict of a case's heap graph: its last capture (after teardown, a program's at exit) leaks when a block
+    /// no root reaches is in it. Nothing tracked and no `repeat` step needed: reachability is the evidence.
+    public static func assess(heapGraph: HeapGraphSummary?, expectation: LeakExpectation?) -> LeakAssessment {
+        guard let capture = heapGraph?.last else {
+            let why = heapGraph?.failures.last.map { "the heap graph has no capture: \($0.detail)" }
+            return LeakAssessment(
+                verdict: .notAssessed, expectation: expectation, outcome: .notAssessed,
+                reasons: [why ?? "no heap graph was captured"])
+        }
+        let verdict: LeakVerdict = capture.leakedBlocks > 0 ? .leaks : .leakFree
+        return LeakAssessment(
+            verdict: verdict, expectation: expectation, outcome: outcome(verdict: verdict, expectation: expectation),
+            reasons: verdict == .leaks ? [reason(capture)] : [])
+    }
+
+    /// `after teardown, 60 blocks (1.27 MiB) no root reaches, in 20 cycles; the largest group a cycle through
+    /// App.ProfileScreen (3 blocks, 65.1 KiB)`.
+    public static func reason(_ capture: HeapCaptureSummary) -> String {
+        let blocks = capture.leakedBlocks == 1 ? "1 block" : "\(capture.leakedBlocks) blocks"
+        let cycles =
+            capture.cycleCount == 0 ? "" : ", in \(capture.cycleCount) cycle\(capture.cycleCount == 1 ? "" : "s")"
+        var text = "\(capture.label), \(blocks) (\(Units.formatBytes(capture.leakedBytes))) no root reaches\(cycles)"
+        if let group = capture.groups.first {
+            let name =
+                group.rootType.name.isEmpty
+                ? "a block of \(group.rootType.unnamedBlockBytes ?? 0) bytes" : group.rootType.name
+            let root = group.kind == .rootCycle ? "a cycle through \(name)" : name
+            let blocks = group.blocks == 1 ? "1 block" : "\(group.blocks) blocks"
+            text += "; the largest group \(root) (\(blocks), \(Units.formatBytes(group.bytes)))"
+        }
+        return text
+    }
+
     /// How a verdict relates to an expectation.
     public static func outcome(verdict: LeakVerdict, expectation: LeakExpectation?) -> LeakOutcome {
         switch (verdict, expectation) {

@@ -1,9 +1,10 @@
 /// Leak verdicts as checks: a strategy that leaks without `expect: leaks` fails the gate; one
-/// declared leaking passes whether or not the leak shows (a missing leak is said in the message).
+/// declared leaking passes whether or not the leak shows (a missing leak is said in the message). An
+/// expectation that could not be assessed fails too: an expectation is never skipped in silence.
 public enum LeakChecks {
     public static func checks(_ run: ScenarioRun) -> [CheckResult] {
         StrategyLeakSummary.summaries(run).compactMap { summary in
-            guard summary.verdict != .notAssessed else { return nil }
+            guard summary.verdict != .notAssessed else { return notAssessed(summary, in: run) }
             let survivors = summary.survivors.map {
                 "\($0.typeName) \($0.minimum == $0.maximum ? "\($0.minimum)" : "\($0.minimum)–\($0.maximum)")"
             }
@@ -22,8 +23,9 @@ public enum LeakChecks {
             switch summary.outcome {
             case .unexpectedLeak:
                 message =
-                    "\(run.name) / \(summary.strategy) leaks (\(summary.leakingRepetitions) of "
-                    + "\(summary.assessedRepetitions) repetitions: "
+                    "\(run.name) / \(summary.strategy) leaks ("
+                    + (summary.assessedRepetitions == 0
+                        ? "" : "\(summary.leakingRepetitions) of \(summary.assessedRepetitions) repetitions: ")
                     + summary.reasons.joined(separator: "; ")
                     + "); it is expected to be leak-free. See the Leaks section of `\(run.name)` in report.md"
             case .expectedLeakNotSeen:
@@ -40,5 +42,19 @@ public enum LeakChecks {
                 margin: summary.outcome.rawValue, message: message
             )
         }
+    }
+
+    /// The failed check of a strategy whose expectation no evidence could decide; nil without an expectation.
+    static func notAssessed(_ summary: StrategyLeakSummary, in run: ScenarioRun) -> CheckResult? {
+        guard let expected = summary.expectation?.rawValue else { return nil }
+        // Every strategy with an expectation gets a heap graph: only a failed capture (or case) ends up here.
+        let why = summary.reasons.joined(separator: "; ")
+        return CheckResult(
+            kind: .leak, scenario: run.name, strategy: summary.strategy,
+            name: "\(summary.strategy): expected \(expected)", passed: false, actual: "not assessed",
+            limit: "expect \(expected)", margin: summary.outcome.rawValue,
+            message:
+                "\(run.name) / \(summary.strategy) is declared `expect: \(expected)` but could not be assessed (\(why)); "
+                + "track its objects (context.track), add a repeat step, or see the heap graph's failure in report.md")
     }
 }

@@ -58,22 +58,40 @@ public struct StrategyLeakSummary: Sendable, Hashable, Codable {
     public var residueUncertaintyBytes: Int
     /// One entry per `repeat` step, in script order.
     public var growth: [GrowthSummary]
-    /// The reasons of the first leaking repetition, in plain words.
+    /// The reasons of the first leaking repetition and of the heap graph, in plain words; for a strategy not
+    /// assessed, why not.
     public var reasons: [String]
+    /// The heap graph's last capture of the strategy's instrumented case (after teardown, a program's at exit):
+    /// blocks no root reaches are a leak, found without anything tracked; nil without a heap graph.
+    public var heapGraph: HeapCaptureSummary?
 
-    /// Reduces one strategy's cases (any order; only `ok` cases count) under `criteria`.
-    public init(strategy: String, cases: [CaseResult], criteria: LeakCriteria = .standard) {
+    /// Reduces one strategy's cases (any order; only `ok` cases count) under `criteria`, with the heap graph of its
+    /// instrumented case among `instrumented` when one captured the heap.
+    public init(
+        strategy: String, cases: [CaseResult], instrumented: [CaseResult] = [], criteria: LeakCriteria = .standard
+    ) {
         let ok = cases.filter { $0.strategy == strategy }.compactMap { result in result.completed.map { (result, $0) } }
         let assessments = ok.map { LeakAnalysis.assess($0.1.leaks, expectation: $0.0.expectation, criteria: criteria) }
         let assessed = assessments.filter { $0.verdict != .notAssessed }
         let leaking = assessed.filter { $0.verdict == .leaks }
+        let heap = instrumented.first { $0.strategy == strategy && $0.measurements?.heapGraph != nil }
+        let heapAssessment = heap.map { LeakAnalysis.assess(heapGraph: $0.completed?.heapGraph, expectation: nil) }
+        let heapAssessed = heapAssessment.map { $0.verdict != .notAssessed } ?? false
         self.strategy = strategy
         expectation = ok.compactMap(\.0.expectation).first ?? cases.compactMap(\.expectation).first
         assessedRepetitions = assessed.count
         leakingRepetitions = leaking.count
-        verdict = assessed.isEmpty ? .notAssessed : (leaking.isEmpty ? .leakFree : .leaks)
+        heapGraph = heapAssessed ? heap?.completed?.heapGraph?.last : nil
+        if assessed.isEmpty && !heapAssessed {
+            verdict = .notAssessed
+            let why = heap == nil ? "no heap graph was captured" : (heapAssessment?.reasons.first ?? "")
+            reasons = ["nothing tracked, no repeat step, and \(why)"]
+        } else {
+            let heapLeaks = heapAssessment?.verdict == .leaks
+            verdict = leaking.isEmpty && !heapLeaks ? .leakFree : .leaks
+            reasons = (leaking.first?.reasons ?? []) + (heapLeaks ? heapAssessment?.reasons ?? [] : [])
+        }
         outcome = LeakAnalysis.outcome(verdict: verdict, expectation: expectation)
-        reasons = leaking.first?.reasons ?? []
 
         let measurements = ok.compactMap(\.1.leaks)
         func ranges(_ counts: (LeakMeasurements) -> [TypeCount]) -> [TypeCountRange] {
@@ -101,6 +119,8 @@ public struct StrategyLeakSummary: Sendable, Hashable, Codable {
 
     /// One summary per strategy of `run`, in the file's order.
     public static func summaries(_ run: ScenarioRun, criteria: LeakCriteria = .standard) -> [StrategyLeakSummary] {
-        run.strategies.map { StrategyLeakSummary(strategy: $0, cases: run.cases, criteria: criteria) }
+        run.strategies.map {
+            StrategyLeakSummary(strategy: $0, cases: run.cases, instrumented: run.attributedCases, criteria: criteria)
+        }
     }
 }

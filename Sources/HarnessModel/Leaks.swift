@@ -128,11 +128,12 @@ public struct LeakMeasurements: Sendable, Hashable, Codable {
 
 /// Whether a case (or a strategy) leaked.
 public enum LeakVerdict: String, Sendable, Hashable, Codable {
-    /// Evidence was gathered (tracked objects or a `repeat` step) and none showed a leak.
+    /// Evidence was gathered (tracked objects, a `repeat` step, a heap graph) and none showed a leak.
     case leakFree = "leak-free"
-    /// A tracked object survived, or the live heap grew per iteration beyond the confidence bound.
+    /// A tracked object survived, the live heap grew per iteration beyond the confidence bound, or the heap graph
+    /// holds a block no root reaches.
     case leaks
-    /// Nothing was tracked and no `repeat` step ran: the case gives no leak evidence either way.
+    /// Nothing was tracked, no `repeat` step ran and no heap graph was captured: no leak evidence either way.
     case notAssessed = "not-assessed"
 }
 
@@ -188,8 +189,13 @@ public struct LeakAssessment: Sendable, Hashable, Codable {
 
 extension CaseResult {
     /// This case's leak verdict under the standard criteria (not assessed unless the case completed).
+    /// An instrumented case that captured its heap is assessed by its heap graph, every other by its tracked
+    /// objects and `repeat` steps.
     public var leakAssessment: LeakAssessment {
-        LeakAnalysis.assess(completed?.leaks, expectation: expectation)
+        if attributed, let heapGraph = completed?.heapGraph {
+            return LeakAnalysis.assess(heapGraph: heapGraph, expectation: expectation)
+        }
+        return LeakAnalysis.assess(completed?.leaks, expectation: expectation)
     }
 }
 

@@ -7,9 +7,11 @@ public enum ThresholdEvaluator {
         return (median, Statistics.spreadPercent(values))
     }
 
-    /// The figure's values over a strategy's `ok` cases, in run order.
+    /// The figure's values over a strategy's `ok` cases, in run order. A heap-graph figure comes from the
+    /// strategy's instrumented case, the one case that captures the heap.
     public static func values(_ reference: FigureReference, in run: ScenarioRun) -> [Double] {
-        run.cases.filter { $0.strategy == reference.strategy }.compactMap { reference.figure.value(in: $0) }
+        (reference.figure.isHeapGraph ? run.attributedCases : run.cases).filter { $0.strategy == reference.strategy }
+            .compactMap { reference.figure.value(in: $0) }
     }
 
     /// Checks every threshold whose strategies ran here; one naming a strategy without any case in

@@ -52,13 +52,15 @@ extension Agent {
         return HeapCaptureFailure(label: label, reason: reason, detail: detail)
     }
 
-    /// A capture of this process written by `writeHeapCapture`, read and named. Naming reads the type metadata the
-    /// blocks point at, which lives as long as the process: a capture can be read any time after it was written.
-    public static func readHeapCapture(at path: String, label: String) -> HeapCaptureResult {
+    /// A capture written by `writeHeapCapture` (of this process) or by the agent of another process (`ofThisProcess`
+    /// false: a program's capture at exit), read and named. Naming a capture of this process reads the type metadata
+    /// the blocks point at, which lives as long as the process: it can be read any time after it was written.
+    public static func readHeapCapture(at path: String, label: String, ofThisProcess: Bool = true) -> HeapCaptureResult
+    {
         do {
             let data = try Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped)
             let capture = try data.withUnsafeBytes { bytes throws(CaptureFileError) in try CaptureFile(bytes: bytes) }
-            var naming = CaptureNaming(capture: capture, inspectsThisProcess: true)
+            var naming = CaptureNaming(capture: capture, inspectsThisProcess: ofThisProcess)
             return .snapshot(try naming.snapshot())
         } catch {
             return .failure(HeapCaptureFailure(label: label, reason: .unreadable, detail: "\(error)"))

@@ -33,6 +33,7 @@ final class CaseHeapGraph: @unchecked Sendable {
 
     /// After iteration `iteration` of the `repeat` step of phase `phase`: a generation, compared with the one before.
     func captureIteration(_ iteration: Int, phase: String) {
+        guard request.capturesIterations else { return }
         capture((phase, iteration, nil, nil))
     }
 

@@ -64,7 +64,8 @@ struct MeasuringOptions: ParsableArguments {
     @Flag(
         help: ArgumentHelp(
             "Also record why memory is kept: that extra case captures the heap as a graph after every repeat "
-                + "iteration and after teardown (leaks by reachability, cycles, retaining paths, types)."))
+                + "iteration and after teardown, a program's at its exit (leaks by reachability, cycles, retaining "
+                + "paths, types)."))
     var heapGraph = false
     @Option(help: .value("type", "With --heap-graph: a type whose shortest retaining path to report (repeatable)."))
     var retainedBy: [String] = []
@@ -155,8 +156,9 @@ struct ProfileCommand: ParsableCommand {
         discussion: """
             The program runs with the memharness agent and jemalloc preloaded: the agent's sampler records \
             jemalloc's figures inside it, --peak exact counts every allocation, --attribute records where the \
-            memory is. Its exit status and the tail of its stderr are in its row. A statically linked program \
-            (or one with an allocator of its own, such as Go's) cannot be seen and is refused.
+            memory is, --heap-graph captures its heap at exit and finds what no root reaches there (its leaks). \
+            Its exit status and the tail of its stderr are in its row. A statically linked program (or one with \
+            an allocator of its own, such as Go's) cannot be seen and is refused.
             """
     )
 
@@ -180,11 +182,6 @@ struct ProfileCommand: ParsableCommand {
         if words.isEmpty {
             throw ValidationError("give the program to run after --, e.g. memharness profile -- ./prog")
         }
-        if measuring.heapGraph {
-            throw ValidationError(
-                "--heap-graph: profile does not capture an external program's heap yet; run a workload with "
-                    + "memharness run --heap-graph (see Why memory is kept)")
-        }
         try ValidationError.check(
             OptionRanges.problem(repetitions, in: OptionRanges.repetitions).map { "--repeat " + $0 })
         try ValidationError.check(OptionRanges.problem(timeout: timeout.duration))
@@ -196,10 +193,11 @@ struct ProfileCommand: ParsableCommand {
     func run() throws {
         let executable = try Terminal.orFail { () throws(ProgramProblem) in try ProgramCheck.resolve(words[0]) }
         let invocation = ProgramInvocation(executable: executable, arguments: Array(words.dropFirst()))
+        var options = RunOptions(
+            interval: measuring.interval.duration, peakMode: measuring.peak, attribution: measuring.attribution)
+        options.heapGraph = measuring.heapGraphRequest
         let request = RunRequest.profiling(
-            invocation, name: name, repetitions: repetitions, timeout: timeout.duration,
-            options: RunOptions(
-                interval: measuring.interval.duration, peakMode: measuring.peak, attribution: measuring.attribution))
+            invocation, name: name, repetitions: repetitions, timeout: timeout.duration, options: options)
         let outcome = try Publishing.run(request, output: RunOutput(directory: out), display: display)
         Terminal.result(Publication.profileSummary(outcome.record.report, folder: out))
         try Publishing.finish(outcome, folder: out, showTime: false)

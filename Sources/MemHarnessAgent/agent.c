@@ -240,6 +240,8 @@ unsigned mh_read_environment(void) {
     }
     read_path("MEMHARNESS_AGENT_SAMPLES", mh_config.samples_path);
     read_path("MEMHARNESS_AGENT_RECORD", mh_config.record_path);
+    // A capture at exit needs the table of live blocks from the first allocation on: it turns the heap on.
+    read_path("MEMHARNESS_AGENT_HEAP_AT_EXIT", mh_config.heap_at_exit_path);
     mh_config.origin_ns = mh_now_ns();
     text = getenv("MEMHARNESS_AGENT_ORIGIN_NS");
     if (text != NULL && *text != 0) {
@@ -250,7 +252,8 @@ unsigned mh_read_environment(void) {
         }
     }
     const char *heap = getenv("MEMHARNESS_AGENT_HEAP");
-    mh_config.heap = heap != NULL && (strcmp(heap, "1") == 0 || strcmp(heap, "true") == 0 || strcmp(heap, "yes") == 0);
+    mh_config.heap = (heap != NULL && (strcmp(heap, "1") == 0 || strcmp(heap, "true") == 0 || strcmp(heap, "yes") == 0))
+        || mh_config.heap_at_exit_path[0] != 0;
     state = mh_config.exact ? MH_EXACT : 0;
     // The table of live blocks exists before the first block is handed out: no live block predates it.
     if (mh_config.heap) {

@@ -53,6 +53,7 @@ struct mh_config {
     int64_t origin_ns;           // CLOCK_MONOTONIC origin of every time the agent writes
     char samples_path[MH_PATH_CAPACITY];  // pattern (%p: pid); empty: none
     char record_path[MH_PATH_CAPACITY];   // pattern (%p: pid); empty: none
+    char heap_at_exit_path[MH_PATH_CAPACITY];  // pattern (%p: pid): a heap capture at exit; empty: none
 };
 extern struct mh_config mh_config MH_HIDDEN;
 

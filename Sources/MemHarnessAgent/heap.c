@@ -397,6 +397,16 @@ static int collect_segments(struct dl_phdr_info *info, size_t size, void *data) 
     int module = layout.module_count++;
     layout.bases[module] = info->dlpi_addr;
     const char *path = info->dlpi_name != NULL && info->dlpi_name[0] ? info->dlpi_name : "";
+    // The loader names the main executable with an empty path: its file, so that a capture read by another
+    // process (a program's capture at exit) finds its symbols too. readlink allocates nothing.
+    char executable[256];
+    if (path[0] == 0) {
+        ssize_t read = readlink("/proc/self/exe", executable, sizeof(executable) - 1);
+        if (read > 0) {
+            executable[read] = 0;
+            path = executable;
+        }
+    }
     size_t length = strnlen(path, 255);
     memcpy(layout.paths[module], path, length);
     layout.paths[module][length] = 0;

@@ -191,8 +191,22 @@ void mh_sampler_start(void) {
 }
 
 // ---- Exit -------------------------------------------------------------------------------------------------
+// The heap as the program leaves it (MEMHARNESS_AGENT_HEAP_AT_EXIT): after its atexit handlers and library
+// destructors, what no root reaches is what it leaked, as valgrind's and LeakSanitizer's reports at exit.
+static void capture_heap_at_exit(void) {
+    if (mh_config.heap_at_exit_path[0] == 0) return;
+    if (mh_forked_child && !mh_pattern_has_pid(mh_config.heap_at_exit_path)) return;
+    char path[MH_PATH_CAPACITY];
+    if (!mh_expand_path(mh_config.heap_at_exit_path, path, sizeof(path))) {
+        mh_warn("MEMHARNESS_AGENT_HEAP_AT_EXIT is too long once %p is replaced; no heap capture");
+    } else if (memharness_agent_capture_heap(path, "at exit") != 0) {
+        mh_warn("the heap capture at exit failed");
+    }
+}
+
 static void finish(int status) {
     if (atomic_exchange(&finished, true)) return;
+    capture_heap_at_exit();
     if (sampler_running && samples_fd >= 0) {
         atomic_store_explicit(&stopping, true, memory_order_release);
         mh_acquire(&write_lock);  // kept: the sampler thread stops at its next turn, without writing
@@ -229,11 +243,17 @@ static void on_process_exit(int status, void *argument) {
 }
 
 __attribute__((destructor)) static void mh_finish_at_unload(void) {
-    if (!exit_handler_registered && (mh_config.record_path[0] != 0 || sampler_running)) finish(-1);
+    if (!exit_handler_registered
+        && (mh_config.record_path[0] != 0 || mh_config.heap_at_exit_path[0] != 0 || sampler_running)) {
+        finish(-1);
+    }
 }
 
 void mh_exit_handlers_install(void) {
-    if (mh_config.record_path[0] == 0 && !(mh_config.interval_ns > 0 && mh_config.samples_path[0] != 0)) return;
+    if (mh_config.record_path[0] == 0 && mh_config.heap_at_exit_path[0] == 0
+        && !(mh_config.interval_ns > 0 && mh_config.samples_path[0] != 0)) {
+        return;
+    }
     exit_handler_registered = on_exit(on_process_exit, NULL) == 0;
 }
 

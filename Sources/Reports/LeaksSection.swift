@@ -12,26 +12,38 @@ public enum LeaksSection {
         criteria: LeakCriteria = .standard
     ) -> [String] {
         let summaries = StrategyLeakSummary.summaries(scenario, criteria: criteria)
-        guard summaries.contains(where: { $0.verdict != .notAssessed }) else { return [] }
+        guard summaries.contains(where: { $0.verdict != .notAssessed || $0.expectation != nil }) else { return [] }
+        let anyHeapGraph = summaries.contains { $0.heapGraph != nil }
         // A heading needs at least one '#' and Markdown has no level beyond six.
         let level = min(max(headingLevel, 1), 6)
         var out: [String] = []
         out.append(String(repeating: "#", count: level) + " Leaks")
         out.append("")
-        out.append("| Strategy | Expected | Surviving objects | Residue | Growth per iteration | Verdict |")
-        out.append("|---|---|---|---:|---:|---|")
+        let heapHeader = anyHeapGraph ? " No root reaches |" : ""
+        out.append(
+            "| Strategy | Expected | Surviving objects | Residue | Growth per iteration |\(heapHeader) Verdict |")
+        out.append("|---|---|---|---:|---:|" + (anyHeapGraph ? "---:|" : "") + "---|")
         for summary in summaries {
             out.append(
                 "| \(MarkdownReport.code(summary.strategy)) | \(summary.expectation?.rawValue ?? "–") | "
                     + "\(MarkdownReport.cell(survivors(summary))) | "
-                    + "\(residue(summary)) | \(MarkdownReport.cell(growth(summary))) | \(verdict(summary)) |")
+                    + "\(residue(summary)) | \(MarkdownReport.cell(growth(summary))) | "
+                    + (anyHeapGraph ? "\(unreachable(summary)) | " : "") + "\(verdict(summary)) |")
         }
         out.append("")
+        for summary in summaries where summary.verdict == .notAssessed && summary.expectation != nil {
+            out.append(
+                "**\(MarkdownReport.code(summary.strategy, inTable: false)) could not be assessed**: "
+                    + "\(summary.reasons.joined(separator: "; ")).")
+            out.append("")
+        }
         let findings = summaries.filter { $0.outcome == .unexpectedLeak }
         for summary in findings {
             out.append(
-                "**Unexpected leak in \(MarkdownReport.code(summary.strategy, inTable: false))** "
-                    + "(\(summary.leakingRepetitions) of \(summary.assessedRepetitions) repetitions): "
+                "**Unexpected leak in \(MarkdownReport.code(summary.strategy, inTable: false))**"
+                    + (summary.assessedRepetitions == 0
+                        ? "" : " (\(summary.leakingRepetitions) of \(summary.assessedRepetitions) repetitions)")
+                    + ": "
                     + "\(summary.reasons.joined(separator: "; ")).")
             out.append("")
         }
@@ -41,21 +53,28 @@ public enum LeaksSection {
                     + "repetition: the scenario may no longer show the pitfall it demonstrates.")
             out.append("")
         }
-        out.append(
-            "Surviving objects are tracked objects still alive after teardown and settle (a range when repetitions "
-                + "differ). Residue is the live heap (`stats.allocated` without the freed blocks thread caches hold) "
-                + "after teardown and settle minus the baseline, ± what the harness allocated meanwhile and how far "
-                + "two back-to-back readings disagreed; it counts jemalloc size classes, so the bytes asked for may be up "
-                + "to 20% less (more for blocks under 128 B). Growth is the least-squares slope of the live heap "
-                + "after each `repeat` iteration past the warm-up, ± the half-width of its 95% confidence interval, "
-                + "after one-off jumps (an iteration growing over \(Units.formatBytes(criteria.oneOffJumpBytes)) "
-                + "more or less than the median iteration, such as a thread's first allocator cache) are replaced "
-                + "by the median growth; a lower bound above "
-                + "\(Units.formatBytes(criteria.minimumSlopeBytesPerIteration)) per iteration is a leak even when "
-                + "no tracked object survives."
-        )
+        out.append(notes(criteria: criteria, anyHeapGraph: anyHeapGraph))
         out.append("")
         return out
+    }
+
+    /// What the columns mean, under the table.
+    static func notes(criteria: LeakCriteria, anyHeapGraph: Bool) -> String {
+        "Surviving objects are tracked objects still alive after teardown and settle (a range when repetitions "
+            + "differ). Residue is the live heap (`stats.allocated` without the freed blocks thread caches hold) "
+            + "after teardown and settle minus the baseline, ± what the harness allocated meanwhile and how far "
+            + "two back-to-back readings disagreed; it counts jemalloc size classes, so the bytes asked for may be up "
+            + "to 20% less (more for blocks under 128 B). Growth is the least-squares slope of the live heap "
+            + "after each `repeat` iteration past the warm-up, ± the half-width of its 95% confidence interval, "
+            + "after one-off jumps (an iteration growing over \(Units.formatBytes(criteria.oneOffJumpBytes)) "
+            + "more or less than the median iteration, such as a thread's first allocator cache) are replaced "
+            + "by the median growth; a lower bound above "
+            + "\(Units.formatBytes(criteria.minimumSlopeBytesPerIteration)) per iteration is a leak even when "
+            + "no tracked object survives."
+            + (anyHeapGraph
+                ? " No root reaches: the blocks of the heap graph's last capture (after teardown, a program's at "
+                    + "exit) that no global, stack, register or thread-local word reaches, and the cycles among "
+                    + "them; any such block is a leak, tracked or not (see Why memory is kept)." : "")
     }
 
     /// The section as one Markdown string; nil when there is nothing to report.
@@ -94,13 +113,23 @@ public enum LeaksSection {
         }.joined(separator: ", ")
     }
 
+    /// `20 blocks, 1.27 MiB, 20 cycles` from the heap graph; `–` without one.
+    static func unreachable(_ summary: StrategyLeakSummary) -> String {
+        guard let capture = summary.heapGraph else { return "–" }
+        let cycles = capture.cycleCount == 0 ? "" : ", \(capture.cycleCount) cycle\(capture.cycleCount == 1 ? "" : "s")"
+        return "\(capture.leakedBlocks) block\(capture.leakedBlocks == 1 ? "" : "s"), "
+            + "\(Units.formatBytes(capture.leakedBytes))\(cycles)"
+    }
+
     static func verdict(_ summary: StrategyLeakSummary) -> String {
-        let repetitions = "\(summary.leakingRepetitions) of \(summary.assessedRepetitions) repetitions leaked"
+        let repetitions =
+            summary.assessedRepetitions == 0
+            ? "by the heap graph" : "\(summary.leakingRepetitions) of \(summary.assessedRepetitions) repetitions leaked"
         switch summary.outcome {
         case .asExpected: return "\(summary.verdict.rawValue), as expected (\(repetitions))"
         case .unexpectedLeak: return "**unexpected leak** (\(repetitions))"
         case .expectedLeakNotSeen: return "leak-free, but expected to leak (\(repetitions))"
-        case .notAssessed: return "not assessed"
+        case .notAssessed: return summary.expectation == nil ? "not assessed" : "**not assessed**"
         }
     }
 

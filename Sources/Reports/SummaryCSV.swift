@@ -33,6 +33,15 @@ public enum SummaryCSV {
         "exact_allocation_calls",
     ]
 
+    /// The column of instrumented cases, present only when a run has one: `stacks` for the extra case of a strategy
+    /// that recorded allocation stacks, `heap` for one that captured the heap only, empty for a measured case. An
+    /// instrumented case's peaks are inflated by what it records: medians, rankings and gates leave it out.
+    public static let instrumentationColumns = ["instrumentation"]
+
+    /// The heap graph's figures (`--heap-graph`, `expect:`), present only when some case captured its heap: blocks
+    /// and bytes no root reaches in its last capture (after teardown, a program's at exit), and the cycles among them.
+    public static let heapGraphColumns = ["leaked_blocks", "leaked_bytes", "leaked_cycles"]
+
     /// The columns of external programs (`workload: command`, `memharness profile`), present only when some
     /// case ran one: the status it exited with (empty when a signal ended it) and the last lines of its
     /// stderr, newlines as ` | `.
@@ -71,7 +80,10 @@ public enum SummaryCSV {
         var anyExact = false
         var anyFloor = false
         var anyProgram = false
-        for result in report.scenarios.flatMap(\.cases) {
+        let everyCase = report.scenarios.flatMap { $0.cases + $0.attributedCases }
+        let anyInstrumented = everyCase.contains(where: \.attributed)
+        let anyHeapGraph = everyCase.contains { $0.measurements?.heapGraph != nil }
+        for result in everyCase {
             guard let measurements = result.measurements else { continue }
             anyExact = anyExact || measurements.exact != nil
             anyProgram = anyProgram || measurements.program != nil
@@ -95,13 +107,15 @@ public enum SummaryCSV {
         var table = CSVTable(
             columns: fixedColumns + (anyFloor ? floorColumns : [])
                 + (anyExact ? exactColumns + (anyFloor ? ["exact_peak_uncertainty_bytes"] : []) : [])
-                + (anyProgram ? programColumns : []) + intervalColumns + phaseColumns + exactPhaseColumns
+                + (anyProgram ? programColumns : []) + (anyInstrumented ? instrumentationColumns : [])
+                + (anyHeapGraph ? heapGraphColumns : []) + intervalColumns + phaseColumns + exactPhaseColumns
                 + metricColumns.sorted())
-        for result in report.scenarios.flatMap(\.cases) {
+        for result in everyCase {
             var cells: [String: String] = [
                 "scenario": result.scenario, "workload": result.workload, "strategy": result.strategy,
                 "repetition": String(result.repetition), "status": result.status.rawValue,
                 "failure": result.failure ?? "", "expectation": result.expectation?.rawValue ?? "",
+                "instrumentation": result.attributed ? result.instrumentation : "",
             ]
             if let measurements = result.measurements { cells.merge(self.cells(measurements, result)) { $1 } }
             cells.merge(intervals["\(result.scenario)\u{1F}\(result.strategy)"] ?? [:]) { $1 }
@@ -133,18 +147,7 @@ public enum SummaryCSV {
             "sampler_allocated_bytes": String(m.sampling.samplerAllocatedBytes),
             "memory_warnings": m.memoryWarnings.map(String.init) ?? "",
         ]
-        if let leaks = m.leaks {
-            cells["leak_verdict"] = result.leakAssessment.verdict.rawValue
-            cells["leaked_objects"] =
-                leaks.trackedCount > 0 || !leaks.survivors.isEmpty ? String(leaks.survivorCount) : ""
-            if let fit = leaks.growth.compactMap(\.fit).max(by: {
-                $0.slopeBytesPerIteration < $1.slopeBytesPerIteration
-            }) {
-                cells["growth_bytes_per_iteration"] = Units.fixed(fit.slopeBytesPerIteration, decimals: 1)
-                cells["growth_bound_bytes_per_iteration"] = Units.fixed(fit.boundBytesPerIteration, decimals: 1)
-            }
-            cells["residue_uncertainty_bytes"] = String(leaks.residueUncertaintyBytes)
-        }
+        cells.merge(leakCells(m, result)) { $1 }
         for phase in m.phases {
             cells[column(forPhase: phase.name)] = String(phase.peakAllocatedBytes - m.baselineAllocatedBytes)
             if let net = m.exactPeakNetBytes(of: phase) { cells[exactColumn(forPhase: phase.name)] = String(net) }
@@ -171,6 +174,30 @@ public enum SummaryCSV {
             cells["stderr_tail"] = program.stderrTail.split(separator: "\n").joined(separator: " | ")
         }
         for metric in m.metrics { cells[column(for: metric)] = format(metric) }
+        return cells
+    }
+
+    /// The leak cells: tracked survivors and growth, and the heap graph's leaked blocks where the case captured it.
+    static func leakCells(_ m: CaseMeasurements, _ result: CaseResult) -> [String: String] {
+        var cells: [String: String] = [:]
+        if let leaks = m.leaks {
+            cells["leak_verdict"] = result.leakAssessment.verdict.rawValue
+            cells["leaked_objects"] =
+                leaks.trackedCount > 0 || !leaks.survivors.isEmpty ? String(leaks.survivorCount) : ""
+            if let fit = leaks.growth.compactMap(\.fit).max(by: {
+                $0.slopeBytesPerIteration < $1.slopeBytesPerIteration
+            }) {
+                cells["growth_bytes_per_iteration"] = Units.fixed(fit.slopeBytesPerIteration, decimals: 1)
+                cells["growth_bound_bytes_per_iteration"] = Units.fixed(fit.boundBytesPerIteration, decimals: 1)
+            }
+            cells["residue_uncertainty_bytes"] = String(leaks.residueUncertaintyBytes)
+        }
+        if let heapGraph = m.heapGraph {
+            cells["leak_verdict"] = result.leakAssessment.verdict.rawValue
+            cells["leaked_blocks"] = heapGraph.leakedBlocks.map(String.init) ?? ""
+            cells["leaked_bytes"] = heapGraph.leakedBytes.map(String.init) ?? ""
+            cells["leaked_cycles"] = heapGraph.cycleCount.map(String.init) ?? ""
+        }
         return cells
     }
 

@@ -14,16 +14,6 @@ import WorkloadKit
 /// dynamically linked program allocates through jemalloc), measured by the agent's sampler thread
 /// inside it, its output kept in the work folder, its kernel RSS peak read from `wait4`.
 struct ProgramCase {
-    /// An external program's heap is not captured yet (the capture names Swift types in the process it is taken
-    /// of, and the agent does not capture at a program's exit): said in the report, never a silent nothing.
-    static let heapGraphNotCaptured = HeapGraphSummary(
-        captures: [],
-        failures: [
-            HeapCaptureFailure(
-                label: "after teardown", reason: .other,
-                detail: "external programs' heaps are not captured yet; --heap-graph captures a workload's")
-        ])
-
     let spec: CaseSpec
     let work: CaseWorkFolder
     let environment: [String: String]
@@ -71,7 +61,8 @@ struct ProgramCase {
             samples, usage: usage, harnessRSSBytes: harnessRSSBytes, exact: exact,
             report: report(program, termination: ended?.termination, processCount: 1 + others.count),
             requestedIntervalNanoseconds: spec.samplingIntervalNanoseconds
-        ).adding(heapGraph: spec.heapGraph.map { _ in Self.heapGraphNotCaptured })
+        ).adding(
+            heapGraph: spec.heapGraph.map { _ in heapGraphAtExit(pid: child.pid, termination: ended?.termination) })
         guard let ended else {
             return .timedOut(limitNanoseconds: spec.timeoutNanoseconds, measurements: measurements)
         }
@@ -106,6 +97,7 @@ struct ProgramCase {
         if spec.peakMode == .exact || spec.attribution != nil {
             variables["MEMHARNESS_AGENT_RECORD"] = "\(work.root)/record.%p"
         }
+        if spec.heapGraph != nil { variables["MEMHARNESS_AGENT_HEAP_AT_EXIT"] = heapCapturePattern }
         return variables
     }
 

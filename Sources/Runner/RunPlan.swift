@@ -129,6 +129,24 @@ public struct RunPlan: Sendable {
 
     /// True when some case needs the agent: exact peaks, allocation stacks, an external program.
     public var needsAgent: Bool { cases.contains(where: \.needsAgent) }
+
+    /// The plan without the heap graphs nobody asked for on the command line (those of `expect:` and heap-graph
+    /// thresholds), for a launcher that cannot capture heaps (no agent, or cases in this process): an expectation
+    /// is then decided by tracked objects and `repeat` steps, and one that cannot be fails its check saying why.
+    public func withoutImplicitHeapGraphs() -> RunPlan {
+        func strip(_ cases: [CaseSpec]) -> [CaseSpec] {
+            cases.compactMap { spec in
+                guard spec.heapGraph?.capturesIterations == false else { return spec }
+                var spec = spec
+                spec.heapGraph = nil
+                return spec.isInstrumented ? spec : nil
+            }
+        }
+        var plan = self
+        plan.cases = strip(cases)
+        for index in plan.scenarios.indices { plan.scenarios[index].cases = strip(scenarios[index].cases) }
+        return plan
+    }
 }
 
 /// Turns a request into a plan: reads and validates every scenario file, applies overrides, expands
@@ -265,16 +283,33 @@ public enum RunPlanner {
         // the measured ones, whose figures never reach a median, a ranking or a gate. It is numbered after
         // the most repetitions the scenario may run, so auto repetitions added later never share its number.
         // The heap graph rides on the same extra case: tracking every block slows allocation, never the figures
-        // of the measured repetitions.
+        // of the measured repetitions. A strategy with neither gets no extra case.
         let attribution = options.attribution ?? scenario.attribution
-        guard attribution != nil || options.heapGraph != nil else { return measured }
         return measured
-            + scenario.strategies.map { strategy in
+            + scenario.strategies.compactMap { strategy in
+                let heapGraph = heapGraph(of: strategy, in: scenario, options: options)
+                guard attribution != nil || heapGraph != nil else { return nil }
                 var instrumented = spec(strategy, repetition: policy.maximum + 1)
                 instrumented.attribution = attribution
-                instrumented.heapGraph = options.heapGraph
+                instrumented.heapGraph = heapGraph
                 return instrumented
             }
+    }
+
+    /// The heap graph a strategy's instrumented case captures: `--heap-graph`'s, else one whenever the file expects
+    /// something of the strategy's leaks (`expect:`) or gates on a heap-graph figure of it (`leakedBlocks`...), so
+    /// that an expectation or a threshold is never left without its evidence (a capture after teardown only: the
+    /// generations of `--heap-graph` cost a capture per iteration); nil otherwise.
+    static func heapGraph(of strategy: StrategyPlan, in scenario: ScenarioSpec, options: RunOptions)
+        -> HeapGraphRequest?
+    {
+        if let request = options.heapGraph { return request }
+        let gated = scenario.thresholds.contains { threshold in
+            var references = [threshold.subject]
+            if case .relative(_, let other) = threshold.limit { references.append(other) }
+            return references.contains { $0.strategy == strategy.name && $0.figure.isHeapGraph }
+        }
+        return strategy.expect != nil || gated ? .afterTeardown : nil
     }
 
     /// `--quick`: every duration argument divided by 4, inside `repeat` bodies too.

@@ -104,7 +104,10 @@ public enum RunSession {
         _ request: RunRequest, catalog: WorkloadCatalog, launcher: some CaseLaunching, output: String,
         baseline: BaselineReference?
     ) throws(RunError) -> RunPlan {
-        let plan = try RunPlanner.plan(request, catalog: catalog)
+        var plan = try RunPlanner.plan(request, catalog: catalog)
+        if launcher.agentProblem != nil || !launcher.runsCasesInTheirOwnProcess {
+            plan = plan.withoutImplicitHeapGraphs()
+        }
         if let baseline,
             let problem = RunPreflight.baselineProblem(baseline, scenarios: plan.scenarios.map(\.baseName).uniqued())
         {

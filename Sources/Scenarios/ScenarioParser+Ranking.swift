@@ -12,7 +12,17 @@ extension ParseContext {
         let name = metricNames.contains(text) ? "metrics.\(text)" : text
         let names = ThresholdNames(
             strategies: [], phases: ["setup"] + steps.map(\.phase) + ["teardown"], metrics: descriptor.metrics)
-        return readFigure(name, at: node, names)
+        guard let figure = readFigure(name, at: node, names) else { return nil }
+        guard !figure.isHeapGraph else {
+            // The heap graph is captured once per strategy, by a case whose figures never rank.
+            report(
+                node,
+                "'\(text)' cannot rank strategies: it is a heap-graph figure, taken once per strategy on an "
+                    + "instrumented case; rank by a measured figure (peakAllocated, exactPeak, residue, metrics.<name>) "
+                    + "and gate on '\(text)' with a threshold instead")
+            return nil
+        }
+        return figure
     }
 
     /// `rate: burst`: a phase of the scenario's steps, whose growth per second the report gives.

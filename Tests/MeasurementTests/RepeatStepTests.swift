@@ -45,7 +45,10 @@ import WorkloadKit
     @Test func theExpectationReachesTheCaseSpec() throws {
         let spec = try parse("  - repeat: {times: 5, warmup: 1, steps: [allocate]}")
         let cases = RunPlanner.cases(of: spec, options: RunOptions(repetitions: 1))
-        #expect(cases.map(\.expectation) == [.leaks, nil])
+        #expect(cases.filter { !$0.isInstrumented }.map(\.expectation) == [.leaks, nil])
+        // The strategy with an expectation also gets the case that captures its heap after teardown.
+        #expect(cases.filter(\.isInstrumented).map(\.expectation) == [.leaks])
+        #expect(cases.last?.heapGraph == .afterTeardown)
     }
 
     @Test func quickModeQuartersDurationsInsideTheBody() throws {

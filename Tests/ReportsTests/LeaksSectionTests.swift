@@ -54,9 +54,20 @@ import Testing
         try ReportWriterTests().checkGolden(markdown, "leaks-section.md")
     }
 
-    @Test func aScenarioWithoutLeakEvidenceHasNoSection() {
+    @Test func aScenarioWithoutLeakEvidenceOrExpectationsHasNoSection() {
         var run = Self.run
         run.cases = run.cases.map { $0.changingMeasurements { $0.leaks = LeakMeasurements() } }
+        // An expectation nothing could assess is said, not left out: the section stays, saying why.
+        let lines = LeaksSection.lines(for: run)
+        #expect(
+            lines.contains(
+                "**`weak-self` could not be assessed**: nothing tracked, no repeat step, and no heap graph "
+                    + "was captured."), "\(lines)")
+        run.cases = run.cases.map { result in
+            var result = result
+            result.expectation = nil
+            return result
+        }
         #expect(LeaksSection.lines(for: run).isEmpty)
         #expect(LeaksSection.markdown(for: run) == nil)
     }

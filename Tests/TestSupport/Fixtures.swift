@@ -17,6 +17,7 @@ public struct MeasurementsDraft {
     public var exact: ExactPeakValues?
     public var memoryWarnings: Int?
     public var floor: MeasurementFloor?
+    public var heapGraph: HeapGraphSummary?
 
     public init() {}
 
@@ -36,6 +37,7 @@ public struct MeasurementsDraft {
         exact = m.exact
         memoryWarnings = m.memoryWarnings
         floor = m.floor
+        heapGraph = m.heapGraph
     }
 
     public var measurements: CaseMeasurements {
@@ -43,7 +45,7 @@ public struct MeasurementsDraft {
             baselineAllocatedBytes: baselineAllocatedBytes, peak: peak, peakRSSBytes: peakRSSBytes,
             residueBytes: residueBytes, durationNanoseconds: durationNanoseconds, cpuNanoseconds: cpuNanoseconds,
             sampling: sampling, phases: phases, metrics: metrics, samples: samples, leaks: leaks, exact: exact,
-            memoryWarnings: memoryWarnings, floor: floor)
+            memoryWarnings: memoryWarnings, floor: floor, heapGraph: heapGraph)
     }
 }
 

@@ -25,6 +25,8 @@ public struct CaptureNaming {
     private var demangled: [String: String] = [:]
     private var types: [UInt64: TypeInfo?] = [:]
     private let demangler = SwiftDemangler(methods: [.runtimeSimplified, .runtimeFull])
+    /// Type names keep their module (`App.Screen`), as the runtime's own names of this process's types do.
+    private let typeDemangler = SwiftDemangler(methods: [.runtimeFull])
 
     /// What one metadata pointer says of the blocks that start with it.
     struct TypeInfo {
@@ -35,8 +37,9 @@ public struct CaptureNaming {
     }
 
     /// Names `capture`. With `inspectsThisProcess` (the capture is of this process, just taken), types are named
-    /// from the metadata in memory; without it (a capture another program wrote) only roots and stacks are named,
-    /// from the modules' files, and every block is an unnamed block of its size.
+    /// from the metadata in memory; without it (a capture another program wrote) roots, stacks and types are named
+    /// from the modules' files (a class instance by its metadata's symbol, a C++ object by its vtable's), fields
+    /// are not, and every other block is an unnamed block of its size.
     public init(capture: CaptureFile, inspectsThisProcess: Bool) {
         self.capture = capture
         self.inspectsThisProcess = inspectsThisProcess
@@ -89,7 +92,7 @@ public struct CaptureNaming {
         var infos: [TypeInfo] = []
         var indexOfMetadata: [UInt64: Int32] = [:]
         var indices = ContiguousArray<Int32>(repeating: -1, count: capture.addresses.count)
-        guard inspectsThisProcess else { return (infos, indices) }
+        guard inspectsThisProcess else { return nameForeignBlocks() }
         for index in capture.addresses.indices {
             let first = capture.firstWords[index]
             guard mappings.isReadable(first, length: 8) else { continue }
@@ -119,6 +122,50 @@ public struct CaptureNaming {
             }
         }
         return (infos, indices)
+    }
+
+    /// The blocks of another process's capture, named from the modules' symbol tables alone: a block whose first
+    /// word is the address of a class's metadata (a `…CN`/`…CMf` symbol) or a C++ vtable is an instance of it. A
+    /// class whose metadata the runtime makes at run time (a generic class) has no symbol: its blocks stay unnamed.
+    private mutating func nameForeignBlocks() -> (infos: [TypeInfo], indices: ContiguousArray<Int32>) {
+        var infos: [TypeInfo] = []
+        var indexOfWord: [UInt64: Int32] = [:]
+        var indices = ContiguousArray<Int32>(repeating: -1, count: capture.addresses.count)
+        for index in capture.addresses.indices {
+            let first = capture.firstWords[index]
+            guard first >= 4096 else { continue }  // a small integer, not an address
+            let known: Int32
+            if let cached = indexOfWord[first] {
+                known = cached
+            } else {
+                if let info = foreignType(first) {
+                    infos.append(info)
+                    known = Int32(infos.count - 1)
+                } else {
+                    known = -1
+                }
+                indexOfWord[first] = known
+            }
+            if known >= 0 { indices[index] = known }
+        }
+        return (infos, indices)
+    }
+
+    /// The type whose metadata or vtable symbol holds `word`, in another process's modules.
+    private mutating func foreignType(_ word: UInt64) -> TypeInfo? {
+        guard let (module, base) = module(containing: word), word >= base,
+            let symbol = symbolTable(module).object(containing: word - base)
+        else { return nil }
+        if symbol.name.hasPrefix("_ZTV") { return TypeInfo(kind: .cxxObject, name: cxxClassName(symbol)) }
+        guard symbol.name.hasPrefix("$s"), symbol.name.hasSuffix("CMf") || symbol.name.hasSuffix("CN") else {
+            return nil
+        }
+        let readable = typeDemangler.demangle([symbol.name]).names[symbol.name] ?? symbol.name
+        for prefix in ["full type metadata for ", "type metadata for "] where readable.hasPrefix(prefix) {
+            let name = String(readable.dropFirst(prefix.count))
+            return TypeInfo(kind: Self.storageKind(of: name), name: name)
+        }
+        return nil
     }
 
     /// A Swift class instance must be at least as big as its metadata says.
@@ -228,9 +275,13 @@ public struct CaptureNaming {
         guard mappings.isImage(vtable), let (module, base) = module(containing: vtable),
             let symbol = symbolTable(module).object(containing: vtable - base), symbol.name.hasPrefix("_ZTV")
         else { return nil }
-        let readable = demangle(symbol.name)
-        let name = readable.hasPrefix("vtable for ") ? String(readable.dropFirst("vtable for ".count)) : readable
-        return TypeInfo(kind: .cxxObject, name: name)
+        return TypeInfo(kind: .cxxObject, name: cxxClassName(symbol))
+    }
+
+    /// `Shape` of the symbol `_ZTV5Shape` (`vtable for Shape`).
+    private mutating func cxxClassName(_ vtable: ELFSymbols.Symbol) -> String {
+        let readable = demangle(vtable.name)
+        return readable.hasPrefix("vtable for ") ? String(readable.dropFirst("vtable for ".count)) : readable
     }
 
     // MARK: Edges

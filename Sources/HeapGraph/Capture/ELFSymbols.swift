@@ -1,6 +1,10 @@
 import Foundation
 import Synchronization
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// The function and object symbols of one ELF file (its `.symtab`, else `.dynsym`), for naming roots and frames.
 ///
 /// Why not `dladdr`: it sees only exported symbols, and a Swift executable exports none of its globals or
@@ -13,10 +17,22 @@ public struct ELFSymbols: Sendable {
         public var name: String
     }
 
+    /// One symbol as the table keeps it: its name stays in the file's string table until a lookup asks for it (a
+    /// debug build's table has hundreds of thousands of names, and a capture names a few hundred).
+    private struct Entry: Sendable {
+        var value: UInt64
+        var size: UInt64
+        var nameOffset: Int
+    }
+
+    /// The file, mapped: the string table the entries' names are in.
+    private let file: Data
     /// Functions, sorted by value.
-    public private(set) var functions: [Symbol] = []
+    private var functions: [Entry] = []
     /// Data objects (globals, statics, vtables, TLS), sorted by value.
-    public private(set) var objects: [Symbol] = []
+    private var objects: [Entry] = []
+    /// Where the string table ends in `file`.
+    private var stringsEnd = 0
 
     /// The symbols of the file at `path`, read once per process: a case's captures name roots and frames of the same
     /// modules again and again, and a debug build's symbol table is tens of megabytes.
@@ -31,12 +47,17 @@ public struct ELFSymbols: Sendable {
 
     /// Reads the symbols of the file at `path`; an empty table when it is not a readable 64-bit little-endian ELF.
     public init(path: String) {
-        guard let data = try? Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped) else { return }
-        data.withUnsafeBytes { bytes in self = ELFSymbols(bytes: bytes) }
+        self.init(file: (try? Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped)) ?? Data())
     }
 
-    /// Reads the symbols of an ELF image's bytes.
-    public init(bytes: UnsafeRawBufferPointer) {
+    private init(file: Data) {
+        self.file = file
+        file.withUnsafeBytes { bytes in index(bytes) }
+        functions.sort { $0.value < $1.value }
+        objects.sort { $0.value < $1.value }
+    }
+
+    private mutating func index(_ bytes: UnsafeRawBufferPointer) {
         guard bytes.count > 64, bytes.load(as: UInt32.self) == 0x464C_457F, bytes[4] == 2, bytes[5] == 1 else { return }
         let sectionOffset = Int(bytes.loadUnaligned(fromByteOffset: 0x28, as: UInt64.self))
         let sectionSize = Int(bytes.loadUnaligned(fromByteOffset: 0x3A, as: UInt16.self))
@@ -60,6 +81,7 @@ public struct ELFSymbols: Sendable {
         else { return }
         let strings = tables[table.link]
         guard strings.offset + strings.size <= bytes.count else { return }
+        stringsEnd = strings.offset + strings.size
         for entry in stride(from: table.offset, to: table.offset + table.size - 23, by: 24) {
             let info = bytes[entry + 4]
             let value = bytes.loadUnaligned(fromByteOffset: entry + 8, as: UInt64.self)
@@ -68,26 +90,23 @@ public struct ELFSymbols: Sendable {
             guard kind == 1 || kind == 2 || kind == 6, value != 0 else { continue }
             let nameOffset = Int(bytes.loadUnaligned(fromByteOffset: entry, as: UInt32.self))
             guard nameOffset < strings.size else { continue }
-            let start = strings.offset + nameOffset
-            let end =
-                bytes[start..<(strings.offset + strings.size)].firstIndex(of: 0) ?? (strings.offset + strings.size)
-            let name = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
             let size = bytes.loadUnaligned(fromByteOffset: entry + 16, as: UInt64.self)
-            let symbol = Symbol(value: value, size: size, name: name)
+            let symbol = Entry(value: value, size: size, nameOffset: strings.offset + nameOffset)
             if kind == 2 { functions.append(symbol) } else { objects.append(symbol) }
         }
-        functions.sort { $0.value < $1.value }
-        objects.sort { $0.value < $1.value }
     }
+
+    /// Symbols in the file, functions and objects.
+    public var count: Int { functions.count + objects.count }
 
     /// The function holding `value` (a file address): the last one starting at or before it, within its size
     /// when it has one.
-    public func function(containing value: UInt64) -> Symbol? { Self.lookUp(value, in: functions, slack: 1 << 20) }
+    public func function(containing value: UInt64) -> Symbol? { lookUp(value, in: functions, slack: 1 << 20) }
 
     /// The data object holding `value` (a file address), within its size.
-    public func object(containing value: UInt64) -> Symbol? { Self.lookUp(value, in: objects, slack: 0) }
+    public func object(containing value: UInt64) -> Symbol? { lookUp(value, in: objects, slack: 0) }
 
-    private static func lookUp(_ value: UInt64, in symbols: [Symbol], slack: UInt64) -> Symbol? {
+    private func lookUp(_ value: UInt64, in symbols: [Entry], slack: UInt64) -> Symbol? {
         var low = 0
         var high = symbols.count
         while low < high {
@@ -98,6 +117,17 @@ public struct ELFSymbols: Sendable {
         let symbol = symbols[low - 1]
         // A symbol without a size (hand-written assembly) holds what follows it up to `slack` bytes.
         let end = symbol.size > 0 ? symbol.value + symbol.size : symbol.value + slack
-        return value < end || (symbol.size == 0 && slack > 0 && value - symbol.value < slack) ? symbol : nil
+        guard value < end || (symbol.size == 0 && slack > 0 && value - symbol.value < slack) else { return nil }
+        return Symbol(value: symbol.value, size: symbol.size, name: name(at: symbol.nameOffset))
+    }
+
+    /// The NUL-terminated name at `offset` of the file, within the string table.
+    private func name(at offset: Int) -> String {
+        file.withUnsafeBytes { bytes in
+            guard let base = bytes.baseAddress, offset < stringsEnd else { return "" }
+            let length = strnlen(base.advanced(by: offset).assumingMemoryBound(to: CChar.self), stringsEnd - offset)
+            return String(
+                decoding: UnsafeRawBufferPointer(start: base.advanced(by: offset), count: length), as: UTF8.self)
+        }
     }
 }

@@ -56,7 +56,8 @@ enum AttributionSection {
     /// The section's Markdown; nothing when the scenario has no attributed case.
     static func lines(for run: ScenarioRun, files: Set<String>) -> [String] {
         let profiles = profiles(run)
-        let failed = run.attributedCases.filter { $0.measurements?.profile == nil }
+        // A case that captured the heap only (`--heap-graph`, `expect:`) recorded no stacks by design.
+        let failed = run.attributedCases.filter { $0.measurements?.profile == nil && $0.instrumentation == "stacks" }
         guard !profiles.isEmpty || !failed.isEmpty else { return [] }
         var out = ["### Where the memory is", ""]
         let mean = profiles.first.map { Units.formatBytes($0.profile.sampleMeanBytes) } ?? "–"

@@ -466,7 +466,8 @@ static int run_mmap(int64_t size, int64_t ms) {
 //   5000 B  kept only on the stack of a thread blocked in read(2)                live
 //   6000 B  kept only in a callee-saved register (r12/x19) of that thread         live
 // With a capture path and the agent tracking the heap, the probe captures the heap while the thread is blocked
-// (`capture rc <status>`), then exits without joining the thread, as a leak checker at exit sees it.
+// (`capture rc <status>`), then exits without joining the thread, as a leak checker at exit sees it. With
+// `at-exit` it calls exit(3) instead, and the agent (MEMHARNESS_AGENT_HEAP_AT_EXIT) captures the heap there.
 void *volatile probe_global_holder;
 static int probe_pipe[2];
 
@@ -529,13 +530,16 @@ static int run_leaks(const char *capture_path) {
     // Scrub the stack below this frame: the callee's dead slots must not keep its lost blocks alive.
     volatile char scrub[16384];
     memset((void *)scrub, 0, sizeof(scrub));
-    if (capture_path != NULL) {
+    // `leaks at-exit`: no capture here; exit(3) runs the agent's exit handler, which captures the heap then.
+    int capture_at_exit = capture_path != NULL && strcmp(capture_path, "at-exit") == 0;
+    if (capture_path != NULL && !capture_at_exit) {
         int (*capture)(const char *, const char *) =
             (int (*)(const char *, const char *))dlsym(RTLD_DEFAULT, "memharness_agent_capture_heap");
         printf("capture rc %d\n", capture ? capture(capture_path, "leak fixtures") : -1);
     }
     printf("leaks done\n");
     fflush(stdout);
+    if (capture_at_exit) exit(0);
     _exit(0);
 }
 
@@ -543,7 +547,7 @@ static int usage(void) {
     fprintf(stderr,
             "usage: agent-probe hold <bytes> <ms> | spike <holdBytes> <spikeBytes> <ms> | two-sites [ms] |\n"
             "       churn <pairs> | threads [blocks] | fork [children] | marks <record> | self-check |\n"
-            "       mmap <bytes> <ms> | leaks [capture-path]\n");
+            "       mmap <bytes> <ms> | leaks [capture-path | at-exit]\n");
     return 64;
 }
 

@@ -1,0 +1,39 @@
+import Foundation
+import HarnessModel
+import HeapGraph
+import Measurement
+
+extension ProgramCase {
+    /// Where the agent in the program writes its heap capture at exit (`heap.<pid>`; every process of the tree
+    /// that exits normally writes its own).
+    var heapCapturePattern: String { "\(work.root)/heap.%p" }
+
+    /// The heap graph of the program started as `pid`: its capture at exit, analysed here. The capture is of another
+    /// process, so its blocks are named from the modules' symbols only (roots, stacks), not from live metadata.
+    func heapGraphAtExit(pid: Int32, termination: TerminationStatus?) -> HeapGraphSummary {
+        let label = "at exit"
+        let path = "\(work.root)/heap.\(pid)"
+        guard FileManager.default.fileExists(atPath: path) else {
+            let why: String
+            switch termination {
+            case .signaled(let signal)?: why = "it was ended by signal \(signal) (\(SignalNames.name(of: signal)))"
+            case nil: why = "it was stopped at its time limit"
+            case .exited?: why = "it ended without running its exit handlers (_exit, or a crash in one)"
+            }
+            return HeapGraphSummary(
+                captures: [],
+                failures: [
+                    HeapCaptureFailure(
+                        label: label, reason: .other, detail: "the program's heap was not captured at exit: \(why)")
+                ])
+        }
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let targets = (spec.heapGraph?.retainedBy ?? []).map { HeapPathTarget.type(named: $0, reason: .requestedType) }
+        var tracker = HeapGenerationTracker(options: HeapAnalysisOptions(targets: targets))
+        switch Agent.readHeapCapture(at: path, label: label, ofThisProcess: false) {
+        case .snapshot(let snapshot): tracker.add(snapshot, isGeneration: false)
+        case .failure(let failure): tracker.recordFailure(failure)
+        }
+        return tracker.summary
+    }
+}
