@@ -83,7 +83,7 @@ let package = Package(
             name: "MemHarnessTesting",
             dependencies: [
                 "CMemHarnessTesting", "Measurement", "WorkloadKit", "AllocatorProbe", "HarnessModel",
-                "ChildProcesses",
+                "ChildProcesses", "HeapGraph",
             ],
             swiftSettings: settings
         ),
@@ -283,7 +283,7 @@ let package = Package(
             name: "MemHarnessTests",
             dependencies: [
                 "TestSupport", "memharness", "MemHarness", "Runner", "HarnessModel", "WorkloadKit", "Reports",
-                "AllocatorProbe", "ChildProcesses",
+                "AllocatorProbe", "ChildProcesses", "Measurement",
             ],
             exclude: ["Fixtures"], swiftSettings: settings
         ),

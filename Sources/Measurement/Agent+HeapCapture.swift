@@ -20,6 +20,10 @@ extension Agent {
         return readHeapCapture(at: path, label: label)
     }
 
+    /// True when the agent is preloaded into this process and tracks every live block (`MEMHARNESS_AGENT_HEAP=1`):
+    /// a heap capture can be taken.
+    public static var heapTrackingEnabled: Bool { HeapFunctions.shared.map { $0.enabled() == 1 } ?? false }
+
     /// Zeroes 256 KiB of stack below the caller, where returned frames (a workload's, a fixture's) were: a
     /// conservative scan would take their dead slots for references (the capture scans from its caller up). Call it
     /// just before a capture. Temporary allocations of up to 1 KiB are on the stack; 256 nested frames of them

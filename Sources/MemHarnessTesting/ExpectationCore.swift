@@ -1,4 +1,5 @@
 import Foundation
+import Measurement
 import Synchronization
 import WorkloadKit
 
@@ -68,7 +69,8 @@ struct ExpectationCore {
             return figures
         case .answer:
             do {
-                let meter = try MemoryMeter(options: measuring, iterations: iterations)
+                let meter = try MemoryMeter(
+                    options: measuring, iterations: iterations, heapGraph: ReplicaRequest.current?.heapGraph ?? false)
                 let (figures, error) = try meter.measure(body)
                 Self.answerAndExit(ReplicaResult(figures: figures, closureError: error.map { "\($0)" }))
             } catch {
@@ -77,7 +79,7 @@ struct ExpectationCore {
         case .measure(let request) where measuring.isolation == .thisProcess:
             try MeterLock.acquire(timeLimit: measuring.timeLimit)
             defer { MeterLock.release() }
-            let meter = try MemoryMeter(options: measuring, iterations: iterations)
+            let meter = try MemoryMeter(options: measuring, iterations: iterations, heapGraph: heapGraphHere)
             let (figures, error) = try meter.measure(body)
             if let error { throw error }
             remember(figures, request)
@@ -85,7 +87,7 @@ struct ExpectationCore {
         case .measure(let request):
             // The replica is this binary: when jemalloc does not serve it, say so before starting one.
             _ = try MemoryMeter.verifiedProbe()
-            let result = try ReplicaLauncher.measure(request, timeLimit: measuring.timeLimit)
+            let result = try ReplicaLauncher.measure(withHeapGraph(request), timeLimit: measuring.timeLimit)
             try runUnmeasured(body)
             return judge(result, request)
         }
@@ -99,7 +101,8 @@ struct ExpectationCore {
             return figures
         case .answer:
             do {
-                let meter = try MemoryMeter(options: measuring, iterations: iterations)
+                let meter = try MemoryMeter(
+                    options: measuring, iterations: iterations, heapGraph: ReplicaRequest.current?.heapGraph ?? false)
                 let (figures, error) = try await meter.measureAsync(body)
                 Self.answerAndExit(ReplicaResult(figures: figures, closureError: error.map { "\($0)" }))
             } catch {
@@ -108,14 +111,14 @@ struct ExpectationCore {
         case .measure(let request) where measuring.isolation == .thisProcess:
             try await MeterLock.acquire(timeLimit: measuring.timeLimit)
             defer { MeterLock.release() }
-            let meter = try MemoryMeter(options: measuring, iterations: iterations)
+            let meter = try MemoryMeter(options: measuring, iterations: iterations, heapGraph: heapGraphHere)
             let (figures, error) = try await meter.measureAsync(body)
             if let error { throw error }
             remember(figures, request)
             return judge(figures)
         case .measure(let request):
             _ = try MemoryMeter.verifiedProbe()
-            let result = try await ReplicaLauncher.measure(request, timeLimit: measuring.timeLimit)
+            let result = try await ReplicaLauncher.measure(withHeapGraph(request), timeLimit: measuring.timeLimit)
             try await runUnmeasuredAsync(body)
             return judge(result, request)
         }
@@ -139,8 +142,26 @@ struct ExpectationCore {
         }
     }
 
-    /// Records every finding; returns the figures.
+    /// `leaks: .none` asks a replica for the heap graph (it gets one where the agent is built beside this binary).
+    private func withHeapGraph(_ request: ReplicaRequest) -> ReplicaRequest {
+        var request = request
+        request.heapGraph = expectation.leaks == .none
+        return request
+    }
+
+    /// In this process, the heap graph is captured only where the agent already tracks every block.
+    private var heapGraphHere: Bool { expectation.leaks == .none && HeapGraphCheck.isAvailable }
+
+    /// Records every finding; returns the figures, saying why `leaks: .none` had no heap graph when it had none.
     private func judge(_ figures: MemoryFigures) -> MemoryFigures {
+        var figures = figures
+        if expectation.leaks == .none, figures.heapGraph == nil, figures.heapGraphUnavailable == nil {
+            let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? ""
+            figures.heapGraphUnavailable =
+                figures.isolation == .thisProcess
+                ? "measured in this process, which does not run with the agent tracking its blocks"
+                : AgentPreload.missingDescription(besideExecutable: executable)
+        }
         for finding in expectation.findings(in: figures) { record(finding.message) }
         return figures
     }

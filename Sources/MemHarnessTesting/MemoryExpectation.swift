@@ -2,8 +2,10 @@ import HarnessModel
 
 /// What a memory expectation says about leaks.
 public enum LeakTolerance: String, Sendable, Hashable, Codable {
-    /// No tracked object may survive the closure, and over 4 or more runs the live heap may not grow
-    /// per run (the harness's leak criteria: growth whose 95% lower bound exceeds 16 bytes per run).
+    /// No tracked object may survive the closure, over 4 or more runs the live heap may not grow per run (the
+    /// harness's leak criteria: growth whose 95% lower bound exceeds 16 bytes per run), and, measured in a replica
+    /// with the agent built beside the test binary, no block may be left unreachable (the heap graph: a retain
+    /// cycle or a lost pointer, tracked or not).
     case none
     /// Leaks are reported in the figures but do not fail the test.
     case allowed
@@ -74,6 +76,9 @@ public struct MemoryExpectation: Sendable, Hashable, Codable {
                         + "(a stored closure capturing its owner strongly), a cache, a global, or work still queued; "
                         + "capture weakly or release before the closure returns, or pass leaks: .allowed."))
         }
+        if let graph = figures.heapGraph, graph.newLeakedBlocks > 0 {
+            findings.append(MemoryFinding(kind: .unreachable, message: Self.unreachableMessage(graph)))
+        }
         if let series = figures.leaks.growth.first, let fit = series.fit, LeakAnalysis.isGrowing(fit) {
             findings.append(
                 MemoryFinding(
@@ -84,6 +89,27 @@ public struct MemoryExpectation: Sendable, Hashable, Codable {
                         + "the closure creates with track(_:as:) to find which, or pass leaks: .allowed."))
         }
         return findings
+    }
+
+    /// The leak the heap graph found, with the largest group's cycle (or type) named, and what to do.
+    static func unreachableMessage(_ graph: HeapGraphLeaks) -> String {
+        let capture = graph.capture
+        let count = graph.newLeakedBlocks
+        let before =
+            graph.leakedBlocksBefore > 0
+            ? " (\(capture.leakedBlocks) after it, \(graph.leakedBlocksBefore) of them already before it)" : ""
+        var message =
+            "leak: the closure left \(count) block\(count == 1 ? "" : "s") that no root reaches\(before); "
+            + LeakAnalysis.reason(capture)
+        if let cycle = capture.groups.first?.cycle, !cycle.edges.isEmpty {
+            let hops = cycle.edges.map { edge in
+                edge.fieldName.map { "\(edge.from.name).\($0)" } ?? edge.from.name
+            }
+            message += "; the cycle: " + (hops + [cycle.edges[0].from.name]).joined(separator: " → ")
+        }
+        return message
+            + ". Nothing references these blocks any more, yet they were never freed: break the cycle (a weak or "
+            + "unowned back-reference, [weak self] in a stored closure) or free what was lost, or pass leaks: .allowed."
     }
 
     /// `over the 64 MiB limit by 7.30 MiB (11%)`, or `at the 64 MiB limit (it must stay below)`.
@@ -115,6 +141,8 @@ public struct MemoryFinding: Sendable, Hashable, Codable, CustomStringConvertibl
         case survivors
         /// The live heap grew per run.
         case growth
+        /// The heap graph holds blocks the closure left unreachable (a retain cycle, a lost pointer).
+        case unreachable
     }
 
     /// Which limit was broken.

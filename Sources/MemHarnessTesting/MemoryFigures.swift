@@ -38,6 +38,12 @@ public struct MemoryFigures: Sendable, Hashable, Codable {
     public var settleNanoseconds: Int64
     /// Where the closure was measured: in a replica process running only this test, or in this process.
     public var isolation: MemoryIsolation
+    /// With `leaks: .none` in a replica that had the agent preloaded: the heap graph after the closure, whose blocks
+    /// no root reaches are leaks even where nothing was tracked; nil otherwise (`heapGraphUnavailable` says why).
+    public var heapGraph: HeapGraphLeaks?
+    /// Why `leaks: .none` had no heap graph (no agent beside the test binary, measured in this process, a capture
+    /// that failed); nil when it had one or was not asked for one.
+    public var heapGraphUnavailable: String?
 
     /// Makes figures from their parts (the meter does; tests of messages may too).
     public init(

@@ -25,6 +25,9 @@ final class MemoryMeter {
     private let sequence: CaseSequence
     private let options: MemoryMeasuring
     private let iterations: Int
+    /// True: the heap is captured before the closure and after it (`leaks: .none` with the agent tracking blocks).
+    private let heapGraph: Bool
+    private var leakedBlocksBefore: Int?
     private var liveBytesAfterRun: [Int] = []
     private var threadStart: ThreadCounters?
     private var threadEnd: ThreadCounters?
@@ -32,10 +35,11 @@ final class MemoryMeter {
     private var startThread = pthread_self()
 
     /// Everything the measurement needs is made here, before the baseline is read, so none of it counts.
-    init(options: MemoryMeasuring, iterations: Int) throws(MemoryTestingError) {
+    init(options: MemoryMeasuring, iterations: Int, heapGraph: Bool = false) throws(MemoryTestingError) {
         let probe = try Self.verifiedProbe()
         self.options = options
         self.iterations = iterations
+        self.heapGraph = heapGraph
         do {
             sequence = try CaseSequence(probe: probe, phaseNames: [Self.phase], settle: options.settle) {
                 phaseIndex throws(MeasurementError) in
@@ -52,6 +56,7 @@ final class MemoryMeter {
 
     /// Measures `body`, run `iterations` times on the calling thread; the closure's error ends the runs.
     func measure(_ body: (MemoryContext) throws -> Void) throws(MemoryTestingError) -> Measured {
+        captureBefore()
         sequence.settle()
         try start()
         var failure: (any Error)?
@@ -73,7 +78,7 @@ final class MemoryMeter {
         threadEnd = ThreadCounters(sequence.probe)
         stop()
         sequence.settle()
-        return (finish(), failure)
+        return (withHeapGraph(finish()), failure)
     }
 
     /// Measures `body`, awaited `iterations` times; the settles sleep without holding a thread. The thread's
@@ -82,6 +87,7 @@ final class MemoryMeter {
         async
         throws(MemoryTestingError) -> Measured
     {
+        captureBefore()
         await sequence.settleAsync()
         try start()
         var failure: (any Error)?
@@ -105,7 +111,7 @@ final class MemoryMeter {
         if pthread_equal(pthread_self(), startThread) != 0 { threadEnd = ThreadCounters(sequence.probe) }
         stop()
         await sequence.settleAsync()
-        return (finish(), failure)
+        return (withHeapGraph(finish()), failure)
     }
 
     /// The baseline (the live heap, as the sampler reads it: freed blocks other threads keep in their caches,
@@ -144,6 +150,26 @@ final class MemoryMeter {
             leaks: residue.leaks, iterations: iterations, sampling: measurements.sampling,
             durationNanoseconds: measurements.durationNanoseconds, settleNanoseconds: options.settle.nanoseconds,
             isolation: .thisProcess)
+    }
+
+    /// Before the settle that precedes the baseline: what the capture allocates is gone before the start is read.
+    private func captureBefore() {
+        guard heapGraph else { return }
+        leakedBlocksBefore = HeapGraphCheck.capture(label: "before the closure").summary?.leakedBlocks
+    }
+
+    /// The figures with the heap graph after the closure (taken after every figure was read: it allocates).
+    private func withHeapGraph(_ figures: MemoryFigures) -> MemoryFigures {
+        guard heapGraph else { return figures }
+        var figures = figures
+        let (after, failure) = HeapGraphCheck.capture(label: "after the closure")
+        if let after, let before = leakedBlocksBefore {
+            figures.heapGraph = HeapGraphLeaks(capture: after, leakedBlocksBefore: before)
+        } else {
+            figures.heapGraphUnavailable =
+                "the heap capture failed: \(failure ?? "the capture before the closure failed")"
+        }
+        return figures
     }
 
     /// The closure's thread's peak, unless its blocks were freed on other threads.

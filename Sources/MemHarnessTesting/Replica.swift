@@ -87,6 +87,9 @@ struct ReplicaRequest: Sendable, Codable {
     /// The figures of the expectations that ran before this one in the same run of the test: the replica
     /// returns them from those expectations, so a test that looks at figures takes the same path there.
     var earlier: [EarlierFigures] = []
+    /// True when the replica runs with the agent tracking every block and captures its heap before and after the
+    /// closure (`leaks: .none`, the agent found beside the test binary).
+    var heapGraph = false
 
     /// The request this process was started with; nil unless it is a replica whose parent still runs.
     static let current: ReplicaRequest? = {

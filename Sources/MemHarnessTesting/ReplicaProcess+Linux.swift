@@ -2,6 +2,7 @@ import CMemHarnessTesting
 import ChildProcesses
 import Foundation
 import HarnessModel
+import Measurement
 import Synchronization
 import WorkloadKit
 
@@ -81,6 +82,10 @@ enum ReplicaLauncher {
         guard let folder = created else { throw .replicaNotStarted(executable: executable, errno: errno) }
         var request = request
         request.resultPath = "\(folder)/result.json"
+        // `leaks: .none` is backed by the heap graph where the agent was built beside this binary (`swift build
+        // --product memharness-agent`); without it, by tracked objects and growth only (the figures say why).
+        let agent = request.heapGraph ? AgentPreload.locate(besideExecutable: executable) : nil
+        request.heapGraph = agent != nil
         let requestPath = "\(folder)/request.json"
         do {
             try JSONEncoder().encode(request).write(to: URL(fileURLWithPath: requestPath))
@@ -93,6 +98,7 @@ enum ReplicaLauncher {
         environment[MEMHARNESS_TESTING_PARENT_PID_VARIABLE] = String(getpid())
         // A replica's coverage would be merged into (or overwrite) the test run's own profile: it goes to the folder.
         environment["LLVM_PROFILE_FILE"] = "\(folder)/replica-%p.profraw"
+        if let agent { environment.merge(agent.variables(heap: true)) { $1 } }
         return ReplicaLaunch(
             test: test, executable: executable, arguments: test.replicaArguments, environment: environment,
             folder: folder, request: request, timeLimitNanoseconds: timeLimit.nanoseconds)

@@ -198,3 +198,17 @@ struct Handshake: Sendable {
         }
     }
 }
+
+/// Two objects that hold each other: once the closure drops them, no root reaches either (a retain cycle).
+final class CycleOwner: @unchecked Sendable { var helper: CycleHelper? }
+final class CycleHelper: @unchecked Sendable { var owner: CycleOwner? }
+
+/// A cycle of `count` owner/helper pairs, made on a frame of its own so none of them stays on the caller's stack.
+@inline(never)
+func makeRetainCycles(_ count: Int) {
+    for _ in 0..<count {
+        let owner = CycleOwner()
+        owner.helper = CycleHelper()
+        owner.helper?.owner = owner
+    }
+}

@@ -1,5 +1,6 @@
 import AllocatorProbe
 import Foundation
+import Measurement
 import Reports
 import Runner
 import Testing

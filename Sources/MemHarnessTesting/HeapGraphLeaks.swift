@@ -1,0 +1,40 @@
+import HarnessModel
+import HeapGraph
+import Measurement
+
+/// What the heap graph said of a closure (`leaks: .none`, measured in a replica with the agent preloaded): the heap
+/// captured after the closure and a settle, and how many blocks no root reached already before it.
+///
+/// A block no root reaches after the closure that was not unreachable before is the closure's leak, found with
+/// nothing tracked: a retain cycle, a lost pointer. The test process's own unreachable blocks (if its runtime has any)
+/// are counted before and left out.
+public struct HeapGraphLeaks: Sendable, Hashable, Codable {
+    /// The capture after the closure: live and leaked blocks, the leak groups and their cycles.
+    public var capture: HeapCaptureSummary
+    /// Blocks no root reached in the capture before the closure.
+    public var leakedBlocksBefore: Int
+
+    public init(capture: HeapCaptureSummary, leakedBlocksBefore: Int) {
+        self.capture = capture
+        self.leakedBlocksBefore = leakedBlocksBefore
+    }
+
+    /// Blocks the closure left unreachable.
+    public var newLeakedBlocks: Int { max(0, capture.leakedBlocks - leakedBlocksBefore) }
+}
+
+/// Captures for `leaks: .none` in a replica: the agent stops the process's other threads, writes the heap, and this
+/// thread names and analyses it. Allocates freely: called before the baseline and after the residue only.
+enum HeapGraphCheck {
+    /// True when the agent tracks this process's blocks (a replica started with it preloaded).
+    static var isAvailable: Bool { Agent.heapTrackingEnabled }
+
+    /// The capture now, analysed; nil when it failed (said in `failure`).
+    static func capture(label: String) -> (summary: HeapCaptureSummary?, failure: String?) {
+        Agent.clearDeadStack()
+        switch Agent.captureHeap(label: label) {
+        case .snapshot(let snapshot): return (HeapAnalysis.analyse(snapshot).summary, nil)
+        case .failure(let failure): return (nil, failure.detail)
+        }
+    }
+}
