@@ -49,7 +49,11 @@ struct JSONCacheExampleTests {
         let header = try #require(rows.first)
         func column(_ name: String) throws -> Int { try #require(header.firstIndex(of: name), "no column \(name)") }
         let strategy = try column("strategy")
-        let byStrategy = Dictionary(uniqueKeysWithValues: rows.dropFirst().map { ($0[strategy], $0) })
+        // The measured cases; a strategy with `expect:` also has the case that captured its heap (`heap`).
+        let instrumentation = header.firstIndex(of: "instrumentation")
+        let measured = rows.dropFirst().filter { row in instrumentation.map { row[$0].isEmpty } ?? true }
+        #expect(rows.count - 1 - measured.count == 2, "one heap case per strategy with an expectation")
+        let byStrategy = Dictionary(measured.map { ($0[strategy], $0) }, uniquingKeysWith: { first, _ in first })
         #expect(Set(byStrategy.keys) == ["keep-forever", "lru-budget"])
         let responseClassBytes = JemallocProbe.sizeClassBytes(for: Self.responseSize)
         var peaks: [String: Int] = [:]
@@ -178,7 +182,10 @@ struct MemHarnessPluginTests {
         #expect(outcome.stderr.contains("[MemHarnessPlugin] building json-cache-harness (debug)"))
         #expect(outcome.stderr.contains("[MemHarnessPlugin] building memharness-agent (debug)"))
         let rows = CSVTable.parse(try String(contentsOf: report.appendingPathComponent("summary.csv"), encoding: .utf8))
-        #expect(rows.count == 3, "a header and one row per strategy (--quick: one repetition)")
+        // A header, one row per strategy (--quick: one repetition), and the case of each that captured its heap for
+        // its `expect:`.
+        #expect(rows.count == 5, "\(rows)")
+        #expect(rows.first.map { $0.contains("leaked_blocks") } == true)
         #expect(
             FileManager.default.isReadableFile(
                 atPath: ExamplePaths.example.appendingPathComponent(".build/debug/libmemharness-agent.so").path))
