@@ -25,22 +25,35 @@ public enum ProgramNotes {
             + "figures do not show; measure that heap with the runtime's own tools"
     }
 
+    /// How many processes a note names; the others are summed up in one clause.
+    static let processesNamed = 5
+
     /// How the tree's exact peak was made, or why there is none.
     static func treeNote(exact: ExactPeakValues?, _ peaks: [ProcessExactPeak]) -> String {
-        let each = peaks.map { peak in
+        guard let exact else {
+            let missing = peaks.filter { $0.exact == nil }.count
+            return "no exact peak for the \(peaks.count) processes: \(missing) left no exact count (killed, or ran "
+                + "a program the agent cannot load into); exact peaks above each process's start: "
+                + processList(peaks)
+        }
+        return "exact peak \(Units.formatBytes(exact.peakNetBytes)) is the sum of the \(peaks.count) processes' "
+            + "exact peaks, an upper bound (their peaks need not coincide); each above its start: "
+            + processList(peaks)
+    }
+
+    /// The processes without a count first, then the largest peaks, at most `processesNamed`; the rest in a clause.
+    static func processList(_ peaks: [ProcessExactPeak]) -> String {
+        let ordered = peaks.sorted {
+            ($0.exact?.peakNetBytes ?? .max, -$0.processID) > ($1.exact?.peakNetBytes ?? .max, -$1.processID)
+        }
+        let named = ordered.prefix(processesNamed).map { peak in
             let name = peak.executable.map { " " + ($0.split(separator: "/").last.map(String.init) ?? $0) } ?? ""
             let figure = peak.exact.map { Units.formatBytes($0.peakNetBytes) } ?? "no count"
             return "\(peak.processID)\(name) \(figure)"
         }
-        .joined(separator: ", ")
-        guard let exact else {
-            let missing = peaks.filter { $0.exact == nil }.count
-            return "no exact peak for the \(peaks.count) processes: \(missing) left no exact count (killed, ended "
-                + "with _exit, or ran a program the agent cannot load into); exact peaks above each process's start: "
-                + each
-        }
-        return "exact peak \(Units.formatBytes(exact.peakNetBytes)) is the sum of the \(peaks.count) processes' "
-            + "exact peaks, an upper bound (their peaks need not coincide); each above its start: " + each
+        let rest = ordered.dropFirst(processesNamed)
+        guard let largest = rest.first?.exact?.peakNetBytes else { return named.joined(separator: ", ") }
+        return (named + ["\(rest.count) more of at most \(Units.formatBytes(largest)) each"]).joined(separator: ", ")
     }
 
     /// `report.md`'s lines for `scenario`: a bullet per note under the case it is about; empty without notes.
