@@ -168,17 +168,28 @@ public struct ProgramReport: Sendable, Hashable, Codable {
     /// The processes measured: the one started and every process it started in turn (their figures are
     /// added up); nil in records written before it was counted.
     public var processCount: Int?
+    /// With `--peak exact` over several processes, each process's exact figures, the started one first; nil
+    /// otherwise. A process that left no count makes the tree's exact peak missing, and says so.
+    public var processPeaks: [ProcessExactPeak]?
+    /// Set when the program's resident set far exceeded what the allocator handed out: memory it holds outside
+    /// malloc (a runtime's own heap such as a JVM's or Node's, mmap), which the allocated figures do not show.
+    public var residentBeyondAllocator: ResidentBeyondAllocator?
 
-    public init(commandLine: String, termination: TerminationStatus?, stderrTail: String, processCount: Int? = nil) {
+    public init(
+        commandLine: String, termination: TerminationStatus?, stderrTail: String, processCount: Int? = nil,
+        processPeaks: [ProcessExactPeak]? = nil, residentBeyondAllocator: ResidentBeyondAllocator? = nil
+    ) {
         self.commandLine = commandLine
         self.termination = termination
         self.stderrTail = stderrTail
         self.processCount = processCount
+        self.processPeaks = processPeaks
+        self.residentBeyondAllocator = residentBeyondAllocator
     }
 
     // run.json keeps the ending as two optional fields, `exitStatus` or `signal`, as records always have.
     private enum CodingKeys: String, CodingKey {
-        case commandLine, exitStatus, signal, stderrTail, processCount
+        case commandLine, exitStatus, signal, stderrTail, processCount, processPeaks, residentBeyondAllocator
     }
 
     public init(from decoder: any Decoder) throws {
@@ -191,6 +202,9 @@ public struct ProgramReport: Sendable, Hashable, Codable {
         }
         stderrTail = try container.decode(String.self, forKey: .stderrTail)
         processCount = try container.decodeIfPresent(Int.self, forKey: .processCount)
+        processPeaks = try container.decodeIfPresent([ProcessExactPeak].self, forKey: .processPeaks)
+        residentBeyondAllocator = try container.decodeIfPresent(
+            ResidentBeyondAllocator.self, forKey: .residentBeyondAllocator)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -203,5 +217,37 @@ public struct ProgramReport: Sendable, Hashable, Codable {
         }
         try container.encode(stderrTail, forKey: .stderrTail)
         try container.encodeIfPresent(processCount, forKey: .processCount)
+        try container.encodeIfPresent(processPeaks, forKey: .processPeaks)
+        try container.encodeIfPresent(residentBeyondAllocator, forKey: .residentBeyondAllocator)
+    }
+}
+
+/// One process of a program's tree and the exact figures its agent counted (`--peak exact`).
+public struct ProcessExactPeak: Sendable, Hashable, Codable {
+    /// Its process id.
+    public var processID: Int
+    /// The executable it ran, as its agent's record names it; nil when it left no record.
+    public var executable: String?
+    /// Its figures, counted from the agent's load (from the fork, for a process forked without exec); nil when it
+    /// left none: it did not end through `exit` (killed, `_exit`, an exec into a program the agent cannot load into).
+    public var exact: ExactPeakValues?
+
+    public init(processID: Int, executable: String?, exact: ExactPeakValues?) {
+        self.processID = processID
+        self.executable = executable
+        self.exact = exact
+    }
+}
+
+/// A program whose resident set far exceeded what its allocator handed out (see `ProgramReport`).
+public struct ResidentBeyondAllocator: Sendable, Hashable, Codable {
+    /// The program's resident-set peak, bytes.
+    public var peakRSSBytes: Int
+    /// The allocator's peak (`stats.allocated`, absolute, every process of the tree), bytes.
+    public var peakAllocatedBytes: Int
+
+    public init(peakRSSBytes: Int, peakAllocatedBytes: Int) {
+        self.peakRSSBytes = peakRSSBytes
+        self.peakAllocatedBytes = peakAllocatedBytes
     }
 }

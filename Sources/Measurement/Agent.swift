@@ -61,8 +61,9 @@ public enum Agent {
         functions?.restartPeakSnapshot(Int64(levelBytes))
     }
 
-    /// The sampler's footprint reading; drives the peak snapshot when the agent does not count. Allocates
-    /// nothing once the agent's functions were looked up (`isLoaded` does that; call it before measuring).
+    /// A footprint reading: the level of marks taken while the agent does not count. It drives no snapshot (stacks
+    /// imply counting, and the `peak` snapshot follows the exact count). Allocates nothing once the agent's
+    /// functions were looked up (`isLoaded` does that; call it before measuring).
     public static func observe(footprintBytes: Int, timeNanoseconds: Int64) {
         functions?.observe(Int64(footprintBytes), timeNanoseconds)
     }

@@ -121,13 +121,9 @@ final class CaseRun {
     {
         self.spec = spec
         self.workload = workload
-        // An attributed case keeps the stack of every tracked object and feeds the agent the sampled peak.
-        var captureStack: (@Sendable () -> [UInt])?
-        var observer: (@Sendable (Int, Int64) -> Void)?
-        if spec.attribution != nil {
-            captureStack = Agent.stackCapture
-            observer = { footprint, time in Agent.observe(footprintBytes: footprint, timeNanoseconds: time) }
-        }
+        // An attributed case keeps the stack of every tracked object. The agent's `peak` snapshot follows its exact
+        // count (stacks imply counting): the sampler hands it nothing.
+        let captureStack: (@Sendable () -> [UInt])? = spec.attribution != nil ? Agent.stackCapture : nil
         let heapGraph = spec.heapGraph.map(CaseHeapGraph.init)
         self.heapGraph = heapGraph
         var heapCapture: (@Sendable (String) -> Void)?
@@ -149,7 +145,7 @@ final class CaseRun {
             return try Sampler(
                 probe: probe, interval: .nanoseconds(spec.samplingIntervalNanoseconds), capacity: spec.sampleCapacity,
                 gauges: context.gauges + CaseExecutor.budgetGauges(spec, context), phaseNames: spec.phaseNames,
-                phaseIndex: phaseIndex, watch: watch, sampleFile: environment.sampleFile, observer: observer)
+                phaseIndex: phaseIndex, watch: watch, sampleFile: environment.sampleFile)
         }
     }
 
@@ -185,8 +181,10 @@ final class CaseRun {
         let baseline = sequence.baseline
         limit.baselineAllocatedBytes.store(baseline.allocatedBytes, ordering: .releasing)
         if spec.attribution != nil {
-            // The live set per stack at the baseline is subtracted from the one at the peak.
-            Agent.restartPeakSnapshot(levelBytes: baseline.exactLiveBytes ?? baseline.allocatedBytes)
+            // The live set per stack at the baseline is subtracted from the one at the peak. The snapshot's level
+            // is the agent's exact count, which stacks imply whatever the peak mode.
+            Agent.restartPeakSnapshot(
+                levelBytes: baseline.exactLiveBytes ?? Agent.liveBytes() ?? baseline.allocatedBytes)
             Agent.mark("baseline", timeNanoseconds: 0)
         }
         try sequence.startSampling()

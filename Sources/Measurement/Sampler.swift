@@ -46,7 +46,6 @@ public final class Sampler: @unchecked Sendable {
     private let ready: UnsafeMutablePointer<sem_t>
     private let go: UnsafeMutablePointer<sem_t>
     private let footprintWatch: FootprintWatch?
-    private let observer: (@Sendable (Int, Int64) -> Void)?
     private var thread: DedicatedThread?
 
     // Written by the sampler thread only.
@@ -65,17 +64,14 @@ public final class Sampler: @unchecked Sendable {
     ///   - watch: a memory budget to enforce: warnings at its level, and at the first sample over
     ///     its limit sampling ends and `watch.limitExceeded` is called on the sampler thread.
     ///   - sampleFile: a file to keep the rows in (so they survive the process); nil: anonymous memory.
-    ///   - observer: called with each sample's `stats.allocated` and time (must not allocate), e.g. to
-    ///     let the agent snapshot allocation stacks at the peak.
     public init(
         probe: any MemoryProbe, interval: Duration, capacity: Int = 16_384, gauges: [Gauge],
         phaseNames: [String], phaseIndex: @escaping @Sendable () -> Int, watch: FootprintWatch? = nil,
-        sampleFile: String? = nil, observer: (@Sendable (Int, Int64) -> Void)? = nil
+        sampleFile: String? = nil
     ) throws(MeasurementError) {
         self.probe = probe
         footprintWatch = watch
         self.watch = watch.map { MemoryWatch($0.budget) }
-        self.observer = observer
         requestedIntervalNanoseconds = interval.nanoseconds
         // Intervals under 50 µs would make the sampler itself the workload; clamp.
         intervalNanoseconds = max(interval.nanoseconds, 50_000)
@@ -212,7 +208,6 @@ public final class Sampler: @unchecked Sendable {
         let stats = AllocatorStatsValues(reading.allocator)
         peaks.record(stats, rssBytes: reading.rssBytes, phase: phase, spreadBytes: spread)
         buffer.add(time: time, stats, rssBytes: reading.rssBytes, phase: phase, gauges: gauges)
-        observer?(stats.allocatedBytes, time)
     }
 
     /// Stops sampling (after one last sample) and waits for the thread; allocates nothing, so a

@@ -29,6 +29,9 @@
 // free; the allocation calls are counted per thread. With EXACT alone the churn benchmark
 // (Sources/MemHarnessAgent/bench/churn.sh) ran 1.47x of jemalloc alone where one more atomic add per call, for
 // the calls, ran 1.81x (15 rounds interleaved); a sized free (sdallocx) instead of the second lookup was slower.
+// Stacks imply the exact count (the peak snapshot follows it): with stacks at a 64 KiB mean the loop took 1.64x of
+// jemalloc's CPU time, where stacks without the count (the snapshot then followed a 1 ms sampler and missed
+// spikes) took 1.28x and EXACT alone 1.38x (9 rounds interleaved, the machine at load 6-8).
 #include "agent_internal.h"
 
 #include <dlfcn.h>
@@ -251,6 +254,9 @@ unsigned mh_read_environment(void) {
             warn_value("MEMHARNESS_AGENT_ORIGIN_NS", text, "CLOCK_MONOTONIC nanoseconds");
         }
     }
+    // Stacks imply exact counting: the `peak` snapshot follows the exact high-water mark, so a spike that lasts
+    // microseconds is in it (the sampler's footprint, read every millisecond, misses almost every such spike).
+    if (mh_config.stack_sample_bytes > 0) mh_config.exact = true;
     const char *heap = getenv("MEMHARNESS_AGENT_HEAP");
     mh_config.heap = (heap != NULL && (strcmp(heap, "1") == 0 || strcmp(heap, "true") == 0 || strcmp(heap, "yes") == 0))
         || mh_config.heap_at_exit_path[0] != 0;
@@ -439,13 +445,16 @@ __attribute__((noinline)) static void *malloc_slow(size_t size, unsigned state, 
 
 __attribute__((noinline)) static void free_slow(void *block, unsigned state) { counted_free(block, state); }
 
-// The two single modes with the mode folded in (fewer branches on the hottest paths): EXACT alone (no
-// sampling, so no frame) and STACKS alone (tail-called like malloc_slow, so it walks from its own frame; malloc
-// calls it only for the allocation that reaches the thread's next sample).
+// The two modes the harness runs with the mode folded in (fewer branches on the hottest paths): EXACT alone
+// (no sampling, so no frame) and EXACT with STACKS, which stacks imply (tail-called like malloc_slow, so it walks
+// from its own frame).
 __attribute__((noinline)) static void *exact_malloc(size_t size) { return counted_malloc(size, MH_EXACT, NULL); }
 __attribute__((noinline)) static void exact_free(void *block) { counted_free(block, MH_EXACT); }
-__attribute__((noinline)) static void *stacks_malloc(size_t size) { return counted_malloc(size, MH_STACKS, FRAME()); }
-__attribute__((noinline)) static void stacks_free(void *block) { counted_free(block, MH_STACKS); }
+#define MH_EXACT_STACKS (MH_EXACT | MH_STACKS)
+__attribute__((noinline)) static void *exact_stacks_malloc(size_t size) {
+    return counted_malloc(size, MH_EXACT_STACKS, FRAME());
+}
+__attribute__((noinline)) static void exact_stacks_free(void *block) { counted_free(block, MH_EXACT_STACKS); }
 
 __attribute__((noinline)) static void *calloc_slow(size_t count, size_t size, unsigned state) {
     void *frame = FRAME();
@@ -520,18 +529,7 @@ void *malloc(size_t size) {
     unsigned state = load_state();
     if (MH_LIKELY(state == 0)) return NEXT(malloc)(size);
     if (state == MH_EXACT) return exact_malloc(size);
-    if (state == MH_STACKS) {
-        // The countdown first: an allocation that does not reach the thread's next sample is jemalloc's
-        // own, tail-called with nothing left to do after it; the one that does goes to stacks_malloc,
-        // which counts down again (this one is not stored) and samples it.
-        struct mh_thread *thread = &mh_tls;
-        int64_t left = thread->countdown - (int64_t)(size == 0 ? 1 : size);
-        if (MH_LIKELY(left > 0)) {
-            thread->countdown = left;
-            return NEXT(malloc)(size);
-        }
-        return stacks_malloc(size);
-    }
+    if (state == MH_EXACT_STACKS) return exact_stacks_malloc(size);
     return malloc_slow(size, state, NULL);
 }
 
@@ -545,8 +543,8 @@ void free(void *block) {
         exact_free(block);
         return;
     }
-    if (state == MH_STACKS) {
-        stacks_free(block);
+    if (state == MH_EXACT_STACKS) {
+        exact_stacks_free(block);
         return;
     }
     free_slow(block, state);
@@ -728,7 +726,25 @@ static void fork_parent(void) {
     mh_sampler_fork_parent();
 }
 
+// A forked child counts its own: its record's baseline and peak restart at the heap it began with (a copy
+// of its parent's), its marks and calls at zero, so each process of a tree writes figures of its own.
+static void counts_fork_child(void) {
+    if (!(load_state() & MH_EXACT)) return;
+    int64_t live = atomic_load_explicit(&mh_counts.live_bytes, memory_order_relaxed);
+    atomic_store_explicit(&mh_counts.baseline_bytes, live, memory_order_relaxed);
+    atomic_store_explicit(&mh_counts.record_peak_bytes, live, memory_order_relaxed);
+    atomic_store_explicit(&mh_counts.peak_bytes, live, memory_order_relaxed);
+    atomic_store_explicit(&mh_counts.phase_peak_bytes, live, memory_order_relaxed);
+    // Only the forking thread goes on in the child: every slot's count is the parent's, and none is claimed again.
+    uint32_t taken = atomic_load_explicit(&call_slots_taken, memory_order_relaxed);
+    for (uint32_t index = 0; index < taken && index < MH_CALL_SLOTS; index++) {
+        atomic_store_explicit(&call_slots[index].calls, 0, memory_order_relaxed);
+    }
+    atomic_store_explicit(&shared_calls, 0, memory_order_relaxed);
+}
+
 static void fork_child(void) {
+    counts_fork_child();
     mh_heap_fork_child();
     mh_stacks_fork_child();
     mh_marks_fork_child();

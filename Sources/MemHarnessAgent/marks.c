@@ -1,8 +1,10 @@
 // Copies of the live set per stack (the `peak` snapshot and labelled marks) and the record writer.
 //
-// The `peak` snapshot follows the peak signal: the exact live bytes in EXACT mode (the interposer calls
-// mh_peak_candidate on each new high past the threshold), otherwise the footprint the sampler hands to
-// memharness_agent_observe. It is retaken when the signal exceeds the last snapshot's level by the step
+// The `peak` snapshot follows the exact live bytes: stacks imply EXACT, and the interposer calls
+// mh_peak_candidate on each new high past the threshold, so the snapshot holds a spike of microseconds that no
+// sampler would see. (It once followed the footprint a sampler handed to memharness_agent_observe when EXACT
+// was off: a 32 MiB spike at the true peak was missing from the snapshot, a 16 MiB block freed before it kept.)
+// It is retaken when the live bytes exceed the last snapshot's level by the step
 // (MEMHARNESS_AGENT_SNAPSHOT_STEP, default 0.5%) and at least 64 KiB, so it is never more than one step
 // below the true peak, and the number of snapshots grows with the logarithm of the peak, not with time.
 //
@@ -115,16 +117,10 @@ void mh_peak_candidate(int64_t level) {
     mh_release_lock(&marks_lock);
 }
 
+// The footprint is kept as the level of marks taken without EXACT; the snapshot follows the exact count.
 void memharness_agent_observe(int64_t footprint_bytes, int64_t time_ns) {
+    (void)time_ns;
     atomic_store_explicit(&mh_last_observed, footprint_bytes, memory_order_relaxed);
-    unsigned state = atomic_load_explicit(&mh_state, memory_order_relaxed);
-    if (!marks_ready || !(state & MH_STACKS) || (state & MH_EXACT)) return;  // EXACT: the interposer drives it
-    if (footprint_bytes <= atomic_load_explicit(&mh_counts.snapshot_threshold, memory_order_relaxed)) return;
-    mh_acquire(&marks_lock);
-    if (footprint_bytes > atomic_load_explicit(&mh_counts.snapshot_threshold, memory_order_relaxed)) {
-        take_peak_locked(footprint_bytes, time_ns);
-    }
-    mh_release_lock(&marks_lock);
 }
 
 void memharness_agent_restart_peak_snapshot(int64_t level_bytes) {
@@ -183,7 +179,15 @@ void memharness_agent_mark(const char *label, int64_t time_ns) {
 
 void mh_marks_fork_prepare(void) { mh_acquire(&marks_lock); }
 void mh_marks_fork_parent(void) { mh_release_lock(&marks_lock); }
-void mh_marks_fork_child(void) { mh_reset_lock(&marks_lock); }
+// The child's `peak` snapshot is its own: the parent's is forgotten, the next taken above the heap it began with.
+void mh_marks_fork_child(void) {
+    mh_reset_lock(&marks_lock);
+    peak_valid = false;
+    if (exact_mode()) {
+        atomic_store_explicit(&mh_counts.snapshot_threshold, atomic_load_explicit(&mh_counts.live_bytes, memory_order_relaxed),
+                              memory_order_relaxed);
+    }
+}
 
 // ---- The record ---------------------------------------------------------------------------------------
 // A buffered writer over write(2); its buffer is static (under marks_lock), not on a caller's stack that

@@ -249,13 +249,28 @@ __attribute__((destructor)) static void mh_finish_at_unload(void) {
     }
 }
 
+// The process the handlers were installed in (and, after a fork, the child): a vfork child shares its parent's
+// memory and runs no fork handler, so a getpid() that differs from it is one, which must not finish for it.
+static pid_t finishing_process;
+
 void mh_exit_handlers_install(void) {
     if (mh_config.record_path[0] == 0 && mh_config.heap_at_exit_path[0] == 0
         && !(mh_config.interval_ns > 0 && mh_config.samples_path[0] != 0)) {
         return;
     }
+    finishing_process = getpid();
     exit_handler_registered = on_exit(on_process_exit, NULL) == 0;
 }
+
+// _exit and _Exit run no exit handler, and some programs end that way: dash ends every script with _exit. They
+// finish here (files written, as at exit), then end the process as glibc's _exit does.
+__attribute__((noreturn)) static void exit_now(int status) {
+    if (exit_handler_registered && getpid() == finishing_process) finish(status);
+    for (;;) syscall(SYS_exit_group, status);
+}
+
+void _exit(int status) { exit_now(status); }
+void _Exit(int status) { exit_now(status); }
 
 // ---- fork -----------------------------------------------------------------------------------------------
 void mh_sampler_fork_prepare(void) { mh_acquire(&write_lock); }
@@ -266,6 +281,7 @@ void mh_sampler_fork_parent(void) { mh_release_lock(&write_lock); }
 void mh_sampler_fork_child(void) {
     mh_reset_lock(&write_lock);
     mh_forked_child = true;
+    finishing_process = getpid();
     bool had_sampler = sampler_running;
     sampler_running = false;
     if (samples_fd >= 0) close(samples_fd);

@@ -58,6 +58,7 @@ public enum MarkdownReport {
         out.append("")
         out.append(contentsOf: ranking(scenario, summary))
         out.append(contentsOf: RepetitionsSection.lines(for: scenario))
+        out.append(contentsOf: ProgramNotes.lines(for: scenario))
         if summary.ranked.contains(where: { $0.peakUncertaintyBytes != nil }) {
             out.append(floorNote)
             out.append("")

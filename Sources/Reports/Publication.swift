@@ -60,13 +60,17 @@ public struct Publication: Sendable {
         return "could not append to GITHUB_STEP_SUMMARY \(stepSummary.path)"
     }
 
-    /// What `profile` prints: per run of the program its peak above its start, exact peak, RSS peak and exit.
+    /// What `profile` prints: per run of the program its peak above its start, exact peak, RSS peak and exit,
+    /// then its notes (`ProgramNotes`), indented.
     public static func profileSummary(_ report: RunReport, folder: String) -> String {
         var lines: [String] = []
         for result in report.scenarios.flatMap({ $0.cases + $0.attributedCases }) {
             guard let m = result.measurements else { continue }
             var parts = ["peak allocated \(Units.formatBytes(m.peakAllocatedNetBytes)) above its start"]
-            if let exact = m.exactPeakNetBytes { parts.append("exact peak \(Units.formatBytes(exact))") }
+            if let exact = m.exact {
+                let bound = exact.summedProcessCount == nil ? "" : "at most "
+                parts.append("exact peak \(bound)\(Units.formatBytes(exact.peakNetBytes))")
+            }
             parts.append("peak RSS \(Units.formatBytes(m.peakRSSBytes))")
             if let residue = m.residueBytes { parts.append("still allocated at exit \(Units.formatBytes(residue))") }
             if let program = m.program {
@@ -77,6 +81,7 @@ public struct Publication: Sendable {
                 }
             }
             lines.append("\(result.label): " + parts.filter { !$0.isEmpty }.joined(separator: ", "))
+            lines.append(contentsOf: ProgramNotes.notes(m).map { "  " + $0 })
         }
         lines.append("Report: \(folder)/report.md")
         return lines.joined(separator: "\n")

@@ -18,7 +18,7 @@ extension ProgramCase {
             switch termination {
             case .signaled(let signal)?: why = "it was ended by signal \(signal) (\(SignalNames.name(of: signal)))"
             case nil: why = "it was stopped at its time limit"
-            case .exited?: why = "it ended without running its exit handlers (_exit, or a crash in one)"
+            case .exited?: why = "it ended before the agent's exit handler ran (a crash in another exit handler)"
             }
             return HeapGraphSummary(
                 captures: [],

@@ -55,11 +55,11 @@ struct ProgramCase {
         // Every process the program started (a script's commands, a build's compilers) streams its own samples.
         let others = ProgramSamples.readOthers(in: work.root, except: child.pid).filter { !$0.rows.isEmpty }
         let samples = ProgramSamples.tree(root: root, others: others)
-        // Exact counts are per process: the peaks of several processes at different moments do not add up.
-        let exact = others.isEmpty ? ProgramMeasurements.exactFigures(recordFile: work.record(of: nil)) : nil
+        var programReport = report(program, termination: ended?.termination, processCount: 1 + others.count)
+        let exact = exactCounts(started: child.pid, others: others)
+        programReport.processPeaks = exact.processes
         let measurements = ProgramMeasurements.build(
-            samples, usage: usage, harnessRSSBytes: harnessRSSBytes, exact: exact,
-            report: report(program, termination: ended?.termination, processCount: 1 + others.count),
+            samples, usage: usage, harnessRSSBytes: harnessRSSBytes, exact: exact.figures, report: programReport,
             requestedIntervalNanoseconds: spec.samplingIntervalNanoseconds
         ).adding(
             heapGraph: spec.heapGraph.map { _ in heapGraphAtExit(pid: child.pid, termination: ended?.termination) })
@@ -94,12 +94,28 @@ struct ProgramCase {
         // sees; with PYTHONMALLOC=malloc every object is a malloc (as memray and pytest-memray advise for
         // leaks). A value the user set is kept.
         if variables["PYTHONMALLOC"] == nil { variables["PYTHONMALLOC"] = "malloc" }
-        if spec.peakMode == .exact || spec.attribution != nil {
-            variables["MEMHARNESS_AGENT_RECORD"] = "\(work.root)/record.%p"
-        }
+        if recordsExactCounts { variables["MEMHARNESS_AGENT_RECORD"] = "\(work.root)/record.%p" }
         if spec.heapGraph != nil { variables["MEMHARNESS_AGENT_HEAP_AT_EXIT"] = heapCapturePattern }
         return variables
     }
+
+    /// The exact figures of the program (the sum over its processes for a tree, see `treeExact`) and, for a tree
+    /// whose processes write records, each process's, the started one first.
+    func exactCounts(
+        started: Int32, others: [ProgramSamples]
+    ) -> (figures: ExactPeakValues?, processes: [ProcessExactPeak]?) {
+        // Exact counts are per process (each writes its record): a tree's exact peak is their sum, an upper bound.
+        let processes =
+            [ProgramMeasurements.processPeak(processID: Int(started), recordFile: work.record(of: nil))]
+            + others.compactMap(\.processID).sorted().map {
+                ProgramMeasurements.processPeak(processID: Int($0), recordFile: work.record(of: $0))
+            }
+        let figures = ProgramMeasurements.treeExact(processes)
+        return (figures, !others.isEmpty && recordsExactCounts ? processes : nil)
+    }
+
+    /// True when every process of the program writes a record with its exact counts (stacks imply counting).
+    var recordsExactCounts: Bool { spec.peakMode == .exact || spec.attribution != nil }
 
     func report(_ program: ProgramInvocation, termination: TerminationStatus?, processCount: Int) -> ProgramReport {
         ProgramReport(
@@ -122,12 +138,19 @@ struct ProgramSamples {
     var exitStatus: Int?
     /// For the streams of a process tree merged into one, the rows of the process started; nil otherwise.
     var startedProcessRowCount: Int?
+    /// The process that wrote the stream, for the streams `readOthers` reads; nil otherwise.
+    var processID: Int32?
 
     /// The streams of every process in `folder` other than `pid`'s (`samples.<pid>` files), in no order.
     static func readOthers(in folder: String, except pid: Int32) -> [ProgramSamples] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
-        return names.filter { $0.hasPrefix("samples.") && $0 != "samples.\(pid)" && Int32($0.dropFirst(8)) != nil }
-            .compactMap { read("\(folder)/\($0)") }
+        return names.compactMap { name -> ProgramSamples? in
+            guard name.hasPrefix("samples."), let other = Int32(name.dropFirst(8)), other != pid,
+                var samples = read("\(folder)/\(name)")
+            else { return nil }
+            samples.processID = other
+            return samples
+        }
     }
 
     static func read(_ path: String) -> ProgramSamples? {

@@ -26,11 +26,13 @@ enum ProgramMeasurements {
         let baseline = first?.stats.allocatedBytes ?? 0
         // The interval is the sampler's in each process: a tree's merged rows come more often than that.
         let count = samples.startedProcessRowCount ?? samples.rows.count
+        let rss = peakRSS(
+            kernelBytes: usage?.peakRSSBytes, sampledBytes: peak.rssBytes, harnessRSSBytes: harnessRSSBytes)
+        var report = report
+        report.residentBeyondAllocator = residentBeyondAllocator(
+            peakRSSBytes: rss, peakAllocatedBytes: peak.stats.allocatedBytes)
         return CaseMeasurements(
-            baselineAllocatedBytes: baseline, peak: peak.stats,
-            peakRSSBytes: peakRSS(
-                kernelBytes: usage?.peakRSSBytes, sampledBytes: peak.rssBytes,
-                harnessRSSBytes: harnessRSSBytes),
+            baselineAllocatedBytes: baseline, peak: peak.stats, peakRSSBytes: rss,
             residueBytes: samples.exitStatus == nil ? nil : (last?.stats.allocatedBytes ?? baseline) - baseline,
             durationNanoseconds: end - start, cpuNanoseconds: usage?.cpuNanoseconds,
             sampling: SamplingFigures(
@@ -54,15 +56,46 @@ enum ProgramMeasurements {
         return max(kernelBytes, sampledBytes)
     }
 
-    /// The exact figures of the agent's record; nil without a record or an `exact` line.
-    static func exactFigures(recordFile: String) -> ExactPeakValues? {
+    /// Process `processID` with the exact figures of its agent's record; no figures without a record or an
+    /// `exact` line.
+    static func processPeak(processID: Int, recordFile: String) -> ProcessExactPeak {
         // No record, or one without an exact line: the case has no exact figures (shown as missing), it still ran.
         guard let text = try? String(contentsOfFile: recordFile, encoding: .utf8),
-            let exact = (try? AgentRecord.parse(text, source: recordFile))?.exact
-        else { return nil }
+            let record = try? AgentRecord.parse(text, source: recordFile)
+        else { return ProcessExactPeak(processID: processID, executable: nil, exact: nil) }
+        let exact = record.exact.map {
+            ExactPeakValues(
+                baselineLiveBytes: $0.baselineLiveBytes, peakLiveBytes: $0.peakLiveBytes,
+                allocationCalls: $0.allocationCalls)
+        }
+        return ProcessExactPeak(processID: processID, executable: record.program, exact: exact)
+    }
+
+    /// The exact figures of a program's processes, the started one first: its own for one process; for a tree the
+    /// sum of every process's peak above its start added to the started one's (labelled with the count: an upper
+    /// bound, the processes' peaks need not coincide); nil when any process left no figures.
+    static func treeExact(_ processes: [ProcessExactPeak]) -> ExactPeakValues? {
+        guard let root = processes.first?.exact else { return nil }
+        let others = processes.dropFirst().compactMap(\.exact)
+        guard others.count == processes.count - 1 else { return nil }
+        guard !others.isEmpty else { return root }
         return ExactPeakValues(
-            baselineLiveBytes: exact.baselineLiveBytes, peakLiveBytes: exact.peakLiveBytes,
-            allocationCalls: exact.allocationCalls)
+            baselineLiveBytes: root.baselineLiveBytes,
+            peakLiveBytes: root.peakLiveBytes + others.reduce(0) { $0 + $1.peakNetBytes },
+            allocationCalls: root.allocationCalls + others.reduce(0) { $0 + $1.allocationCalls },
+            summedProcessCount: processes.count)
+    }
+
+    /// How far the resident set may exceed the allocator's peak before the report says so: twice the allocator's
+    /// peak and 32 MiB more. Below that, code pages, stacks and the allocator's own retained pages explain it.
+    static let residentExcessMinimumBytes = 32 << 20
+
+    /// The program's resident-set peak and the allocator's when the first far exceeds the second (memory held
+    /// outside malloc: a runtime's own heap, mmap); nil otherwise.
+    static func residentBeyondAllocator(peakRSSBytes: Int, peakAllocatedBytes: Int) -> ResidentBeyondAllocator? {
+        guard peakRSSBytes > 2 * peakAllocatedBytes, peakRSSBytes - peakAllocatedBytes > residentExcessMinimumBytes
+        else { return nil }
+        return ResidentBeyondAllocator(peakRSSBytes: peakRSSBytes, peakAllocatedBytes: peakAllocatedBytes)
     }
 
     /// Why the program's memory cannot be seen through jemalloc, when its RSS grew while jemalloc saw

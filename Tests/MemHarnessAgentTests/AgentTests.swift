@@ -103,8 +103,8 @@ struct AgentTests {
 
     // MARK: Stacks
 
-    /// Stacks sampled every 64 KiB on average, the `peak` snapshot driven by `driver`: the exact live bytes
-    /// (`exact`) or the sampler thread's stats.allocated readings handed to memharness_agent_observe (`sampler`).
+    /// Stacks sampled every 64 KiB on average, with EXACT asked for (`exact`) or not (`stacks alone`, with the
+    /// sampler thread on as `profile` runs it): stacks imply exact counting, and the `peak` snapshot follows it.
     func stacksEnvironment(driver: String, record: String, probe: ProbeRunner) -> [String: String] {
         var environment = ["MEMHARNESS_AGENT_STACK_SAMPLE_BYTES": "65536", "MEMHARNESS_AGENT_RECORD": record]
         if driver == "exact" {
@@ -116,9 +116,8 @@ struct AgentTests {
         return environment
     }
 
-    /// Both ways the `peak` snapshot is driven: by the exact live bytes (EXACT) and by the sampler thread's
-    /// stats.allocated readings handed to memharness_agent_observe.
-    @Test(arguments: ["exact", "sampler"])
+    /// With EXACT asked for and with stacks alone, which imply it.
+    @Test(arguments: ["exact", "stacks alone"])
     func theHeldBlocksStackCarriesItsBytesAtThePeak(driver: String) throws {
         let probe = try runner()
         defer { probe.cleanUp() }
@@ -167,7 +166,7 @@ struct AgentTests {
     /// The peak snapshot is retaken 0.5% above the last one, so it holds the last 1 MiB block of a 64 MiB peak
     /// too (at a 2% step it kept the one before, every other run, whichever way it was driven). Blocks of
     /// 1 MiB at a 64 KiB mean are sampled with probability 1 - 1e-7, so each site's weight is its exact bytes.
-    @Test(arguments: ["exact", "sampler"])
+    @Test(arguments: ["exact", "stacks alone"])
     func twoSitesGiveTwoStacksOfTheirOwnSize(driver: String) throws {
         let probe = try runner()
         defer { probe.cleanUp() }
@@ -192,6 +191,57 @@ struct AgentTests {
         }
         #expect(sites.filter { $0 == "probe_site_large" }.count == 1)
         #expect(sites.filter { $0 == "probe_site_small" }.count == 1)
+    }
+
+    /// 48 + 16 MiB held for 100 ms, the 16 freed, then a 32 MiB block alive for microseconds: the `peak` snapshot
+    /// is at the true peak (80 MiB) and holds the spike, not the 16 MiB block a 1 ms sampler sees at 64 MiB.
+    @Test(arguments: ["exact", "stacks alone"])
+    func thePeakSnapshotHoldsASpikeOfMicroseconds(driver: String) throws {
+        let probe = try runner()
+        defer { probe.cleanUp() }
+        let recordPath = probe.path("spike.record")
+        let environment = stacksEnvironment(driver: driver, record: recordPath, probe: probe)
+        let outcome = try probe.run(["spike", "48MiB", "32MiB", "0", "16MiB"], environment: environment)
+        expectClean(outcome)
+        let hold = try #require(outcome.value("hold", "usable"))
+        let spike = try #require(outcome.value("spike", "usable"))
+        #expect((outcome.value("spike", "lasted_ns") ?? 0) < 1_000_000, "the spike should last microseconds")
+        let record = try AgentRecord(contentsOf: recordPath)
+        let exact = try #require(record.exact, "stacks count every allocation")
+        #expect(exact.peakLiveBytes - exact.baselineLiveBytes >= hold + spike)
+        let symbols = try ProbeSymbols(binary: ProbeRunner.probePath)
+        let peak = try #require(record.mark("peak"))
+        func held(_ function: String) -> Int {
+            record.liveBytes(
+                in: peak, innermostProbeFunction: function, symbols: symbols, probePath: ProbeRunner.probePath)
+        }
+        // Blocks of 16 MiB and more at a 64 KiB mean are sampled with probability 1 - e^-256: each weighs its bytes.
+        #expect(near(held("probe_spike"), spike, within: 0.01), "probe_spike holds \(held("probe_spike")) at the peak")
+        #expect(near(held("probe_hold_block"), hold, within: 0.01), "probe_hold_block: \(held("probe_hold_block"))")
+        #expect(held("probe_before_spike") == 0, "the block freed before the spike is not at the peak")
+        #expect(peak.levelBytes >= hold + spike)
+    }
+
+    /// A program that ends with _exit (dash ends every script so) runs no exit handler: the agent still writes
+    /// its files, with the status given.
+    @Test func aProcessEndingWithUnderscoreExitWritesItsRecordAndSamples() throws {
+        let probe = try runner()
+        defer { probe.cleanUp() }
+        let recordPath = probe.path("exit.record")
+        let samplesPath = probe.path("exit.samples")
+        let outcome = try probe.run(
+            ["_exit", "8MiB", "3"],
+            environment: [
+                "MEMHARNESS_AGENT_EXACT": "1", "MEMHARNESS_AGENT_RECORD": recordPath,
+                "MEMHARNESS_AGENT_INTERVAL_NS": "1000000", "MEMHARNESS_AGENT_SAMPLES": samplesPath,
+            ])
+        #expect(outcome.status == 3, "\(outcome.stdout)\(outcome.stderr)")
+        let held = try #require(outcome.value("_exit", "held"))
+        let record = try AgentRecord(contentsOf: recordPath)
+        #expect(record.ended)
+        let exact = try #require(record.exact)
+        #expect(exact.peakLiveBytes - exact.baselineLiveBytes >= held)
+        #expect(try SampleStream(contentsOf: samplesPath).exit?.status == 3)
     }
 
     @Test func marksCaptureAndWriteRecordFollowTheContract() throws {
@@ -284,6 +334,8 @@ struct AgentTests {
             #expect(record.pid == Int(child[1]))
             let exact = try #require(record.exact)
             #expect(exact.peakLiveBytes - exact.baselineLiveBytes >= 8 * Self.mebibyte)
+            // Counted from the fork: its own 258 calls or so and stdio's, not the parent's churn (millions).
+            #expect(exact.allocationCalls < 10_000, "child \(child[1]) counted \(exact.allocationCalls) calls")
             let end = try #require(record.mark("end"))
             let held = record.liveBytes(
                 in: end, innermostProbeFunction: "probe_child_block", symbols: symbols, probePath: ProbeRunner.probePath
@@ -296,6 +348,7 @@ struct AgentTests {
         let parentPid = try #require(outcome.value("parent", "pid"))
         let parent = try AgentRecord(contentsOf: probe.path("record.\(parentPid)"))
         #expect(parent.ended && parent.pid == parentPid)
+        #expect((parent.exact?.allocationCalls ?? 0) >= 10_000, "the parent's churn is counted: the bound can fail")
         #expect(try SampleStream(contentsOf: probe.path("samples.\(parentPid)")).exit?.status == 0)
     }
 

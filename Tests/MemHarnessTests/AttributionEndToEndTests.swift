@@ -184,6 +184,32 @@ struct AttributionEndToEndTests {
         try checkExports(folder, harness, strategies: [strategy], scenario: run.name)
     }
 
+    /// 48 + 16 MiB held for 100 ms, the 16 freed, then 32 MiB for microseconds: the true peak is 80 MiB, the
+    /// spike's, which a 1 ms sampler misses; `--attribute` alone shows the live set there, the spike in it.
+    @Test func aSpikeOfMicrosecondsIsAtTheAttributedPeak() throws {
+        let harness = try AttributionHarness()
+        defer { harness.cleanUp() }
+        let folder = "\(harness.directory)/spike-report"
+        let outcome = try harness.memharness([
+            "profile", "--attribute", "--out", folder, "--", AttributionHarness.agentProbe, "spike",
+        ])
+        #expect(!outcome.timedOut && outcome.status == 0, "exit \(outcome.status): \(outcome.stderr)")
+        let record = try ReportFolder.read(folder)
+        let run = try #require(record.report.scenarios.first)
+        let profile = try attributedProfile(record, try #require(run.strategies.first))
+        let sites = Dictionary(profile.sitesAtPeak().map { ($0.site.function, $0) }, uniquingKeysWith: { a, _ in a })
+        // The probe's call path is seen: the held block, at its size.
+        let hold = JemallocProbe.sizeClassBytes(for: 48 * Self.mebibyte)
+        let spike = JemallocProbe.sizeClassBytes(for: 32 * Self.mebibyte)
+        let held = try #require(sites["probe_hold_block"], "\(sites.keys.sorted())")
+        #expect(near(held.liveBytes, hold, within: 0.05), "probe_hold_block: \(held.liveBytes)")
+        let spiked = try #require(sites["probe_spike"], "the spike is not at the peak: \(sites.keys.sorted())")
+        #expect(near(spiked.liveBytes, spike, within: 0.05), "probe_spike: \(spiked.liveBytes)")
+        #expect(sites["probe_before_spike"] == nil, "the 16 MiB block freed before the spike is at the peak")
+        let report = try String(contentsOfFile: "\(folder)/report.md", encoding: .utf8)
+        #expect(report.contains("`probe_spike`"))
+    }
+
     // MARK: Live query
 
     /// The difference between the worst and the best strategy names where the worst one's backlog is

@@ -138,20 +138,114 @@ struct ProfileCommandTests {
         #expect(program.processCount == 3, "the shell and its two programs")
     }
 
-    @Test func exactModeOverSeveralProcessesReportsNoExactPeak() throws {
+    /// The program's measurements and its report of processes, from run.json.
+    func programMeasurements(_ trial: ProgramTrial) throws -> (CaseMeasurements, ProgramReport) {
+        let measurements = try #require(trial.record().report.scenarios.first?.cases.first?.measurements)
+        return (measurements, try #require(measurements.program))
+    }
+
+    /// A shell running two programs one after the other (the shell ends with _exit, as dash does): each process's
+    /// exact peak, and the tree's as their sum, labelled as an upper bound.
+    @Test func exactModeOverAShellScriptGivesEachProcesssPeakAndTheirSum() throws {
         let trial = try ProgramTrial()
         defer { trial.remove() }
+        let probe = ProgramTrial.agentProbe
+        let outcome = try trial.profile(
+            ["--peak", "exact"],
+            ["/bin/sh", "-c", "\(probe) hold 8MiB 50 > /dev/null; \(probe) hold 16MiB 50 > /dev/null"])
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        let (measurements, program) = try programMeasurements(trial)
+        let peaks = try #require(program.processPeaks, "no figures per process")
+        #expect(peaks.count == 3, "the shell and its two programs: \(peaks)")
+        let small = JemallocProbe.sizeClassBytes(for: 8 * Self.mebibyte)
+        let large = JemallocProbe.sizeClassBytes(for: 16 * Self.mebibyte)
+        let probes = peaks.filter { $0.executable?.hasSuffix("agent-probe") == true }.compactMap(\.exact)
+        #expect(probes.count == 2, "\(peaks)")
+        // Each program's own peak: its block, above what it had at the agent's load (stdio's buffer at most beside).
+        let nets = probes.map(\.peakNetBytes).sorted()
+        #expect(nets.count == 2 && nets[0] >= small && nets[0] <= Self.limit(small), "\(nets)")
+        #expect(nets.count == 2 && nets[1] >= large && nets[1] <= Self.limit(large), "\(nets)")
+        let exact = try #require(measurements.exact, "the tree's exact peak is missing")
+        #expect(exact.summedProcessCount == 3)
+        #expect(exact.peakNetBytes >= small + large && exact.peakNetBytes <= Self.limit(small + large) + (1 << 20))
+        #expect(outcome.stdout.contains("exact peak at most"), "\(outcome.stdout)")
+        #expect(outcome.stdout.contains("an upper bound"), "\(outcome.stdout)")
+        let report = try String(contentsOfFile: "\(trial.out)/report.md", encoding: .utf8)
+        #expect(report.contains("is the sum of the 3 processes' exact peaks, an upper bound"))
+    }
+
+    /// A process that forks children without exec: each child's exact peak is counted from the fork.
+    @Test func exactModeOverForkedChildrenCountsEachFromItsFork() throws {
+        let trial = try ProgramTrial()
+        defer { trial.remove() }
+        let outcome = try trial.profile(["--peak", "exact"], [ProgramTrial.agentProbe, "fork", "2"])
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        let (measurements, program) = try programMeasurements(trial)
+        let peaks = try #require(program.processPeaks)
+        #expect(peaks.count == 3, "the parent and two children: \(peaks)")
+        let held = JemallocProbe.sizeClassBytes(for: 8 * Self.mebibyte)
+        for child in peaks.dropFirst() {
+            let exact = try #require(child.exact, "child \(child.processID) left no count")
+            // Its 8 MiB and its small blocks, not the parent's heap it began with (which is not its own).
+            #expect(exact.peakNetBytes >= held && exact.peakNetBytes <= held + (1 << 20), "\(exact)")
+        }
+        #expect(try #require(measurements.exact).summedProcessCount == 3)
+    }
+
+    /// A process of the tree killed before it could write its count: no exact peak for the tree, and the row
+    /// says why, naming each process's figure.
+    @Test func exactModeSaysWhyATreeHasNoExactPeak() throws {
+        let trial = try ProgramTrial()
+        defer { trial.remove() }
+        let probe = ProgramTrial.agentProbe
         let script = try trial.script(
-            "one.sh", "#!/bin/sh\n\(ProgramTrial.agentProbe) hold 8MiB 100 > /dev/null\n")
+            "killed.sh",
+            """
+            #!/bin/sh
+            \(probe) hold 8MiB 10000 > /dev/null &
+            sleep 0.5
+            kill -9 $!
+            wait
+            exit 0
+
+            """)
         let outcome = try trial.profile(["--peak", "exact"], [script])
         #expect(outcome.status == 0, "\(outcome.stderr)")
-        let measurements = try #require(trial.record().report.scenarios.first?.cases.first?.measurements)
-        // Each process counts its own peak; peaks of two processes at different moments do not add up.
+        let (measurements, program) = try programMeasurements(trial)
+        let peaks = try #require(program.processPeaks)
+        #expect(peaks.contains { $0.exact == nil }, "\(peaks)")
+        #expect(peaks.contains { $0.exact != nil }, "the shell's count is there: \(peaks)")
         #expect(measurements.exact == nil)
-        // Within the program's floor: what it freed of its start, at most the baseline (see leastPeakNetBytes).
-        #expect(
-            measurements.peakAllocatedNetBytes
-                >= JemallocProbe.sizeClassBytes(for: 8 * Self.mebibyte) - measurements.baselineAllocatedBytes)
+        #expect(outcome.stdout.contains("no exact peak for the"), "\(outcome.stdout)")
+        let report = try String(contentsOfFile: "\(trial.out)/report.md", encoding: .utf8)
+        #expect(report.contains("left no exact count"))
+    }
+
+    /// 64 MiB mapped and touched beside a 16 MiB malloc'd block: the resident set is five times the allocator's
+    /// peak, and the report says so with both figures. A program whose memory is all malloc'd gets no warning.
+    @Test func residentMemoryOutsideMallocIsNamedWithBothFigures() throws {
+        let trial = try ProgramTrial()
+        defer { trial.remove() }
+        let outcome = try trial.profile([], [ProgramTrial.agentProbe, "mmap", "64MiB", "300", "16MiB"])
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        let (measurements, program) = try programMeasurements(trial)
+        let excess = try #require(program.residentBeyondAllocator, "no warning")
+        // The malloc'd block is seen; the mapped one only in the resident set.
+        #expect(measurements.peakAllocatedNetBytes >= JemallocProbe.sizeClassBytes(for: 16 * Self.mebibyte) - 1 << 20)
+        #expect(excess.peakRSSBytes >= 80 * Self.mebibyte)
+        #expect(excess.peakAllocatedBytes < 32 * Self.mebibyte)
+        #expect(outcome.stdout.contains("warning: peak RSS"), "\(outcome.stdout)")
+        let report = try String(contentsOfFile: "\(trial.out)/report.md", encoding: .utf8)
+        #expect(report.contains("the program holds memory outside malloc"))
+
+        let plain = try ProgramTrial()
+        defer { plain.remove() }
+        let held = try plain.profile([], [ProgramTrial.agentProbe, "hold", "64MiB", "300"])
+        #expect(held.status == 0, "\(held.stderr)")
+        let (heldMeasurements, heldProgram) = try programMeasurements(plain)
+        #expect(heldMeasurements.peakRSSBytes >= 64 * Self.mebibyte, "every page was written")
+        #expect(heldProgram.residentBeyondAllocator == nil)
+        #expect(!held.stdout.contains("warning: peak RSS"))
     }
 
     @Test func pythonRunsWithEveryObjectThroughMallocUnlessTheUserSaysOtherwise() throws {

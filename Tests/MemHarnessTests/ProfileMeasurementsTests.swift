@@ -94,4 +94,46 @@ struct ProfileMeasurementsTests {
                 == expected * mebibyte)
         #expect(ProgramMeasurements.peakRSS(kernelBytes: nil, sampledBytes: 5, harnessRSSBytes: 0) == 5)
     }
+
+    static func process(_ pid: Int, baseline: Int, peak: Int, calls: Int = 10) -> ProcessExactPeak {
+        ProcessExactPeak(
+            processID: pid, executable: "/bin/p\(pid)",
+            exact: ExactPeakValues(baselineLiveBytes: baseline, peakLiveBytes: peak, allocationCalls: calls))
+    }
+
+    @Test func aTreesExactPeakIsTheSumOfEachProcesssPeakAboveItsStartAndSaysSo() throws {
+        let alone = try #require(ProgramMeasurements.treeExact([Self.process(1, baseline: 5, peak: 50)]))
+        #expect(alone.peakNetBytes == 45 && alone.summedProcessCount == nil)
+        let tree = try #require(
+            ProgramMeasurements.treeExact([
+                Self.process(1, baseline: 5, peak: 50), Self.process(2, baseline: 100, peak: 130),
+                Self.process(3, baseline: 1, peak: 21),
+            ]))
+        #expect(tree.baselineLiveBytes == 5)
+        #expect(tree.peakNetBytes == 45 + 30 + 20)
+        #expect(tree.allocationCalls == 30)
+        #expect(tree.summedProcessCount == 3)
+    }
+
+    @Test func aTreeWithAProcessThatLeftNoCountHasNoExactPeak() {
+        let silent = ProcessExactPeak(processID: 2, executable: nil, exact: nil)
+        #expect(ProgramMeasurements.treeExact([Self.process(1, baseline: 5, peak: 50), silent]) == nil)
+        #expect(ProgramMeasurements.treeExact([silent, Self.process(1, baseline: 5, peak: 50)]) == nil)
+        #expect(ProgramMeasurements.treeExact([]) == nil)
+    }
+
+    @Test(arguments: [
+        // (peak RSS, allocator's peak, warned), MiB
+        (107, 10, true),  // a JVM: its heap is its own
+        (171, 9, true),  // Node
+        (40, 10, false),  // 4x, but 30 MiB is code pages, stacks and the allocator's retained pages
+        (90, 60, false),  // under twice
+        (80, 16, true),
+    ])
+    func residentMemoryFarBeyondTheAllocatorsIsNamed(rss: Int, allocated: Int, warned: Bool) {
+        let excess = ProgramMeasurements.residentBeyondAllocator(
+            peakRSSBytes: rss * Self.mebibyte, peakAllocatedBytes: allocated * Self.mebibyte)
+        #expect((excess != nil) == warned)
+        #expect(excess.map { $0.peakRSSBytes == rss * Self.mebibyte } ?? true)
+    }
 }

@@ -2,9 +2,11 @@
 // stream are specified in the agent contract (notes/agent-contract.md); in short, from the environment:
 //   MEMHARNESS_AGENT_EXACT=1                 count every allocation (live bytes, high-water marks, calls)
 //   MEMHARNESS_AGENT_STACK_SAMPLE_BYTES=N    sample allocation stacks, one per N requested bytes on average
+//                                            (implies EXACT: the `peak` snapshot follows the exact high-water mark)
 //   MEMHARNESS_AGENT_SNAPSHOT_STEP=F         retake the `peak` snapshot F above the last (default 0.005, >= 64 KiB)
 //   MEMHARNESS_AGENT_INTERVAL_NS=N + MEMHARNESS_AGENT_SAMPLES=PATH   a sampler thread writing jemalloc's stats
-//   MEMHARNESS_AGENT_RECORD=PATH             write the record at exit (%p in a PATH: the process id)
+//   MEMHARNESS_AGENT_RECORD=PATH             write the record at exit (%p in a PATH: the process id; a forked
+//                                            child writes its own only with %p, its figures counted from the fork)
 //   MEMHARNESS_AGENT_ORIGIN_NS=N             CLOCK_MONOTONIC origin of the times written
 //   MEMHARNESS_AGENT_HEAP=1                  track every live block, for heap captures (the heap graph)
 //
@@ -68,8 +70,9 @@ void memharness_agent_mark(const char *label, int64_t time_ns);
 /// At a case's baseline: forgets the peak snapshot; the next one is taken when the peak signal exceeds
 /// `level_bytes`. In EXACT mode also restarts the record's baseline and peak at the live bytes now.
 void memharness_agent_restart_peak_snapshot(int64_t level_bytes);
-/// The sampler's reading of the footprint (`stats.allocated`), bytes, at `time_ns`. Without EXACT and with
-/// stacks on, snapshots the live set as mark `peak` when it passes the step above the last snapshot.
+/// The sampler's reading of the footprint (`stats.allocated`), bytes, at `time_ns`: the level of marks taken
+/// without EXACT. It drives no snapshot: with stacks on the agent counts every allocation, and the `peak`
+/// snapshot follows the exact live bytes.
 void memharness_agent_observe(int64_t footprint_bytes, int64_t time_ns);
 /// Writes the caller's stack into `frames`: return addresses, innermost first (the first is where the
 /// caller resumes after this call), at most `capacity` (clamped to 0...256); returns the count written.

@@ -3,16 +3,20 @@
 // (LD_PRELOAD="libmemharness-agent.so libjemalloc.so.2") it also prints the agent's own figures.
 //
 //   agent-probe hold <bytes> <ms>                      hold one block (every page touched) for <ms>
-//   agent-probe spike <holdBytes> <spikeBytes> <ms>    a block alive ~<ms> on top of a held one
+//   agent-probe spike [hold] [spike] [ms] [before]     holds <hold> (48MiB) and <before> (16MiB) for 100 ms, frees
+//                                                      <before>, then a <spike> block (32MiB) alive ~<ms> (0: a few
+//                                                      microseconds) on top of <hold>: the true peak is the spike's
 //   agent-probe two-sites [ms]                         48 MiB from probe_site_large, 16 MiB from
 //                                                      probe_site_small, 1 MiB blocks, held <ms> (200)
 //   agent-probe churn <pairs>                          malloc/free pairs of 16 B-4 KiB, 64 alive; timed
 //   agent-probe threads [blocks]                       two threads allocate, a third frees (4,000 blocks)
 //   agent-probe fork [children]                        forks children that allocate (4) while a thread churns
+//   agent-probe _exit <bytes> <status>                 holds a block and ends with _exit(<status>): no exit handler
 //   agent-probe marks <record>                         the control API: marks, capture_stack, write_record
 //   agent-probe self-check                             the agent's self-check rows
-//   agent-probe mmap <bytes> <ms>                      map and touch a block with mmap, never malloc (as a
-//                                                      program with an allocator of its own), held <ms>
+//   agent-probe mmap <bytes> <ms> [mallocBytes]        map and touch a block with mmap (as a program with an
+//                                                      allocator or a heap of its own), held <ms>; with
+//                                                      <mallocBytes>, a touched malloc'd block held beside it
 //   agent-probe leaks [capture-path]                   blocks leaked and kept in known ways (see run_leaks); with
 //                                                      the agent tracking the heap, a heap capture to the path
 //
@@ -154,12 +158,28 @@ PROBE static int64_t probe_spike(size_t size, int64_t ms) {
     return usable;
 }
 
-static int run_spike(int64_t hold, int64_t spike, int64_t ms) {
+PROBE static void *probe_before_spike(size_t size) {
+    KEEP_FRAME();
+    char *block = malloc(size);
+    if (block == NULL) exit(70);
+    touch_pages(block, size);
+    return block;
+}
+
+static int run_spike(int64_t hold, int64_t spike, int64_t ms, int64_t before) {
     print_function("probe_hold_block", (void *)probe_hold_block);
     print_function("probe_spike", (void *)probe_spike);
+    print_function("probe_before_spike", (void *)probe_before_spike);
     if (agent_take_peak) agent_take_peak();
     void *block = probe_hold_block((size_t)hold);
     printf("hold requested %lld usable %zu\n", (long long)hold, malloc_usable_size(block));
+    if (before > 0) {
+        // Long enough for any sampler to see hold + before: the sampled peak, below the true one.
+        void *first = probe_before_spike((size_t)before);
+        printf("before usable %zu\n", malloc_usable_size(first));
+        sleep_ms(100);
+        free(first);
+    }
     sleep_ms(20);
     probe_spike((size_t)spike, ms);
     sleep_ms(20);
@@ -442,16 +462,18 @@ static int run_self_check(void) {
 }
 
 // ---- mmap: memory the allocator never sees ---------------------------------------------------------------
-static int run_mmap(int64_t size, int64_t ms) {
+static int run_mmap(int64_t size, int64_t ms, int64_t malloc_bytes) {
+    void *held = malloc_bytes > 0 ? probe_hold_block((size_t)malloc_bytes) : NULL;
     char *block = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (block == MAP_FAILED) {
         perror("agent-probe: mmap");
         return 70;
     }
     touch_pages(block, (size_t)size);
-    printf("mmap bytes %lld\n", (long long)size);
+    printf("mmap bytes %lld malloc %zu\n", (long long)size, held ? malloc_usable_size(held) : 0);
     sleep_ms(ms);
     munmap(block, (size_t)size);
+    free(held);
     return 0;
 }
 
@@ -545,9 +567,9 @@ static int run_leaks(const char *capture_path) {
 
 static int usage(void) {
     fprintf(stderr,
-            "usage: agent-probe hold <bytes> <ms> | spike <holdBytes> <spikeBytes> <ms> | two-sites [ms] |\n"
-            "       churn <pairs> | threads [blocks] | fork [children] | marks <record> | self-check |\n"
-            "       mmap <bytes> <ms> | leaks [capture-path | at-exit]\n");
+            "usage: agent-probe hold <bytes> <ms> | spike [hold] [spike] [ms] [before] | two-sites [ms] |\n"
+            "       churn <pairs> | threads [blocks] | fork [children] | _exit <bytes> <status> | marks <record> |\n"
+            "       self-check | mmap <bytes> <ms> [mallocBytes] | leaks [capture-path | at-exit]\n");
     return 64;
 }
 
@@ -559,7 +581,8 @@ int main(int argc, char **argv) {
     find_agent();
     if (strcmp(mode, "hold") == 0) return run_hold(argument(argc, argv, 2, "64MiB"), argument(argc, argv, 3, "200"));
     if (strcmp(mode, "spike") == 0) {
-        return run_spike(argument(argc, argv, 2, "16MiB"), argument(argc, argv, 3, "32MiB"), argument(argc, argv, 4, "1"));
+        return run_spike(argument(argc, argv, 2, "48MiB"), argument(argc, argv, 3, "32MiB"), argument(argc, argv, 4, "0"),
+                         argument(argc, argv, 5, "16MiB"));
     }
     if (strcmp(mode, "two-sites") == 0) return run_two_sites(argument(argc, argv, 2, "200"));
     if (strcmp(mode, "churn") == 0) return run_churn(argument(argc, argv, 2, "20000000"));
@@ -571,7 +594,15 @@ int main(int argc, char **argv) {
         return probe_marks(argv[2]);
     }
     if (strcmp(mode, "self-check") == 0) return run_self_check();
-    if (strcmp(mode, "mmap") == 0) return run_mmap(argument(argc, argv, 2, "64MiB"), argument(argc, argv, 3, "200"));
+    if (strcmp(mode, "_exit") == 0) {
+        void *held = probe_hold_block((size_t)argument(argc, argv, 2, "8MiB"));
+        printf("_exit held %zu\n", malloc_usable_size(held));
+        fflush(stdout);
+        _exit((int)argument(argc, argv, 3, "0"));
+    }
+    if (strcmp(mode, "mmap") == 0) {
+        return run_mmap(argument(argc, argv, 2, "64MiB"), argument(argc, argv, 3, "200"), argument(argc, argv, 4, "0"));
+    }
     if (strcmp(mode, "leaks") == 0) return run_leaks(argc > 2 ? argv[2] : NULL);
     return usage();
 }
