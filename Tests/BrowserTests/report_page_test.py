@@ -220,7 +220,8 @@ def timeline_zoom(page, scenario_name, phase_name):
     check("phase" in tip.text, f"the hover readout has no phase: {tip.text}")
     shot = page.shot(host, f"timeline-{scenario_name}-zoomed.png")
     ActionChains(page.driver).double_click(canvas).perform()
-    wait_for(page.driver, lambda d: host.get_attribute("data-t1") == str(end) and host.get_attribute("data-t0") == "0",
+    wait_for(page.driver,
+             lambda d: host.get_attribute("data-t1") == str(end) and host.get_attribute("data-t0") == "0",
              "a double-click to reset the zoom")
     return shot
 
@@ -248,7 +249,8 @@ def flame_zoom_and_search(page, scenario_name, name):
     full = svg.size["width"]
     # A frame narrower than the graph (zooming must widen it), wide enough to click; in a profile of one
     # stack every frame is full width, and the frame above the root is taken.
-    frames = [g for g in host.find_elements(By.CSS_SELECTOR, "g.fr[tabindex]") if g.get_attribute("data-name") != "all"]
+    frames = [g for g in host.find_elements(By.CSS_SELECTOR, "g.fr[tabindex]")
+              if g.get_attribute("data-name") != "all"]
     check(frames, f"no frame to click in {scenario_name}/{strategy}")
     narrow = [g for g in frames if g.find_element(By.TAG_NAME, "rect").size["width"] < full * 0.9]
     target = narrow[len(narrow) // 2] if narrow else frames[min(2, len(frames) - 1)]
@@ -327,7 +329,8 @@ def run_checks(arguments, workspace, browser):
     results.append("timeline zoomed: " + timeline_zoom(sample, "live-query", "burst"))
     attributed_sample = [s["name"] for s in sample.data["scenarios"] if s["profiles"]]
     if "live-query" in attributed_sample:
-        results.append("flame zoomed and searched: " + flame_zoom_and_search(sample, "live-query", "flame-live-query.png"))
+        results.append("flame zoomed and searched: "
+                       + flame_zoom_and_search(sample, "live-query", "flame-live-query.png"))
         results.append("diff switched: " + diff_switch(sample, "live-query", "diff-live-query.png"))
     if any(s["name"] == "subscriptions" and s["heapGraphs"] for s in sample.data["scenarios"]):
         results.append("cycle drawn: " + cycle_drawn(sample, "subscriptions", "cycle-subscriptions.png"))

@@ -42,7 +42,8 @@
     tip.hidden = false;
     const box = tip.getBoundingClientRect();
     const x = Math.min(event.clientX + 14, window.innerWidth - box.width - 8);
-    const y = event.clientY + 16 + box.height > window.innerHeight ? event.clientY - box.height - 10 : event.clientY + 16;
+    const below = event.clientY + 16 + box.height <= window.innerHeight;
+    const y = below ? event.clientY + 16 : event.clientY - box.height - 10;
     tip.style.left = Math.max(4, x) + 'px';
     tip.style.top = Math.max(4, y) + 'px';
   }
@@ -438,7 +439,11 @@
           const frame = profile.frames[f];
           const key = frame.function + '\u0000' + (frame.location || '');
           let kid = n.kids.get(key);
-          if (!kid) { kid = node(frame.function, frame.location, frame.library); kid.before = 0; n.kids.set(key, kid); }
+          if (!kid) {
+            kid = node(frame.function, frame.location, frame.library);
+            kid.before = 0;
+            n.kids.set(key, kid);
+          }
           kid[field] = (kid[field] || 0) + stack.bytes;
           if (field === 'bytes') kid.count += stack.count;
           n = kid;
@@ -597,7 +602,8 @@
   function diffView(host, profiles) {
     heading(host, 4, 'Difference between two strategies');
     el('p', {class: 'mh-note'}, host, 'Widths are the compared strategy\u2019s live bytes at its peak; red frames ' +
-      'hold more than in the base, blue less (stronger colour, larger change). Frames only in the base are not drawn.');
+      'hold more than in the base, blue less (stronger colour, larger change). Frames only in the base are not ' +
+      'drawn.');
     const bar = el('div', {class: 'mh-bar'}, host);
     const names = profiles.map(p => p.strategy);
     let base = profiles.length - 1;
@@ -689,10 +695,12 @@
         cycleDiagram(body, cycle);
       });
       capture.paths.forEach(path => {
-        heading(body, 5, 'Retaining path to ' + path.query + ' (' + path.reason + '; ' + path.reachableInstances +
-          ' reachable, ' + path.leakedInstances + ' leaked)');
+        const last = path.nodes.length > 0 ? path.nodes[path.nodes.length - 1].type : '?';
+        heading(body, 5, 'Retaining path to ' + (path.query || last) + ' (' + path.reason + '; ' +
+          path.reachableInstances + ' reachable, ' + path.leakedInstances + ' leaked)');
         if (path.root === null || path.root === undefined) {
-          el('p', {class: 'mh-note'}, body, 'No root reaches it: every instance is leaked.');
+          el('p', {class: 'mh-note'}, body, 'No root reaches an instance' + (path.leakedInstances > 0 ?
+            ': all ' + path.leakedInstances + ' are leaked.' : '.'));
         } else {
           pathDiagram(body, path);
         }
@@ -700,6 +708,8 @@
     }
     show(graph.captures[last]);
   }
+  // `.field`, or `+64` where reflection named no field (the reference's byte offset).
+  function member(field) { return field.startsWith('+') ? field : '.' + field; }
   function shortType(label) {
     const short = label.replace(/\b[A-Za-z_][A-Za-z0-9_]*\./g, '');
     return short.length <= 34 ? short : '…' + short.slice(short.length - 33);
@@ -748,7 +758,7 @@
         const d = 'M' + (a.x - 20) + ',' + (a.y - a.hh) + ' C' + (a.x - 60) + ',' + (a.y - 90) + ' ' + (a.x + 60) +
           ',' + (a.y - 90) + ' ' + (a.x + 20) + ',' + (a.y - a.hh);
         svgEl('path', {class: 'edge', d: d, 'marker-end': arrow}, svg);
-        svgEl('text', {class: 'label', x: a.x, y: a.y - 74, 'text-anchor': 'middle'}, svg, edge.field);
+        svgEl('text', {class: 'label', x: a.x, y: a.y - 74, 'text-anchor': 'middle'}, svg, member(edge.field));
         return;
       }
       // Bend each reference outwards (perpendicular to the chord), so A→B and B→A do not overlap.
@@ -756,12 +766,13 @@
       const my = (a.y + b.y) / 2;
       const length = Math.hypot(b.x - a.x, b.y - a.y) || 1;
       const bend = n === 2 ? 45 : 22;
-      const control = {x: mx + (b.y - a.y) / length * -bend, y: my + (b.x - a.x) / length * bend};
+      const control = {x: mx + (b.y - a.y) / length * bend, y: my - (b.x - a.x) / length * bend};
       const start = border(a, control);
       const stop = border(b, control);
       svgEl('path', {class: 'edge', d: 'M' + start.x + ',' + start.y + ' Q' + control.x + ',' + control.y + ' ' +
         stop.x + ',' + stop.y, 'marker-end': arrow}, svg);
-      svgEl('text', {class: 'label', x: control.x, y: control.y + 4, 'text-anchor': 'middle'}, svg, '.' + edge.field);
+      svgEl('text', {class: 'label', x: control.x, y: control.y + 4, 'text-anchor': 'middle'}, svg,
+        member(edge.field));
     });
   }
   function pathDiagram(parent, path) {
@@ -780,7 +791,9 @@
       const a = boxes[i];
       svgEl('line', {class: 'edge', x1: a.x, y1: a.y + a.hh, x2: b.x, y2: b.y - b.hh - 1, 'marker-end': arrow}, svg);
       const field = i === 0 ? 'root' : steps[i].field;
-      if (field) svgEl('text', {class: 'label', x: a.x + 10, y: (a.y + b.y) / 2 + 4}, svg, i === 0 ? field : '.' + field);
+      if (field) {
+        svgEl('text', {class: 'label', x: a.x + 10, y: (a.y + b.y) / 2 + 4}, svg, i === 0 ? field : member(field));
+      }
     });
     if (path.omittedNodes > 0) {
       el('p', {class: 'mh-note'}, parent, path.omittedNodes + ' blocks in the middle of the path are not shown.');
