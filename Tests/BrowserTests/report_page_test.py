@@ -252,8 +252,9 @@ def flame_zoom_and_search(page, scenario_name, name):
     frames = [g for g in host.find_elements(By.CSS_SELECTOR, "g.fr[tabindex]")
               if g.get_attribute("data-name") != "all"]
     check(frames, f"no frame to click in {scenario_name}/{strategy}")
-    narrow = [g for g in frames if g.find_element(By.TAG_NAME, "rect").size["width"] < full * 0.9]
-    target = narrow[len(narrow) // 2] if narrow else frames[min(2, len(frames) - 1)]
+    widths = {g.id: g.find_element(By.TAG_NAME, "rect").size["width"] for g in frames}
+    narrow = sorted((g for g in frames if widths[g.id] < full * 0.9), key=lambda g: -widths[g.id])
+    target = narrow[0] if narrow else frames[min(2, len(frames) - 1)]
     target_name = target.get_attribute("data-name")
     page.driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", target)
     target.click()
@@ -263,8 +264,7 @@ def flame_zoom_and_search(page, scenario_name, name):
     check(zoomed and zoomed[0].find_element(By.TAG_NAME, "rect").size["width"] >= full * 0.98,
           f"{target_name} does not fill the width after the click")
     check(host.find_elements(By.CSS_SELECTOR, "g.fr.dim"), "the callers of the zoomed frame are not shown dimmed")
-    words = [w for w in target_name.replace("(", " ").replace(".", " ").split() if len(w) >= 4]
-    query = (words[0] if words else target_name).lower()
+    query = target_name.split("(")[0].lower()  # the function without its arguments: the frames of that function
     search = host.find_element(By.CSS_SELECTOR, "input.mh-search")
     search.send_keys(query)
     wait_for(page.driver, lambda d: view.get_attribute("data-matched-share") not in (None, ""), "the search result")
@@ -310,8 +310,13 @@ def cycle_drawn(page, scenario_name, name):
     index = page.scenario_index(scenario_name)
     views = page.driver.find_elements(By.CSS_SELECTOR, f'.mh-explore[data-scenario="{index}"] .mh-heap')
     check(views, f"no heap graph view in {scenario_name}")
-    host = next((v for v in views if v.find_elements(By.CSS_SELECTOR, "svg.mh-cycle")), None)
-    check(host is not None, f"no cycle drawn in {scenario_name}")
+    with_cycles = [v for v in views if v.find_elements(By.CSS_SELECTOR, "svg.mh-cycle")]
+    check(with_cycles, f"no cycle drawn in {scenario_name}")
+
+    def named(view):  # blocks the capture named by their type, in the view's first cycle
+        nodes = view.find_element(By.CSS_SELECTOR, "svg.mh-cycle").find_elements(By.CSS_SELECTOR, ".node text")
+        return sum(1 for node in nodes if not node.text.startswith("block of"))
+    host = max(with_cycles, key=named)
     cycles = host.find_elements(By.CSS_SELECTOR, "svg.mh-cycle")
     labels = [t.text for t in cycles[0].find_elements(By.CSS_SELECTOR, "text.label")]
     check(labels and all(labels), "a reference of the cycle has no field name")
@@ -340,11 +345,12 @@ def run_checks(arguments, workspace, browser):
     attributed_html = (render(arguments.memharness, os.path.join(arguments.attributed, "run.json"), folder)
                        if arguments.attributed else attributed_run(arguments.memharness, folder))
     attributed = Page(browser, attributed_html, arguments.screenshots)
-    results.append("flame zoomed and searched: " + flame_zoom_and_search(attributed, "subscriptions", "flame.png"))
-    results.append("diff switched: " + diff_switch(attributed, "subscriptions", "diff.png"))
+    results.append("flame zoomed and searched: "
+                   + flame_zoom_and_search(attributed, "subscriptions", "quick-subscriptions-flame.png"))
+    results.append("diff switched: " + diff_switch(attributed, "subscriptions", "quick-subscriptions-diff.png"))
     over_time_moment(attributed, "subscriptions")
     results.append("live set over time: moved to the first iteration mark")
-    results.append("cycle drawn: " + cycle_drawn(attributed, "subscriptions", "cycle.png"))
+    results.append("cycle drawn: " + cycle_drawn(attributed, "subscriptions", "quick-subscriptions-cycle.png"))
     attributed.check_console()
     return results
 

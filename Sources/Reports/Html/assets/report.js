@@ -170,7 +170,8 @@
       ctx.rect(M.l, M.t, pw, ph);
       ctx.clip();
       lines.forEach((line, index) => { if (shown[index]) drawLine(line, yOf, pw); });
-      lines.forEach((line, index) => { if (shown[index]) drawEvents(line, yOf, top, pw, fg); });
+      const limits = [];
+      lines.forEach((line, index) => { if (shown[index]) drawEvents(line, yOf, top, pw, fg, limits); });
       if (hoverX !== null) {
         ctx.strokeStyle = muted;
         ctx.setLineDash([2, 3]);
@@ -272,11 +273,15 @@
       ctx.lineWidth = 1;
     }
     // The memory limit (dashed), the kill (a cross) and the memory warnings (triangles at the top).
-    function drawEvents(line, yOf, top, pw, fg) {
+    function drawEvents(line, yOf, top, pw, fg, limits) {
       const kill = line.kill;
       ctx.fillStyle = line.colour;
       ctx.strokeStyle = line.colour;
-      if (kill && kill.limitNetBytes !== null && kill.limitNetBytes !== undefined && kill.limitNetBytes <= top) {
+      const limit = kill && typeof kill.limitNetBytes === 'number' ? kill.limitNetBytes : null;
+      // One line for limits within a pixel or two of one drawn already (the same budget, baselines a few KiB apart).
+      const drawn = limits.some(other => Math.abs(yOf(other) - yOf(limit)) < 2);
+      if (limit !== null && limit <= top && !drawn) {
+        limits.push(limit);
         const y = Math.round(yOf(kill.limitNetBytes)) + 0.5;
         ctx.setLineDash([6, 4]);
         ctx.beginPath();
@@ -284,7 +289,7 @@
         ctx.lineTo(M.l + pw, y);
         ctx.stroke();
         ctx.setLineDash([]);
-        ctx.fillText('memory limit (' + line.strategy + ')', M.l + 6, y - 4);
+        ctx.fillText('memory limit', M.l + 6, y - 4);
       }
       if (kill && kill.timeMicroseconds >= view.t0 && kill.timeMicroseconds <= view.t1) {
         const x = xOf(kill.timeMicroseconds);
@@ -395,14 +400,13 @@
   function node(name, location, library) {
     return {name: name, location: location, library: library, bytes: 0, count: 0, kids: new Map(), parent: null};
   }
+  // Children sorted (largest first), parents set, and each node's height: the levels of its deepest stack.
   function finish(root) {
-    let depth = 0;
-    (function walk(n, level) {
-      depth = Math.max(depth, level);
+    (function walk(n) {
       n.kids = Array.from(n.kids.values()).sort((a, b) => b.bytes - a.bytes || (a.name < b.name ? -1 : 1));
-      n.kids.forEach(kid => { kid.parent = n; walk(kid, level + 1); });
-    })(root, 0);
-    root.depth = depth;
+      n.height = 0;
+      n.kids.forEach(kid => { kid.parent = n; walk(kid); n.height = Math.max(n.height, kid.height + 1); });
+    })(root);
     return root;
   }
   // The tree of a profile's stacks weighted by `live` ([stack, bytes, count] triples; the peak when absent).
@@ -495,7 +499,9 @@
     function render() {
       if (!state.root) return;
       const width = Math.max(320, view.clientWidth);
-      const height = (state.root.depth + 1) * rowHeight + 2;
+      let levels = state.zoom.height + 1;
+      for (let n = state.zoom.parent; n; n = n.parent) levels += 1;
+      const height = levels * rowHeight + 2;
       svg.setAttribute('viewBox', '0 0 ' + width + ' ' + height);
       svg.setAttribute('height', String(height));
       svg.textContent = '';
