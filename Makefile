@@ -136,7 +136,8 @@ bench-stability: build
 
 # Regenerates the committed sample report: three runs merged into one folder, so the report shows where the
 # memory is (allocation stacks, --attribute) for the scenarios whose strategies differ in where memory sits, and
-# why it is kept (--heap-graph) for subscriptions, without instrumenting the others (about 90 s on 2 cores).
+# why it is kept (--heap-graph, with the live set after each iteration) for subscriptions, without instrumenting
+# the others (about 100 s on 2 cores).
 # Then the browser test's screenshots of its report.html are taken again into Reports/sample-screenshots.
 SAMPLE_SHARDS := .build/sample-shards
 sample-report: build
@@ -144,7 +145,7 @@ sample-report: build
 	$(RELEASE_BIN)/memharness run calibration compaction spikes version-pinning --out $(SAMPLE_SHARDS)/plain $(ARGS)
 	$(RELEASE_BIN)/memharness run live-query store-observer image-feed --attribute \
 	  --out $(SAMPLE_SHARDS)/attributed $(ARGS)
-	$(RELEASE_BIN)/memharness run subscriptions --heap-graph --out $(SAMPLE_SHARDS)/heap $(ARGS)
+	$(RELEASE_BIN)/memharness run subscriptions --attribute --heap-graph --out $(SAMPLE_SHARDS)/heap $(ARGS)
 	$(RELEASE_BIN)/memharness merge $(SAMPLE_SHARDS)/plain $(SAMPLE_SHARDS)/attributed $(SAMPLE_SHARDS)/heap \
 	  --out Reports/sample
 	$(MAKE) browser-test BROWSER_SCREENSHOTS=$(CURDIR)/Reports/sample-screenshots

@@ -295,7 +295,8 @@ def diff_switch(page, scenario_name, name):
     return page.shot(host, name)
 
 
-def over_time_moment(page, scenario_name):
+def over_time_moment(page, scenario_name, name=None):
+    """Moves the live set over time to the first iteration mark: its label and flame graph follow."""
     index = page.scenario_index(scenario_name)
     host = page.element(f'.mh-explore[data-scenario="{index}"] .mh-over-time')
     label = host.find_element(By.CSS_SELECTOR, ".mh-range")
@@ -304,6 +305,9 @@ def over_time_moment(page, scenario_name):
     slider.send_keys(Keys.HOME)
     wait_for(page.driver, lambda d: label.text != before, "another moment of the live set")
     check(host.find_elements(By.CSS_SELECTOR, "g.fr"), "no live set drawn at the first moment")
+    slider.send_keys(Keys.END)
+    wait_for(page.driver, lambda d: label.text == before, "the last moment again")
+    return page.shot(host, name) if name else None
 
 
 def cycle_drawn(page, scenario_name, name):
@@ -337,6 +341,10 @@ def run_checks(arguments, workspace, browser):
         results.append("flame zoomed and searched: "
                        + flame_zoom_and_search(sample, "live-query", "flame-live-query.png"))
         results.append("diff switched: " + diff_switch(sample, "live-query", "diff-live-query.png"))
+    if any(s["name"] == "subscriptions" and any(p["iterations"] for p in s["profiles"])
+           for s in sample.data["scenarios"]):
+        results.append("live set over time: "
+                       + over_time_moment(sample, "subscriptions", "over-time-subscriptions.png"))
     if any(s["name"] == "subscriptions" and s["heapGraphs"] for s in sample.data["scenarios"]):
         results.append("cycle drawn: " + cycle_drawn(sample, "subscriptions", "cycle-subscriptions.png"))
     sample.check_console()
