@@ -162,6 +162,8 @@ class Page:
         self.data = json.loads(self.driver.find_element(By.ID, "mh-data").get_attribute("textContent"))
         self.load_milliseconds = self.driver.execute_script(
             "const n = performance.getEntriesByType('navigation')[0]; return n.loadEventEnd - n.startTime;")
+        self.views_milliseconds = self.driver.execute_script(
+            "return performance.getEntriesByName('memharness-views')[0].duration;")
         self.check_console()
 
     def check_console(self):
@@ -334,7 +336,7 @@ def run_checks(arguments, workspace, browser):
                          os.path.join(workspace, "sample"))
     sample = Page(browser, sample_html, arguments.screenshots)
     results.append(f"sample report.html: {os.path.getsize(sample_html):,} bytes, loaded in "
-                   f"{sample.load_milliseconds:.0f} ms")
+                   f"{sample.load_milliseconds:.0f} ms, of which {sample.views_milliseconds:.0f} ms drawing the views")
     results.append("timeline zoomed: " + timeline_zoom(sample, "live-query", "burst"))
     attributed_sample = [s["name"] for s in sample.data["scenarios"] if s["profiles"]]
     if "live-query" in attributed_sample:

@@ -3,6 +3,7 @@
 // frames at least one pixel wide). Every control is a button, select, input or focusable element.
 (() => {
   'use strict';
+  performance.mark('memharness-views-start');  // the test reports how long drawing every view took
   const DATA = JSON.parse(document.getElementById('mh-data').textContent);
   const tip = document.getElementById('mh-tip');
   const SVGNS = 'http://www.w3.org/2000/svg';
@@ -828,5 +829,6 @@
   }
   window.addEventListener('resize', redrawAll);
   window.matchMedia('(prefers-color-scheme: dark)').addEventListener('change', redrawAll);
+  performance.measure('memharness-views', 'memharness-views-start');
   document.documentElement.dataset.ready = 'true';
 })();
