@@ -82,8 +82,9 @@ def attributed_run(memharness, folder):
 class Browser:
     """chromedriver in its own process group and the session it drives; `close` stops both whatever happened."""
 
-    def __init__(self, workspace):
-        self.profile = os.path.join(workspace, "chromium-profile")
+    def __init__(self, workspace, dark=False):
+        self.dark = dark
+        self.profile = os.path.join(workspace, "chromium-profile-dark" if dark else "chromium-profile")
         port = free_port()
         self.log = open(os.path.join(workspace, "chromedriver.log"), "w")
         self.server = subprocess.Popen(
@@ -109,7 +110,9 @@ class Browser:
         options.binary_location = CHROMIUM
         for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                          "--window-size=1280,1000", "--force-device-scale-factor=1", "--hide-scrollbars",
-                         f"--user-data-dir={self.profile}", "--force-prefers-color-scheme=light"]:
+                         f"--user-data-dir={self.profile}",
+                         # Blink's preferred scheme: 0 dark, 1 light (the README's screenshots are light).
+                         f"--blink-settings=preferredColorScheme={0 if self.dark else 1}"]:
             options.add_argument(argument)
         options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
         self.driver = webdriver.Remote(command_executor=f"http://127.0.0.1:{self.port}", options=options)
@@ -225,6 +228,10 @@ def timeline_zoom(page, scenario_name, phase_name):
     wait_for(page.driver,
              lambda d: host.get_attribute("data-t1") == str(end) and host.get_attribute("data-t0") == "0",
              "a double-click to reset the zoom")
+    canvas.send_keys("+")  # the keyboard zooms too: the canvas is focusable
+    wait_for(page.driver, lambda d: host.get_attribute("data-t1") != str(end), "the + key to zoom in")
+    canvas.send_keys("0")
+    wait_for(page.driver, lambda d: host.get_attribute("data-t1") == str(end), "the 0 key to reset the zoom")
     return shot
 
 
@@ -330,6 +337,22 @@ def cycle_drawn(page, scenario_name, name):
     return page.shot(host, name)
 
 
+def dark_scheme(arguments, workspace, html):
+    """The page in a browser that prefers dark: dark background, the timeline drawn, no console error."""
+    browser = Browser(workspace, dark=True)
+    try:
+        browser.connect()
+        page = Page(browser, html, arguments.screenshots)
+        background = page.driver.execute_script("return getComputedStyle(document.body).backgroundColor")
+        check(background == "rgb(13, 17, 23)", f"the page is not dark when the reader prefers dark: {background}")
+        index = page.scenario_index("live-query")
+        shot = page.shot(page.element(f'.mh-timeline[data-scenario="{index}"]'), "dark-timeline-live-query.png")
+        page.check_console()
+        return shot
+    finally:
+        browser.close()
+
+
 def run_checks(arguments, workspace, browser):
     results = []
     sample_html = render(arguments.memharness, os.path.join(arguments.sample, "run.json"),
@@ -350,6 +373,9 @@ def run_checks(arguments, workspace, browser):
     if any(s["name"] == "subscriptions" and s["heapGraphs"] for s in sample.data["scenarios"]):
         results.append("cycle drawn: " + cycle_drawn(sample, "subscriptions", "cycle-subscriptions.png"))
     sample.check_console()
+    background = sample.driver.execute_script("return getComputedStyle(document.body).backgroundColor")
+    check(background == "rgb(255, 255, 255)", f"the page is not light when the reader prefers light: {background}")
+    results.append("dark scheme: " + dark_scheme(arguments, workspace, sample_html))
 
     folder = os.path.join(workspace, "attributed")
     attributed_html = (render(arguments.memharness, os.path.join(arguments.attributed, "run.json"), folder)
@@ -397,7 +423,8 @@ def main():
                 print(f"FAILED: {failure}", file=sys.stderr)
                 status = 1
         print(f"screenshots: {arguments.screenshots}")
-        shutil.rmtree(os.path.join(workspace, "chromium-profile"), ignore_errors=True)
+        for profile in ["chromium-profile", "chromium-profile-dark"]:
+            shutil.rmtree(os.path.join(workspace, profile), ignore_errors=True)
         if status == 0:
             for entry in os.listdir(workspace):
                 if os.path.join(workspace, entry) != arguments.screenshots:
