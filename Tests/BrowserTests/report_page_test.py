@@ -430,6 +430,8 @@ def main():
                 if os.path.join(workspace, entry) != arguments.screenshots:
                     path = os.path.join(workspace, entry)
                     shutil.rmtree(path, ignore_errors=True) if os.path.isdir(path) else os.remove(path)
+            if not os.listdir(workspace):
+                os.rmdir(workspace)
         else:
             print(f"kept for a look: {workspace}", file=sys.stderr)
     return status
