@@ -104,6 +104,11 @@
     let end = 1;
     lines.forEach(line => { end = Math.max(end, line.timeMicroseconds[line.timeMicroseconds.length - 1] || 0); });
     const view = {t0: 0, t1: end};
+    lines.forEach(line => {
+      let peak = 0;
+      line.netBytes.forEach((value, i) => { if (value > line.netBytes[peak]) peak = i; });
+      if (line.netBytes.length > 0) line.peakIndex = peak;
+    });
     const shown = lines.map(() => true);
     const M = {l: 76, r: 16, t: 16, b: 38};
     const H = 340;
@@ -173,6 +178,7 @@
       lines.forEach((line, index) => { if (shown[index]) drawLine(line, yOf, pw); });
       const limits = [];
       lines.forEach((line, index) => { if (shown[index]) drawEvents(line, yOf, top, pw, fg, limits); });
+      lines.forEach((line, index) => { if (shown[index]) drawPeak(line, yOf, fg); });
       if (hoverX !== null) {
         ctx.strokeStyle = muted;
         ctx.setLineDash([2, 3]);
@@ -272,6 +278,20 @@
       }
       ctx.stroke();
       ctx.lineWidth = 1;
+    }
+    // Each line's peak, where it is in view: a dot and its value (as the SVG timeline marks it).
+    function drawPeak(line, yOf, fg) {
+      if (line.kill || line.peakIndex === undefined) return;
+      const t = line.timeMicroseconds[line.peakIndex];
+      if (t < view.t0 || t > view.t1) return;
+      const x = xOf(t);
+      const y = yOf(line.netBytes[line.peakIndex]);
+      ctx.fillStyle = line.colour;
+      ctx.beginPath();
+      ctx.arc(x, y, 3.5, 0, 2 * Math.PI);
+      ctx.fill();
+      ctx.fillStyle = fg;
+      ctx.fillText('peak ' + bytes(line.netBytes[line.peakIndex]), x + 6, Math.max(M.t + 22, y - 6));
     }
     // The memory limit (dashed), the kill (a cross) and the memory warnings (triangles at the top).
     function drawEvents(line, yOf, top, pw, fg, limits) {
