@@ -184,6 +184,13 @@ class Page:
         self.driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", found[0])
         return found[0]
 
+    def view(self, selector):
+        """A view scrolled into sight, once the page has built it (flame graphs and explore views are built as
+        they come near the viewport)."""
+        host = self.element(selector)
+        wait_for(self.driver, lambda d: host.get_attribute("data-drawn") == "true", f"{selector} to be drawn")
+        return host
+
     def shot(self, element, name):
         path = os.path.join(self.screenshots, name)
         check(element.screenshot(path), f"could not save {path}")
@@ -193,7 +200,7 @@ class Page:
 def timeline_zoom(page, scenario_name, phase_name):
     """Drags across most of `phase_name` on the timeline: the axis must show that span, then reset on dblclick."""
     index = page.scenario_index(scenario_name)
-    host = page.element(f'.mh-timeline[data-scenario="{index}"]')
+    host = page.view(f'.mh-timeline[data-scenario="{index}"]')
     canvas = host.find_element(By.TAG_NAME, "canvas")
     timeline = page.data["scenarios"][index]["timeline"]
     end = max(line["timeMicroseconds"][-1] for line in timeline["lines"] if line["timeMicroseconds"])
@@ -250,7 +257,7 @@ def expected_share(profile, query):
 def flame_zoom_and_search(page, scenario_name, name):
     """Clicks a frame of the first flame graph of the scenario, then searches a function of its subtree."""
     index = page.scenario_index(scenario_name)
-    host = page.element(f'.mh-flame[data-scenario="{index}"]')
+    host = page.view(f'.mh-flame[data-scenario="{index}"]')
     strategy = host.get_attribute("data-strategy")
     profile = next(p for p in page.data["scenarios"][index]["profiles"] if p["strategy"] == strategy)
     view = host.find_element(By.CSS_SELECTOR, ".mh-flame-view")
@@ -290,7 +297,8 @@ def flame_zoom_and_search(page, scenario_name, name):
 def diff_switch(page, scenario_name, name):
     """Chooses another compared strategy: the differential flame graph and its summary follow."""
     index = page.scenario_index(scenario_name)
-    host = page.element(f'.mh-explore[data-scenario="{index}"] .mh-diff')
+    host = page.view(f'.mh-explore[data-scenario="{index}"]').find_element(By.CSS_SELECTOR, ".mh-diff")
+    page.driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", host)
     choice = Select(host.find_element(By.CSS_SELECTOR, "select.mh-compared"))
     before = host.get_attribute("data-compared")
     options = [o.text for o in choice.options]
@@ -307,7 +315,8 @@ def diff_switch(page, scenario_name, name):
 def over_time_moment(page, scenario_name, name=None):
     """Moves the live set over time to the first iteration mark: its label and flame graph follow."""
     index = page.scenario_index(scenario_name)
-    host = page.element(f'.mh-explore[data-scenario="{index}"] .mh-over-time')
+    host = page.view(f'.mh-explore[data-scenario="{index}"]').find_element(By.CSS_SELECTOR, ".mh-over-time")
+    page.driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", host)
     label = host.find_element(By.CSS_SELECTOR, ".mh-range")
     before = label.text
     slider = host.find_element(By.CSS_SELECTOR, "input[type=range]")
@@ -321,7 +330,7 @@ def over_time_moment(page, scenario_name, name=None):
 
 def cycle_drawn(page, scenario_name, name):
     index = page.scenario_index(scenario_name)
-    views = page.driver.find_elements(By.CSS_SELECTOR, f'.mh-explore[data-scenario="{index}"] .mh-heap')
+    views = page.view(f'.mh-explore[data-scenario="{index}"]').find_elements(By.CSS_SELECTOR, ".mh-heap")
     check(views, f"no heap graph view in {scenario_name}")
     with_cycles = [v for v in views if v.find_elements(By.CSS_SELECTOR, "svg.mh-cycle")]
     check(with_cycles, f"no cycle drawn in {scenario_name}")

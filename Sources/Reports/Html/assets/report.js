@@ -828,19 +828,40 @@
   }
 
   // ---- Start --------------------------------------------------------------------------------------------------
+  // Timelines are drawn at once (a canvas each); flame graphs and the explore views, thousands of SVG elements in
+  // a large report, are built when they come within a screen or two of the viewport.
+  const waiting = new Map();
+  const observer = 'IntersectionObserver' in window ? new IntersectionObserver(entries => {
+    entries.forEach(entry => { if (entry.isIntersecting) build(entry.target); });
+  }, {rootMargin: '1500px 0px'}) : null;
+  function build(host) {
+    const make = waiting.get(host);
+    if (!make) return;
+    waiting.delete(host);
+    if (observer) observer.unobserve(host);
+    make();
+    host.dataset.drawn = 'true';
+  }
+  function later(host, make) {
+    waiting.set(host, make);
+    if (observer) observer.observe(host); else build(host);
+  }
   document.querySelectorAll('.mh-timeline').forEach(host => {
     const scenario = DATA.scenarios[Number(host.dataset.scenario)];
     if (scenario && scenario.timeline) Timeline(host, scenario.timeline);
+    host.dataset.drawn = 'true';
   });
   document.querySelectorAll('.mh-flame').forEach(host => {
     const scenario = DATA.scenarios[Number(host.dataset.scenario)];
     const profile = scenario && scenario.profiles.find(p => p.strategy === host.dataset.strategy);
-    if (profile) peakFlame(host, profile);
+    if (profile) later(host, () => peakFlame(host, profile));
   });
   document.querySelectorAll('.mh-explore').forEach(host => {
     const scenario = DATA.scenarios[Number(host.dataset.scenario)];
-    if (scenario) Explore(host, scenario);
+    if (scenario) later(host, () => Explore(host, scenario));
   });
+  // Printing shows everything.
+  window.addEventListener('beforeprint', () => Array.from(waiting.keys()).forEach(build));
   let pending = false;
   function redrawAll() {
     if (pending) return;
