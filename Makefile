@@ -7,6 +7,9 @@ SWIFT        ?= swift
 # Debian packages the build and the tests need; installed only when missing (python3: the lint's
 # function-length check; valgrind: the heap graph's C leaks are checked against memcheck's).
 DEB_PACKAGES := libjemalloc-dev libsqlite3-dev zlib1g-dev pkg-config python3 valgrind
+# The browser report.html is tested in (`make browser-test`, part of `make test`): Debian's Chromium, its
+# WebDriver server and the Selenium client for the system python3 (/usr/bin/python3, not a pyenv one).
+BROWSER_PACKAGES := chromium chromium-driver python3-selenium
 # The tools `make bench` compares with (valgrind's massif, heaptrack), and objcopy (binutils).
 BENCH_PACKAGES := valgrind heaptrack binutils
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -17,6 +20,7 @@ ARGS         ?=
 BENCH        ?=
 
 .PHONY: deps bench-deps build run test example docs soak lint format bench bench-stability sample-report clean
+.PHONY: browser-deps browser-test
 
 # $(call install-missing,PACKAGES): apt-get install those of PACKAGES that are not installed.
 define install-missing
@@ -36,6 +40,9 @@ deps:
 
 bench-deps:
 	$(call install-missing,$(BENCH_PACKAGES))
+
+browser-deps:
+	$(call install-missing,$(BROWSER_PACKAGES))
 
 # The executable and the agent it preloads into cases for exact peaks and allocation stacks. Swift code
 # keeps its frame pointers (-fno-omit-frame-pointer), so the agent's stack walk goes through it.
@@ -58,6 +65,18 @@ test: deps lint example
 	$(SWIFT) build --product agent-probe
 	$(SWIFT) build --product heap-fixtures
 	$(SWIFT) test --no-parallel
+	$(MAKE) browser-test
+
+# report.html in a real browser: headless Chromium driven over WebDriver (Tests/BrowserTests). It renders the
+# sample report's run.json and a quick attributed run with the debug memharness, fails on any console error,
+# zooms a timeline, zooms and searches a flame graph, switches a diff, and saves screenshots (a temporary
+# folder; BROWSER_SCREENSHOTS=DIR keeps them). Everything it starts is stopped when it ends, however it ends.
+BROWSER_SCREENSHOTS ?=
+browser-test: browser-deps
+	$(SWIFT) build --product memharness
+	$(SWIFT) build --product memharness-agent
+	/usr/bin/python3 Tests/BrowserTests/report_page_test.py --memharness "$$($(SWIFT) build --show-bin-path)/memharness" \
+	  --sample Reports/sample $(if $(BROWSER_SCREENSHOTS),--screenshots $(BROWSER_SCREENSHOTS))
 
 # The example package, built as a user's package is: in its own .build, memharness compiled again from
 # ../.. (about 2.5 minutes the first time on 2 cores, seconds after that). Its own tests run here; the
@@ -115,9 +134,21 @@ bench-stability: build
 	$(SWIFT) build -c release $(FRAME_POINTERS) --product memharness-bench
 	$(RELEASE_BIN)/memharness-bench stability
 
-# Regenerates the committed sample report.
+# Regenerates the committed sample report: three runs merged into one folder, so the report shows where the
+# memory is (allocation stacks, --attribute) for the scenarios whose strategies differ in where memory sits, and
+# why it is kept (--heap-graph, with the live set after each iteration) for subscriptions, without instrumenting
+# the others (about 100 s on 2 cores).
+# Then the browser test's screenshots of its report.html are taken again into Reports/sample-screenshots.
+SAMPLE_SHARDS := .build/sample-shards
 sample-report: build
-	$(RELEASE_BIN)/memharness run --out Reports/sample $(ARGS)
+	rm -rf $(SAMPLE_SHARDS)
+	$(RELEASE_BIN)/memharness run calibration compaction spikes version-pinning --out $(SAMPLE_SHARDS)/plain $(ARGS)
+	$(RELEASE_BIN)/memharness run live-query store-observer image-feed --attribute \
+	  --out $(SAMPLE_SHARDS)/attributed $(ARGS)
+	$(RELEASE_BIN)/memharness run subscriptions --attribute --heap-graph --out $(SAMPLE_SHARDS)/heap $(ARGS)
+	$(RELEASE_BIN)/memharness merge $(SAMPLE_SHARDS)/plain $(SAMPLE_SHARDS)/attributed $(SAMPLE_SHARDS)/heap \
+	  --out Reports/sample
+	$(MAKE) browser-test BROWSER_SCREENSHOTS=$(CURDIR)/Reports/sample-screenshots
 
 clean:
 	rm -rf .build $(EXAMPLE)/.build Tests/ExamplesTests/Fixtures/NoHarness/.build

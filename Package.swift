@@ -113,7 +113,10 @@ let package = Package(
 
         // MARK: Reports: run.json (the record) and its renderings (depend on the values only)
         .target(
-            name: "Reports", dependencies: ["HarnessModel", "FileIO", "CSystem", "CZlib"], swiftSettings: settings),
+            name: "Reports", dependencies: ["HarnessModel", "FileIO", "CSystem", "CZlib"],
+            // report.html's script and style sheet, compiled into the library as bytes (no bundle to find at run time).
+            resources: [.embedInCode("Html/assets/report.js"), .embedInCode("Html/assets/report.css")],
+            swiftSettings: settings),
 
         // MARK: The command line over a catalog of workloads: `MemHarness.main(workloads:)`
         .target(

@@ -7,8 +7,8 @@ struct ReportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "report",
         abstract: "Render a report folder's files again from its run.json.",
-        discussion: "run.json is the record of the run: summary.csv, samples.csv, report.md and the charts are "
-            + "renderings of it and come back byte for byte."
+        discussion: "run.json is the record of the run: summary.csv, samples.csv, report.md, report.html and the "
+            + "charts are renderings of it and come back byte for byte."
     )
 
     @Argument(help: .value("dir", "A report folder written by `memharness run`.")) var directory: String

@@ -7,7 +7,9 @@ import Scenarios
 struct RunCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "run",
-        abstract: "Run scenarios and write the report folder (report.md, summary.csv, samples.csv, run.json, charts).",
+        abstract:
+            "Run scenarios and write the report folder (report.md, report.html, summary.csv, samples.csv, run.json, "
+            + "charts).",
         discussion: """
             Each case (scenario x strategy x repetition) runs in its own child process. Every input is \
             checked before any case runs. With no SCENARIO, every Scenarios/*.yaml is run. Options override \

@@ -64,17 +64,23 @@ public enum ReportBundle {
             try emit("sweep.csv", Data(SweepSection.csv(sweeps).utf8))
         }
         var linked = Set<String>()
+        // The pictures report.html shows (peaks, gauges, cycles: small SVGs); the rest is written and let go.
+        var images: [String: Data] = [:]
         for run in report.scenarios {
             for (path, text) in charts(run, scale: record.rendering.chartScale) {
                 try emit(path, Data(text.utf8))
                 linked.insert(path)
+                if !path.hasSuffix("-timeline.svg") { images[path] = Data(text.utf8) }
             }
         }
         for (path, data) in AttributionSection.files(report) + (try HeapGraphFiles.files(report)) {
             try emit(path, data)
             linked.insert(path)
+            if path.hasSuffix(".svg") && !path.hasSuffix("-flame.svg") { images[path] = data }
         }
-        try emit("report.md", Data(MarkdownReport.render(report, charts: linked, checks: record.checks).utf8))
+        let markdown = MarkdownReport.render(report, charts: linked, checks: record.checks)
+        try emit("report.html", Data(HtmlReport.render(record, markdown: markdown, images: images).utf8))
+        try emit("report.md", Data(markdown.utf8))
     }
 
     /// Every file of the folder, `run.json` first, handed to `emit` one at a time (`run.json` in

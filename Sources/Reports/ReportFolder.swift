@@ -114,7 +114,7 @@ public enum ReportFolder {
 
     /// The files a report folder may hold: a folder with anything else is not replaced (it is the user's).
     public static let ownEntries: Set<String> = [
-        "run.json", "report.md", "summary.csv", "samples.csv", "sweep.csv", "charts", "stacks", "heap",
+        "run.json", "report.md", "report.html", "summary.csv", "samples.csv", "sweep.csv", "charts", "stacks", "heap",
     ]
 
     /// Checks that `directory` may be replaced by a report: it does not exist, or it is an empty folder

@@ -23,7 +23,7 @@ struct RerenderTests {
         #expect(run.status == 0, "\(run.stderr)")
         let before = try MeasurementFloorTests.contents(of: out)
         let rendered = before.keys.filter { $0 != "run.json" }.sorted()
-        for expected in ["report.md", "summary.csv", "samples.csv", "sweep.csv"] {
+        for expected in ["report.md", "report.html", "summary.csv", "samples.csv", "sweep.csv"] {
             #expect(rendered.contains(expected), "\(expected) missing from \(rendered)")
         }
         #expect(rendered.contains { $0.hasPrefix("charts/") && $0.hasSuffix("-flame.svg") }, "\(rendered)")

@@ -1,0 +1,239 @@
+import Foundation
+import HarnessModel
+
+/// What `report.html`'s script draws, per scenario: the timeline of each strategy's representative case (the one
+/// the SVG timeline shows), the attributed cases' stacks at the peak and at each iteration mark, and the heap graphs'
+/// cycles and retaining paths. Built from the record alone; times in microseconds, sizes in bytes, whole numbers only
+/// (the JSON is the same bytes on every machine).
+struct HtmlPageData: Encodable {
+    var scenarios: [Scenario]
+
+    struct Scenario: Encodable {
+        var name: String
+        var timeline: Timeline?
+        /// Attributed strategies, worst first (as the Markdown lists them).
+        var profiles: [Profile]
+        var heapGraphs: [HeapGraph]
+    }
+
+    struct Timeline: Encodable {
+        var lines: [Line]
+        /// The phases of the longest representative case (the script is the same for all).
+        var phases: [Phase]
+    }
+
+    /// One strategy's samples: allocated above its baseline.
+    struct Line: Encodable {
+        var strategy: String
+        var colour: String
+        var phaseNames: [String]
+        var timeMicroseconds: [Int64]
+        var netBytes: [Int]
+        var phaseIndex: [Int]
+        /// Where the memory limit stopped the case; nil when it was not stopped.
+        var kill: Kill?
+        /// When a memory warning was posted (the `memoryWarnings` gauge went up).
+        var warningMicroseconds: [Int64]
+    }
+
+    struct Kill: Encodable {
+        var timeMicroseconds: Int64
+        var netBytes: Int
+        /// The limit above the case's baseline; nil when the footprint is not the allocated figure the line draws.
+        var limitNetBytes: Int?
+        var footprint: String
+    }
+
+    struct Phase: Encodable {
+        var name: String
+        var startMicroseconds: Int64
+        var endMicroseconds: Int64
+    }
+
+    struct Profile: Encodable {
+        var strategy: String
+        var peakNetBytes: Int
+        var sampleMeanBytes: Int
+        var frames: [Frame]
+        var stacks: [Stack]
+        var iterations: [Iteration]
+    }
+
+    struct Frame: Encodable {
+        var function: String
+        /// `File.swift:12`; nil without debug information.
+        var location: String?
+        var library: Bool
+    }
+
+    /// A stack, root first, with what it held at the peak.
+    struct Stack: Encodable {
+        var frames: [Int]
+        var bytes: Int
+        var count: Int
+    }
+
+    /// The live set at an iteration mark: `[stack, bytes, count]` triples.
+    struct Iteration: Encodable {
+        var label: String
+        var timeMicroseconds: Int64
+        var live: [[Int]]
+    }
+
+    struct HeapGraph: Encodable {
+        var strategy: String
+        var captures: [Capture]
+    }
+
+    struct Capture: Encodable {
+        var label: String
+        var liveBlocks: Int
+        var liveBytes: Int
+        var leakedBlocks: Int
+        var leakedBytes: Int
+        var cycles: [Cycle]
+        var paths: [Path]
+    }
+
+    struct Cycle: Encodable {
+        /// The leak group it belongs to, from 1.
+        var group: Int
+        var memberBlocks: Int
+        var memberBytes: Int
+        var edges: [Edge]
+        var omittedEdges: Int
+    }
+
+    /// `from.field -> to`.
+    struct Edge: Encodable {
+        var from: String
+        var field: String
+        var to: String
+    }
+
+    struct Path: Encodable {
+        var query: String
+        var reason: String
+        /// The root in words; nil when no matching block is reachable.
+        var root: String?
+        var nodes: [PathNode]
+        var omittedNodes: Int
+        var reachableInstances: Int
+        var leakedInstances: Int
+    }
+
+    struct PathNode: Encodable {
+        var type: String
+        /// The field holding the reference to the next node; nil on the last.
+        var field: String?
+    }
+}
+
+extension HtmlPageData {
+    /// The data of every scenario of `report`.
+    init(_ report: RunReport) {
+        scenarios = report.scenarios.map { run in
+            Scenario(
+                name: run.name, timeline: Self.timeline(run),
+                profiles: AttributionSection.profiles(run).map { Self.profile($0.strategy, $0.profile) },
+                heapGraphs: HeapGraphFiles.graphs(run).map { strategy, graph in
+                    HeapGraph(strategy: strategy, captures: graph.captures.map(Self.capture))
+                })
+        }
+    }
+
+    static func timeline(_ run: ScenarioRun) -> Timeline? {
+        let cases = run.strategies.compactMap { representativeCase(run, strategy: $0) }
+        let lines = cases.map { line(run, $0) }.filter { !$0.timeMicroseconds.isEmpty }
+        guard !lines.isEmpty else { return nil }
+        let reference = cases.max { $0.measurements.durationNanoseconds < $1.measurements.durationNanoseconds }
+        let phases = (reference?.measurements.phases ?? []).map {
+            Phase(
+                name: $0.name, startMicroseconds: $0.startNanoseconds / 1000, endMicroseconds: $0.endNanoseconds / 1000)
+        }
+        return Timeline(lines: lines, phases: phases)
+    }
+
+    static func line(_ run: ScenarioRun, _ representative: RepresentativeCase) -> Line {
+        let series = representative.samples
+        let baseline = representative.measurements.baselineAllocatedBytes
+        var warnings: [Int64] = []
+        if let gauge = series.gaugeNames.firstIndex(of: "memoryWarnings"), gauge < series.gauges.count {
+            let values = series.gauges[gauge]
+            for row in values.indices.dropFirst() where values[row] > values[row - 1] {
+                warnings.append(series.timeNanoseconds[row] / 1000)
+            }
+        }
+        let outcome = run.cases.first {
+            $0.strategy == representative.strategy && $0.measurements == representative.measurements
+        }?.outcome
+        var kill: Kill?
+        if case .killedByMemoryLimit(let hit, _) = outcome {
+            kill = Kill(
+                timeMicroseconds: hit.timeNanoseconds / 1000, netBytes: hit.footprintBytes - baseline,
+                limitNetBytes: hit.footprint == .allocated ? hit.limitBytes - baseline : nil,
+                footprint: hit.footprint.rawValue)
+        }
+        return Line(
+            strategy: representative.strategy,
+            colour: Palette.colour(run.strategies.firstIndex(of: representative.strategy) ?? 0),
+            phaseNames: series.phaseNames, timeMicroseconds: series.timeNanoseconds.map { $0 / 1000 },
+            netBytes: series.allocatedBytes.map { $0 - baseline }, phaseIndex: series.phaseIndex, kill: kill,
+            warningMicroseconds: warnings)
+    }
+
+    static func profile(_ strategy: String, _ profile: AllocationProfile) -> Profile {
+        Profile(
+            strategy: strategy, peakNetBytes: profile.peakNetBytes, sampleMeanBytes: profile.sampleMeanBytes,
+            frames: profile.frames.map {
+                Frame(function: $0.function, location: $0.shortLocation, library: $0.isLibrary)
+            },
+            stacks: profile.stacks.map {
+                Stack(frames: $0.frameIndices, bytes: $0.peakLiveBytes, count: $0.peakLiveCount)
+            },
+            iterations: profile.iterations.map { mark in
+                Iteration(
+                    label: "\(mark.phase) #\(mark.iteration)", timeMicroseconds: mark.timeNanoseconds / 1000,
+                    live: mark.live.map { [$0.stack, $0.liveBytes, $0.liveCount] })
+            })
+    }
+
+    static func capture(_ capture: HeapCaptureSummary) -> Capture {
+        Capture(
+            label: capture.label, liveBlocks: capture.liveBlocks, liveBytes: capture.liveBytes,
+            leakedBlocks: capture.leakedBlocks, leakedBytes: capture.leakedBytes,
+            cycles: HeapGraphSection.cycles(in: capture).map { group, cycle in
+                Cycle(
+                    group: group, memberBlocks: cycle.memberBlocks, memberBytes: cycle.memberBytes,
+                    edges: cycle.edges.map {
+                        Edge(
+                            from: HeapGraphSection.typeLabel($0.from), field: CycleDiagram.edgeLabel($0),
+                            to: HeapGraphSection.typeLabel($0.to))
+                    }, omittedEdges: cycle.omittedEdges)
+            },
+            paths: capture.paths.map { path in
+                Path(
+                    query: path.query, reason: HeapGraphSection.reasonText(path.reason),
+                    root: path.root.map { HtmlMarkdown.plainText(HeapGraphSection.rootText($0)) },
+                    nodes: path.nodes.map { node in
+                        PathNode(
+                            type: HeapGraphSection.typeLabel(node.type),
+                            field: node.edgeKind == nil
+                                ? nil
+                                : (node.fieldName ?? "+\(node.byteOffset ?? 0)")
+                                    + (node.edgeKind == .unowned ? " (unowned)" : ""))
+                    }, omittedNodes: path.omittedNodes, reachableInstances: path.reachableInstances,
+                    leakedInstances: path.leakedInstances)
+            })
+    }
+
+    /// The data as the text of a `<script type="application/json">`: every `<` written `\u003c`, so no
+    /// `</script>` or `<!--` in a name can end the element early (JSON strings are the only place `<` can be).
+    func scriptText() -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // Encoding strings and whole numbers cannot fail.
+        let data = (try? encoder.encode(self)) ?? Data("{\"scenarios\":[]}".utf8)
+        return String(decoding: data, as: UTF8.self).replacingOccurrences(of: "<", with: "\\u003c")
+    }
+}

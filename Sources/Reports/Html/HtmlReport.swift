@@ -1,0 +1,99 @@
+import Foundation
+import HarnessModel
+
+/// `report.html`: one self-contained page to explore a run, rendered from the record like every other file.
+///
+/// The page is `report.md` as HTML (`HtmlMarkdown`: every table and paragraph, from the same text) with its
+/// pictures in place: the timeline becomes a zoomable chart of every strategy on one time axis, each flame graph an
+/// interactive one (click to zoom, search, hover), the other charts (peaks, gauges, cycles) are the report's own
+/// SVGs inlined as `data:` images. After each scenario's section come the views Markdown cannot have: a differential
+/// flame graph of two strategies chosen by the reader, the live set at each iteration mark ("over time"), and each
+/// leaked cycle and retaining path drawn as a node-link diagram.
+///
+/// Everything is in the file: the data as JSON in a `<script type="application/json">` (`HtmlPageData`), the
+/// script and the style sheet (`HtmlAssets`). Nothing is fetched, so it opens from `file://` and from a CI artifact.
+///
+/// The drawing is hand-written JavaScript over Canvas (the timeline) and SVG (flame graphs, diagrams), not a
+/// library: Debian's `libjs-d3` is d3 v3 (2016), 150 KB minified, and what the page needs from it (scales, a zoom
+/// behaviour, a partition layout) is about as much code as using it; hand-written, the timeline draws only what is
+/// visible, decimated to one min/max pair per pixel column, so a 10,000-sample timeline allocates nothing per
+/// sample, and the page carries no third-party code to keep current.
+public enum HtmlReport {
+    /// The page for `record`: `markdown` is the record's `report.md`, `images` the SVG files it links to (relative
+    /// path → bytes) that the page shows as pictures. A pure function: the same input gives the same bytes.
+    public static func render(_ record: RunRecord, markdown: String, images: [String: Data]) -> String {
+        let report = record.report
+        let data = HtmlPageData(report)
+        var timelines: [String: Int] = [:]
+        var flames: [String: (Int, String)] = [:]
+        var sections: [String: Int] = [:]
+        for (index, run) in report.scenarios.enumerated() {
+            timelines["charts/\(ReportBundle.chartStem(run.name))-timeline.svg"] = index
+            for (strategy, _) in AttributionSection.profiles(run) {
+                flames[AttributionSection.flameGraphPath(run, strategy)] = (index, strategy)
+            }
+            sections[run.name] = index
+        }
+        let converter = HtmlMarkdown(
+            image: { alt, path in
+                if let index = timelines[path], data.scenarios[index].timeline != nil {
+                    return
+                        "<div class=\"mh-timeline\" data-scenario=\"\(index)\" aria-label=\"\(HtmlText.escape(alt))\">"
+                        + "</div>"
+                }
+                if let (index, strategy) = flames[path] {
+                    return
+                        "<div class=\"mh-flame\" data-scenario=\"\(index)\" data-strategy=\"\(HtmlText.escape(strategy))\""
+                        + " aria-label=\"\(HtmlText.escape(alt))\"></div>"
+                }
+                return figure(alt: alt, path: path, svg: images[path])
+            },
+            sectionEnd: { heading in
+                guard let index = sections[heading] else { return "" }
+                let scenario = data.scenarios[index]
+                let explore =
+                    scenario.profiles.count >= 2 || scenario.profiles.contains { !$0.iterations.isEmpty }
+                    || scenario.heapGraphs.contains { !$0.captures.isEmpty }
+                return explore ? "<div class=\"mh-explore\" data-scenario=\"\(index)\"></div>" : ""
+            })
+        return page(title: "memharness report · \(report.generatedAt)", body: converter.render(markdown), data: data)
+    }
+
+    /// A chart of the report as a picture: its SVG as a `data:` URI (an `<img>` keeps each SVG's ids and colours its
+    /// own); a link when the file is not one of `images`.
+    static func figure(alt: String, path: String, svg: Data?) -> String {
+        guard let svg else {
+            return "<p><a href=\"\(HtmlText.escape(path))\">\(HtmlText.escape(alt))</a></p>"
+        }
+        return "<figure><img alt=\"\(HtmlText.escape(alt))\" src=\"data:image/svg+xml;base64,"
+            + svg.base64EncodedString() + "\"></figure>"
+    }
+
+    static func page(title: String, body: String, data: HtmlPageData) -> String {
+        """
+        <!DOCTYPE html>
+        <html lang="en">
+        <head>
+        <meta charset="utf-8">
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <meta name="color-scheme" content="light dark">
+        <title>\(HtmlText.escape(title))</title>
+        <style>
+        \(HtmlAssets.style)
+        </style>
+        </head>
+        <body>
+        <main>
+        \(body)
+        </main>
+        <div id="mh-tip" role="tooltip" hidden></div>
+        <script type="application/json" id="mh-data">\(data.scriptText())</script>
+        <script>
+        \(HtmlAssets.script)
+        </script>
+        </body>
+        </html>
+
+        """
+    }
+}

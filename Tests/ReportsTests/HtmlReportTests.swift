@@ -1,0 +1,124 @@
+import Foundation
+import HarnessModel
+import Testing
+
+@testable import Reports
+
+/// `report.html`: its golden file, that it is rendered again byte for byte, that it holds what `report.md` holds and
+/// nothing from the network, and that no name in the data can end its script early. (What the page does in a
+/// browser is tested in Chromium: Tests/BrowserTests, `make browser-test`.)
+struct HtmlReportTests {
+    /// The fixture run with one attributed case per strategy (stacks at the peak and per iteration; the heap graph of
+    /// a subscription cycle for `unbounded-dispatch`), and a name that tries to end the page's script.
+    static var record: RunRecord {
+        var report = ReportFixture.report
+        let profiles = [
+            ("unbounded-dispatch", AttributionFixture.unbounded), ("signal-next", AttributionFixture.signalNext),
+        ]
+        report.scenarios[0].attributedCases = profiles.map { strategy, profile in
+            var result = CaseResult(
+                scenario: "live-query", workload: "live-query", strategy: strategy, repetition: 1,
+                outcome: .completed(
+                    measurements: CaseMeasurements(
+                        baselineAllocatedBytes: 0, peak: AllocatorStatsValues(), peakRSSBytes: 0, residueBytes: 0,
+                        durationNanoseconds: 1, profile: profile,
+                        heapGraph: strategy == "unbounded-dispatch" ? HeapGraphFixture.summary : nil)))
+            result.attributed = true
+            return result
+        }
+        report.scenarios[0].summary = "Unbounded dispatch vs signal-next </script><script>alert(1)</script> <!--"
+        return RunRecord(report: report, checks: [])
+    }
+
+    static func page(_ record: RunRecord = record) throws -> String {
+        let file = try #require(ReportBundle.renderings(record).first { $0.path == "report.html" })
+        return String(decoding: file.data, as: UTF8.self)
+    }
+
+    /// The page's own markup and data; the script and style sheet (their own files, tested in Chromium) are
+    /// replaced by their names, so the golden file changes with what Swift renders only.
+    @Test func matchesGolden() throws {
+        let page = try Self.page()
+        #expect(page.contains(HtmlAssets.script) && page.contains(HtmlAssets.style))
+        let markup = page.replacingOccurrences(of: HtmlAssets.script, with: "/* Html/assets/report.js */")
+            .replacingOccurrences(of: HtmlAssets.style, with: "/* Html/assets/report.css */")
+        try ReportWriterTests().checkGolden(markup, "report.html")
+    }
+
+    @Test func aFolderRenderedFromItsRunJSONHasTheSamePage() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("memharness-html-\(UUID())").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try ReportFolder.render(Self.record, to: "\(directory)/first")
+        let reread = try ReportFolder.read("\(directory)/first")
+        try ReportFolder.render(reread, to: "\(directory)/second")
+        let first = try Data(contentsOf: URL(fileURLWithPath: "\(directory)/first/report.html"))
+        let second = try Data(contentsOf: URL(fileURLWithPath: "\(directory)/second/report.html"))
+        #expect(!first.isEmpty)
+        #expect(first == second)
+    }
+
+    @Test func theDataBlockIsTheWholeJSONWhateverTheNamesHold() throws {
+        let page = try Self.page()
+        let open = "<script type=\"application/json\" id=\"mh-data\">"
+        let start = try #require(page.range(of: open))
+        let end = try #require(page.range(of: "</script>", range: start.upperBound..<page.endIndex))
+        let json = Data(page[start.upperBound..<end.lowerBound].utf8)
+        let object = try #require(try JSONSerialization.jsonObject(with: json) as? [String: Any])
+        let scenarios = try #require(object["scenarios"] as? [[String: Any]])
+        let profiles = try #require(scenarios.first?["profiles"] as? [[String: Any]])
+        #expect(profiles.compactMap { $0["strategy"] as? String } == ["unbounded-dispatch", "signal-next"])
+        let frames = try #require(profiles.first?["frames"] as? [[String: Any]])
+        #expect(frames.contains { ($0["function"] as? String)?.contains("<with \"markup\" & a | pipe>") == true })
+        // The description in the page's text is escaped, not markup.
+        #expect(page.contains("&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt; &lt;!--"))
+        #expect(!page.contains("<script>alert(1)"))
+    }
+
+    @Test func everyTableAndHeadingOfTheMarkdownIsOnThePage() throws {
+        let record = Self.record
+        let page = try Self.page(record)
+        let markdown = try #require(ReportBundle.renderings(record).first { $0.path == "report.md" })
+        let lines = String(decoding: markdown.data, as: UTF8.self).split(separator: "\n")
+        let tables = lines.filter { $0.hasPrefix("|---") || $0.hasPrefix("| ---") || $0.hasPrefix("|:--") }.count
+        #expect(tables > 3)
+        #expect(page.components(separatedBy: "<table>").count - 1 == tables)
+        let headings = lines.filter { $0.hasPrefix("#") }.count
+        let htmlHeadings = (1...6).map { page.components(separatedBy: "<h\($0) id=").count - 1 }.reduce(0, +)
+        #expect(htmlHeadings == headings)
+        for view in ["class=\"mh-timeline\"", "class=\"mh-flame\"", "class=\"mh-explore\""] {
+            #expect(page.contains(view), "no \(view)")
+        }
+    }
+
+    @Test func nothingComesFromTheNetwork() throws {
+        let page = try Self.page()
+        for pattern in ["src=\"http", "href=\"http", "<link", "fetch(", "import(", "XMLHttpRequest", "@import"] {
+            #expect(!page.contains(pattern), "the page loads something: \(pattern)")
+        }
+        #expect(page.contains("<img alt=\"live-query: peak allocated by strategy\" src=\"data:image/svg+xml;base64,"))
+    }
+
+    @Test(arguments: [
+        ("`a | b` and **bold** [link](#x)", "<code>a | b</code> and <strong>bold</strong> <a href=\"#x\">link</a>"),
+        ("``code with ` tick``", "<code>code with ` tick</code>"),
+        ("0.5 * limit <= 3 & \\*", "0.5 * limit &lt;= 3 &amp; *"),
+        ("unclosed `tick and [bracket", "unclosed `tick and [bracket"),
+    ])
+    func inlineMarkdown(markdown: String, html: String) {
+        #expect(HtmlMarkdown.inline(markdown) == html)
+    }
+
+    @Test func tablesKeepEscapedPipesAndAlignment() {
+        let html = HtmlMarkdown.table(["| A | B |", "|---|---:|", "| `x \\| y` | 1 |"])
+        #expect(html.contains("<th>A</th><th class=\"r\">B</th>"))
+        #expect(html.contains("<td><code>x | y</code></td><td class=\"r\">1</td>"))
+    }
+
+    @Test func headingAnchorsAreGitHubs() {
+        var slugs = Slugs()
+        #expect(slugs.make("live-query") == "live-query")
+        #expect(slugs.make("Peak allocated per phase") == "peak-allocated-per-phase")
+        #expect(slugs.make("Peak allocated per phase") == "peak-allocated-per-phase-1")
+        #expect(slugs.make(HtmlMarkdown.plainText("`signal-next` (x)")) == "signal-next-x")
+    }
+}
