@@ -57,7 +57,8 @@ let package = Package(
         .target(name: "FileIO", dependencies: ["HarnessModel"], swiftSettings: settings),
 
         // MARK: What a workload imports (it names the few model values a workload's API uses; no re-export)
-        .target(name: "WorkloadKit", dependencies: ["HarnessModel"], swiftSettings: settings),
+        // Also what a request costs in jemalloc (`AllocatorCost`, over nallocx): workloads and tests compute truths.
+        .target(name: "WorkloadKit", dependencies: ["HarnessModel", "CJemalloc"], swiftSettings: settings),
 
         // MARK: Measuring one case in this process
         // jemalloc's mallctl and the kernel's /proc figures.
@@ -77,13 +78,14 @@ let package = Package(
             swiftSettings: settings),
 
         // MARK: Memory expectations in the ordinary test runner: `expectMemory(peakBelow:...) { ... }`
+        // Also over one strategy of a workload (`expectMemory(of:strategy:)`), resolved by the scenario parser.
         // Replica processes: the parent-death check at load, before any test code (C: prctl is variadic).
         .target(name: "CMemHarnessTesting"),
         .target(
             name: "MemHarnessTesting",
             dependencies: [
                 "CMemHarnessTesting", "Measurement", "WorkloadKit", "AllocatorProbe", "HarnessModel",
-                "ChildProcesses",
+                "ChildProcesses", "Scenarios",
             ],
             swiftSettings: settings
         ),
@@ -238,10 +240,11 @@ let package = Package(
         .testTarget(name: "HarnessModelTests", dependencies: ["TestSupport", "HarnessModel"], swiftSettings: settings),
         .testTarget(name: "FileIOTests", dependencies: ["FileIO"], swiftSettings: settings),
         .testTarget(
-            name: "WorkloadKitTests", dependencies: ["TestSupport", "WorkloadKit", "HarnessModel"],
+            name: "WorkloadKitTests", dependencies: ["TestSupport", "WorkloadKit", "HarnessModel", "CJemalloc"],
             swiftSettings: settings),
         .testTarget(
-            name: "AllocatorProbeTests", dependencies: ["TestSupport", "AllocatorProbe"], swiftSettings: settings),
+            name: "AllocatorProbeTests", dependencies: ["TestSupport", "AllocatorProbe", "WorkloadKit"],
+            swiftSettings: settings),
         .testTarget(
             name: "MeasurementTests",
             dependencies: [
@@ -290,7 +293,7 @@ let package = Package(
         // Drives Examples/JSONCache (built by `make test` in its own .build) and the command plugin on it.
         .testTarget(
             name: "ExamplesTests",
-            dependencies: ["TestSupport", "duplicate-workloads", "Reports", "HarnessModel", "AllocatorProbe"],
+            dependencies: ["TestSupport", "duplicate-workloads", "Reports", "HarnessModel", "WorkloadKit"],
             exclude: ["Fixtures"], swiftSettings: settings
         ),
         // Runs the built `memharness` as a child process and injects faults (signals, kill -9, a second run into

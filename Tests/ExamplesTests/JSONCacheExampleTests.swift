@@ -1,8 +1,8 @@
-import AllocatorProbe
 import Foundation
 import HarnessModel
 import Reports
 import Testing
+import WorkloadKit
 
 /// Drives the example package (Examples/JSONCache) the way a user does: its harness executable, built by
 /// `make test` in the example's own `.build`, and `swift package memharness` (the plugin).
@@ -51,7 +51,7 @@ struct JSONCacheExampleTests {
         let strategy = try column("strategy")
         let byStrategy = Dictionary(uniqueKeysWithValues: rows.dropFirst().map { ($0[strategy], $0) })
         #expect(Set(byStrategy.keys) == ["keep-forever", "lru-budget"])
-        let responseClassBytes = JemallocProbe.sizeClassBytes(for: Self.responseSize)
+        let responseClassBytes = AllocatorCost.bytes(forRequest: Self.responseSize)
         var peaks: [String: Int] = [:]
         for (name, held) in Self.heldResponses {
             let row = try #require(byStrategy[name])

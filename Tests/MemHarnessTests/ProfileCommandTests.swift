@@ -3,6 +3,7 @@ import Foundation
 import HarnessModel
 import Reports
 import Testing
+import WorkloadKit
 
 #if os(Linux)
     import Glibc
@@ -28,7 +29,7 @@ struct ProfileCommandTests {
 
         let row = try trial.onlyRow()
         #expect(row["status"] == "ok")
-        let truth = JemallocProbe.sizeClassBytes(for: 64 * Self.mebibyte)
+        let truth = AllocatorCost.bytes(forRequest: 64 * Self.mebibyte)
         let peak = try ProgramTrial.bytes(row, "peak_allocated_net_bytes")
         // The probe sees the live block (its size class, less what the program freed of its start at most),
         // and no more than 2% beside it.
@@ -56,8 +57,8 @@ struct ProfileCommandTests {
         #expect(outcome.status == 0, "\(outcome.stderr)")
 
         let row = try trial.onlyRow()
-        let hold = JemallocProbe.sizeClassBytes(for: 48 * Self.mebibyte)
-        let truth = hold + JemallocProbe.sizeClassBytes(for: 32 * Self.mebibyte)
+        let hold = AllocatorCost.bytes(forRequest: 48 * Self.mebibyte)
+        let truth = hold + AllocatorCost.bytes(forRequest: 32 * Self.mebibyte)
         let exact = try ProgramTrial.bytes(row, "exact_peak_net_bytes")
         #expect(exact >= truth && exact <= Self.limit(truth), "exact peak \(exact) vs truth \(truth)")
         // The sampler sees the hold; whether a sample fell inside the spike is luck (the excess says which).
@@ -127,8 +128,8 @@ struct ProfileCommandTests {
         #expect(outcome.status == 0, "\(outcome.stderr)")
         let row = try trial.onlyRow()
         let truth =
-            JemallocProbe.sizeClassBytes(for: 16 * Self.mebibyte)
-            + JemallocProbe.sizeClassBytes(for: 24 * Self.mebibyte)
+            AllocatorCost.bytes(forRequest: 16 * Self.mebibyte)
+            + AllocatorCost.bytes(forRequest: 24 * Self.mebibyte)
         let peak = try ProgramTrial.bytes(row, "peak_allocated_net_bytes")
         // The shell's own allocations ride on top: a few hundred KiB, inside the 2%.
         #expect(
@@ -151,7 +152,7 @@ struct ProfileCommandTests {
         // Within the program's floor: what it freed of its start, at most the baseline (see leastPeakNetBytes).
         #expect(
             measurements.peakAllocatedNetBytes
-                >= JemallocProbe.sizeClassBytes(for: 8 * Self.mebibyte) - measurements.baselineAllocatedBytes)
+                >= AllocatorCost.bytes(forRequest: 8 * Self.mebibyte) - measurements.baselineAllocatedBytes)
     }
 
     @Test func pythonRunsWithEveryObjectThroughMallocUnlessTheUserSaysOtherwise() throws {
