@@ -9,6 +9,10 @@ let settings: [SwiftSetting] = [
     .swiftLanguageMode(.v6)
 ]
 
+/// OpenCombine, for the targets of the `BuiltInWorkloads` trait only (see `traits` below).
+let openCombine: Target.Dependency = .product(
+    name: "OpenCombine", package: "OpenCombine", condition: .when(traits: ["BuiltInWorkloads"]))
+
 let package = Package(
     name: "memharness",
     products: [
@@ -26,10 +30,22 @@ let package = Package(
         // `swift package memharness run [ARGS]` in a package with a harness executable of its own.
         .plugin(name: "MemHarnessPlugin", targets: ["MemHarnessPlugin"]),
     ],
+    // `BuiltInWorkloads` (on by default): the shipped workloads' own dependency, OpenCombine, which only
+    // `SubscriptionsWorkload` and the heap graph's fixtures use. A package that builds its own harness depends on
+    // memharness with `traits: []`: SwiftPM then neither fetches nor builds OpenCombine (SwiftPM 6.1+ prunes a
+    // dependency that only trait-gated targets use). Traits rather than a second package: one repository, one
+    // version, one URL, and the shipped `memharness` executable and every test still build with a plain `swift build`.
+    traits: [
+        .trait(
+            name: "BuiltInWorkloads",
+            description: "The shipped workloads' dependencies (OpenCombine); `traits: []` for a harness of your own."
+        ),
+        .default(enabledTraits: ["BuiltInWorkloads"]),
+    ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
-        .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
+        .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),  // BuiltInWorkloads only
         // `swift package generate-documentation` (`make docs`): the DocC catalogs and symbol documentation.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -144,7 +160,7 @@ let package = Package(
         ),
         .target(
             name: "SubscriptionsWorkload",
-            dependencies: ["WorkloadKit", .product(name: "OpenCombine", package: "OpenCombine")],
+            dependencies: ["WorkloadKit", openCombine],
             path: "Sources/Workloads/Subscriptions", swiftSettings: settings
         ),
         .target(
@@ -218,7 +234,7 @@ let package = Package(
             name: "heap-fixtures",
             dependencies: [
                 "Measurement", "HeapGraph", "HarnessModel", "WorkloadKit",
-                .product(name: "OpenCombine", package: "OpenCombine"),
+                openCombine,
             ],
             path: "Tests/Programs/heap-fixtures", swiftSettings: settings
         ),
@@ -330,7 +346,7 @@ let package = Package(
             dependencies: [
                 "TestSupport", "SubscriptionsWorkload", "Measurement", "Scenarios", "Runner", "AllocatorProbe",
                 "WorkloadKit", "HarnessModel",
-                .product(name: "OpenCombine", package: "OpenCombine"),
+                openCombine,
             ],
             path: "Tests/Workloads/SubscriptionsTests", swiftSettings: settings
         ),
