@@ -10,6 +10,7 @@ import CJemalloc
 /// ```swift
 /// let held = 500 * AllocatorCost.bytes(forRequest: 16 << 10)          // 500 responses kept as Data
 /// let index = AllocatorCost.arrayBytes(of: Int.self, count: 500)       // one [Int] of 500 elements
+/// let tag = AllocatorCost.stringBytes(utf8Count: 64)                   // a String of 64 UTF-8 bytes
 /// ```
 ///
 /// The one home of the size-class formula: the harness's own tests and benchmarks compute their truths here too.
@@ -26,6 +27,14 @@ public enum AllocatorCost {
     public static func arrayHeaderBytes<Element>(of _: Element.Type) -> Int {
         let alignment = MemoryLayout<Element>.alignment
         return (32 + alignment - 1) / alignment * alignment
+    }
+
+    /// The bytes jemalloc allocates for a native Swift string of `utf8Count` UTF-8 bytes built at that size (read,
+    /// decoded, or joined in one go): nothing up to 15 bytes (a small string lives inside the `String` value
+    /// itself), else one block of a 32-byte header, the bytes and a terminating zero, in its size class. A string
+    /// grown by appending may hold spare capacity; a bridged or literal string may hold no block of its own.
+    public static func stringBytes(utf8Count: Int) -> Int {
+        utf8Count <= 15 ? 0 : bytes(forRequest: 32 + utf8Count + 1)
     }
 
     /// The bytes jemalloc allocates for a Swift array of `count` elements of `Element` built at that size

@@ -41,6 +41,19 @@ struct AllocatorCostTests {
         #expect(AllocatorCost.arrayBytes(of: Entry.self, count: count) >= 32 + 40 * count)
     }
 
+    /// A native string's storage starts its header before its UTF-8 bytes: its usable size is what `stringBytes` says.
+    @Test(arguments: [16, 64, 100, 4000])
+    func aStringBuiltAtItsSizeCostsItsBlock(utf8Count: Int) throws {
+        var text = String(repeating: "a", count: utf8Count)
+        let utf8 = try #require(text.utf8.withContiguousStorageIfAvailable { UnsafeRawPointer($0.baseAddress) })
+        let start = try #require(utf8)
+        #expect(
+            malloc_usable_size(UnsafeMutableRawPointer(mutating: start - 32))
+                == AllocatorCost.stringBytes(utf8Count: utf8Count))
+        text.append("!")  // the block is the string's: still alive above
+        #expect(AllocatorCost.stringBytes(utf8Count: 15) == 0, "a small string lives in the value")
+    }
+
     /// The usable size of the block that holds `array`'s elements, found from its header.
     private func blockBytes<Element>(_ array: [Element]) throws -> Int {
         let header = AllocatorCost.arrayHeaderBytes(of: Element.self)
