@@ -254,6 +254,18 @@ final class MalformedCommandLineTests {
         #expect(run.status == 0, "\(run.stderr)")
     }
 
+    @Test func withStdoutAPipeTheCheckTableIsNotCut() throws {
+        let name = "a-scenario-whose-name-is-long-enough-to-widen-every-check-row-past-100-columns"
+        let file = try write(
+            Self.scenario.replacingOccurrences(of: "scenario: corpus", with: "scenario: \(name)")
+                + "thresholds:\n  all:\n    residue: <= 64MiB\n", "wide.yaml")
+        let outcome = try Self.memharness(["run", file, "--out", "\(folder)/out"])
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        #expect(outcome.stdout.contains("\(name) · hold-large.residue <= 64MiB"), "\(outcome.stdout)")
+        #expect(!outcome.stdout.contains("…"), "\(outcome.stdout)")
+        #expect(outcome.stdout.split(separator: "\n").contains { $0.count > 100 }, "the table kept its width")
+    }
+
     @Test func shardAutoWithoutACIEngineExits64NamingTheVariables() throws {
         let file = try write(Self.scenario, "ok.yaml")
         var environment = ProcessInfo.processInfo.environment
