@@ -193,11 +193,8 @@ public func expectMemory(
     residueBelow residueLimit: MemorySize? = nil, leaks: LeakTolerance = .none, iterations: Int = 1,
     measuring: MemoryMeasuring = .replica, sourceLocation: SourceLocation = #_sourceLocation
 ) throws -> MemoryFigures {
-    let run = try WorkloadRun(workload, strategy: strategy, parameters: parameters, steps: steps, scenario: scenario)
-    let (body, scratch) = try run.prepared()
-    defer { WorkloadRun.removeScratch(scratch) }
-    return try swiftTestingCore(
+    try swiftTestingCore(
         MemoryExpectation(peakBelow: peakLimit, residueBelow: residueLimit, leaks: leaks), iterations: iterations,
         measuring: measuring, sourceLocation: sourceLocation
-    ).run(body)
+    ).run(WorkloadRun(workload, strategy: strategy, parameters: parameters, steps: steps, scenario: scenario))
 }

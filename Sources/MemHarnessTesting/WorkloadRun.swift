@@ -112,3 +112,12 @@ extension WorkloadRun {
     /// Removes the scratch folder of `prepared()`.
     static func removeScratch(_ scratch: String) { try? FileManager.default.removeItem(atPath: scratch) }
 }
+
+extension ExpectationCore {
+    /// Runs and judges one strategy of a workload (`expectMemory(of:strategy:)`), in a scratch folder of its own.
+    func run(_ workloadRun: WorkloadRun) throws -> MemoryFigures {
+        let (body, scratch) = try workloadRun.prepared()
+        defer { WorkloadRun.removeScratch(scratch) }
+        return try run(body)
+    }
+}
