@@ -14,6 +14,8 @@ import CJemalloc
 /// ```
 ///
 /// The one home of the size-class formula: the harness's own tests and benchmarks compute their truths here too.
+/// It lives in WorkloadKit, which a workload author imports and `MemHarnessTesting` depends on (and names it), so
+/// the author of a workload and the author of an `expectMemory` test reach the same function.
 public enum AllocatorCost {
     /// The bytes jemalloc allocates for a request of `bytes` bytes: its size class (`nallocx`), bytes.
     /// Zero and negative requests cost nothing.
