@@ -192,6 +192,23 @@ struct MemHarnessPluginTests {
         #expect(outcome.stdout.contains("json-cache: Articles from a JSON API"))
     }
 
+    @Test func aFindingThroughThePluginNamesItsStatusAndTheExecutableThatGivesIt() throws {
+        try #require(ExamplePaths.missingHarness == nil, "\(ExamplePaths.missingHarness ?? "")")
+        let out = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: out) }
+        // The shipped demo of a failure (`manual: true`, so a plain run leaves it out), named.
+        let outcome = try swiftPackage(
+            ExamplePaths.example,
+            [
+                Self.allow, "memharness", "run", "json-cache-failure-demo", "--configuration", "debug", "--out",
+                out.path,
+            ])
+        #expect(outcome.status == 1, "SwiftPM ends every failed plugin with 1: \(outcome.output)")
+        #expect(outcome.stdout.contains("FAIL: keep-forever.peakAllocated"), "\(outcome.output)")
+        #expect(outcome.stderr.contains("json-cache-harness exited with status 2;"), "\(outcome.output)")
+        #expect(outcome.stderr.contains("/debug/json-cache-harness\n"), "\(outcome.output)")
+    }
+
     @Test func withoutThePermissionSwiftPMRefusesBeforeBuilding() throws {
         let outcome = try swiftPackage(ExamplePaths.example, ["memharness", "list"])
         #expect(outcome.status == 1)
