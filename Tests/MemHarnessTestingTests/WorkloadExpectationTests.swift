@@ -106,7 +106,12 @@ struct WorkloadExpectationTests {
         #expect(growth.liveBytesAfterIteration.count == 8)
         #expect(growth.warmupIterations == 2)
         #expect((growth.fit?.slopeBytesPerIteration ?? 0) >= Double(AllocatorCost.bytes(forRequest: 64 << 10)))
-        #expect(messages.contains { $0.hasPrefix("leak: the live heap grows ") }, "\(messages)")
+        #expect(
+            messages.contains {
+                $0.hasPrefix("leak: the live heap grows ")
+                    && $0.contains(
+                        " per iteration of `repeat` over 6 iterations of `repeat` after 2 warm-up iterations")
+            }, "\(messages)")
     }
 
     @Test func aScenarioFileGivesParametersAndStepsAndOverridesComeLast() throws {
