@@ -184,7 +184,12 @@ private func swiftTestingCore(
 ///   - parameters: overrides, `NAME: VALUE` as `--set NAME=VALUE` takes them; applied last.
 ///   - steps: the script, replacing the file's or the descriptor's default steps; nil keeps them.
 ///   - scenario: a scenario file (a path) whose parameters and steps to start from; nil: the descriptor's.
-///   - peakLimit, residueLimit, leaks, iterations, measuring, sourceLocation: as in the closure form.
+///   - peakLimit: the peak above the start must stay below this; nil: no limit.
+///   - residueLimit: the residue must stay below this; nil: no limit.
+///   - leaks: `.none` fails on tracked survivors and on growth (per run, or per iteration of a `repeat` step).
+///   - iterations: how many times the case runs, each with a fresh case; at least 1.
+///   - measuring: where and how to measure (default `.replica`).
+///   - sourceLocation: where failures are reported.
 /// - Returns: the figures, for further assertions.
 @discardableResult
 public func expectMemory(
