@@ -9,6 +9,10 @@ let settings: [SwiftSetting] = [
     .swiftLanguageMode(.v6)
 ]
 
+/// OpenCombine, for the targets of the `BuiltInWorkloads` trait only (see `traits` below).
+let openCombine: Target.Dependency = .product(
+    name: "OpenCombine", package: "OpenCombine", condition: .when(traits: ["BuiltInWorkloads"]))
+
 let package = Package(
     name: "memharness",
     products: [
@@ -26,10 +30,22 @@ let package = Package(
         // `swift package memharness run [ARGS]` in a package with a harness executable of its own.
         .plugin(name: "MemHarnessPlugin", targets: ["MemHarnessPlugin"]),
     ],
+    // `BuiltInWorkloads` (on by default): the shipped workloads' own dependency, OpenCombine, which only
+    // `SubscriptionsWorkload` and the heap graph's fixtures use. A package that builds its own harness depends on
+    // memharness with `traits: []`: SwiftPM then neither fetches nor builds OpenCombine (SwiftPM 6.1+ prunes a
+    // dependency that only trait-gated targets use). Traits rather than a second package: one repository, one
+    // version, one URL, and the shipped `memharness` executable and every test still build with a plain `swift build`.
+    traits: [
+        .trait(
+            name: "BuiltInWorkloads",
+            description: "The shipped workloads' dependencies (OpenCombine); `traits: []` for a harness of your own."
+        ),
+        .default(enabledTraits: ["BuiltInWorkloads"]),
+    ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
-        .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
+        .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),  // BuiltInWorkloads only
         // `swift package generate-documentation` (`make docs`): the DocC catalogs and symbol documentation.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -57,7 +73,8 @@ let package = Package(
         .target(name: "FileIO", dependencies: ["HarnessModel"], swiftSettings: settings),
 
         // MARK: What a workload imports (it names the few model values a workload's API uses; no re-export)
-        .target(name: "WorkloadKit", dependencies: ["HarnessModel"], swiftSettings: settings),
+        // Also what a request costs in jemalloc (`AllocatorCost`, over nallocx): workloads and tests compute truths.
+        .target(name: "WorkloadKit", dependencies: ["HarnessModel", "CJemalloc"], swiftSettings: settings),
 
         // MARK: Measuring one case in this process
         // jemalloc's mallctl and the kernel's /proc figures.
@@ -77,13 +94,14 @@ let package = Package(
             swiftSettings: settings),
 
         // MARK: Memory expectations in the ordinary test runner: `expectMemory(peakBelow:...) { ... }`
+        // Also over one strategy of a workload (`expectMemory(of:strategy:)`), resolved by the scenario parser.
         // Replica processes: the parent-death check at load, before any test code (C: prctl is variadic).
         .target(name: "CMemHarnessTesting"),
         .target(
             name: "MemHarnessTesting",
             dependencies: [
                 "CMemHarnessTesting", "Measurement", "WorkloadKit", "AllocatorProbe", "HarnessModel",
-                "ChildProcesses", "HeapGraph",
+                "ChildProcesses", "HeapGraph", "Scenarios",
             ],
             swiftSettings: settings
         ),
@@ -145,7 +163,7 @@ let package = Package(
         ),
         .target(
             name: "SubscriptionsWorkload",
-            dependencies: ["WorkloadKit", .product(name: "OpenCombine", package: "OpenCombine")],
+            dependencies: ["WorkloadKit", openCombine],
             path: "Sources/Workloads/Subscriptions", swiftSettings: settings
         ),
         .target(
@@ -219,7 +237,7 @@ let package = Package(
             name: "heap-fixtures",
             dependencies: [
                 "Measurement", "HeapGraph", "HarnessModel", "WorkloadKit",
-                .product(name: "OpenCombine", package: "OpenCombine"),
+                openCombine,
             ],
             path: "Tests/Programs/heap-fixtures", swiftSettings: settings
         ),
@@ -241,10 +259,11 @@ let package = Package(
         .testTarget(name: "HarnessModelTests", dependencies: ["TestSupport", "HarnessModel"], swiftSettings: settings),
         .testTarget(name: "FileIOTests", dependencies: ["FileIO"], swiftSettings: settings),
         .testTarget(
-            name: "WorkloadKitTests", dependencies: ["TestSupport", "WorkloadKit", "HarnessModel"],
+            name: "WorkloadKitTests", dependencies: ["TestSupport", "WorkloadKit", "HarnessModel", "CJemalloc"],
             swiftSettings: settings),
         .testTarget(
-            name: "AllocatorProbeTests", dependencies: ["TestSupport", "AllocatorProbe"], swiftSettings: settings),
+            name: "AllocatorProbeTests", dependencies: ["TestSupport", "AllocatorProbe", "WorkloadKit"],
+            swiftSettings: settings),
         .testTarget(
             name: "MeasurementTests",
             dependencies: [
@@ -293,7 +312,7 @@ let package = Package(
         // Drives Examples/JSONCache (built by `make test` in its own .build) and the command plugin on it.
         .testTarget(
             name: "ExamplesTests",
-            dependencies: ["TestSupport", "duplicate-workloads", "Reports", "HarnessModel", "AllocatorProbe"],
+            dependencies: ["TestSupport", "duplicate-workloads", "Reports", "HarnessModel", "WorkloadKit"],
             exclude: ["Fixtures"], swiftSettings: settings
         ),
         // Runs the built `memharness` as a child process and injects faults (signals, kill -9, a second run into
@@ -330,7 +349,7 @@ let package = Package(
             dependencies: [
                 "TestSupport", "SubscriptionsWorkload", "Measurement", "Scenarios", "Runner", "AllocatorProbe",
                 "WorkloadKit", "HarnessModel",
-                .product(name: "OpenCombine", package: "OpenCombine"),
+                openCombine,
             ],
             path: "Tests/Workloads/SubscriptionsTests", swiftSettings: settings
         ),

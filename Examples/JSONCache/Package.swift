@@ -12,9 +12,10 @@ let package = Package(
     ],
     dependencies: [
         // The memharness clone two folders up; `name:` because a path dependency is otherwise known by its
-        // folder's name, whatever the clone is called. A package of your own uses:
-        // .package(url: "https://github.com/OWNER/memharness", from: "0.2.0")
-        .package(name: "memharness", path: "../..")
+        // folder's name, whatever the clone is called; `traits: []` so the shipped workloads' dependency
+        // (OpenCombine) is neither fetched nor built. A package of your own uses:
+        // .package(url: "https://github.com/OWNER/memharness", from: "0.2.0", traits: [])
+        .package(name: "memharness", path: "../..", traits: [])
     ],
     targets: [
         // The app code under study: an HTTP response cache for a JSON API.
@@ -32,7 +33,9 @@ let package = Package(
         // The caches' semantics, and memory expectations on them in the ordinary `swift test`.
         .testTarget(
             name: "JSONCacheTests",
-            dependencies: ["JSONCache", .product(name: "MemHarnessTesting", package: "memharness")]
+            dependencies: [
+                "JSONCache", "JSONCacheWorkload", .product(name: "MemHarnessTesting", package: "memharness"),
+            ]
         ),
     ]
 )

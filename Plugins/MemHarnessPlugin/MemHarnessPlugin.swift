@@ -37,8 +37,13 @@ struct MemHarnessPlugin: CommandPlugin {
         process.waitUntilExit()
         switch process.terminationReason {
         case .exit where process.terminationStatus == 0: return
-        // SwiftPM shows "Plugin ended with exit code N" and itself exits with 1.
-        case .exit: exit(process.terminationStatus)
+        // SwiftPM shows "Plugin ended with exit code N" and itself exits with 1 (Swift 6.3.1: a plugin cannot
+        // pass its status through), so say where the status itself is to be had.
+        case .exit:
+            Diagnostics.warning(
+                "\(harness) exited with status \(process.terminationStatus); swift package ends every failed plugin "
+                    + "with 1: to gate on the status itself (2 a finding, 64 a usage error), run \(executable.path)")
+            exit(process.terminationStatus)
         case .uncaughtSignal: exit(128 + process.terminationStatus)
         @unknown default: exit(1)
         }

@@ -309,11 +309,6 @@ public final class JemallocProbe: MemoryProbe, @unchecked Sendable {
         }
     }
 
-    /// The size-class bytes jemalloc would use for a request of `size` bytes (`nallocx`).
-    public static func sizeClassBytes(for size: Int) -> Int {
-        nallocx(size, 0)
-    }
-
     /// The usable size of a live block (`malloc_usable_size`).
     public static func usableSize(of pointer: UnsafeMutableRawPointer) -> Int {
         malloc_usable_size(pointer)

@@ -49,7 +49,7 @@ enum AccuracyBenchmark {
                     "hold-large", ["holdSize": .bytes(holdSize)],
                     steps: [Bench.step("allocate"), Bench.idle(.milliseconds(100)), Bench.step("release")],
                     scenario: "accuracy-hold"),
-                requestedBytes: holdSize, sizeClassBytes: JemallocProbe.sizeClassBytes(for: holdSize)),
+                requestedBytes: holdSize, sizeClassBytes: AllocatorCost.bytes(forRequest: holdSize)),
             TruthCase(
                 name: "200 spikes",
                 description:
@@ -58,7 +58,7 @@ enum AccuracyBenchmark {
                 spec: Bench.calibration(
                     "spikes", ["spikeSize": .bytes(spikeSize), "spikeGap": .duration(nanoseconds: 2_000_000)],
                     steps: spikePhases.map { Bench.step("spike", phase: $0) }, scenario: "accuracy-spikes"),
-                requestedBytes: spikeSize, sizeClassBytes: JemallocProbe.sizeClassBytes(for: spikeSize),
+                requestedBytes: spikeSize, sizeClassBytes: AllocatorCost.bytes(forRequest: spikeSize),
                 spikePhases: spikePhases),
             TruthCase(
                 name: "cross-thread",
@@ -73,8 +73,8 @@ enum AccuracyBenchmark {
                     ],
                     steps: [Bench.step("allocate"), Bench.step("release")], scenario: "accuracy-cross-thread"),
                 requestedBytes: depth * objectSize + slots,
-                sizeClassBytes: depth * JemallocProbe.sizeClassBytes(for: objectSize)
-                    + JemallocProbe.sizeClassBytes(for: slots)),
+                sizeClassBytes: depth * AllocatorCost.bytes(forRequest: objectSize)
+                    + AllocatorCost.bytes(forRequest: slots)),
         ]
     }
 

@@ -169,7 +169,7 @@ enum AttributionBenchmark {
                     ? "1 block of \(Units.formatBytes(hold.size))"
                     : "\(hold.count) blocks of \(Units.formatBytes(hold.size))",
                 spec: Bench.calibration(hold.strategy, parameters, steps: steps, scenario: "attribution-accuracy"),
-                bytes: hold.count * JemallocProbe.sizeClassBytes(for: hold.size))
+                bytes: hold.count * AllocatorCost.bytes(forRequest: hold.size))
         }
     }
 

@@ -1,4 +1,5 @@
 import AllocatorProbe
+import WorkloadKit
 
 extension Agent {
     /// Why `selfCheck()` has nothing to show: this process does not count allocations, and how to make it.
@@ -39,8 +40,8 @@ extension Agent {
         var array = [UInt8](repeating: 1, count: 1_000_000)
         let after = liveBytes() ?? 0
         let counted = (allocationCalls() ?? 0) - calls
-        // The buffer is a 32-byte header and the elements; the runtime sizes `capacity` to fill the size class.
-        let usable = JemallocProbe.sizeClassBytes(for: 32 + array.capacity)
+        // The runtime sizes `capacity` to fill the size class: the array's cost at its capacity is its block.
+        let usable = AllocatorCost.arrayBytes(of: UInt8.self, count: array.capacity)
         array = []
         let released = (liveBytes() ?? 0) - after
         return CheckRow(

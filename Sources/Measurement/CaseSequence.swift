@@ -107,7 +107,7 @@ public final class CaseSequence {
     }
 
     /// Flushes this thread's cache, purges every arena, waits, and purges again.
-    static func settle(_ probe: JemallocProbe, nanoseconds: Int64) {
+    package static func settle(_ probe: JemallocProbe, nanoseconds: Int64) {
         settleStep(probe)
         MonotonicClock.sleep(for: .nanoseconds(nanoseconds))
         settleStep(probe)

@@ -8,7 +8,7 @@ extension CaseExecutor {
     ///
     /// The readings go into storage reserved before the first iteration, so recording them
     /// allocates nothing the next reading could see.
-    static func runRepeat(
+    package static func runRepeat(
         _ step: StepInvocation, probe: JemallocProbe, afterIteration: (Int) -> Void = { _ in },
         runStep: (StepInvocation) throws -> Void
     ) throws -> GrowthSeries {

@@ -47,7 +47,7 @@ extension JobCount: ExpressibleByArgument {
     public var defaultValueDescription: String { "auto" }
 }
 
-extension Shard: ExpressibleByArgument {
+extension ShardChoice: ExpressibleByArgument {
     public init?(argument: String) { self.init(parsing: argument) }
 }
 

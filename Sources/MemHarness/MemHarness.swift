@@ -29,12 +29,14 @@ public enum MemHarness {
             Terminal.error(error.description)
             exit(ExitStatus.usage.code)
         }
-        if let problem = HelpTopics.problem(arguments ?? Array(CommandLine.arguments.dropFirst())) {
-            Terminal.error(problem)
-            exit(ExitStatus.usage.code)
-        }
-        CommandContext.$catalog.withValue(catalog) {
-            MemHarnessCommand.main(arguments)
+        CommandContext.$programName.withValue(ProgramName.of(CommandLine.arguments.first)) {
+            if let problem = HelpTopics.problem(arguments ?? Array(CommandLine.arguments.dropFirst())) {
+                Terminal.error(problem)
+                exit(ExitStatus.usage.code)
+            }
+            CommandContext.$catalog.withValue(catalog) {
+                MemHarnessCommand.main(arguments)
+            }
         }
         exit(ExitStatus.ok.code)
     }
@@ -44,21 +46,39 @@ public enum MemHarness {
 enum CommandContext {
     /// The workloads this executable knows.
     @TaskLocal static var catalog = WorkloadCatalog([])
+    /// The name the user runs this executable by (`json-cache-harness`), for help and usage.
+    @TaskLocal static var programName = ProgramName.standard
+}
+
+/// The name help and usage give the program: the executable the user ran, not always `memharness`.
+enum ProgramName {
+    /// The shipped executable's name, and the name when the process's own is unknown.
+    static let standard = "memharness"
+
+    /// The last component of `argumentZero` (argv[0]); `standard` when there is none.
+    static func of(_ argumentZero: String?) -> String {
+        let name = argumentZero?.split(separator: "/").last.map(String.init) ?? ""
+        return name.isEmpty ? standard : name
+    }
 }
 
 struct MemHarnessCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "memharness",
-        abstract:
-            "Runs memory scenarios under several strategies, measures them with jemalloc, and ranks the strategies by "
-            + "their peak memory (or the figure each scenario ranks by).",
-        discussion: ExitStatus.summary + " A report folder is replaced in one step: it always holds one complete run.",
-        version: MemHarness.version,
-        subcommands: [
-            RunCommand.self, ProfileCommand.self, ReportCommand.self, CompareCommand.self, BaselineCommand.self,
-            MergeCommand.self, ListCommand.self, RunCaseCommand.self, ExactCheckCommand.self,
-        ]
-    )
+    // Computed: the root's name is the executable's (a package's own harness is not `memharness`).
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            commandName: CommandContext.programName,
+            abstract:
+                "Runs memory scenarios under several strategies, measures them with jemalloc, and ranks the strategies by "
+                + "their peak memory (or the figure each scenario ranks by).",
+            discussion: ExitStatus.summary
+                + " A report folder is replaced in one step: it always holds one complete run.",
+            version: MemHarness.version,
+            subcommands: [
+                RunCommand.self, ProfileCommand.self, ReportCommand.self, CompareCommand.self, BaselineCommand.self,
+                MergeCommand.self, ListCommand.self, RunCaseCommand.self, ExactCheckCommand.self,
+            ]
+        )
+    }
 }
 
 struct ListCommand: ParsableCommand {

@@ -123,7 +123,7 @@ struct BaselineSaveCommand: ParsableCommand {
         let derivation = ToleranceDerivation(factor: noiseFactor, minimum: minTolerance.fraction)
         let baseline = Baseline(name: name, report: report, derivation: noNoise ? nil : derivation)
         try Terminal.orFail { () throws(ReportError) in try BaselineFile.write(baseline, to: path) }
-        Terminal.result(BaselineFile.savedMessage(baseline, from: from, to: path))
+        Terminal.result(BaselineFile.savedMessage(baseline, report: report, from: from, to: path))
     }
 }
 

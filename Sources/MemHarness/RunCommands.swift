@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import HarnessModel
 import Reports
 import Runner
@@ -119,9 +120,10 @@ struct RunningOptions: ParsableArguments {
     @Option(
         help: .value(
             "i/n",
-            "Run only shard I of N (a deterministic, round-robin subset of the cases), e.g. 2/4; `merge` joins them."
+            "Run only shard I of N (a deterministic, round-robin subset of the cases), e.g. 2/4; `merge` joins them. "
+                + "auto: the shard the CI engine names (GitLab, Buildkite, CircleCI; auto/N for a Kubernetes Indexed Job)."
         ))
-    var shard: Shard?
+    var shard: ShardChoice?
     @Option(help: .value("n", "Cases of `parallel: true` scenarios run this many at once; auto: the number of CPUs."))
     var jobs: JobCount = .auto
     @Flag(
@@ -134,6 +136,9 @@ struct RunningOptions: ParsableArguments {
         try ValidationError.check(
             OptionRanges.problem(
                 repetitions: repetitions, timeout: timeout?.duration, samplesMaxRows: samplesMaxRows, jobs: jobs))
+        if case .failure(let problem) = shard?.resolve(environment: ProcessInfo.processInfo.environment) {
+            throw ValidationError(problem.description)
+        }
     }
 
     /// The run these options ask for, measured as `measuring` says.
@@ -144,7 +149,8 @@ struct RunningOptions: ParsableArguments {
             peakMode: measuring.peak, timeout: timeout?.duration, attribution: measuring.attribution,
             jobs: jobs.resolved, resume: resume)
         request.options.heapGraph = measuring.heapGraphRequest
-        request.shard = shard
+        // `validate()` refused a shard that does not resolve.
+        request.shard = try? shard?.resolve(environment: ProcessInfo.processInfo.environment).get()
         return request
     }
 
@@ -181,12 +187,27 @@ struct ProfileCommand: ParsableCommand {
 
     func validate() throws {
         if ["--help", "-h"].contains(command.first) { throw CleanExit.helpRequest(self) }  // not a program's name
+        if let option = command.first, option.hasPrefix("-"), option != "--" {
+            throw ValidationError(
+                "unknown option '\(option)' of profile (before the program's --); its options: "
+                    + Self.optionNames.joined(separator: ", "))
+        }
         if words.isEmpty {
-            throw ValidationError("give the program to run after --, e.g. memharness profile -- ./prog")
+            throw ValidationError(
+                "give the program to run after --, e.g. \(CommandContext.programName) profile -- ./prog")
         }
         try ValidationError.check(
             OptionRanges.problem(repetitions, in: OptionRanges.repetitions).map { "--repeat " + $0 })
         try ValidationError.check(OptionRanges.problem(timeout: timeout.duration))
+    }
+
+    /// The long options `profile` knows, in the order its help lists them (from the help itself, so the list
+    /// cannot fall behind the options).
+    static var optionNames: [String] {
+        helpMessage(columns: 400).split(separator: "\n").compactMap { line in
+            let word = line.drop(while: { $0 == " " }).prefix(while: { $0 != " " && $0 != "," })
+            return word.hasPrefix("--") ? String(word) : nil
+        }.uniqued()
     }
 
     /// The command line without the `--` that separates it.

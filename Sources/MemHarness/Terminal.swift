@@ -93,7 +93,8 @@ enum Publishing {
     static func publish(_ record: RunRecord, folder: String, gate: GateOptions) throws {
         let environment = ProcessInfo.processInfo.environment
         let publication = Publication(
-            record, folder: folder, junit: gate.junit, json: gate.json, environment: environment)
+            record, folder: folder, junit: gate.junit, json: gate.json, environment: environment,
+            width: isatty(STDOUT_FILENO) == 1 ? 100 : nil)
         Terminal.result(publication.results)
         try Terminal.orFail { () throws(ReportError) in try publication.writeFiles() }
         if let annotations = publication.annotations { Terminal.result(annotations) }

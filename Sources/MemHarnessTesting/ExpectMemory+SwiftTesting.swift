@@ -1,4 +1,5 @@
 import Testing
+import WorkloadKit
 
 /// Runs `body` and fails the current test when its memory breaks the limits: the peak allocated above the
 /// start, the residue left after it, or tracked objects that survive it.
@@ -149,4 +150,56 @@ private func swiftTestingCore(
         owner: withUnsafeCurrentTask { $0?.hashValue },
         site: "\(sourceLocation.fileID):\(sourceLocation.line):\(sourceLocation.column)", function: "expectMemory",
         record: { Issue.record(Comment(rawValue: $0), sourceLocation: sourceLocation) })
+}
+
+/// Runs one strategy of `workload` as a harness case would (make the case, set up, every step, tear down) and fails
+/// the current test when its memory breaks the limits.
+///
+/// ```swift
+/// @Test func anLRUBudgetStaysNearItsBudget() throws {
+///     try expectMemory(
+///         of: JSONCacheWorkload(), strategy: "lru-budget", parameters: ["cacheBudget": "1MiB", "browse.count": "400"],
+///         peakBelow: .mebibytes(2), residueBelow: .kibibytes(256), leaks: .none)
+/// }
+/// ```
+///
+/// The run is resolved before anything is measured, with the checks and messages of a scenario file: the
+/// descriptor's defaults, or with `scenario:` a scenario file's parameters (the strategy's own included) and
+/// steps; then `parameters`, each as `--set` takes it (`NAME: VALUE`, or a step's argument `STEP.ARGUMENT: VALUE`);
+/// then `steps`, when given, replace the script, each written as an item of a file's `steps:` list (`"browse: 200"`,
+/// `"idle: 50ms"`, `"{repeat: {times: 10, steps: [browse]}}"`). An unknown strategy, parameter or step, or a bad
+/// value, throws `MemoryTestingError.workloadRun` saying where and what is valid.
+///
+/// Measured as the closure form measures (see `expectMemory(peakBelow:residueBelow:leaks:iterations:measuring:
+/// sourceLocation:_:)`): the whole case, from `makeCase` to `tearDown`, is the closure; each of `iterations` runs
+/// makes a fresh case. Objects the workload tracks with `context.track` are the survivors `leaks:` judges, and each
+/// `repeat` step's live heap after every iteration is a growth series `leaks: .none` fails on (the step's `warmup`
+/// iterations left out), as in a run's leak check. Built-in `idle` sleeps and `settle` settles. Not done here:
+/// gauges are not sampled, metrics are not read, memory warnings are never posted, thresholds of the file are not
+/// checked (the limits are the arguments).
+///
+/// - Parameters:
+///   - workload: the workload, as the harness executable registers it.
+///   - strategy: one of its strategies.
+///   - parameters: overrides, `NAME: VALUE` as `--set NAME=VALUE` takes them; applied last.
+///   - steps: the script, replacing the file's or the descriptor's default steps; nil keeps them.
+///   - scenario: a scenario file (a path) whose parameters and steps to start from; nil: the descriptor's.
+///   - peakLimit: the peak above the start must stay below this; nil: no limit.
+///   - residueLimit: the residue must stay below this; nil: no limit.
+///   - leaks: `.none` fails on tracked survivors and on growth (per run, or per iteration of a `repeat` step).
+///   - iterations: how many times the case runs, each with a fresh case; at least 1.
+///   - measuring: where and how to measure (default `.replica`).
+///   - sourceLocation: where failures are reported.
+/// - Returns: the figures, for further assertions.
+@discardableResult
+public func expectMemory(
+    of workload: some Workload, strategy: String, parameters: KeyValuePairs<String, String> = [:],
+    steps: [String]? = nil, scenario: String? = nil, peakBelow peakLimit: MemorySize? = nil,
+    residueBelow residueLimit: MemorySize? = nil, leaks: LeakTolerance = .none, iterations: Int = 1,
+    measuring: MemoryMeasuring = .replica, sourceLocation: SourceLocation = #_sourceLocation
+) throws -> MemoryFigures {
+    try swiftTestingCore(
+        MemoryExpectation(peakBelow: peakLimit, residueBelow: residueLimit, leaks: leaks), iterations: iterations,
+        measuring: measuring, sourceLocation: sourceLocation
+    ).run(WorkloadRun(workload, strategy: strategy, parameters: parameters, steps: steps, scenario: scenario))
 }

@@ -1,3 +1,4 @@
+import WorkloadKit
 import XCTest
 
 extension XCTestCase {
@@ -66,6 +67,25 @@ extension XCTestCase {
             MemoryExpectation(peakBelow: peakLimit, residueBelow: residueLimit, leaks: leaks),
             iterations: iterations, measuring: measuring, file: file, line: line
         ).runAsync { _ in try await body() }
+    }
+
+    /// Runs one strategy of `workload` as a harness case would and fails this test (`XCTFail` at `file`:`line`)
+    /// when its memory breaks the limits.
+    ///
+    /// The XCTest front door of the Swift Testing `expectMemory(of:strategy:parameters:steps:scenario:...)`: the
+    /// same resolution of the run (defaults, a scenario file, `--set`-style overrides, steps), the same figures and
+    /// messages; see there.
+    @discardableResult
+    public func expectMemory(
+        of workload: some Workload, strategy: String, parameters: KeyValuePairs<String, String> = [:],
+        steps: [String]? = nil, scenario: String? = nil, peakBelow peakLimit: MemorySize? = nil,
+        residueBelow residueLimit: MemorySize? = nil, leaks: LeakTolerance = .none, iterations: Int = 1,
+        measuring: MemoryMeasuring = .replica, file: StaticString = #filePath, line: UInt = #line
+    ) throws -> MemoryFigures {
+        try xcTestCore(
+            MemoryExpectation(peakBelow: peakLimit, residueBelow: residueLimit, leaks: leaks),
+            iterations: iterations, measuring: measuring, file: file, line: line
+        ).run(WorkloadRun(workload, strategy: strategy, parameters: parameters, steps: steps, scenario: scenario))
     }
 
     /// The core for this test method: its filter name, this instance as the owner, failures at `file`:`line`.

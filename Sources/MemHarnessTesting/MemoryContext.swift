@@ -1,3 +1,4 @@
+import HarnessModel
 import Synchronization
 import WorkloadKit
 
@@ -10,6 +11,9 @@ public final class MemoryContext: Sendable {
     /// The tracked objects (weak references), shared with the harness's case context.
     let lifetimes = LifetimeTracker()
     private let runIndex = Atomic<Int>(0)
+    /// The live heap after each iteration of a workload's `repeat` steps (`expectMemory(of:strategy:)`), judged
+    /// with the runs' own growth by `leaks:`.
+    let repeatGrowth = Mutex<[GrowthSeries]>([])
 
     /// A context for one expectation (the expectation makes it; tests of workloads may too).
     public init() {}

@@ -79,16 +79,23 @@ public struct MemoryExpectation: Sendable, Hashable, Codable {
         if let graph = figures.heapGraph, graph.newLeakedBlocks > 0 {
             findings.append(MemoryFinding(kind: .unreachable, message: Self.unreachableMessage(graph)))
         }
-        if let series = figures.leaks.growth.first, let fit = series.fit, LeakAnalysis.isGrowing(fit) {
-            findings.append(
-                MemoryFinding(
-                    kind: .growth,
-                    message: "leak: the live heap grows \(LeakAnalysis.formatSlope(fit)) per run over "
-                        + "\(fit.iterations) runs after \(series.warmupIterations) warm-up run"
-                        + "\(series.warmupIterations == 1 ? "" : "s"). Every run keeps something; track the objects "
-                        + "the closure creates with track(_:as:) to find which, or pass leaks: .allowed."))
-        }
-        return findings
+        return findings + figures.leaks.growth.compactMap(Self.growthFinding)
+    }
+
+    /// The finding of a series of the live heap that grows: over the closure's runs, or over the iterations of a
+    /// workload's `repeat` step (`expectMemory(of:strategy:)`); nil when it does not grow.
+    static func growthFinding(_ series: GrowthSeries) -> MemoryFinding? {
+        guard let fit = series.fit, LeakAnalysis.isGrowing(fit) else { return nil }
+        let runs = series.phase == MemoryMeter.phase
+        let each = runs ? "run" : "iteration of `\(series.phase)`"
+        let all = runs ? "runs" : "iterations of `\(series.phase)`"
+        let warmup = "\(series.warmupIterations) warm-up \(runs ? "run" : "iteration")"
+        return MemoryFinding(
+            kind: .growth,
+            message: "leak: the live heap grows \(LeakAnalysis.formatSlope(fit)) per \(each) over "
+                + "\(fit.iterations) \(all) after \(warmup)\(series.warmupIterations == 1 ? "" : "s"). Every "
+                + "\(runs ? "run" : "iteration") keeps something; track the objects the closure creates with "
+                + "track(_:as:) to find which, or pass leaks: .allowed.")
     }
 
     /// The leak the heap graph found, with the largest group's cycle (or type) named, and what to do.

@@ -138,8 +138,10 @@ final class MemoryMeter {
     /// Survivors first (they are read after the settle), then the tracker's side tables go, then the residue.
     private func finish() -> MemoryFigures {
         let growth =
-            liveBytesAfterRun.isEmpty
-            ? [] : [GrowthSeries(phase: Self.phase, warmupIterations: 1, liveBytesAfterIteration: liveBytesAfterRun)]
+            (liveBytesAfterRun.isEmpty
+                ? []
+                : [GrowthSeries(phase: Self.phase, warmupIterations: 1, liveBytesAfterIteration: liveBytesAfterRun)])
+            + context.repeatGrowth.withLock { $0 }
         let residue = sequence.residue(tracked: context.lifetimes, growth: growth)
         let measurements = sequence.measurements(residue: residue)
         let sampledPeak = max(0, measurements.peakAllocatedNetBytes)

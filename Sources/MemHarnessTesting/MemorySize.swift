@@ -1,4 +1,5 @@
 import HarnessModel
+import WorkloadKit
 
 /// An amount of memory for a limit: `.mebibytes(64)`, `.kibibytes(512)`, `.bytes(4096)`.
 ///
@@ -49,3 +50,7 @@ public struct MemorySize: Sendable, Hashable, Codable, Comparable, CustomStringC
     /// True when `lhs` is the smaller amount.
     public static func < (lhs: MemorySize, rhs: MemorySize) -> Bool { lhs.bytes < rhs.bytes }
 }
+
+/// What a request costs in jemalloc (`AllocatorCost.bytes(forRequest:)`, `arrayBytes(of:count:)`), named here so a
+/// test target that imports MemHarnessTesting alone computes its truths with the harness's own size classes.
+public typealias AllocatorCost = WorkloadKit.AllocatorCost

@@ -29,6 +29,9 @@ public enum MemoryTestingError: Error, CustomStringConvertible, Sendable, Equata
     case replicaFailed(test: String, reason: String)
     /// Another expectation measuring in this process held the meter longer than the time limit.
     case meterBusy(limitNanoseconds: Int64)
+    /// `expectMemory(of:strategy:)` could not resolve the run: an unknown strategy, parameter or step, a bad value,
+    /// a scenario file that cannot be read; the message is the scenario parser's, with the place and valid choices.
+    case workloadRun(String)
 
     /// What went wrong and how to fix it.
     public var description: String {
@@ -64,6 +67,8 @@ public enum MemoryTestingError: Error, CustomStringConvertible, Sendable, Equata
                 + "pass measuring: .thisProcess with swift test --no-parallel" + Self.tail(output)
         case .replicaFailed(let test, let reason):
             return "the replica of \(test) could not measure: \(reason)"
+        case .workloadRun(let detail):
+            return "cannot run the workload: \(detail)"
         case .meterBusy(let limit):
             return "another expectation measured in this process for over \(Units.formatDuration(nanoseconds: limit)); "
                 + "expectations measuring in this process run one at a time"

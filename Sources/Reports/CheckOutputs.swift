@@ -5,7 +5,10 @@ public enum CheckOutputs {
     /// The checks for the terminal, at most `width` columns wide: a table (status, check, actual,
     /// limit, margin) when it fits, else each check on a line of its own with its figures on the next
     /// (cut with `…` only if a single item is wider still); then each failure with its full message, wrapped.
-    public static func terminalTable(_ checks: [CheckResult], width: Int = 100) -> String {
+    /// A nil `width` (stdout is a file or a pipe, which has no width) gives the table whole and nothing cut.
+    public static func terminalTable(_ checks: [CheckResult], width: Int? = 100) -> String {
+        // An unbounded width: every line fits, so nothing is shortened or wrapped.
+        let width = width ?? Int.max / 4
         guard !checks.isEmpty else {
             return "No checks: the scenarios state no thresholds and no baseline was given.\n"
         }

@@ -17,7 +17,7 @@ public struct Publication: Sendable {
         }
     }
 
-    /// For stdout: each scenario's reading, where the report is, then the check table (at most 100 columns).
+    /// For stdout: each scenario's reading, where the report is, then the check table (at most `width` columns).
     public var results: String
     /// The JUnit XML (`--junit`) and github-action-benchmark JSON (`--json`) files, in that order.
     public var files: [OutputFile] = []
@@ -27,16 +27,17 @@ public struct Publication: Sendable {
     public var stepSummary: OutputFile?
 
     /// The publication of `record`, whose report folder is `folder`. `junit` and `json` are the files asked
-    /// for; `environment` is read for `GITHUB_ACTIONS` and `GITHUB_STEP_SUMMARY`.
+    /// for; `environment` is read for `GITHUB_ACTIONS` and `GITHUB_STEP_SUMMARY`. `width`: the terminal's columns
+    /// for the check table; nil when stdout is no terminal (the table is then never cut).
     public init(
         _ record: RunRecord, folder: String, junit: String? = nil, json: String? = nil,
-        environment: [String: String] = [:]
+        environment: [String: String] = [:], width: Int? = 100
     ) {
         var lines = record.report.scenarios.map { "\($0.name): \(ScenarioSummary($0).reading(.plain))" }
         lines.append("Report: \(folder)/report.md")
         results =
             lines.joined(separator: "\n") + "\n"
-            + (record.checks.isEmpty ? "" : CheckOutputs.terminalTable(record.checks, width: 100))
+            + (record.checks.isEmpty ? "" : CheckOutputs.terminalTable(record.checks, width: width))
         if let junit { files.append(OutputFile(path: junit, text: CheckOutputs.junit(record.checks))) }
         if let json { files.append(OutputFile(path: json, text: CheckOutputs.benchmarkJSON(record.report))) }
         if environment["GITHUB_ACTIONS"] == "true" { annotations = CheckOutputs.githubAnnotations(record.checks) }

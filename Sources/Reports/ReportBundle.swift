@@ -16,9 +16,31 @@ public enum ReportBundle {
             status: Gate.status(of: report, checks: checks, policy: policy))
     }
 
-    /// The file name stem of a scenario's charts: lowercase letters, digits and dashes.
+    /// The file name stem of a scenario's (or a strategy's) files: lowercase words of letters and digits joined by
+    /// single dashes, camel case split into words: `json-cache [responseSize=16KiB]` → `json-cache-response-size-16kib`.
+    /// The one slug of every file name made from a name (charts, stacks, heap captures).
     public static func chartStem(_ scenario: String) -> String {
-        String(scenario.lowercased().map { $0.isLetter || $0.isNumber ? $0 : "-" })
+        var words: [String] = []
+        var word = ""
+        let characters = Array(scenario)
+        for (index, character) in characters.enumerated() {
+            guard character.isLetter || character.isNumber else {
+                if !word.isEmpty { words.append(word) }
+                word = ""
+                continue
+            }
+            // A capital that follows a small letter and starts a word (`responseSize`), not a unit (`KiB`).
+            let startsWord =
+                character.isUppercase && index > 0 && characters[index - 1].isLowercase
+                && index + 1 < characters.count && characters[index + 1].isLowercase
+            if startsWord && !word.isEmpty {
+                words.append(word)
+                word = ""
+            }
+            word.append(contentsOf: character.lowercased())
+        }
+        if !word.isEmpty { words.append(word) }
+        return words.isEmpty ? "unnamed" : words.joined(separator: "-")
     }
 
     /// The record of a run as it is stored: every case's samples thinned to `rendering.samplesMaxRows`

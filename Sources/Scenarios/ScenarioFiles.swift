@@ -9,7 +9,8 @@ public enum ScenarioFiles {
     public static let maximumFileBytes = 1 << 20
 
     /// Resolves `arguments` (paths, or names of files in `directory`; every file of `directory` when
-    /// empty) and parses them all; every problem of every file is reported at once.
+    /// empty) and parses them all; every problem of every file is reported at once. With no arguments the files
+    /// that say `manual: true` are checked with the others but left out of the result.
     public static func load(
         _ arguments: [String], directory: String, catalog: WorkloadCatalog
     ) throws(ScenarioError) -> [ScenarioSpec] {
@@ -35,7 +36,15 @@ public enum ScenarioFiles {
             seen[spec.name] = spec.file
         }
         if !diagnostics.isEmpty { throw .invalid(diagnostics) }
-        return specs
+        guard arguments.isEmpty else { return specs }
+        let automatic = specs.filter { !$0.manual }
+        guard !automatic.isEmpty else {
+            throw .unreadable(
+                path: directory,
+                reason: "every scenario file in it says `manual: true` (it runs only when named); name one: "
+                    + specs.map(\.name).joined(separator: ", "))
+        }
+        return automatic
     }
 
     /// The files `arguments` name, in order.

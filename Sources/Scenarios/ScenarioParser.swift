@@ -9,7 +9,7 @@ public struct ScenarioParser: Sendable {
     public static let topLevelKeys = [
         "scenario", "description", "workload", "parameters", "strategies", "steps",
         "repetitions", "interval", "timeout", "settle", "thresholds", "memoryLimit", "memoryWarning", "peak", "rank",
-        "rate", "parallel", "attribution",
+        "rate", "parallel", "attribution", "manual",
     ]
 
     public let catalog: WorkloadCatalog
@@ -59,6 +59,7 @@ public struct ScenarioParser: Sendable {
         let parallel = context.readFlag(mapping, "parallel") ?? false
         let ratePhase = mapping["rate"].flatMap { context.readRatePhase($0, phases: steps.map(\.phase)) }
         let attribution = mapping["attribution"].flatMap { context.readAttribution($0) }
+        let manual = context.readFlag(mapping, "manual") ?? false
         guard let name, context.diagnostics.isEmpty else { return nil }
         var spec = ScenarioSpec(
             name: name, file: context.file, summary: summary, workload: descriptor.name,
@@ -72,6 +73,7 @@ public struct ScenarioParser: Sendable {
         spec.ratePhase = ratePhase
         spec.parallel = parallel
         spec.attribution = attribution
+        spec.manual = manual
         spec.inlineDescriptor = descriptor.name == CommandScenario.workloadName ? descriptor : nil
         for (key, _) in mapping {
             if let name = key.string { spec.keyLocations[name] = context.location(key) }

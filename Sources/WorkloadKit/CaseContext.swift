@@ -68,6 +68,18 @@ public final class CaseContext: Sendable {
         startNanoseconds = MonotonicClock.nanoseconds()
     }
 
+    /// A context whose tracked objects go to `lifetimes`, a tracker its caller reads: `expectMemory(of:strategy:)`
+    /// hands a workload the tracker its `leaks:` judges.
+    package init(strategy: String, gaugeNames: [String], scratchDirectory: String, lifetimes: LifetimeTracker) {
+        self.lifetimes = lifetimes
+        heapCapture = nil
+        self.strategy = strategy
+        repetition = 1
+        self.scratchDirectory = scratchDirectory
+        gauges = gaugeNames.map(Gauge.init(name:))
+        startNanoseconds = MonotonicClock.nanoseconds()
+    }
+
     /// Captures the heap as a graph now, labelled `label` (up to 63 bytes), beside the captures after every
     /// `repeat` iteration and after teardown: its leaks, cycles and types appear in the report. Does nothing unless
     /// the run captures heaps (`--heap-graph`, in the instrumented case). Call it from a step, not concurrently.

@@ -95,11 +95,13 @@ public final class LifetimeTracker: Sendable {
 }
 
 extension CaseContext {
-    /// Registers `object` as expected to die by the end of the case (`track(screen, as: "ProfileScreen")`).
+    /// Registers `object` as expected to die by the end of the case (`track(screen)`, or
+    /// `track(screen, as: "ProfileScreen")`), under `typeName` (default: the object's dynamic type name, as
+    /// `MemoryContext.track` names it).
     ///
     /// After teardown and settle, the harness counts tracked objects still alive, per type name:
     /// those are leaks. Only a weak reference is kept, so tracking never extends a lifetime.
-    public func track(_ object: AnyObject, as typeName: String) {
-        lifetimes.track(object, as: typeName)
+    public func track(_ object: AnyObject, as typeName: String? = nil) {
+        lifetimes.track(object, as: typeName ?? String(describing: type(of: object)))
     }
 }

@@ -2,6 +2,7 @@ import AllocatorProbe
 import Foundation
 import Synchronization
 import Testing
+import WorkloadKit
 
 #if canImport(Glibc)
     import Glibc
@@ -25,7 +26,7 @@ struct JemallocProbeTests {
         let usable = JemallocProbe.usableSize(of: block)
         free(block)
         let after = probe.allocatedBytes()
-        #expect(usable == JemallocProbe.sizeClassBytes(for: size))
+        #expect(usable == AllocatorCost.bytes(forRequest: size))
         // Other threads of the test runner may allocate meanwhile; a 1% band covers them.
         #expect(abs((during - before) - usable) < usable / 100)
         #expect(abs(after - before) < usable / 100)

@@ -1,8 +1,8 @@
-import AllocatorProbe
 import Foundation
 import HarnessModel
 import Reports
 import Testing
+import WorkloadKit
 
 /// Drives the example package (Examples/JSONCache) the way a user does: its harness executable, built by
 /// `make test` in the example's own `.build`, and `swift package memharness` (the plugin).
@@ -55,7 +55,7 @@ struct JSONCacheExampleTests {
         #expect(rows.count - 1 - measured.count == 2, "one heap case per strategy with an expectation")
         let byStrategy = Dictionary(measured.map { ($0[strategy], $0) }, uniquingKeysWith: { first, _ in first })
         #expect(Set(byStrategy.keys) == ["keep-forever", "lru-budget"])
-        let responseClassBytes = JemallocProbe.sizeClassBytes(for: Self.responseSize)
+        let responseClassBytes = AllocatorCost.bytes(forRequest: Self.responseSize)
         var peaks: [String: Int] = [:]
         for (name, held) in Self.heldResponses {
             let row = try #require(byStrategy[name])
@@ -197,6 +197,23 @@ struct MemHarnessPluginTests {
             ExamplePaths.example, [Self.allow, "memharness", "list", "--configuration", "debug"])
         #expect(outcome.status == 0, "\(outcome.output)")
         #expect(outcome.stdout.contains("json-cache: Articles from a JSON API"))
+    }
+
+    @Test func aFindingThroughThePluginNamesItsStatusAndTheExecutableThatGivesIt() throws {
+        try #require(ExamplePaths.missingHarness == nil, "\(ExamplePaths.missingHarness ?? "")")
+        let out = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: out) }
+        // The shipped demo of a failure (`manual: true`, so a plain run leaves it out), named.
+        let outcome = try swiftPackage(
+            ExamplePaths.example,
+            [
+                Self.allow, "memharness", "run", "json-cache-failure-demo", "--configuration", "debug", "--out",
+                out.path,
+            ])
+        #expect(outcome.status == 1, "SwiftPM ends every failed plugin with 1: \(outcome.output)")
+        #expect(outcome.stdout.contains("FAIL: keep-forever.peakAllocated"), "\(outcome.output)")
+        #expect(outcome.stderr.contains("json-cache-harness exited with status 2;"), "\(outcome.output)")
+        #expect(outcome.stderr.contains("/debug/json-cache-harness\n"), "\(outcome.output)")
     }
 
     @Test func withoutThePermissionSwiftPMRefusesBeforeBuilding() throws {

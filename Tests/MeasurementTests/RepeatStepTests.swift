@@ -134,7 +134,7 @@ import WorkloadKit
         #expect(series.warmupIterations == 2)
         let fit = try #require(series.fit)
         // One leaked block: its array (header + 4000 bytes, size-class rounded), the object and its side table.
-        let arrayBytes = JemallocProbe.sizeClassBytes(for: 32 + BlockWorkload.blockBytes)
+        let arrayBytes = AllocatorCost.arrayBytes(of: UInt8.self, count: BlockWorkload.blockBytes)
         #expect(fit.slopeBytesPerIteration >= Double(arrayBytes))
         #expect(fit.slopeBytesPerIteration < Double(arrayBytes + 256))
         #expect(result.leakAssessment.verdict == .leaks)

@@ -47,6 +47,23 @@ final class ExpectMemoryXCTests: XCTestCase {
         XCTAssertTrue(message.contains(" MiB above the start, over the 4 MiB limit by 4.0"), message)
     }
 
+    func testAWorkloadsStrategyIsMeasuredAndItsLeakFailsAtTheCallSite() throws {
+        let held = try expectMemory(
+            of: BufferWorkload(), strategy: "hold", parameters: ["bufferSize": "1MiB", "fill.count": "4"],
+            peakBelow: .mebibytes(16), leaks: .none)
+        let truth = 4 * AllocatorCost.arrayBytes(of: UInt8.self, count: 1 << 20)
+        XCTAssertGreaterThanOrEqual(held.peakBytes, truth - sampledPeakFloorBytes)
+        XCTAssertEqual(held.leaks.trackedCount, 4)
+        defer { leakedHolders.withLock { $0.removeAll() } }
+        capturing = true
+        let line = #line + 1
+        let leaked = try expectMemory(of: BufferWorkload(), strategy: "leak", parameters: ["fill.count": "2"])
+        capturing = false
+        XCTAssertEqual(leaked.survivors.map(\.count), [2])
+        XCTAssertEqual(captured.map(\.line), [line])
+        XCTAssertTrue(captured.first?.description.contains("leak: 2 of 2 BufferHolder survived") == true)
+    }
+
     func testAnAsyncExpectationWithARightLimitPasses() async throws {
         let figures = try await expectMemory(peakBelow: .mebibytes(16), leaks: .none) { context in
             let row = TransientRow()

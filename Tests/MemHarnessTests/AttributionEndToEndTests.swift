@@ -3,6 +3,7 @@ import Foundation
 import HarnessModel
 import Reports
 import Testing
+import WorkloadKit
 
 /// "Where the memory is" end to end, through the built binaries: `memharness run` with attribution on,
 /// `memharness profile --attribute` on a C program, the report, the flame graphs, the folded stacks and the
@@ -125,7 +126,7 @@ struct AttributionEndToEndTests {
         #expect(path.last == "CalibrationCase.hold(_:)", "\(path)")
         #expect(path.contains("CalibrationCase.run(_:context:)"), "\(path)")
 
-        let truth = JemallocProbe.sizeClassBytes(for: 64 * Self.mebibyte)
+        let truth = AllocatorCost.bytes(forRequest: 64 * Self.mebibyte)
         let site = try #require(profile.siteTable(limit: 1).rows.first)
         #expect(site.site.function == "CalibrationCase.hold(_:)")
         #expect(site.site.file?.hasSuffix("Calibration.swift") == true, "\(site.site)")
@@ -170,7 +171,7 @@ struct AttributionEndToEndTests {
         let strategy = try #require(run.strategies.first)
         let profile = try attributedProfile(record, strategy)
         let sites = Dictionary(profile.sitesAtPeak().map { ($0.site.function, $0) }, uniquingKeysWith: { a, _ in a })
-        let block = JemallocProbe.sizeClassBytes(for: Self.mebibyte)
+        let block = AllocatorCost.bytes(forRequest: Self.mebibyte)
         for (function, blocks) in [("probe_site_large", 48), ("probe_site_small", 16)] {
             let row = try #require(sites[function], "\(function) not among \(sites.keys.sorted())")
             #expect(near(row.liveBytes, blocks * block, within: 0.05), "\(function): \(row.liveBytes)")
@@ -199,8 +200,8 @@ struct AttributionEndToEndTests {
         let profile = try attributedProfile(record, try #require(run.strategies.first))
         let sites = Dictionary(profile.sitesAtPeak().map { ($0.site.function, $0) }, uniquingKeysWith: { a, _ in a })
         // The probe's call path is seen: the held block, at its size.
-        let hold = JemallocProbe.sizeClassBytes(for: 48 * Self.mebibyte)
-        let spike = JemallocProbe.sizeClassBytes(for: 32 * Self.mebibyte)
+        let hold = AllocatorCost.bytes(forRequest: 48 * Self.mebibyte)
+        let spike = AllocatorCost.bytes(forRequest: 32 * Self.mebibyte)
         let held = try #require(sites["probe_hold_block"], "\(sites.keys.sorted())")
         #expect(near(held.liveBytes, hold, within: 0.05), "probe_hold_block: \(held.liveBytes)")
         let spiked = try #require(sites["probe_spike"], "the spike is not at the peak: \(sites.keys.sorted())")
@@ -279,7 +280,7 @@ struct AttributionEndToEndTests {
         let profile = try attributedProfile(record, "hold-large")
         let site = try #require(profile.siteTable(limit: 1).rows.first)
         #expect(site.site.function == "CalibrationCase.hold(_:)")
-        #expect(near(site.liveBytes, JemallocProbe.sizeClassBytes(for: 64 * Self.mebibyte), within: 0.05))
+        #expect(near(site.liveBytes, AllocatorCost.bytes(forRequest: 64 * Self.mebibyte), within: 0.05))
         let report = try String(contentsOfFile: "\(folder)/report.md", encoding: .utf8)
         #expect(report.contains("`hold-large` +") && report.contains("over `churn`"), "\(report)")
         #expect(!report.contains("`hold-large`: no stacks"))
@@ -320,7 +321,7 @@ struct AttributionEndToEndTests {
 
         // Each iteration keeps one screen and its 64 KiB payload, allocated in ProfileScreen's initializer: a
         // [UInt8] of 65,536 elements behind Swift's 32-byte array header, in jemalloc's size class of that.
-        let payloadBytes = JemallocProbe.sizeClassBytes(for: (64 << 10) + 32)
+        let payloadBytes = AllocatorCost.bytes(forRequest: (64 << 10) + 32)
         let growing = leaking.siteGrowth(warmupIterations: 2).filter {
             LeakAnalysis.isGrowing($0.fit, criteria: .standard)
         }

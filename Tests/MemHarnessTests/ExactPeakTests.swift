@@ -4,6 +4,7 @@ import Measurement
 import Reports
 import Runner
 import Testing
+import WorkloadKit
 
 /// Exact peak mode end to end, on the built binaries: `memharness run --peak exact` launches its
 /// cases with the agent (`libmemharness-agent.so`) preloaded, whose malloc family counts every
@@ -86,7 +87,7 @@ struct ExactPeakTests {
             interval: 1ms
             """
         let row = try #require(try run(yaml, ["--peak", "exact"]).first)
-        let truth = JemallocProbe.sizeClassBytes(for: spikeSize)
+        let truth = AllocatorCost.bytes(forRequest: spikeSize)
         #expect(
             try int(row, "metric.heldBytes_bytes") == truth,
             "the workload's spikes are the size-class bytes of spikeSize")
@@ -126,7 +127,7 @@ struct ExactPeakTests {
             """
         let row = try #require(try run(yaml).first)
         // The full queue: `depth` blocks plus the queue's own slots (malloc'd, `depth` pointers).
-        let truth = depth * JemallocProbe.sizeClassBytes(for: objectSize) + JemallocProbe.sizeClassBytes(for: depth * 8)
+        let truth = depth * AllocatorCost.bytes(forRequest: objectSize) + AllocatorCost.bytes(forRequest: depth * 8)
         #expect(try int(row, "metric.heldBytes_bytes") == truth)
         let exactNet = try int(row, "exact_peak_net_bytes")
         #expect(abs(Double(exactNet - truth)) <= 0.005 * Double(truth), "exact \(exactNet) vs truth \(truth)")

@@ -229,6 +229,66 @@ final class MalformedCommandLineTests {
         #expect(known.status == 0 && known.stdout.contains("USAGE: memharness run"), "\(known.stderr)")
     }
 
+    @Test func helpAndUsageNameTheExecutableTheUserRuns() throws {
+        let link = "\(folder)/json-cache-harness"
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: CommandLineTests.binary)
+        let help = try ChildRun.run(link, ["help", "run"], timeout: .seconds(60))
+        #expect(help.status == 0 && help.stdout.contains("USAGE: json-cache-harness run"), "\(help.stdout)")
+        #expect(!help.stdout.contains("memharness run"), "\(help.stdout)")
+        expectRefused(
+            try ChildRun.run(link, ["help", "frobnicate"], timeout: .seconds(60)),
+            "help: unknown subcommand 'frobnicate' of 'json-cache-harness'")
+        let usage = try ChildRun.run(link, ["run", "--frobnicate"], timeout: .seconds(60))
+        #expect(usage.status == 64 && usage.stderr.contains("json-cache-harness run"), "\(usage.stderr)")
+    }
+
+    @Test func anOptionProfileDoesNotKnowBeforeTheProgramIsRefusedAsAnOption() throws {
+        for arguments in [["--frobnicate", "--", "/bin/true"], ["--frobnicate", "/bin/true"]] {
+            let outcome = try Self.memharness(["profile", "--out", "\(folder)/out"] + arguments)
+            expectRefused(outcome, "unknown option '--frobnicate' of profile (before the program's --); its options: ")
+            #expect(outcome.stderr.contains("--out") && outcome.stderr.contains("--peak"), "\(outcome.stderr)")
+            #expect(!outcome.stderr.contains("no such program"), "\(outcome.stderr)")
+        }
+        // After `--` an option is the program's own.
+        let run = try Self.memharness(["profile", "--out", "\(folder)/out", "--", "/bin/echo", "--frobnicate"])
+        #expect(run.status == 0, "\(run.stderr)")
+    }
+
+    @Test func withStdoutAPipeTheCheckTableIsNotCut() throws {
+        let name = "a-scenario-whose-name-is-long-enough-to-widen-every-check-row-past-100-columns"
+        let file = try write(
+            Self.scenario.replacingOccurrences(of: "scenario: corpus", with: "scenario: \(name)")
+                + "thresholds:\n  all:\n    residue: <= 64MiB\n", "wide.yaml")
+        let outcome = try Self.memharness(["run", file, "--out", "\(folder)/out"])
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        #expect(outcome.stdout.contains("\(name) · hold-large.residue <= 64MiB"), "\(outcome.stdout)")
+        #expect(!outcome.stdout.contains("…"), "\(outcome.stdout)")
+        #expect(outcome.stdout.split(separator: "\n").contains { $0.count > 100 }, "the table kept its width")
+    }
+
+    @Test func shardAutoWithoutACIEngineExits64NamingTheVariables() throws {
+        let file = try write(Self.scenario, "ok.yaml")
+        var environment = ProcessInfo.processInfo.environment
+        for name in [
+            "CI_NODE_INDEX", "CI_NODE_TOTAL", "BUILDKITE_PARALLEL_JOB", "CIRCLE_NODE_INDEX", "JOB_COMPLETION_INDEX",
+        ] {
+            environment[name] = nil
+        }
+        let refused = try ChildRun.run(
+            CommandLineTests.binary, ["run", file, "--out", "\(folder)/out", "--shard", "auto"],
+            environment: environment, timeout: .seconds(60))
+        expectRefused(refused, "--shard auto: no CI engine says which parallel job this is")
+        environment["CIRCLE_NODE_INDEX"] = "1"
+        environment["CIRCLE_NODE_TOTAL"] = "2"
+        let second = try ChildRun.run(
+            CommandLineTests.binary, ["run", file, "--out", "\(folder)/out", "--shard", "auto"],
+            environment: environment, timeout: .seconds(120))
+        #expect(second.status == 0, "\(second.stderr)")
+        // Two strategies of one repetition: CircleCI's second node (index 1 of 2) runs the second case only.
+        let summary = try String(contentsOfFile: "\(folder)/out/summary.csv", encoding: .utf8)
+        #expect(summary.contains(",churn,") && !summary.contains(",hold-large,"), "\(summary)")
+    }
+
     @Test func outputsThatCannotBeWrittenExit64BeforeAnyCase() throws {
         let file = try write(Self.scenario, "ok.yaml")
         let mine = "\(folder)/mine"

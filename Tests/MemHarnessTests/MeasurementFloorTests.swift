@@ -3,6 +3,7 @@ import Foundation
 import HarnessModel
 import Reports
 import Testing
+import WorkloadKit
 
 /// The measurement floor end to end, on the built binaries: tiny known allocations of the calibration
 /// workload read within the stated bounds, sampled and exact (`--peak exact` runs both in one case), and
@@ -38,7 +39,7 @@ struct MeasurementFloorTests {
                 "hold-large", parameters: "  holdSize: 1KiB", steps: "[allocate, {idle: 50ms}, release]", repetitions: 2
             ))
         #expect(rows.count == 2)
-        let truth = JemallocProbe.sizeClassBytes(for: 1024)
+        let truth = AllocatorCost.bytes(forRequest: 1024)
         for row in rows {
             #expect(try exact.int(row, "metric.heldBytes_bytes") == truth)
             let sampled = try exact.int(row, "peak_allocated_net_bytes")

@@ -3,6 +3,7 @@ import Foundation
 import HarnessModel
 import Reports
 import Testing
+import WorkloadKit
 
 #if os(Linux)
     import Glibc
@@ -28,7 +29,7 @@ struct ProfileCommandTests {
 
         let row = try trial.onlyRow()
         #expect(row["status"] == "ok")
-        let truth = JemallocProbe.sizeClassBytes(for: 64 * Self.mebibyte)
+        let truth = AllocatorCost.bytes(forRequest: 64 * Self.mebibyte)
         let peak = try ProgramTrial.bytes(row, "peak_allocated_net_bytes")
         // The probe sees the live block (its size class, less what the program freed of its start at most),
         // and no more than 2% beside it.
@@ -56,8 +57,8 @@ struct ProfileCommandTests {
         #expect(outcome.status == 0, "\(outcome.stderr)")
 
         let row = try trial.onlyRow()
-        let hold = JemallocProbe.sizeClassBytes(for: 48 * Self.mebibyte)
-        let truth = hold + JemallocProbe.sizeClassBytes(for: 32 * Self.mebibyte)
+        let hold = AllocatorCost.bytes(forRequest: 48 * Self.mebibyte)
+        let truth = hold + AllocatorCost.bytes(forRequest: 32 * Self.mebibyte)
         let exact = try ProgramTrial.bytes(row, "exact_peak_net_bytes")
         #expect(exact >= truth && exact <= Self.limit(truth), "exact peak \(exact) vs truth \(truth)")
         // The sampler sees the hold; whether a sample fell inside the spike is luck (the excess says which).
@@ -127,8 +128,8 @@ struct ProfileCommandTests {
         #expect(outcome.status == 0, "\(outcome.stderr)")
         let row = try trial.onlyRow()
         let truth =
-            JemallocProbe.sizeClassBytes(for: 16 * Self.mebibyte)
-            + JemallocProbe.sizeClassBytes(for: 24 * Self.mebibyte)
+            AllocatorCost.bytes(forRequest: 16 * Self.mebibyte)
+            + AllocatorCost.bytes(forRequest: 24 * Self.mebibyte)
         let peak = try ProgramTrial.bytes(row, "peak_allocated_net_bytes")
         // The shell's own allocations ride on top: a few hundred KiB, inside the 2%.
         #expect(
@@ -157,8 +158,8 @@ struct ProfileCommandTests {
         let (measurements, program) = try programMeasurements(trial)
         let peaks = try #require(program.processPeaks, "no figures per process")
         #expect(peaks.count == 3, "the shell and its two programs: \(peaks)")
-        let small = JemallocProbe.sizeClassBytes(for: 8 * Self.mebibyte)
-        let large = JemallocProbe.sizeClassBytes(for: 16 * Self.mebibyte)
+        let small = AllocatorCost.bytes(forRequest: 8 * Self.mebibyte)
+        let large = AllocatorCost.bytes(forRequest: 16 * Self.mebibyte)
         let probes = peaks.filter { $0.executable?.hasSuffix("agent-probe") == true }.compactMap(\.exact)
         #expect(probes.count == 2, "\(peaks)")
         // Each program's own peak: its block, above what it had at the agent's load (stdio's buffer at most beside).
@@ -183,7 +184,7 @@ struct ProfileCommandTests {
         let (measurements, program) = try programMeasurements(trial)
         let peaks = try #require(program.processPeaks)
         #expect(peaks.count == 3, "the parent and two children: \(peaks)")
-        let held = JemallocProbe.sizeClassBytes(for: 8 * Self.mebibyte)
+        let held = AllocatorCost.bytes(forRequest: 8 * Self.mebibyte)
         for child in peaks.dropFirst() {
             let exact = try #require(child.exact, "child \(child.processID) left no count")
             // Its 8 MiB and its small blocks, not the parent's heap it began with (which is not its own).
@@ -231,7 +232,7 @@ struct ProfileCommandTests {
         let (measurements, program) = try programMeasurements(trial)
         let excess = try #require(program.residentBeyondAllocator, "no warning")
         // The malloc'd block is seen; the mapped one only in the resident set.
-        #expect(measurements.peakAllocatedNetBytes >= JemallocProbe.sizeClassBytes(for: 16 * Self.mebibyte) - 1 << 20)
+        #expect(measurements.peakAllocatedNetBytes >= AllocatorCost.bytes(forRequest: 16 * Self.mebibyte) - 1 << 20)
         #expect(excess.peakRSSBytes >= 80 * Self.mebibyte)
         #expect(excess.peakAllocatedBytes < 32 * Self.mebibyte)
         #expect(outcome.stdout.contains("warning: peak RSS"), "\(outcome.stdout)")

@@ -3,6 +3,7 @@ import Foundation
 import HarnessModel
 import Reports
 import Testing
+import WorkloadKit
 
 #if os(Linux)
     import Glibc
@@ -26,8 +27,8 @@ struct ProfileScenarioTests {
 
         // The truths: one block of {hold}; 64 blocks of 1 MiB.
         let truths = [
-            "one-block": JemallocProbe.sizeClassBytes(for: 20 * Self.mebibyte),
-            "two-sites": 64 * JemallocProbe.sizeClassBytes(for: Self.mebibyte),
+            "one-block": AllocatorCost.bytes(forRequest: 20 * Self.mebibyte),
+            "two-sites": 64 * AllocatorCost.bytes(forRequest: Self.mebibyte),
         ]
         let rows = try trial.rows()
         #expect(rows.count == 4, "two strategies, two repetitions each")

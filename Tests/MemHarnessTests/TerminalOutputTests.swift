@@ -59,7 +59,7 @@ struct TerminalOutputTests {
         #expect(!quiet.contains("\u{1B}") && !quiet.contains("[1/2]"), "--quiet: no progress: \(quiet)")
     }
 
-    @Test func everyLineOfTheCheckTableFits100ColumnsWithFailureMessagesWrappedWhole() throws {
+    @Test func onATerminalTheCheckTableFits100ColumnsAndThroughAPipeNothingIsCut() throws {
         let directory = try cli.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         // A scenario file deep enough that its place alone makes a failure message longer than a line.
@@ -68,18 +68,22 @@ struct TerminalOutputTests {
         let file = "\(folder)/gate-absolute.yaml"
         try FileManager.default.copyItem(
             atPath: CommandLineTests.fixtures.appendingPathComponent("gate-absolute.yaml").path, toPath: file)
-        let outcome = try cli.memharness(["run", file, "--out", "\(directory)/report", "--quiet"])
-        #expect(outcome.status == 2, "\(outcome.stderr)")
-        let lines = outcome.stdout.split(separator: "\n", omittingEmptySubsequences: false)
+        let place = "see the `gate-absolute` section of report.md and \(file):16"
+        // On a terminal: every line within 100 columns, the failure message wrapped but whole.
+        let terminal = try onTerminal(
+            ["run", file, "--out", "\(directory)/report", "--quiet"], environment: ["TERM": "xterm"])
+        let lines = terminal.split(whereSeparator: \.isNewline)
         let table = try #require(lines.firstIndex { $0.hasPrefix("Report: ") }) + 1
-        let failures = lines[table...].filter { $0.hasPrefix("FAIL: ") }
-        #expect(failures.count == 1)
+        #expect(lines[table...].filter { $0.hasPrefix("FAIL: ") }.count == 1, "\(terminal)")
         let message = lines[table...].drop { !$0.hasPrefix("FAIL: ") }.joined(separator: "\n")
         #expect(message.count > 100, "the message needs wrapping, or this test shows nothing")
         for line in lines[table...] { #expect(line.count <= 100, "\(line.count) columns: \(line)") }
-        // Nothing was cut: the message is all there, its place (longer than a line) broken where a line ends.
-        let unspaced = outcome.stdout.filter { !$0.isWhitespace }
-        #expect(unspaced.contains("seethe`gate-absolute`sectionofreport.mdand\(file):16".filter { !$0.isWhitespace }))
+        #expect(terminal.filter { !$0.isWhitespace }.contains(place.filter { !$0.isWhitespace }))
+        // Through a pipe (a CI log, a file): no width to keep to, so nothing is cut or wrapped.
+        let piped = try cli.memharness(["run", file, "--out", "\(directory)/piped", "--quiet"])
+        #expect(piped.status == 2, "\(piped.stderr)")
+        #expect(!piped.stdout.contains("…"), "\(piped.stdout)")
+        #expect(piped.stdout.split(separator: "\n").contains { $0.hasPrefix("FAIL: ") && $0.hasSuffix(place) })
     }
 
     @Test func profileTakesQuietAndVerboseLikeRun() throws {

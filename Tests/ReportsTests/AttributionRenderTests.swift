@@ -359,6 +359,18 @@ struct AttributionRenderTests {
         try ReportWriterTests().checkGolden(AttributionMarkdown.topSites(table), "attribution-sites.md")
     }
 
+    @Test func aProfileWithNoSiteLiveAtThePeakGetsASentenceNotAnEmptyTable() {
+        let empty = AllocationProfile(
+            frames: [], stacks: [], peakLevelBytes: 0, baselineLevelBytes: 0, peakTimeNanoseconds: 0,
+            sampleMeanBytes: 64 << 10)
+        let text = AttributionMarkdown.topSites(empty.siteTable(limit: 5), sampleMeanBytes: empty.sampleMeanBytes)
+        #expect(!text.contains("| # |"), "\(text)")
+        #expect(text.hasPrefix("No allocation stack sampled (about one per 64.00 KiB allocated) was live"), "\(text)")
+        #expect(text.contains("--stack-sample"))
+        // A profile with sites keeps its table.
+        #expect(AttributionMarkdown.topSites(unbounded.siteTable(limit: 4)).hasPrefix("| # |"))
+    }
+
     @Test func differenceSentenceNamesTheSiteThatExplainsIt() throws {
         let difference = unbounded.difference(from: signalNext, label: "unbounded-dispatch", baseLabel: "signal-next")
         #expect(difference.peakNetDeltaBytes == 138 * AttributionFixture.mebibyte)

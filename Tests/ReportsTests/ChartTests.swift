@@ -33,6 +33,17 @@ final class XMLCheck: NSObject, XMLParserDelegate {
 struct ChartTests {
     var run: ScenarioRun { ReportFixture.report.scenarios[0] }
 
+    @Test(arguments: [
+        ("json-cache @ responseSize=16KiB", "json-cache-response-size-16kib"),
+        ("live-query", "live-query"),
+        ("signal_next  deliver-on", "signal-next-deliver-on"),
+        ("A/B @ burst.duration=1.5s", "a-b-burst-duration-1-5s"),
+        ("@@", "unnamed"),
+    ])
+    func fileNameStemsAreWordsJoinedBySingleDashes(name: String, stem: String) {
+        #expect(ReportBundle.chartStem(name) == stem)
+    }
+
     @Test func chartsAreValidAccessibleSVG() throws {
         let charts = ReportBundle.charts(ReportFixture.report, scale: nil)
         #expect(

@@ -58,6 +58,21 @@ struct CheckTableTests {
         #expect(text.hasSuffix("\n1 passed, 1 failed\nFAIL: m\n"))
     }
 
+    @Test func withoutATerminalNothingIsCutOrWrapped() {
+        let name = String(repeating: "a-very-long-strategy-name-", count: 5)
+        let checks = [
+            Self.check(name, passed: false, message: Self.failure), Self.check("churn", passed: true, message: "fine"),
+        ]
+        let text = CheckOutputs.terminalTable(checks, width: nil)
+        #expect(!text.contains("…"), "\(text)")
+        #expect(text.hasPrefix("      check"), "the table keeps its columns: \(text)")
+        #expect(text.contains("gate-absolute · \(name).peakAllocated <= 1MiB"))
+        #expect(text.contains("margin"))
+        #expect(text.hasSuffix("\nFAIL: \(Self.failure)\n"), "the message on one line: \(text)")
+        // With a width the same checks are cut: what a terminal gets.
+        #expect(CheckOutputs.terminalTable(checks, width: 100).contains("…"))
+    }
+
     @Test func wrapsAtTheLastSpaceThatFitsAndCutsAWordLongerThanALine() {
         #expect(CheckOutputs.wrapped("aaa bbb ccc", to: 7, indent: 2) == ["aaa bbb", "  ccc"])
         #expect(CheckOutputs.wrapped("aaa bbb ccc", to: 6, indent: 2) == ["aaa", "  bbb", "  ccc"])

@@ -66,13 +66,14 @@ struct ReportFolderRenderTests {
         let derived = withNoise.noise?.values.reduce(0) { $0 + $1.count } ?? 0
         #expect(derived == 2, "two strategies measured twice")
         #expect(
-            BaselineFile.savedMessage(withNoise, from: "R", to: "b.json")
-                == "Baseline 'b': 2 cases from R written to b.json; 2 figures with a tolerance derived from their noise"
+            BaselineFile.savedMessage(withNoise, report: ReportFixture.report, from: "R", to: "b.json")
+                == "Baseline 'b': the medians of 4 cases (2 strategies) from R written to b.json; 2 figures with a "
+                + "tolerance derived from their noise"
         )
         let medians = Baseline(name: "b", report: ReportFixture.report)
         #expect(
-            BaselineFile.savedMessage(medians, from: "R", to: "b.json")
-                == "Baseline 'b': 2 cases from R written to b.json")
+            BaselineFile.savedMessage(medians, report: ReportFixture.report, from: "R", to: "b.json")
+                == "Baseline 'b': the medians of 4 cases (2 strategies) from R written to b.json")
     }
 
     @Test(arguments: [

@@ -5,7 +5,14 @@ import HarnessModel
 /// Deterministic: same values, same text.
 public enum AttributionMarkdown {
     /// The top-sites table: site, location, live bytes at the peak, share, blocks; then what the rest adds up to.
-    public static func topSites(_ table: SiteTable) -> String {
+    /// A table without a site is a sentence instead, saying why (nothing sampled live at the peak) and what to try.
+    public static func topSites(_ table: SiteTable, sampleMeanBytes: Int? = nil) -> String {
+        if table.rows.isEmpty && table.otherSites == 0 {
+            let mean = sampleMeanBytes.map { " (about one per \(Units.formatBytes($0)) allocated)" } ?? ""
+            return "No allocation stack sampled\(mean) was live at the peak above the baseline: the strategy held too "
+                + "little at its peak for the sampling to see. A smaller `--stack-sample` (or `attribution:` mean) "
+                + "sees smaller sites, at a higher cost.\n"
+        }
         var out: [String] = []
         out.append("| # | Allocation site | Location | Live at peak | Share | Blocks |")
         out.append("|---:|---|---|---:|---:|---:|")

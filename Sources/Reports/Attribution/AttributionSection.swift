@@ -90,7 +90,7 @@ enum AttributionSection {
         _ run: ScenarioRun, _ strategy: String, _ profile: AllocationProfile, files: Set<String>
     ) -> [String] {
         var out = ["#### \(MarkdownReport.code(strategy, inTable: false))", ""]
-        out.append(AttributionMarkdown.topSites(profile.siteTable(limit: 5)))
+        out.append(AttributionMarkdown.topSites(profile.siteTable(limit: 5), sampleMeanBytes: profile.sampleMeanBytes))
         let flame = flameGraphPath(run, strategy)
         if files.contains(flame) {
             out.append("![\(run.name) / \(strategy): live memory at the peak by allocation stack](\(flame))")

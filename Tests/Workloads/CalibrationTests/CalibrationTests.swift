@@ -36,7 +36,7 @@ struct CalibrationTests {
     @Test func largeHoldPeakIsWithinTwoPercentOfItsSizeClassBytes() throws {
         let size = 64 << 20
         let result = try executor.measure(spec("hold-large", ["holdSize": .bytes(size)]))
-        let truth = JemallocProbe.sizeClassBytes(for: size)
+        let truth = AllocatorCost.bytes(forRequest: size)
         #expect(result.metric("heldBytes")?.value == Double(truth), "the workload holds exactly the size-class bytes")
         let error = Double(result.peakAllocatedNetBytes - truth) / Double(truth)
         #expect(abs(error) < 0.02, "peak \(result.peakAllocatedNetBytes) vs truth \(truth): \(error * 100)%")
@@ -54,7 +54,7 @@ struct CalibrationTests {
         let result = try executor.measure(
             spec("hold-small-objects", ["objectCount": .count(count), "objectSize": .bytes(size)]),
             scratchDirectory: "/tmp")
-        let truth = count * JemallocProbe.sizeClassBytes(for: size)
+        let truth = count * AllocatorCost.bytes(forRequest: size)
         let error = Double(result.peakAllocatedNetBytes - truth) / Double(truth)
         #expect(abs(error) < 0.02, "peak \(result.peakAllocatedNetBytes) vs truth \(truth): \(error * 100)%")
     }
@@ -76,7 +76,7 @@ struct CalibrationTests {
                 "spikes",
                 ["spikeCount": .count(20), "spikeSize": .bytes(size), "spikeGap": .duration(nanoseconds: 100_000)]),
             scratchDirectory: "/tmp")
-        #expect(result.metric("heldBytes")?.value == Double(JemallocProbe.sizeClassBytes(for: size)))
+        #expect(result.metric("heldBytes")?.value == Double(AllocatorCost.bytes(forRequest: size)))
         #expect(result.metric("operations")?.value == 20)
         let residue = try #require(result.residueBytes)
         #expect(residue < 256 << 10, "residue \(residue) bytes")
@@ -92,7 +92,7 @@ struct CalibrationTests {
                     "crossThreadDepth": .count(depth), "crossThreadItems": .count(20_000),
                     "objectSize": .bytes(size),
                 ]))
-        let truth = depth * JemallocProbe.sizeClassBytes(for: size) + JemallocProbe.sizeClassBytes(for: depth * 8)
+        let truth = depth * AllocatorCost.bytes(forRequest: size) + AllocatorCost.bytes(forRequest: depth * 8)
         #expect(result.metric("heldBytes")?.value == Double(truth))
         #expect(result.metric("operations")?.value == 20_000)
         // The top lasts until the consumer starts; the sampler may or may not see all of it, never more.
@@ -119,6 +119,6 @@ struct CalibrationTests {
         defer { free(kept) }
         #expect(kept != nil)
         let residue = try #require(result.residueBytes)
-        #expect(residue >= JemallocProbe.sizeClassBytes(for: size) / 2, "residue \(residue)")
+        #expect(residue >= AllocatorCost.bytes(forRequest: size) / 2, "residue \(residue)")
     }
 }

@@ -96,7 +96,7 @@ import WorkloadKit
 
     @Test func unboundedDispatchHoldsOneCopyPerWriteWhileSignalNextHoldsOne() throws {
         let probe = try JemallocProbe()
-        let copyBytes = 20 * JemallocProbe.sizeClassBytes(for: 64 << 10)
+        let copyBytes = 20 * AllocatorCost.bytes(forRequest: 64 << 10)
         let writes = 20
 
         // The probe sees the copies the queued work items hold, whether the callback came on the

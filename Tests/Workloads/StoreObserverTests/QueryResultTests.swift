@@ -3,6 +3,7 @@ import Dispatch
 import DocumentStore
 import Synchronization
 import Testing
+import WorkloadKit
 
 @Suite(.serialized, .timeLimit(.minutes(2))) struct QueryResultTests {
     private static func store(documents: Int, payloadSize: Int) throws -> DocumentStore {
@@ -68,7 +69,7 @@ import Testing
         // Payloads above the thread-cache limit (32 KiB), so allocated bytes follow the frees at once.
         let payloadSize = 64 << 10
         let store = try Self.store(documents: 40, payloadSize: payloadSize)
-        let copyBytes = JemallocProbe.sizeClassBytes(for: payloadSize)
+        let copyBytes = AllocatorCost.bytes(forRequest: payloadSize)
         probe.flushThreadCache()
         let before = probe.allocatedBytes()
         let result = try #require(try Self.firstResult(of: store, "SELECT * FROM cars WHERE store_id == 'abc123'"))

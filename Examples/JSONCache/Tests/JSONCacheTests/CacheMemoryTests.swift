@@ -1,5 +1,6 @@
 import Foundation
 import JSONCache
+import JSONCacheWorkload
 import MemHarnessTesting
 import Synchronization
 import Testing
@@ -28,8 +29,10 @@ import Testing
             context in
             try Self.browse(LRUResponseCache(byteLimit: Self.budget), context)
         }
-        // The limit is right because of what the cache holds at its top: the budget's worth of responses.
-        #expect(figures.peakBytes >= Self.budget)
+        // The limit is right because of what the cache holds at its top: the budget's worth of responses, each in
+        // its size class (what the allocator hands out for it, which is what the figures count).
+        #expect(
+            figures.peakBytes >= Self.budget / Self.responseSize * AllocatorCost.bytes(forRequest: Self.responseSize))
         #expect(figures.leaks.trackedCount == 2)
         #expect(figures.survivors.isEmpty)
     }
@@ -50,13 +53,28 @@ import Testing
         }
         let figures = try #require(measured)
         // Every response is held at the top: 400 x 8 KiB.
-        #expect(figures.peakBytes >= Self.articles * Self.responseSize)
+        #expect(figures.peakBytes >= Self.articles * AllocatorCost.bytes(forRequest: Self.responseSize))
         let recorded = messages.withLock { $0 }
         #expect(recorded.count == 1)
         let message = try #require(recorded.first)
         #expect(message.hasPrefix("peak 3."), "\(message)")
         #expect(message.contains(" MiB above the start, over the 1 MiB limit by 2."), "\(message)")
         #expect(message.contains("hold less at once"), "the message says what to try: \(message)")
+    }
+
+    /// The workload the harness runs, one strategy of it measured here as a run measures a case: the descriptor's
+    /// defaults, these overrides, its own steps (`browse`, then `revisit`), what it tracks judged by `leaks:`.
+    @Test func theWorkloadsLRUStrategyHoldsItsBudgetAndLeavesNothing() throws {
+        let figures = try expectMemory(
+            of: JSONCacheWorkload(), strategy: "lru-budget",
+            parameters: ["responseSize": "8KiB", "cacheBudget": "1MiB", "browse.count": "400", "revisit.count": "100"],
+            peakBelow: .mebibytes(2), residueBelow: .kibibytes(256), leaks: .none)
+        // At its top the cache holds the budget's worth of 8 KiB responses.
+        #expect(
+            figures.peakBytes >= Self.budget / Self.responseSize * AllocatorCost.bytes(forRequest: Self.responseSize))
+        // The workload tracks its cache and its client; the expectation saw both, and both died.
+        #expect(figures.leaks.trackedCount == 2)
+        #expect(figures.survivors.isEmpty)
     }
 
     /// Fails on purpose when `JSONCACHE_SHOW_MEMORY_FAILURE` is set: what a broken limit looks like in
