@@ -19,17 +19,32 @@ struct JemallocProbeTests {
     @Test func allocatedMovesBySizeClassBytesOfALiveBlock() throws {
         let probe = try JemallocProbe()
         let size = 8 << 20
-        let before = probe.allocatedBytes()
+        // This thread's counters see the block, and nothing of other threads: the block plus the few small blocks
+        // this thread makes meanwhile (the test's own bookkeeping, about 2 KiB here).
+        let allocatedBefore = try #require(probe.threadAllocatedBytes())
+        let deallocatedBefore = try #require(probe.threadDeallocatedBytes())
         let block = try #require(malloc(size))
         memset(block, 1, size)
-        let during = probe.allocatedBytes()
         let usable = JemallocProbe.usableSize(of: block)
+        let allocatedDuring = try #require(probe.threadAllocatedBytes())
         free(block)
-        let after = probe.allocatedBytes()
+        let deallocatedAfter = try #require(probe.threadDeallocatedBytes())
         #expect(usable == AllocatorCost.bytes(forRequest: size))
-        // Other threads of the test runner may allocate meanwhile; a 1% band covers them.
-        #expect(abs((during - before) - usable) < usable / 100)
-        #expect(abs(after - before) < usable / 100)
+        let small = UInt64(64 << 10)
+        #expect((UInt64(usable)..<UInt64(usable) + small).contains(allocatedDuring - allocatedBefore))
+        #expect((UInt64(usable)..<UInt64(usable) + small).contains(deallocatedAfter - deallocatedBefore))
+        // The process-wide figure moves by the block too, give or take what the test runner's other threads allocate
+        // meanwhile: such noise lands in one try now and then, never in all five, so the closest try is within 1%.
+        var deviations: [Int] = []
+        for _ in 0..<5 {
+            let before = probe.allocatedBytes()
+            guard let block = malloc(size) else { break }
+            memset(block, 1, size)
+            let during = probe.allocatedBytes()
+            free(block)
+            deviations.append(abs((during - before) - usable))
+        }
+        #expect(try #require(deviations.min()) < usable / 100, "\(deviations)")
     }
 
     @Test func readingAllFiguresIsConsistent() throws {
