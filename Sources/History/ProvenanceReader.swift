@@ -1,0 +1,82 @@
+import Attribution
+import Foundation
+import HarnessModel
+
+/// Reads a run's provenance from git and from the CI environment; every field can be given instead.
+public enum ProvenanceReader {
+    /// What the caller gives: a field set here is taken as is.
+    public struct Overrides: Sendable, Hashable {
+        public var commit: String?
+        public var branch: String?
+        public var time: String?
+        public var machine: String?
+        public init(commit: String? = nil, branch: String? = nil, time: String? = nil, machine: String? = nil) {
+            self.commit = commit
+            self.branch = branch
+            self.time = time
+            self.machine = machine
+        }
+    }
+
+    /// Commit variables of the CI systems, in the order they are read (GitHub Actions, GitLab, Buildkite, CircleCI,
+    /// Jenkins, Travis).
+    static let commitVariables = ["GITHUB_SHA", "CI_COMMIT_SHA", "BUILDKITE_COMMIT", "CIRCLE_SHA1", "GIT_COMMIT"]
+    /// Branch variables; GitHub's head ref first, as a pull request's ref name is `N/merge`.
+    static let branchVariables = [
+        "GITHUB_HEAD_REF", "GITHUB_REF_NAME", "CI_COMMIT_REF_NAME", "BUILDKITE_BRANCH", "CIRCLE_BRANCH", "GIT_BRANCH",
+    ]
+    /// Machine variables: the runner's name.
+    static let machineVariables = ["RUNNER_NAME", "CI_RUNNER_DESCRIPTION", "BUILDKITE_AGENT_NAME", "NODE_NAME"]
+
+    /// The provenance of a run made in `directory` (git finds the repository that holds it, else the one of the
+    /// working directory): each field from
+    /// `overrides`, else git (the commit, the author time, the branch unless HEAD is detached), else the CI
+    /// variables of `environment`; the time falls back to the run's own, the machine to the run's CPU.
+    public static func read(
+        directory: String, report: RunReport, overrides: Overrides, environment: [String: String]
+    ) -> Provenance {
+        func variable(_ names: [String]) -> String? {
+            names.lazy.compactMap { environment[$0] }.first { !$0.isEmpty }
+        }
+        // The repository that holds the run's folder, else the one of the working directory (a folder outside).
+        let asked = overrides.commit == nil || overrides.time == nil || overrides.branch == nil
+        let head =
+            asked
+            ? [directory, "."].lazy.compactMap { repository in
+                git(["rev-parse", "HEAD"], in: repository, environment: environment).map { (repository, $0) }
+            }.first : nil
+        let commit = overrides.commit ?? head?.1 ?? variable(commitVariables) ?? ""
+        let authored = head.flatMap { git(["log", "-1", "--format=%aI", commit], in: $0.0, environment: environment) }
+        let time = overrides.time ?? authored ?? report.generatedAt
+        let gitBranch = head.flatMap { git(["rev-parse", "--abbrev-ref", "HEAD"], in: $0.0, environment: environment) }
+        let branch = overrides.branch ?? variable(branchVariables) ?? (gitBranch == "HEAD" ? nil : gitBranch) ?? ""
+        let machine =
+            overrides.machine ?? variable(machineVariables)
+            ?? "\(report.environment.cpuModel) x\(report.environment.cpuCount)"
+        return Provenance(commit: commit, branch: branch, time: utc(time) ?? time, machine: machine)
+    }
+
+    /// An ISO 8601 time in UTC (`2026-11-27T00:30:00Z`), so that times sort as text whatever zone they were
+    /// written in; nil when `text` is not ISO 8601.
+    public static func utc(_ text: String) -> String? {
+        let parser = ISO8601DateFormatter()
+        var date = parser.date(from: text)
+        if date == nil {
+            parser.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+            date = parser.date(from: text)
+        }
+        guard let date else { return nil }
+        let writer = ISO8601DateFormatter()
+        writer.timeZone = TimeZone(identifier: "UTC")
+        return writer.string(from: date)
+    }
+
+    /// `git -C directory ARGUMENTS`'s first output line; nil when git is missing or fails (not a repository).
+    static func git(_ arguments: [String], in directory: String, environment: [String: String]) -> String? {
+        guard let executable = ToolProcess.findInPath("git", environment: environment) else { return nil }
+        let output = try? ToolProcess.run(
+            executable: executable, arguments: ["-C", directory] + arguments, input: "", timeout: .seconds(30))
+        let line = output?.split(separator: "\n").first.map { $0.trimmingCharacters(in: .whitespaces) }
+        return line?.isEmpty == false ? line : nil
+    }
+}
