@@ -2,7 +2,7 @@ import HarnessModel
 import Reports
 
 /// A series over commits as SVG, in the house style of the report's charts: the values (one point per run),
-/// each segment's median with its noise band (± 3σ shaded), and the change points marked with their commit
+/// each segment's median with its noise band (± 2.5σ shaded), and the change points marked with their commit
 /// and step.
 enum HistoryChart {
     static let width = 900.0
@@ -25,7 +25,7 @@ enum HistoryChart {
         chart.svg.text(title, x: left, y: 24, size: 15, weight: "bold")
         let noise = Renderings.format(analysis.band, isBytes: series.isBytes)
         chart.svg.text(
-            "noise band ± \(noise) (3σ, σ from the MAD) · \(analysis.changePoints.count) change point(s), PELT · "
+            "noise band ± \(noise) (2.5σ, σ robust: Qn or MAD) · \(analysis.changePoints.count) change point(s), PELT · "
                 + "oldest run left, newest right",
             x: left, y: 42, size: 11, fill: "#555555")
         chart.drawAxes()

@@ -56,7 +56,7 @@ public enum HistoryReport {
             "\(analysis.runs.count) runs of \(commits) commits, from \(first.provenance.shortCommit) "
                 + "(\(first.provenance.time)) to \(last.provenance.shortCommit) (\(last.provenance.time)); "
                 + "\(analysis.series.count) series. Change points by PELT (normal mean-change cost, modified BIC "
-                + "penalty), each kept when its step exceeds the series' noise band (± 3σ, σ from the MAD) "
+                + "penalty), each kept when its step exceeds the series' noise band (± 2.5σ, σ a robust estimate: Qn or MAD) "
                 + "with p < 0.01.")
         lines += ["", "## Change points", ""]
         lines += changeTable(analysis)

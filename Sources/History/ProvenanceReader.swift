@@ -38,18 +38,17 @@ public enum ProvenanceReader {
         func variable(_ names: [String]) -> String? {
             names.lazy.compactMap { environment[$0] }.first { !$0.isEmpty }
         }
-        // The repository that holds the run's folder, else the one of the working directory (a folder outside).
+        // One git call (two for a folder outside any repository): HEAD's commit, author time and branch.
         let asked = overrides.commit == nil || overrides.time == nil || overrides.branch == nil
-        let head =
-            asked
-            ? [directory, "."].lazy.compactMap { repository in
-                git(["rev-parse", "HEAD"], in: repository, environment: environment).map { (repository, $0) }
-            }.first : nil
-        let commit = overrides.commit ?? head?.1 ?? variable(commitVariables) ?? ""
-        let authored = head.flatMap { git(["log", "-1", "--format=%aI", commit], in: $0.0, environment: environment) }
+        let head = asked ? [directory, "."].lazy.compactMap { Head(in: $0, environment: environment) }.first : nil
+        let commit = overrides.commit ?? head?.commit ?? variable(commitVariables) ?? ""
+        let authored =
+            head?.commit == commit
+            ? head?.time
+            : head.flatMap { git(["log", "-1", "--format=%aI", commit], in: $0.repository, environment: environment) }
         let time = overrides.time ?? authored ?? report.generatedAt
-        let gitBranch = head.flatMap { git(["rev-parse", "--abbrev-ref", "HEAD"], in: $0.0, environment: environment) }
-        let branch = overrides.branch ?? variable(branchVariables) ?? (gitBranch == "HEAD" ? nil : gitBranch) ?? ""
+        let gitBranch = head?.branch
+        let branch = overrides.branch ?? variable(branchVariables) ?? gitBranch ?? ""
         let machine =
             overrides.machine ?? variable(machineVariables)
             ?? "\(report.environment.cpuModel) x\(report.environment.cpuCount)"
@@ -71,12 +70,39 @@ public enum ProvenanceReader {
         return writer.string(from: date)
     }
 
+    /// HEAD of the repository that holds a folder: `git log -1 --format=%H%n%aI%n%D HEAD`.
+    struct Head {
+        var repository: String
+        var commit: String
+        var time: String
+        /// The branch HEAD is on; nil when detached (`%D` is `HEAD -> main, origin/main` on a branch).
+        var branch: String?
+
+        init?(in directory: String, environment: [String: String]) {
+            guard
+                let lines = ProvenanceReader.gitLines(
+                    ["log", "-1", "--format=%H%n%aI%n%D", "HEAD"], in: directory, environment: environment),
+                lines.count >= 2
+            else { return nil }
+            repository = directory
+            commit = lines[0]
+            time = lines[1]
+            let references = lines.count > 2 ? lines[2].components(separatedBy: ", ") : []
+            branch = references.first { $0.hasPrefix("HEAD -> ") }.map { String($0.dropFirst("HEAD -> ".count)) }
+        }
+    }
+
     /// `git -C directory ARGUMENTS`'s first output line; nil when git is missing or fails (not a repository).
     static func git(_ arguments: [String], in directory: String, environment: [String: String]) -> String? {
+        gitLines(arguments, in: directory, environment: environment)?.first
+    }
+
+    /// `git -C directory ARGUMENTS`'s output lines, trimmed; nil when git is missing, fails or prints nothing.
+    static func gitLines(_ arguments: [String], in directory: String, environment: [String: String]) -> [String]? {
         guard let executable = ToolProcess.findInPath("git", environment: environment) else { return nil }
         let output = try? ToolProcess.run(
             executable: executable, arguments: ["-C", directory] + arguments, input: "", timeout: .seconds(30))
-        let line = output?.split(separator: "\n").first.map { $0.trimmingCharacters(in: .whitespaces) }
-        return line?.isEmpty == false ? line : nil
+        let lines = output?.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) } ?? []
+        return lines.first?.isEmpty == false ? lines : nil
     }
 }

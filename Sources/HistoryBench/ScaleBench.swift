@@ -8,10 +8,11 @@ import WorkloadKit
 /// the time to write the records and build the index, to record one more run, and to write the history
 /// report; and the report of two stores merged by copying against the one store holding both.
 enum ScaleBench {
-    static func run(runs: Int) throws -> String {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("history-bench-\(getpid())").path
+    static func run(runs: Int, keep: String?) throws -> String {
+        let root =
+            keep ?? FileManager.default.temporaryDirectory.appendingPathComponent("history-bench-\(getpid())").path
         // Cleanup at exit: a scratch folder that cannot be removed is temporary files, left to the system.
-        defer { try? FileManager.default.removeItem(atPath: root) }
+        defer { if keep == nil { try? FileManager.default.removeItem(atPath: root) } }
         let store = try HistoryStore(path: "\(root)/store", create: true)
         var clock = ContinuousClock.now
         for index in 0..<runs { try store.add(record(index)) }

@@ -16,8 +16,8 @@ struct HistoryCommand: ParsableCommand {
         discussion: """
             A store is a folder of immutable run records, one file per run named by its content, so stores \
             merge by copying records/; its SQLite index is rebuilt from them when missing or stale. Change \
-            points are found by PELT and kept when the step exceeds the series' own noise band (± 3σ, σ from \
-            the MAD) with p < 0.01: no tolerance to set.
+            points are found by PELT and kept when the step exceeds the series' own noise band (± 2.5σ, σ a \
+            robust estimate) with p < 0.01: no tolerance to set.
             """,
         subcommands: [
             HistoryRecordCommand.self, HistoryShowCommand.self, HistoryGateCommand.self, HistoryDiffCommand.self,

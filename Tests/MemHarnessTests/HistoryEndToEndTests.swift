@@ -84,11 +84,39 @@ struct HistoryEndToEndTests {
         #expect(markdown.contains("`\(commits[4].prefix(10))`"))
         #expect(!markdown.contains("`\(commits[3].prefix(10))`") && !markdown.contains("`\(commits[5].prefix(10))`"))
         #expect(try memharness(["history", "gate", "--store", "../store"]).status == 0)
+        let diff = try memharness(["history", "diff", String(commits[3].prefix(8)), commits[4], "--store", "../store"])
+        #expect(
+            diff.status == 0 && diff.stdout.contains("| keeper | `keeper` | exactPeak | 1.00 MiB | 2.00 MiB | +100.0%"))
         try shell("git bisect start \(commits[7]) \(commits[0])")
         let bisect = try shell(
             "git bisect run '\(CommandLineTests.binary)' history bisect --scenario keeper.yaml --strategy keeper "
                 + "--figure exactPeak --limit 1536KiB --build 'cc -O0 -o keeper keeper.c' --out ../bisect")
         #expect(bisect.stdout.contains("\(commits[4]) is the first bad commit"), "\(bisect.stdout)")
+    }
+
+    @Test func badInputExitsWith64NamingTheFileAndWritesNothing() throws {
+        defer { trial.remove() }
+        try FileManager.default.createDirectory(atPath: "\(repository)/not-a-run", withIntermediateDirectories: true)
+        let notARun = try memharness(["history", "record", "not-a-run", "--store", "store"])
+        #expect(notARun.status == 64 && notARun.stderr.contains("not-a-run/run.json"), "\(notARun)")
+        #expect(!FileManager.default.fileExists(atPath: "\(repository)/store"))
+        try FileManager.default.createDirectory(
+            atPath: "\(repository)/store/records", withIntermediateDirectories: true)
+        try "{\"format\": \"memharness-history/1\"}".write(
+            toFile: "\(repository)/store/store.json", atomically: true, encoding: .utf8)
+        try "{\"schema\": \"memharness-history-record/1\", \"figu".write(
+            toFile: "\(repository)/store/records/0123.json", atomically: true, encoding: .utf8)
+        let damaged = try memharness(["history", "show", "--store", "store", "--out", "history"])
+        #expect(damaged.status == 64 && damaged.stderr.contains("store/records/0123.json"), "\(damaged)")
+        #expect(!FileManager.default.fileExists(atPath: "\(repository)/history"))
+        try "{\"format\": \"memharness-history/9\"}".write(
+            toFile: "\(repository)/store/store.json", atomically: true, encoding: .utf8)
+        let otherVersion = try memharness(["history", "gate", "--store", "store"])
+        #expect(otherVersion.status == 64 && otherVersion.stderr.contains("store/store.json"), "\(otherVersion)")
+        let unknownOption = try memharness(["history", "show", "--sotre", "store"])
+        #expect(unknownOption.status == 64, "\(unknownOption)")
+        let notAStore = try memharness(["history", "show", "--store", "not-a-run"])
+        #expect(notAStore.status == 64 && notAStore.stderr.contains("not-a-run"), "\(notAStore)")
     }
 
     /// The built `memharness` in the repository, the agent beside it.
