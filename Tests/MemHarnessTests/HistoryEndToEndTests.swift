@@ -76,6 +76,13 @@ struct HistoryEndToEndTests {
             #expect(run.status == 0, "\(run.stderr)")
             let record = try memharness(["history", "record", "../report", "--store", "../store"])
             #expect(record.status == 0 && record.stdout.contains(String(commits[number - 1].prefix(10))), "\(record)")
+            if number == 5 {
+                // The newest run starts the step: the gate fails on it, naming the figure and the runs before.
+                let gate = try memharness(["history", "gate", "--store", "../store"])
+                #expect(gate.status == 2, "\(gate)")
+                #expect(gate.stdout.contains("FAIL  keeper / keeper / exactPeak: +100.0%"), "\(gate.stdout)")
+                #expect(gate.stdout.contains("against 4 earlier runs"), "\(gate.stdout)")
+            }
         }
         let show = try memharness(["history", "show", "--store", "../store", "--out", "../history"])
         #expect(show.status == 0, "\(show.stderr)")
