@@ -116,8 +116,9 @@ bench-stability: build
 	$(RELEASE_BIN)/memharness-bench stability
 
 # The history's change-point detection on seeded series and the store at 10,000 runs of 100 figures, timed;
-# writes Reports/benchmarks/history-detection.md. About a minute after the build.
-bench-history:
+# then the release memharness's history commands on that store; writes Reports/benchmarks/history-detection.md.
+# About two minutes after the build.
+bench-history: build
 	$(SWIFT) build -c release --product history-bench
 	$(RELEASE_BIN)/history-bench > Reports/benchmarks/history-detection.md
 

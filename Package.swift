@@ -190,7 +190,8 @@ let package = Package(
 
         // Change-point detection on seeded synthetic series and the history store at scale, timed (`history-bench`).
         .executableTarget(
-            name: "history-bench", dependencies: ["History", "HarnessModel", "Reports", "WorkloadKit"],
+            name: "history-bench",
+            dependencies: ["History", "HarnessModel", "Reports", "WorkloadKit", "ChildProcesses"],
             path: "Sources/HistoryBench",
             swiftSettings: settings),
 

@@ -35,6 +35,9 @@ enum ScaleBench {
             showTimes.append(start.duration(to: .now))
         }
         let merged = try mergedReport(store, root: root)
+        let commands =
+            try CommandBench.run(store: store.path, root: root)
+            ?? "No `memharness` beside `history-bench`: the commands were not timed (`make bench-history` builds it).\n"
         return """
             ## Scale
 
@@ -50,6 +53,7 @@ enum ScaleBench {
             Two stores holding the even and the odd runs, merged by copying records/ into a third: its history.md is \
             \(merged == report ? "identical" : "DIFFERENT") to the single store's.
 
+            \(commands)
             """
     }
 
