@@ -136,11 +136,16 @@ let package = Package(
             resources: [.embedInCode("Html/assets/report.js"), .embedInCode("Html/assets/report.css")],
             swiftSettings: settings),
 
+        // MARK: History: run records across commits -> a SQLite index -> series, change points (PELT), gates, diffs
+        .target(
+            name: "History", dependencies: ["HarnessModel", "FileIO", "Reports", "Attribution", "CSQLite"],
+            swiftSettings: settings),
+
         // MARK: The command line over a catalog of workloads: `MemHarness.main(workloads:)`
         .target(
             name: "MemHarness",
             dependencies: [
-                "Runner", "Reports", "Scenarios", "Measurement", "WorkloadKit", "HarnessModel",
+                "Runner", "Reports", "Scenarios", "Measurement", "WorkloadKit", "HarnessModel", "History",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: settings
@@ -203,6 +208,13 @@ let package = Package(
             path: "Sources/HeapGraphBench",
             swiftSettings: settings
         ),
+
+        // Change-point detection on seeded synthetic series and the history store at scale, timed (`history-bench`).
+        .executableTarget(
+            name: "history-bench",
+            dependencies: ["History", "HarnessModel", "Reports", "WorkloadKit", "ChildProcesses"],
+            path: "Sources/HistoryBench",
+            swiftSettings: settings),
 
         // MARK: The command plugin: builds a package's harness executable and the agent, runs its Scenarios/
         .plugin(
@@ -301,6 +313,9 @@ let package = Package(
             name: "AttributionTests", dependencies: ["Attribution", "HarnessModel"], exclude: ["Golden"],
             swiftSettings: settings
         ),
+        .testTarget(
+            name: "HistoryTests", dependencies: ["History", "HarnessModel", "Reports", "TestSupport", "WorkloadKit"],
+            swiftSettings: settings),
         .testTarget(
             name: "MemHarnessTests",
             dependencies: [

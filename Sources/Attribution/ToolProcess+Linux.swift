@@ -10,8 +10,9 @@ import HarnessModel
 
 /// Runs a tool once with a bounded wait: input from a file, output to a file (no pipe can fill up
 /// and stall either side), killed when the bound is hit.
-enum ToolProcess {
-    static func run(executable: String, arguments: [String], input: String, timeout: Duration) throws(AttributionError)
+package enum ToolProcess {
+    package static func run(executable: String, arguments: [String], input: String, timeout: Duration)
+        throws(AttributionError)
         -> String
     {
         let fileManager = FileManager.default
@@ -81,7 +82,7 @@ enum ToolProcess {
     }
 
     /// The first executable named `name` in `PATH`, nil when there is none.
-    static func findInPath(_ name: String, environment: [String: String]) -> String? {
+    package static func findInPath(_ name: String, environment: [String: String]) -> String? {
         let path = environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
         for directory in path.split(separator: ":") where !directory.isEmpty {
             let candidate = "\(directory)/\(name)"

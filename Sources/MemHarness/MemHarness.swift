@@ -75,7 +75,7 @@ struct MemHarnessCommand: ParsableCommand {
             version: MemHarness.version,
             subcommands: [
                 RunCommand.self, ProfileCommand.self, ReportCommand.self, CompareCommand.self, BaselineCommand.self,
-                MergeCommand.self, ListCommand.self, RunCaseCommand.self, ExactCheckCommand.self,
+                MergeCommand.self, ListCommand.self, HistoryCommand.self, RunCaseCommand.self, ExactCheckCommand.self,
             ]
         )
     }

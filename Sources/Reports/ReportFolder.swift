@@ -47,7 +47,7 @@ public enum ReportError: Error, CustomStringConvertible, Sendable {
     }
 
     /// A decoding error in words, with the path of the bad value (`report.scenarios[0].cases`).
-    static func describe(_ error: DecodingError) -> String {
+    package static func describe(_ error: DecodingError) -> String {
         func path(_ context: DecodingError.Context) -> String {
             let text = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
             return text.isEmpty ? "the top level" : String(text.drop { $0 == "." })
@@ -117,10 +117,23 @@ public enum ReportFolder {
         "run.json", "report.md", "report.html", "summary.csv", "samples.csv", "sweep.csv", "charts", "stacks", "heap",
     ]
 
+    /// A kind of folder memharness replaces as a whole: the file that marks it as one and what it may hold.
+    public struct FolderKind: Sendable {
+        public var marker: String
+        public var entries: Set<String>
+        public init(marker: String, entries: Set<String>) {
+            self.marker = marker
+            self.entries = entries
+        }
+        /// A run's report folder.
+        public static let report = FolderKind(marker: "run.json", entries: ownEntries)
+    }
+
     /// Checks that `directory` may be replaced by a report: it does not exist, or it is an empty folder
     /// or a report folder (a `run.json` and only the files a report has). Anything else (a file, a device,
-    /// a link, a folder of the user's) is refused: the run replaces its output folder as a whole.
-    public static func checkReplaceable(_ directory: String) throws(ReportError) {
+    /// a link, a folder of the user's) is refused: the run replaces its output folder as a whole. `kind` names
+    /// another kind of folder memharness writes (a history report): its marker file and the entries it may hold.
+    public static func checkReplaceable(_ directory: String, kind folder: FolderKind = .report) throws(ReportError) {
         var status = stat()
         guard lstat(directory, &status) == 0 else {
             guard errno == ENOENT else { throw .unwritable(path: directory, reason: String(cString: strerror(errno))) }
@@ -142,10 +155,11 @@ public enum ReportFolder {
                 reason: "cannot list the folder to check that it is a report folder (\(error.localizedDescription))")
         }
         let entries = names.filter { !$0.hasPrefix(".") }
-        guard entries.isEmpty || entries.contains("run.json") else {
-            throw .notAReportFolder(path: directory, reason: "it holds \(entries.count) entries and no run.json")
+        guard entries.isEmpty || entries.contains(folder.marker) else {
+            throw .notAReportFolder(
+                path: directory, reason: "it holds \(entries.count) entries and no \(folder.marker)")
         }
-        if let foreign = entries.sorted().first(where: { !ownEntries.contains($0) }) {
+        if let foreign = entries.sorted().first(where: { !folder.entries.contains($0) }) {
             throw .notAReportFolder(path: directory, reason: "it holds '\(foreign)', which no report has")
         }
     }
@@ -168,8 +182,10 @@ public enum ReportFolder {
 
     /// Writes `files` (relative path → contents) as the folder `directory`, replacing what was there
     /// in one step. On failure nothing of the new run is left and the old folder is untouched.
-    public static func write(_ files: [(path: String, data: Data)], to directory: String) throws(ReportError) {
-        try write(to: directory) { emit throws(ReportError) in
+    public static func write(
+        _ files: [(path: String, data: Data)], to directory: String, kind: FolderKind = .report
+    ) throws(ReportError) {
+        try write(to: directory, kind: kind) { emit throws(ReportError) in
             for (path, data) in files { try emit(path, data) }
         }
     }
@@ -183,10 +199,10 @@ public enum ReportFolder {
     /// result is false. True: the new folder is in place.
     @discardableResult
     public static func write(
-        to directory: String, proceed: @escaping () -> Bool = { true },
+        to directory: String, kind: FolderKind = .report, proceed: @escaping () -> Bool = { true },
         _ produce: (_ emit: (_ path: String, _ data: Data) throws(ReportError) -> Void) throws(ReportError) -> Void
     ) throws(ReportError) -> Bool {
-        try checkReplaceable(directory)
+        try checkReplaceable(directory, kind: kind)
         let target = URL(fileURLWithPath: directory).standardizedFileURL
         let parent = target.deletingLastPathComponent().path
         do {

@@ -5,20 +5,22 @@ import HarnessModel
 #endif
 
 /// A value axis: linear or logarithmic, with readable ticks in binary units (bytes) or plain numbers.
-struct ValueAxis {
-    enum Scale: String, Sendable {
+package struct ValueAxis {
+    package enum Scale: String, Sendable {
         case linear, log
     }
 
-    let scale: Scale
-    let minimum: Double
-    let maximum: Double
-    let ticks: [Double]
-    let isBytes: Bool
+    package let scale: Scale
+    package let minimum: Double
+    package let maximum: Double
+    package let ticks: [Double]
+    package let isBytes: Bool
 
     /// An axis covering 0 (or the log floor) to at least `maximum`.
     /// - Parameter integer: the values are whole numbers (counts), so ticks are too.
-    init(maximum rawMaximum: Double, minimumPositive: Double, scale: Scale, isBytes: Bool, integer: Bool = false) {
+    package init(
+        maximum rawMaximum: Double, minimumPositive: Double, scale: Scale, isBytes: Bool, integer: Bool = false
+    ) {
         self.scale = scale
         self.isBytes = isBytes
         switch scale {
@@ -73,7 +75,7 @@ struct ValueAxis {
     }
 
     /// Position of `value` in 0...1 along the axis (clamped: off-scale values sit on the edge).
-    func fraction(_ value: Double) -> Double {
+    package func fraction(_ value: Double) -> Double {
         let result: Double
         switch scale {
         case .linear:
@@ -86,12 +88,12 @@ struct ValueAxis {
         return min(max(result, 0), 1)
     }
 
-    func label(_ value: Double) -> String {
+    package func label(_ value: Double) -> String {
         isBytes ? Self.compactBytes(value) : Self.compactNumber(value)
     }
 
     /// `0`, `512 B`, `1.5 MiB`, `64 MiB`: bytes without needless decimals.
-    static func compactBytes(_ value: Double) -> String {
+    package static func compactBytes(_ value: Double) -> String {
         guard value != 0 else { return "0" }
         let units = ["B", "KiB", "MiB", "GiB", "TiB"]
         var scaled = abs(value)
@@ -104,7 +106,7 @@ struct ValueAxis {
         return (value < 0 ? "-" : "") + Units.fixed(scaled, decimals: decimals) + " " + units[index]
     }
 
-    static func compactNumber(_ value: Double) -> String {
+    package static func compactNumber(_ value: Double) -> String {
         if abs(value) >= 1_000_000 {
             return Units.fixed(
                 value / 1_000_000, decimals: value.truncatingRemainder(dividingBy: 1_000_000) == 0 ? 0 : 1) + "M"

@@ -1,17 +1,17 @@
 import HarnessModel
 
 /// A tiny SVG writer: elements as text, attributes escaped, numbers with fixed decimals (deterministic).
-struct SVGDocument {
-    let width: Double
-    let height: Double
+package struct SVGDocument {
+    package let width: Double
+    package let height: Double
     private var body: [String] = []
 
-    init(width: Double, height: Double) {
+    package init(width: Double, height: Double) {
         self.width = width
         self.height = height
     }
 
-    static func escape(_ text: String) -> String {
+    package static func escape(_ text: String) -> String {
         var result = ""
         for character in text {
             switch character {
@@ -26,15 +26,15 @@ struct SVGDocument {
         return result
     }
 
-    static func number(_ value: Double) -> String {
+    package static func number(_ value: Double) -> String {
         Units.fixed(value, decimals: 1)
     }
 
-    mutating func raw(_ element: String) {
+    package mutating func raw(_ element: String) {
         body.append(element)
     }
 
-    mutating func rect(
+    package mutating func rect(
         x: Double, y: Double, width: Double, height: Double, fill: String, opacity: Double = 1, stroke: String? = nil
     ) {
         var element =
@@ -45,7 +45,7 @@ struct SVGDocument {
         body.append(element + "/>")
     }
 
-    mutating func line(
+    package mutating func line(
         x1: Double, y1: Double, x2: Double, y2: Double, stroke: String, width: Double = 1, dash: String? = nil
     ) {
         var element =
@@ -55,7 +55,7 @@ struct SVGDocument {
         body.append(element + "/>")
     }
 
-    mutating func polyline(
+    package mutating func polyline(
         _ points: [(Double, Double)], stroke: String, width: Double = 1.5, dash: String? = nil, label: String? = nil
     ) {
         guard !points.isEmpty else { return }
@@ -71,16 +71,16 @@ struct SVGDocument {
         }
     }
 
-    mutating func circle(x: Double, y: Double, radius: Double, fill: String, stroke: String = "#ffffff") {
+    package mutating func circle(x: Double, y: Double, radius: Double, fill: String, stroke: String = "#ffffff") {
         body.append(
             "<circle cx=\"\(Self.number(x))\" cy=\"\(Self.number(y))\" r=\"\(Self.number(radius))\" "
                 + "fill=\"\(fill)\" stroke=\"\(stroke)\" stroke-width=\"1\"/>"
         )
     }
 
-    enum Anchor: String { case start, middle, end }
+    package enum Anchor: String { case start, middle, end }
 
-    mutating func text(
+    package mutating func text(
         _ content: String, x: Double, y: Double, size: Double = 12, anchor: Anchor = .start,
         fill: String = "#222222", weight: String? = nil, rotate: Double? = nil, halo: Bool = false
     ) {
@@ -95,7 +95,7 @@ struct SVGDocument {
     }
 
     /// The finished document with its accessible title and description.
-    func render(title: String, description: String) -> String {
+    package func render(title: String, description: String) -> String {
         var lines = [
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>",
             "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(Self.number(width))\" "
@@ -112,16 +112,18 @@ struct SVGDocument {
     }
 
     /// Approximate rendered width of text in a sans-serif font, for layout without a font engine.
-    static func textWidth(_ text: String, size: Double) -> Double {
+    package static func textWidth(_ text: String, size: Double) -> Double {
         Double(text.count) * size * 0.6
     }
 }
 
 /// Colours that stay apart for the common kinds of colour blindness (Okabe & Ito), darkest first.
-enum Palette {
-    static let colours = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442"]
+package enum Palette {
+    package static let colours = [
+        "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442",
+    ]
 
-    static func colour(_ index: Int) -> String {
+    package static func colour(_ index: Int) -> String {
         colours[index % colours.count]
     }
 }

@@ -1,0 +1,116 @@
+import Foundation
+import HarnessModel
+import Reports
+
+/// Wording shared by the history's renderings.
+enum Renderings {
+    static func format(_ value: Double, isBytes: Bool) -> String {
+        isBytes ? Units.formatBytes(value) : Units.fixed(value, decimals: value == value.rounded() ? 0 : 3)
+    }
+
+    static func signed(_ value: Double, isBytes: Bool) -> String {
+        (value > 0 ? "+" : "") + format(value, isBytes: isBytes)
+    }
+
+    static func percent(_ change: ChangePoint) -> String { percent(change.relativeStep) }
+
+    static func percent(_ fraction: Double) -> String {
+        fraction.isFinite ? (fraction > 0 ? "+" : "") + Units.fixed(fraction * 100, decimals: 1) + "%" : "from 0"
+    }
+
+    /// A p-value as people read it: `< 0.0001` below that.
+    static func pValue(_ value: Double) -> String { value < 0.0001 ? "< 0.0001" : Units.fixed(value, decimals: 4) }
+
+    /// A file name for a series: its parts with anything but letters, digits, `.`, `_` and `-` replaced.
+    static func fileName(_ key: SeriesKey) -> String {
+        [key.scenario, key.strategy, key.figure].map { part in
+            String(part.map { $0.isLetter || $0.isNumber || "._-".contains($0) ? $0 : "-" })
+        }.joined(separator: "--")
+    }
+}
+
+/// `history show`: the history report folder, history.md and one chart per series under charts/.
+public enum HistoryReport {
+    /// The kind of folder `history show` replaces: one with history.md and its charts only.
+    public static let folderKind = ReportFolder.FolderKind(marker: "history.md", entries: ["history.md", "charts"])
+
+    /// Every file of the report, history.md first.
+    public static func files(_ analysis: HistoryAnalysis) -> [(path: String, data: Data)] {
+        var files = [(path: "history.md", data: Data(markdown(analysis).utf8))]
+        for entry in analysis.series {
+            let chart = HistoryChart.render(entry, runs: analysis.runs)
+            files.append((path: "charts/\(Renderings.fileName(entry.series.key)).svg", data: Data(chart.utf8)))
+        }
+        return files
+    }
+
+    /// history.md: the runs, every change point, then each scenario's series with their charts.
+    public static func markdown(_ analysis: HistoryAnalysis) -> String {
+        var lines = ["# Memory across commits", ""]
+        guard let first = analysis.runs.first, let last = analysis.runs.last else {
+            return (lines + ["No run recorded yet: `memharness history record REPORT-DIR` adds one.", ""])
+                .joined(separator: "\n")
+        }
+        let commits = Set(analysis.runs.map(\.provenance.commit)).count
+        lines.append(
+            "\(analysis.runs.count) runs of \(commits) commits, from \(first.provenance.shortCommit) "
+                + "(\(first.provenance.time)) to \(last.provenance.shortCommit) (\(last.provenance.time)); "
+                + "\(analysis.series.count) series. Change points by PELT (normal mean-change cost, modified BIC "
+                + "penalty), each kept when its step exceeds the series' noise band (± 2.5σ, σ a robust estimate: Qn or MAD) "
+                + "with p < 0.01.")
+        lines += ["", "## Change points", ""]
+        lines += changeTable(analysis)
+        var scenario = ""
+        for entry in analysis.series {
+            let key = entry.series.key
+            if key.scenario != scenario {
+                scenario = key.scenario
+                lines += ["", "## \(key.scenario)", ""]
+            }
+            lines += seriesLines(entry, runs: analysis.runs)
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    private static func changeTable(_ analysis: HistoryAnalysis) -> [String] {
+        var rows: [String] = []
+        for entry in analysis.series {
+            for change in entry.analysis.changePoints {
+                let run = analysis.run(of: change, in: entry)
+                let isBytes = entry.series.isBytes
+                rows.append(
+                    "| \(entry.series.key.scenario) | `\(entry.series.key.strategy)` | \(entry.series.key.figure)"
+                        + (entry.series.gated ? " (gated)" : "") + " | `\(run.provenance.shortCommit)` "
+                        + "| \(Renderings.format(change.medianBefore, isBytes: isBytes)) "
+                        + "| \(Renderings.format(change.medianAfter, isBytes: isBytes)) | \(Renderings.percent(change)) "
+                        + "| \(change.runsBefore) / \(change.runsAfter) | \(Renderings.pValue(change.pValue)) |")
+            }
+        }
+        guard !rows.isEmpty else { return ["No figure stepped above its noise."] }
+        return [
+            "| Scenario | Strategy | Figure | Commit | Median before | Median after | Step | Runs before / after | p |",
+            "|---|---|---|---|---:|---:|---:|---:|---:|",
+        ] + rows
+    }
+
+    private static func seriesLines(_ entry: AnalysedSeries, runs: [HistoryRun]) -> [String] {
+        let series = entry.series
+        let isBytes = series.isBytes
+        let latest = series.values.last ?? 0
+        var text =
+            "- `\(series.key.strategy)` \(series.key.figure)\(series.gated ? " (gated)" : ""): "
+            + "\(series.values.count) runs, latest \(Renderings.format(latest, isBytes: isBytes)), noise "
+            + "± \(Renderings.format(entry.analysis.band, isBytes: isBytes))"
+        if entry.analysis.changePoints.isEmpty {
+            text += ", no change point"
+        } else {
+            text +=
+                "; "
+                + entry.analysis.changePoints.map { change in
+                    let run = runs[series.runIndices[change.index]]
+                    return "stepped \(Renderings.percent(change)) at `\(run.provenance.shortCommit)`"
+                }.joined(separator: ", ")
+        }
+        return [text, "", "  ![\(series.key)](charts/\(Renderings.fileName(series.key)).svg)", ""]
+    }
+}
