@@ -154,7 +154,9 @@ extension HeapSnapshotBuilder {
             throw .tooLarge(what: "edges and roots", count: edgeCount + roots.count, limit: limit)
         }
         try check(blocks.typeNames, "block typeName", below: names.count, none: false)
-        try check(blocks.stackIndices, "block stackIndex", below: stacks.count, none: true)
+        for (block, stack) in blocks.stackIndices.entries where Int(stack) >= stacks.count {
+            throw .indexOutOfRange(column: "block stackIndex", item: Int(block), index: Int(stack), count: stacks.count)
+        }
         try check(edges.sources, "edge from", below: count, none: false)
         try check(edges.targets, "edge to", below: count, none: false)
         try check(edges.fieldNames, "edge fieldName", below: names.count, none: true)
