@@ -16,7 +16,7 @@
 // process cannot trace threads of its own thread group, so LeakSanitizer clones a tracer task, which needs
 // the kernel's ptrace permission (Yama) and is far more code; why not a forked snapshot: the child has only
 // the forking thread, so every other thread's registers would be lost. Costs: the world stays stopped while
-// the heap is scanned (0.2 s for a million blocks here, Reports/benchmarks/heap-graph.md), and the table's
+// the heap is scanned (0.2-0.3 s for a million blocks here, Reports/benchmarks/heap-graph.md), and the table's
 // sorted copy takes 16 bytes a block meanwhile (the capture's only memory but a 1 MiB buffer and the text of
 // /proc/self/maps); a thread that blocks the signal is not stopped
 // (the capture says how many, and is marked approximate); the agent's sampler thread is skipped (it holds
