@@ -510,8 +510,9 @@ struct mh_sorted {
 };
 
 // The table's entries are sorted where they were copied, 16 bytes a block and no second buffer (a radix sort's
-// spare copy doubled the capture's memory): an introsort, quicksort on the median of three that turns to heapsort
-// past twice the expected depth. Addresses are unique (the table holds each live block once).
+// spare copy doubled the capture's memory): an introsort (quicksort on the median of three that turns to heapsort
+// past twice the expected depth) after one in-place radix pass. Addresses are unique (the table holds each live
+// block once).
 static inline void swap_slots(struct mh_block_slot *a, struct mh_block_slot *b) {
     struct mh_block_slot t = *a;
     *a = *b;
@@ -574,10 +575,50 @@ static void intro_sort(struct mh_block_slot *blocks, size_t count, int depth) {
     }
 }
 
-static void sort_blocks(struct mh_sorted *sorted) {
+// The radix pass (American flag sort: counted, then each entry moved into its bucket along the cycle it starts)
+// is on the 16 highest bits in which the addresses differ; each bucket, a few dozen blocks, is then introsorted.
+// It saves about 30 ms a million blocks against the introsort alone (0.14 s a capture against 0.10 s with the spare
+// copy, which also kept the addresses apart, 8 bytes each, for the scan's binary searches). The buckets (1 MiB)
+// are in the table copy's mapping, after the blocks: unmapped with it, nothing allocated with the world stopped.
+#define MH_BUCKETS (1 << 16)
+#define MH_BUCKET_BYTES ((size_t)(2 * MH_BUCKETS + 1) * sizeof(uint64_t))
+
+static inline unsigned bucket_of(uintptr_t address, unsigned shift) { return (unsigned)((address >> shift) & 0xFFFF); }
+
+static void sort_blocks(struct mh_sorted *sorted, uint64_t *buckets) {
+    uint64_t *bucket_start = buckets, *bucket_next = buckets + MH_BUCKETS + 1;
+    struct mh_block_slot *blocks = sorted->blocks;
+    uint64_t count = sorted->count;
+    uintptr_t all_or = 0, all_and = ~(uintptr_t)0;
+    for (uint64_t i = 0; i < count; i++) {
+        all_or |= blocks[i].address;
+        all_and &= blocks[i].address;
+    }
+    uintptr_t differ = all_or ^ all_and;
+    if (count < 2 || differ == 0) return;
+    int highest = 63 - __builtin_clzll((unsigned long long)differ);
+    unsigned shift = highest >= 15 ? (unsigned)(highest - 15) : 0;
+    memset(bucket_start, 0, (MH_BUCKETS + 1) * sizeof(uint64_t));
+    for (uint64_t i = 0; i < count; i++) bucket_start[bucket_of(blocks[i].address, shift) + 1]++;
+    for (size_t d = 0; d < MH_BUCKETS; d++) {
+        bucket_start[d + 1] += bucket_start[d];
+        bucket_next[d] = bucket_start[d];
+    }
+    for (size_t d = 0; d < MH_BUCKETS; d++) {
+        while (bucket_next[d] < bucket_start[d + 1]) {
+            struct mh_block_slot moving = blocks[bucket_next[d]];
+            for (unsigned home = bucket_of(moving.address, shift); home != d; home = bucket_of(moving.address, shift)) {
+                swap_slots(&moving, &blocks[bucket_next[home]++]);
+            }
+            blocks[bucket_next[d]++] = moving;
+        }
+    }
     int depth = 0;
-    for (uint64_t n = sorted->count; n > 1; n >>= 1) depth += 2;
-    intro_sort(sorted->blocks, sorted->count, depth);
+    for (uint64_t n = count; n > 1; n >>= 1) depth += 2;
+    for (size_t d = 0; d < MH_BUCKETS; d++) {
+        uint64_t size = bucket_start[d + 1] - bucket_start[d];
+        if (size > 1) intro_sort(blocks + bucket_start[d], size, depth);
+    }
 }
 
 #define MH_POINTER_MASK (~(uintptr_t)0xFF00000000000007ull)
@@ -820,12 +861,13 @@ static void put_stacks(struct mh_writer *writer) {
     patch_u64(writer, at, count);
 }
 
-// Copies the table into `sorted` (one mapping sized for it, 16 bytes a block) and sorts it there; false when no
-// mapping could be had. The mapping is `sorted->blocks`, of `*region_bytes`.
+// Copies the table into `sorted` (one mapping sized for it, 16 bytes a block, and the sort's buckets) and sorts it
+// there; false when no mapping could be had. The mapping is `sorted->blocks`, of `*region_bytes`.
 static bool snapshot_table(struct mh_sorted *sorted, size_t *region_bytes) {
     uint64_t count = 0;
     for (size_t i = 0; i < MH_HEAP_SHARDS; i++) count += heap_shards[i].count;
-    *region_bytes = (size_t)(count + 1) * sizeof(struct mh_block_slot);
+    size_t block_bytes = (size_t)(count + 1) * sizeof(struct mh_block_slot);
+    *region_bytes = block_bytes + MH_BUCKET_BYTES;
     sorted->blocks = mh_map(*region_bytes);
     if (sorted->blocks == NULL) return false;
     sorted->count = 0;
@@ -835,7 +877,7 @@ static bool snapshot_table(struct mh_sorted *sorted, size_t *region_bytes) {
             if (heap_shards[i].slots[s].address != 0) sorted->blocks[sorted->count++] = heap_shards[i].slots[s];
         }
     }
-    sort_blocks(sorted);
+    sort_blocks(sorted, (uint64_t *)((char *)sorted->blocks + block_bytes));
     const struct mh_block_slot *last = &sorted->blocks[sorted->count > 0 ? sorted->count - 1 : 0];
     sorted->low = sorted->count > 0 ? sorted->blocks[0].address : 0;
     sorted->high = sorted->count > 0 ? last->address + last->bytes : 0;
