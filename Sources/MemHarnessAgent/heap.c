@@ -16,7 +16,7 @@
 // process cannot trace threads of its own thread group, so LeakSanitizer clones a tracer task, which needs
 // the kernel's ptrace permission (Yama) and is far more code; why not a forked snapshot: the child has only
 // the forking thread, so every other thread's registers would be lost. Costs: the world stays stopped while
-// the heap is scanned (0.2-0.3 s for a million blocks here, Reports/benchmarks/heap-graph.md), and the table's
+// the heap is scanned (0.15-0.3 s for a million blocks here, Reports/benchmarks/heap-graph.md), and the table's
 // sorted copy takes 16 bytes a block meanwhile (the capture's only memory but a 1 MiB buffer and the text of
 // /proc/self/maps); a thread that blocks the signal is not stopped
 // (the capture says how many, and is marked approximate); the agent's sampler thread is skipped (it holds
@@ -577,7 +577,7 @@ static void intro_sort(struct mh_block_slot *blocks, size_t count, int depth) {
 
 // The radix pass (American flag sort: counted, then each entry moved into its bucket along the cycle it starts)
 // is on the 16 highest bits in which the addresses differ; each bucket, a few dozen blocks, is then introsorted.
-// It saves about 30 ms a million blocks against the introsort alone (0.14 s a capture against 0.10 s with the spare
+// It saves about 30 ms a million blocks against the introsort alone (0.16 s a capture against 0.10 s with the spare
 // copy, which also kept the addresses apart, 8 bytes each, for the scan's binary searches). The buckets (1 MiB)
 // are in the table copy's mapping, after the blocks: unmapped with it, nothing allocated with the world stopped.
 #define MH_BUCKETS (1 << 16)
