@@ -8,6 +8,8 @@ public enum HeapGraphError: Error, Sendable, Hashable, CustomStringConvertible {
     case indexOutOfRange(column: String, item: Int, index: Int, count: Int)
     /// More `what` than 32-bit indices can number.
     case tooLarge(what: String, count: Int, limit: Int)
+    /// The capture file could not be read as the snapshot was built from it.
+    case unreadableCapture(CaptureFileError)
 
     public var description: String {
         switch self {
@@ -23,6 +25,8 @@ public enum HeapGraphError: Error, Sendable, Hashable, CustomStringConvertible {
         case .tooLarge(let what, let count, let limit):
             return "heap snapshot: \(count) \(what), more than the \(limit) 32-bit indices can number; "
                 + "capture a smaller heap"
+        case .unreadableCapture(let error):
+            return error.description
         }
     }
 }

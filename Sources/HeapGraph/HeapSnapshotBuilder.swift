@@ -154,7 +154,9 @@ extension HeapSnapshotBuilder {
             throw .tooLarge(what: "edges and roots", count: edgeCount + roots.count, limit: limit)
         }
         try check(blocks.typeNames, "block typeName", below: names.count, none: false)
-        try check(blocks.stackIndices, "block stackIndex", below: stacks.count, none: true)
+        for (block, stack) in blocks.stackIndices.entries where Int(stack) >= stacks.count {
+            throw .indexOutOfRange(column: "block stackIndex", item: Int(block), index: Int(stack), count: stacks.count)
+        }
         try check(edges.sources, "edge from", below: count, none: false)
         try check(edges.targets, "edge to", below: count, none: false)
         try check(edges.fieldNames, "edge fieldName", below: names.count, none: true)
@@ -208,6 +210,13 @@ extension HeapSnapshotBuilder {
         newIndex: [UInt32]?, addresses: ContiguousArray<UInt64>
     ) -> (ContiguousArray<UInt32>, HeapEdgeColumns) {
         let blockCount = addresses.count
+        if newIndex == nil, let edgeStart = rowsInPlace(blockCount: blockCount) {
+            // Already rows in canonical order (a capture lists each block's references by offset): the snapshot
+            // takes the columns over as they are, not a sorted copy of them.
+            var rows = edges
+            rows.sources = []
+            return (edgeStart, rows)
+        }
         var sources = edges.sources
         var targets = edges.targets
         if let newIndex {
@@ -240,16 +249,41 @@ extension HeapSnapshotBuilder {
         return (edgeStart, rows)
     }
 
-    /// Insertion sort of each row (rows are short: a block's words) on unsafe buffers: a sort closure per
-    /// row retained and released the columns on every comparison, 3 s for a million blocks.
-    private func sortRows(
-        _ order: inout [UInt32], edgeStart: ContiguousArray<UInt32>, targets: ContiguousArray<UInt32>
-    ) {
+    /// The row starts when the edges are already grouped by source in ascending order and each row is in
+    /// canonical order (no edge precedes the one before it), else nil.
+    private func rowsInPlace(blockCount: Int) -> ContiguousArray<UInt32>? {
+        var edgeStart = ContiguousArray<UInt32>(repeating: 0, count: blockCount + 1)
+        let inOrder = withEdgeOrder { precedes in
+            edges.sources.withUnsafeBufferPointer { sources in
+                for edge in sources.indices {
+                    let source = Int(sources[edge])
+                    if edge > 0
+                        && (sources[edge - 1] > sources[edge]
+                            || (sources[edge - 1] == sources[edge] && precedes(edge, edge - 1)))
+                    {
+                        return false
+                    }
+                    edgeStart[source + 1] &+= 1
+                }
+                return true
+            }
+        }
+        guard inOrder else { return nil }
+        for block in 0..<blockCount { edgeStart[block + 1] &+= edgeStart[block] }
+        return edgeStart
+    }
+
+    /// Calls `body` with the canonical order of two edges within a row: by byte offset, target, kind and field
+    /// name (values, not input positions), on unsafe buffers (a closure over the columns retained and released
+    /// them on every comparison).
+    private func withEdgeOrder<Result>(
+        targets: ContiguousArray<UInt32>? = nil, _ body: ((Int, Int) -> Bool) -> Result
+    ) -> Result {
         let names = names
-        edges.byteOffsets.withUnsafeBufferPointer { offsets in
+        return edges.byteOffsets.withUnsafeBufferPointer { offsets in
             edges.kinds.withUnsafeBufferPointer { kinds in
                 edges.fieldNames.withUnsafeBufferPointer { fields in
-                    targets.withUnsafeBufferPointer { targets in
+                    (targets ?? edges.targets).withUnsafeBufferPointer { targets in
                         func precedes(_ lhs: Int, _ rhs: Int) -> Bool {
                             if offsets[lhs] != offsets[rhs] { return offsets[lhs] < offsets[rhs] }
                             if targets[lhs] != targets[rhs] { return targets[lhs] < targets[rhs] }
@@ -257,27 +291,37 @@ extension HeapSnapshotBuilder {
                             let left = fields[lhs] == HeapSnapshot.none ? "" : names[Int(fields[lhs])]
                             return left < (fields[rhs] == HeapSnapshot.none ? "" : names[Int(fields[rhs])])
                         }
-                        order.withUnsafeMutableBufferPointer { order in
-                            for block in 0..<(edgeStart.count - 1) {
-                                let (low, high) = (Int(edgeStart[block]), Int(edgeStart[block + 1]))
-                                guard high - low > 1 else { continue }
-                                // A long row (an array's storage of many references) is sorted, not inserted.
-                                guard high - low <= 64 else {
-                                    let sorted = order[low..<high].sorted { precedes(Int($0), Int($1)) }
-                                    for (slot, edge) in zip(low..<high, sorted) { order[slot] = edge }
-                                    continue
-                                }
-                                for next in (low + 1)..<high {
-                                    let edge = order[next]
-                                    var slot = next
-                                    while slot > low && precedes(Int(edge), Int(order[slot - 1])) {
-                                        order[slot] = order[slot - 1]
-                                        slot -= 1
-                                    }
-                                    order[slot] = edge
-                                }
-                            }
+                        return body(precedes)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Insertion sort of each row (rows are short: a block's words) on unsafe buffers: a sort closure per
+    /// row retained and released the columns on every comparison, 3 s for a million blocks.
+    private func sortRows(
+        _ order: inout [UInt32], edgeStart: ContiguousArray<UInt32>, targets: ContiguousArray<UInt32>
+    ) {
+        withEdgeOrder(targets: targets) { precedes in
+            order.withUnsafeMutableBufferPointer { order in
+                for block in 0..<(edgeStart.count - 1) {
+                    let (low, high) = (Int(edgeStart[block]), Int(edgeStart[block + 1]))
+                    guard high - low > 1 else { continue }
+                    // A long row (an array's storage of many references) is sorted, not inserted.
+                    guard high - low <= 64 else {
+                        let sorted = order[low..<high].sorted { precedes(Int($0), Int($1)) }
+                        for (slot, edge) in zip(low..<high, sorted) { order[slot] = edge }
+                        continue
+                    }
+                    for next in (low + 1)..<high {
+                        let edge = order[next]
+                        var slot = next
+                        while slot > low && precedes(Int(edge), Int(order[slot - 1])) {
+                            order[slot] = order[slot - 1]
+                            slot -= 1
                         }
+                        order[slot] = edge
                     }
                 }
             }

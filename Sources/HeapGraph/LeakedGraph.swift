@@ -27,11 +27,8 @@ struct LeakedGraph {
 
     init(_ snapshot: HeapSnapshot, leaked: [Bool]) {
         var blocks: [UInt32] = []
-        var local = [UInt32](repeating: Self.absent, count: snapshot.blockCount)
-        for block in 0..<snapshot.blockCount where leaked[block] {
-            local[block] = UInt32(truncatingIfNeeded: blocks.count)
-            blocks.append(UInt32(truncatingIfNeeded: block))
-        }
+        for block in 0..<snapshot.blockCount where leaked[block] { blocks.append(UInt32(truncatingIfNeeded: block)) }
+        let local = LocalIndex(blocks: blocks, blockCount: snapshot.blockCount)
         // Side tables owned by a leaked object: object (local) -> its side tables (local).
         var owned: [UInt32: [UInt32]] = [:]
         for (index, block) in blocks.enumerated() where snapshot.kinds[Int(block)] == .sideTable {
@@ -142,5 +139,36 @@ struct LeakedGraph {
             }
         }
         return Int(components)
+    }
+}
+
+/// The leaked-graph index of a snapshot block (`LeakedGraph.absent` when it did not leak): a column of one entry a
+/// block when many leaked, else a binary search over the leaked blocks (a few thousand leaked blocks in a heap of a
+/// million must not cost 4 bytes a live block at the analysis's peak).
+private struct LocalIndex {
+    private let blocks: [UInt32]
+    /// Empty when the lookups search `blocks`.
+    private let dense: [UInt32]
+
+    init(blocks: [UInt32], blockCount: Int) {
+        self.blocks = blocks
+        guard blocks.count > blockCount / 16 else {
+            dense = []
+            return
+        }
+        var dense = [UInt32](repeating: LeakedGraph.absent, count: blockCount)
+        for (index, block) in blocks.enumerated() { dense[Int(block)] = UInt32(truncatingIfNeeded: index) }
+        self.dense = dense
+    }
+
+    subscript(block: Int) -> UInt32 {
+        if !dense.isEmpty { return dense[block] }
+        var low = 0
+        var high = blocks.count
+        while low < high {
+            let middle = (low + high) / 2
+            if Int(blocks[middle]) < block { low = middle + 1 } else { high = middle }
+        }
+        return low < blocks.count && Int(blocks[low]) == block ? UInt32(truncatingIfNeeded: low) : LeakedGraph.absent
     }
 }

@@ -81,9 +81,7 @@ func syntheticHeap(blocks: Int, edges: Int, leakedPercent: Int) throws -> HeapSn
     return try builder.build()
 }
 
-func snapshotBytes(_ snapshot: HeapSnapshot) -> Int {
-    snapshot.blockCount * (8 + 8 + 1 + 4 + 4) + (snapshot.blockCount + 1) * 4 + snapshot.edgeCount * (4 + 4 + 1 + 4)
-}
+func snapshotBytes(_ snapshot: HeapSnapshot) -> Int { snapshot.columnBytes }
 
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
 var (blocks, edges, rounds, leakedPercent) = (1_000_000, 3_000_000, 3, 10)

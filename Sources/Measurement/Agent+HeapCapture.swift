@@ -62,8 +62,8 @@ extension Agent {
     public static func readHeapCapture(at path: String, label: String, ofThisProcess: Bool = true) -> HeapCaptureResult
     {
         do {
-            let data = try Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped)
-            let capture = try data.withUnsafeBytes { bytes throws(CaptureFileError) in try CaptureFile(bytes: bytes) }
+            // Read in chunks straight into the snapshot's columns: neither the file nor a copy of its blocks is held.
+            let capture = try CaptureFile(path: path)
             var naming = CaptureNaming(capture: capture, inspectsThisProcess: ofThisProcess)
             return .snapshot(try naming.snapshot())
         } catch {

@@ -27,6 +27,21 @@ struct SwiftHeapFixtureTests {
 
     private func typeNames(_ group: HeapLeakGroup) -> Set<String> { Set(group.types.map(\.type.name)) }
 
+    /// The summary of a fixture that leaks: its first run that finds at least `leakedBlocks`, of three.
+    ///
+    /// The scan is conservative (see Why memory is kept, Limits): a stale word that happens to hold a leaked object's
+    /// address, in a live frame of another thread or a callee-saved register, keeps it reachable, and the leak is
+    /// missed in that run (seen once in 110 runs of one fixture). A miss is never an invented leak and does not repeat
+    /// from run to run, so a fixture that misses in three runs in a row fails; one that finds more than it leaks
+    /// fails at once (a false leak is never retried away).
+    private func leakingSummary(_ fixture: String, leakedBlocks: Int) throws -> HeapCaptureSummary {
+        var found = try summary(fixture)
+        for _ in 1..<3 where found.leakedBlocks < leakedBlocks {
+            found = try summary(fixture)
+        }
+        return found
+    }
+
     @Test func anEmptyProgramLeaksNothingThoughItsHeapIsSeen() throws {
         let empty = try summary("empty")
         // The probe sees the runtime's own live blocks (metadata caches, the main thread's buffers) ...
@@ -45,7 +60,7 @@ struct SwiftHeapFixtureTests {
         ("weak-reference-to-cycle", 3, 96, ["heap_fixtures.Watched", "heap_fixtures.Partner", "side table"]),
     ])
     func aCycleIsFoundExactly(fixture: String, blocks: Int, bytes: Int, types: [String]) throws {
-        let found = try summary(fixture)
+        let found = try leakingSummary(fixture, leakedBlocks: blocks)
         #expect(found.leakedBlocks == blocks)
         #expect(found.leakedBytes == bytes)
         #expect(found.cycleCount == 1)
@@ -60,7 +75,7 @@ struct SwiftHeapFixtureTests {
     }
 
     @Test func theCycleOfAStrongDelegateNamesItsFields() throws {
-        let edges = try #require(try summary("strong-delegate").groups.first?.cycle?.edges)
+        let edges = try #require(try leakingSummary("strong-delegate", leakedBlocks: 2).groups.first?.cycle?.edges)
         let fields = Set(edges.compactMap { edge in edge.fieldName.map { "\(edge.from.name).\($0)" } })
         #expect(fields == ["heap_fixtures.Owner.helper", "heap_fixtures.Helper.delegate"])
     }
@@ -86,7 +101,7 @@ struct SwiftHeapFixtureTests {
     }
 
     @Test func combineAssignToSelfIsACycleThroughTheSubscription() throws {
-        let found = try summary("combine-assign")
+        let found = try leakingSummary("combine-assign", leakedBlocks: 1)
         #expect(found.cycleCount >= 1)
         let cycle = try #require(found.groups.first { $0.kind == .rootCycle })
         #expect(typeNames(cycle).isSuperset(of: ["heap_fixtures.ViewModel", "OpenCombine.AnyCancellable"]))
@@ -96,7 +111,7 @@ struct SwiftHeapFixtureTests {
 
     /// The task runs on an executor of its own (it holds the executor as its preference: part of the cycle).
     @Test func aTaskThatCapturesSelfAndIsStoredOnSelfIsACycle() throws {
-        let found = try summary("task-on-self")
+        let found = try leakingSummary("task-on-self", leakedBlocks: 1)
         let cycle = try #require(found.groups.first { $0.kind == .rootCycle })
         #expect(typeNames(cycle).contains("heap_fixtures.Worker"))
         #expect(typeNames(cycle).contains("closure context"))

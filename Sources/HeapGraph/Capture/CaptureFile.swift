@@ -1,4 +1,12 @@
-/// A heap capture as the agent writes it (`memharness_agent_capture_heap`), read whole: the raw facts, unnamed.
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A heap capture as the agent writes it (`memharness_agent_capture_heap`): the raw facts, unnamed. Its header,
+/// modules, threads, roots and stacks are read at once; its blocks and edges (56 bytes a block and an edge) are
+/// streamed from the file when asked for, so that a reader fills its own columns without a copy of them in between.
 ///
 /// The format (little-endian, no padding; version 1): the magic `MHHEAP01`, the version (u32), flags (u32, bit 0:
 /// approximate, a thread ran on), the time (u64, ns since the case process started), the threads signalled and
@@ -54,6 +62,18 @@ public struct CaptureFile: Sendable {
         public var target: Int
     }
 
+    /// One block as the capture lists it.
+    public struct Block: Sendable, Hashable {
+        public var address: UInt64
+        /// The block's size class, bytes.
+        public var sizeBytes: UInt64
+        /// The block's first two words (a Swift object's metadata pointer and refcount); 0 past a small block.
+        public var firstWord: UInt64
+        public var secondWord: UInt64
+        /// The agent's stack id when the block was sampled (0: none).
+        public var stackID: UInt32
+    }
+
     public var version: UInt32
     /// A thread did not stop (it blocks the stop signal): pointers it moved during the capture may be missed.
     public var isApproximate: Bool
@@ -65,19 +85,26 @@ public struct CaptureFile: Sendable {
     public var segments: [Segment]
     public var threads: [Thread]
     public var roots: [Root]
-    /// Block columns, sorted by address.
-    public var addresses: ContiguousArray<UInt64>
-    public var sizes: ContiguousArray<UInt64>
-    public var firstWords: ContiguousArray<UInt64>
-    public var secondWords: ContiguousArray<UInt64>
-    /// The agent's stack id of each sampled block (0: none).
-    public var stackIDs: ContiguousArray<UInt32>
-    /// Edge columns, grouped by source block.
-    public var edgeSources: ContiguousArray<UInt32>
-    public var edgeTargets: ContiguousArray<UInt32>
-    public var edgeOffsets: ContiguousArray<UInt32>
+    /// Number of blocks; `forEachBlock` reads them, in address order.
+    public private(set) var blockCount: Int
+    /// Number of edges; `forEachEdge` reads them, grouped by source block.
+    public private(set) var edgeCount: Int
     /// Return addresses of each stack id, innermost first.
     public var stacks: [UInt32: [UInt64]]
+
+    /// Where the blocks and edges are: they are read when asked for, never held (a million blocks are 56 MB of
+    /// file, which the snapshot's columns need to hold once, not twice).
+    private let source: Source
+    /// The byte offsets, in `source`, of the first block and of the first edge.
+    private let blocksAt: Int
+    private let edgesAt: Int
+
+    private enum Source: Sendable {
+        /// The file at this path, read again in chunks.
+        case file(String)
+        /// The blocks and edges sections, copied (a capture given as bytes, as tests read one).
+        case bytes([UInt8])
+    }
 }
 
 /// Why a capture file could not be read.
@@ -88,14 +115,23 @@ public struct CaptureFileError: Error, Sendable, Hashable, CustomStringConvertib
 }
 
 extension CaptureFile {
-    /// Reads a capture from its bytes.
+    /// Reads a capture from its bytes (copied: the blocks and edges are read from the copy when asked for).
     public init(bytes: UnsafeRawBufferPointer) throws(CaptureFileError) {
         var reader = ByteReader(bytes: bytes)
-        guard bytes.count >= 8,
-            String(decoding: UnsafeRawBufferPointer(rebasing: bytes[0..<8]), as: UTF8.self)
-                == "MHHEAP01"
-        else { throw CaptureFileError(reason: "no MHHEAP01 magic", offset: 0) }
-        reader.offset = 8
+        try self.init(reader: &reader, source: .bytes(Array(bytes)))
+    }
+
+    /// Reads the capture file at `path`: its header, modules, threads, roots and stacks now, through a buffer of
+    /// 1 MiB; its blocks and edges later, from the file again, when `forEachBlock` and `forEachEdge` ask for them.
+    public init(path: String) throws(CaptureFileError) {
+        var reader = try ByteReader(path: path)
+        try self.init(reader: &reader, source: .file(path))
+    }
+
+    private init(reader: inout ByteReader, source: Source) throws(CaptureFileError) {
+        guard reader.count >= 8, try reader.text(8) == "MHHEAP01" else {
+            throw CaptureFileError(reason: "no MHHEAP01 magic", offset: 0)
+        }
         version = try reader.u32()
         guard version == 1 else { throw CaptureFileError(reason: "version \(version), expected 1", offset: 8) }
         isApproximate = try reader.u32() & 1 != 0
@@ -118,21 +154,88 @@ extension CaptureFile {
             }
             return Root(kind: kind, owner: Int(try reader.u32()), slot: try reader.u64(), target: Int(try reader.u64()))
         }
-        (addresses, sizes, firstWords, secondWords, stackIDs) = try Self.blocks(&reader)
-        (edgeSources, edgeTargets, edgeOffsets) = try Self.edges(&reader, blockCount: addresses.count)
-        stacks = [:]
+        // Blocks and edges have fixed sizes: they are stepped over here and read when asked for.
+        blockCount = try reader.count(entryBytes: 40)
+        blocksAt = reader.offset
+        reader.seek(to: blocksAt + 40 * blockCount)
+        edgeCount = try reader.count(entryBytes: 16)
+        edgesAt = reader.offset
+        reader.seek(to: edgesAt + 16 * edgeCount)
+        stacks = try Self.stacks(&reader)
+        self.source = source
+        guard roots.allSatisfy({ $0.target < blockCount }) else {
+            throw CaptureFileError(reason: "a root points past the blocks", offset: reader.offset)
+        }
+    }
+
+    /// Reads the blocks in address order, handing each to `body`; throws when they are not in strictly
+    /// ascending address order (the agent writes them so, and the snapshot's order depends on it).
+    public func forEachBlock(_ body: (Block) -> Void) throws(CaptureFileError) {
+        try withReader(at: blocksAt) { reader throws(CaptureFileError) in
+            var previous: UInt64?
+            for _ in 0..<blockCount {
+                let at = reader.offset
+                let block = Block(
+                    address: try reader.u64(), sizeBytes: try reader.u64(), firstWord: try reader.u64(),
+                    secondWord: try reader.u64(), stackID: UInt32(truncatingIfNeeded: try reader.u64()))
+                if let previous, block.address <= previous {
+                    throw CaptureFileError(reason: "blocks out of address order", offset: at)
+                }
+                previous = block.address
+                body(block)
+            }
+        }
+    }
+
+    /// Reads the edges in the file's order (grouped by source block): source and target block indices and the
+    /// byte offset of the reference in the source.
+    public func forEachEdge(_ body: (_ from: UInt32, _ to: UInt32, _ byteOffset: UInt64) -> Void)
+        throws(CaptureFileError)
+    {
+        try withReader(at: edgesAt) { reader throws(CaptureFileError) in
+            for _ in 0..<edgeCount {
+                let at = reader.offset
+                let from = try reader.u32()
+                let to = try reader.u32()
+                let offset = try reader.u64()
+                guard Int(from) < blockCount, Int(to) < blockCount else {
+                    throw CaptureFileError(reason: "an edge points past the blocks", offset: at)
+                }
+                body(from, to, offset)
+            }
+        }
+    }
+
+    private func withReader(
+        at offset: Int, _ body: (inout ByteReader) throws(CaptureFileError) -> Void
+    ) throws(CaptureFileError) {
+        switch source {
+        case .file(let path):
+            var reader = try ByteReader(path: path)
+            reader.seek(to: offset)
+            try body(&reader)
+        case .bytes(let bytes):
+            let result = bytes.withUnsafeBytes { raw in
+                var reader = ByteReader(bytes: raw)
+                reader.seek(to: offset)
+                return Result { () throws(CaptureFileError) in try body(&reader) }
+            }
+            try result.get()
+        }
+    }
+
+    private static func stacks(_ reader: inout ByteReader) throws(CaptureFileError) -> [UInt32: [UInt64]] {
+        var stacks: [UInt32: [UInt64]] = [:]
         let stackCount = try reader.count(entryBytes: 8)
         for _ in 0..<stackCount {
             let id = try reader.u32()
             let depth = Int(try reader.u32())
             var frames: [UInt64] = []
-            frames.reserveCapacity(depth)
+            frames.reserveCapacity(min(depth, 1024))
             for _ in 0..<depth { frames.append(try reader.u64()) }
             stacks[id] = frames
         }
-        guard roots.allSatisfy({ $0.target < addresses.count }) else {
-            throw CaptureFileError(reason: "a root points past the blocks", offset: reader.offset)
-        }
+        return stacks
     }
 
     private static func thread(_ reader: inout ByteReader) throws(CaptureFileError) -> Thread {
@@ -150,81 +253,113 @@ extension CaptureFile {
             id: id, wasStopped: state == 1, stackPointer: sp, programCounter: pc, threadPointer: tp, name: name,
             frames: frames)
     }
-
-    private static func blocks(_ reader: inout ByteReader) throws(CaptureFileError) -> (
-        ContiguousArray<UInt64>, ContiguousArray<UInt64>, ContiguousArray<UInt64>, ContiguousArray<UInt64>,
-        ContiguousArray<UInt32>
-    ) {
-        let count = try reader.count(entryBytes: 40)
-        var addresses = ContiguousArray<UInt64>(repeating: 0, count: count)
-        var sizes = addresses
-        var first = addresses
-        var second = addresses
-        var stacks = ContiguousArray<UInt32>(repeating: 0, count: count)
-        for index in 0..<count {
-            addresses[index] = try reader.u64()
-            sizes[index] = try reader.u64()
-            first[index] = try reader.u64()
-            second[index] = try reader.u64()
-            stacks[index] = UInt32(truncatingIfNeeded: try reader.u64())
-        }
-        return (addresses, sizes, first, second, stacks)
-    }
-
-    private static func edges(_ reader: inout ByteReader, blockCount: Int) throws(CaptureFileError) -> (
-        ContiguousArray<UInt32>, ContiguousArray<UInt32>, ContiguousArray<UInt32>
-    ) {
-        let count = try reader.count(entryBytes: 16)
-        var sources = ContiguousArray<UInt32>(repeating: 0, count: count)
-        var targets = sources
-        var offsets = sources
-        for index in 0..<count {
-            let at = reader.offset
-            sources[index] = try reader.u32()
-            targets[index] = try reader.u32()
-            // An offset past 4 GiB (a reference deep inside a huge block) is kept at the last 32-bit value.
-            offsets[index] = UInt32(clamping: try reader.u64())
-            guard Int(sources[index]) < blockCount, Int(targets[index]) < blockCount else {
-                throw CaptureFileError(reason: "an edge points past the blocks", offset: at)
-            }
-        }
-        return (sources, targets, offsets)
-    }
 }
 
-/// Little-endian reads from a byte buffer, each checked against its end.
-struct ByteReader {
-    let bytes: UnsafeRawBufferPointer
-    var offset = 0
+/// Little-endian reads from a capture's bytes, each checked against their end: bytes in memory, or a file read
+/// with `pread` through a buffer of `chunkBytes`, refilled as the reads move on (never the whole file at once).
+struct ByteReader: ~Copyable {
+    /// Bytes from `windowStart` to `windowEnd` of the capture, from the start of `window`.
+    private let window: UnsafeRawBufferPointer
+    private var windowStart = 0
+    private var windowEnd: Int
+    /// The file and the buffer its chunks are read into; -1 and nil for bytes in memory.
+    private let descriptor: Int32
+    private let buffer: UnsafeMutableRawBufferPointer?
+    /// The capture's length, bytes.
+    let count: Int
+    /// Where the next read starts, bytes from the capture's start.
+    private(set) var offset = 0
+
+    static let chunkBytes = 1 << 20
+
+    init(bytes: UnsafeRawBufferPointer) {
+        window = bytes
+        windowEnd = bytes.count
+        count = bytes.count
+        descriptor = -1
+        buffer = nil
+    }
+
+    init(path: String) throws(CaptureFileError) {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            throw CaptureFileError(reason: "cannot open \(path) (errno \(errno))", offset: 0)
+        }
+        let end = lseek(descriptor, 0, SEEK_END)
+        guard end >= 0 else {
+            close(descriptor)
+            throw CaptureFileError(reason: "cannot seek in \(path) (errno \(errno))", offset: 0)
+        }
+        self.descriptor = descriptor
+        count = Int(end)
+        windowEnd = 0
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.chunkBytes, alignment: 16)
+        self.buffer = buffer
+        window = UnsafeRawBufferPointer(buffer)
+    }
+
+    deinit {
+        if descriptor >= 0 { close(descriptor) }
+        buffer?.deallocate()
+    }
+
+    /// Moves the next read to `offset` (a file's buffer is refilled there when it does not hold it).
+    mutating func seek(to offset: Int) {
+        if buffer != nil, offset < windowStart || offset > windowEnd {
+            windowStart = offset
+            windowEnd = offset
+        }
+        self.offset = offset
+    }
 
     mutating func u32() throws(CaptureFileError) -> UInt32 {
-        guard offset + 4 <= bytes.count else { throw CaptureFileError(reason: "truncated", offset: offset) }
+        if offset + 4 > windowEnd { try refill(4) }
         defer { offset += 4 }
-        return UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
+        return UInt32(littleEndian: window.loadUnaligned(fromByteOffset: offset - windowStart, as: UInt32.self))
     }
 
     mutating func u64() throws(CaptureFileError) -> UInt64 {
-        guard offset + 8 <= bytes.count else { throw CaptureFileError(reason: "truncated", offset: offset) }
+        if offset + 8 > windowEnd { try refill(8) }
         defer { offset += 8 }
-        return UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+        return UInt64(littleEndian: window.loadUnaligned(fromByteOffset: offset - windowStart, as: UInt64.self))
     }
 
     /// `length` bytes as text up to the first NUL.
     mutating func text(_ length: Int) throws(CaptureFileError) -> String {
-        guard length >= 0, offset + length <= bytes.count else {
+        guard length >= 0, length <= Self.chunkBytes, offset + length <= count else {
             throw CaptureFileError(reason: "truncated text", offset: offset)
         }
+        if offset + length > windowEnd { try refill(length) }
         defer { offset += length }
-        let slice = UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + length])
-        let end = slice.firstIndex(of: 0) ?? length
-        return String(decoding: UnsafeRawBufferPointer(rebasing: slice[0..<end]), as: UTF8.self)
+        let bytes = UnsafeRawBufferPointer(rebasing: window[(offset - windowStart)..<(offset - windowStart + length)])
+        let end = bytes.firstIndex(of: 0) ?? length
+        return String(decoding: UnsafeRawBufferPointer(rebasing: bytes[0..<end]), as: UTF8.self)
+    }
+
+    /// Makes the window hold `length` bytes from `offset`, reading the file from there on.
+    private mutating func refill(_ length: Int) throws(CaptureFileError) {
+        guard offset + length <= count, let buffer, let base = buffer.baseAddress else {
+            throw CaptureFileError(reason: "truncated", offset: offset)
+        }
+        let wanted = min(buffer.count, count - offset)
+        var filled = 0
+        while filled < wanted {
+            let read = pread(descriptor, base + filled, wanted - filled, off_t(offset + filled))
+            if read < 0 && errno == EINTR { continue }
+            guard read > 0 else {
+                throw CaptureFileError(reason: "cannot read the file (errno \(read < 0 ? errno : 0))", offset: offset)
+            }
+            filled += read
+        }
+        windowStart = offset
+        windowEnd = offset + filled
     }
 
     /// A section's count, checked against what is left (each entry at least `entryBytes` long).
     mutating func count(entryBytes: Int) throws(CaptureFileError) -> Int {
         let at = offset
         let count = try u64()
-        guard count <= UInt64((bytes.count - offset) / entryBytes) else {
+        guard count <= UInt64(max(self.count - offset, 0) / entryBytes) else {
             throw CaptureFileError(reason: "a section of \(count) entries does not fit in the file", offset: at)
         }
         return Int(count)

@@ -46,36 +46,25 @@ public struct CaptureNaming {
         mappings = inspectsThisProcess ? ProcessMappings.current() : ProcessMappings(mappings: [])
     }
 
-    /// The capture as a named, canonical graph.
+    /// The capture as a named, canonical graph. The blocks and edges are read from the capture one at a time
+    /// straight into the snapshot's columns, which the snapshot then takes over (nothing is held twice).
     public mutating func snapshot() throws(HeapGraphError) -> HeapSnapshot {
         var builder = HeapSnapshotBuilder(label: capture.label, timeNanoseconds: capture.timeNanoseconds)
-        builder.reserve(blocks: capture.addresses.count, edges: capture.edgeTargets.count)
-        let (infos, typeIndices) = nameBlocks()
-        let unnamed = builder.intern("")
-        let infoNames = infos.map { builder.intern($0.name) }
-        func info(_ block: Int) -> TypeInfo? {
-            let index = Int(typeIndices[block])
-            return index >= 0 ? infos[index] : nil
-        }
+        builder.reserve(blocks: capture.blockCount, edges: capture.edgeCount)
         var stackIndex: [UInt32: UInt32] = [:]
         for (id, frames) in capture.stacks { stackIndex[id] = builder.addStack(stackFrames(frames)) }
-        for index in capture.addresses.indices {
-            let typeIndex = Int(typeIndices[index])
-            builder.addBlock(
-                address: capture.addresses[index], sizeBytes: capture.sizes[index],
-                kind: typeIndex >= 0 ? infos[typeIndex].kind : .unknown,
-                typeNameIndex: typeIndex >= 0 ? infoNames[typeIndex] : unnamed,
-                stackIndex: stackIndex[capture.stackIDs[index]] ?? HeapSnapshot.none)
-        }
-        for edge in capture.edgeSources.indices {
-            let from = Int(capture.edgeSources[edge])
-            let to = Int(capture.edgeTargets[edge])
-            let offset = UInt64(capture.edgeOffsets[edge])
-            let (kind, field) = Self.classify(from: info(from), to: info(to), offset: offset)
-            let fieldIndex = field.map { builder.intern($0) } ?? HeapSnapshot.none
-            builder.addEdge(
-                from: UInt32(from), to: UInt32(to), byteOffset: UInt32(clamping: offset), kind: kind,
-                fieldNameIndex: fieldIndex)
+        do {
+            let infos = try readBlocks(into: &builder.blocks, stackIndex: stackIndex)
+            let unnamed = builder.intern("")
+            let infoNames = infos.map { builder.intern($0.name) }
+            try readEdges(into: &builder, infos: infos)
+            // The type column held indices into `infos` while the edges needed them: now into the names.
+            for block in builder.blocks.typeNames.indices {
+                let info = builder.blocks.typeNames[block]
+                builder.blocks.typeNames[block] = info == HeapSnapshot.none ? unnamed : infoNames[Int(info)]
+            }
+        } catch {
+            throw .unreadableCapture(error)
         }
         for root in capture.roots {
             let (kind, description) = describe(root)
@@ -86,69 +75,93 @@ public struct CaptureNaming {
 
     // MARK: Blocks
 
-    /// Each block's type as an index into `infos` (-1: unnamed): a million blocks share a few hundred types, and
-    /// one small integer a block keeps the naming's memory a fraction of the capture's.
-    private mutating func nameBlocks() -> (infos: [TypeInfo], indices: ContiguousArray<Int32>) {
+    /// Reads the blocks into `columns`, each named as it comes: a million blocks share a few hundred types, each
+    /// named once. Until the edges are read, `typeNames` holds each block's index into the returned types
+    /// (`HeapSnapshot.none`: unnamed).
+    private mutating func readBlocks(
+        into columns: inout HeapBlockColumns, stackIndex: [UInt32: UInt32]
+    ) throws(CaptureFileError) -> [TypeInfo] {
         var infos: [TypeInfo] = []
-        var indexOfMetadata: [UInt64: Int32] = [:]
-        var indices = ContiguousArray<Int32>(repeating: -1, count: capture.addresses.count)
-        guard inspectsThisProcess else { return nameForeignBlocks() }
-        for index in capture.addresses.indices {
-            let first = capture.firstWords[index]
-            guard mappings.isReadable(first, length: 8) else { continue }
-            let known: Int32
-            if let cached = indexOfMetadata[first] {
-                known = cached
-            } else {
-                if let info = swiftType(metadata: first) ?? cxxType(vtable: first) {
-                    infos.append(info)
-                    known = Int32(infos.count - 1)
-                } else {
-                    known = -1
-                }
-                indexOfMetadata[first] = known
-            }
-            if known >= 0 && fits(infos[Int(known)], first, in: index) { indices[index] = known }
-        }
-        // Side tables: named from their object's refcount word, once every object is known.
-        let sideTable = Int32(infos.count)
-        infos.append(TypeInfo(kind: .sideTable, name: "side table"))
-        for index in capture.addresses.indices
-        where indices[index] >= 0 && infos[Int(indices[index])].kind != .cxxObject {
-            let refcount = capture.secondWords[index]
-            guard refcount >> 62 == 3 else { continue }
-            if let side = blockStarting(at: (refcount & 0x3FFF_FFFF_FFFF_FFFF) << 3), indices[side] < 0 {
-                indices[side] = sideTable
+        var indexOfWord: [UInt64: UInt32] = [:]
+        // Blocks whose refcount word may hold a side table's address, with that address (few: objects that are
+        // referenced weakly, and data whose second word has its two top bits set).
+        var refcounts: [(block: Int, sideTable: UInt64)] = []
+        try capture.forEachBlock { block in
+            let index = columns.addresses.count
+            columns.addresses.append(block.address)
+            columns.sizes.append(block.sizeBytes)
+            columns.stackIndices.append(
+                block.stackID == 0 ? HeapSnapshot.none : stackIndex[block.stackID] ?? HeapSnapshot.none)
+            columns.typeNames.append(type(of: block, infos: &infos, indexOfWord: &indexOfWord))
+            if inspectsThisProcess && block.secondWord >> 62 == 3 {
+                refcounts.append((index, (block.secondWord & 0x3FFF_FFFF_FFFF_FFFF) << 3))
             }
         }
-        return (infos, indices)
+        if inspectsThisProcess {
+            // Side tables: named from their object's refcount word, once every object is known.
+            let sideTable = UInt32(infos.count)
+            infos.append(TypeInfo(kind: .sideTable, name: "side table"))
+            for (block, address) in refcounts {
+                let type = columns.typeNames[block]
+                guard type != HeapSnapshot.none, infos[Int(type)].kind != .cxxObject,
+                    let side = Self.block(at: address, in: columns.addresses),
+                    columns.typeNames[side] == HeapSnapshot.none
+                else { continue }
+                columns.typeNames[side] = sideTable
+            }
+        }
+        for type in columns.typeNames {
+            columns.kinds.append(type == HeapSnapshot.none ? .unknown : infos[Int(type)].kind)
+        }
+        return infos
     }
 
-    /// The blocks of another process's capture, named from the modules' symbol tables alone: a block whose first
-    /// word is the address of a class's metadata (a `…CN`/`…CMf` symbol) or a C++ vtable is an instance of it. A
-    /// class whose metadata the runtime makes at run time (a generic class) has no symbol: its blocks stay unnamed.
-    private mutating func nameForeignBlocks() -> (infos: [TypeInfo], indices: ContiguousArray<Int32>) {
-        var infos: [TypeInfo] = []
-        var indexOfWord: [UInt64: Int32] = [:]
-        var indices = ContiguousArray<Int32>(repeating: -1, count: capture.addresses.count)
-        for index in capture.addresses.indices {
-            let first = capture.firstWords[index]
-            guard first >= 4096 else { continue }  // a small integer, not an address
-            let known: Int32
-            if let cached = indexOfWord[first] {
-                known = cached
-            } else {
-                if let info = foreignType(first) {
-                    infos.append(info)
-                    known = Int32(infos.count - 1)
-                } else {
-                    known = -1
-                }
-                indexOfWord[first] = known
-            }
-            if known >= 0 { indices[index] = known }
+    /// The index in `infos` of the type of `block` (added when new), or `HeapSnapshot.none`. In this process a
+    /// block is named from the metadata or vtable its first word points at; in another process's capture from the
+    /// modules' symbol tables alone: a block whose first word is the address of a class's metadata (a `…CN`/`…CMf`
+    /// symbol) or a C++ vtable is an instance of it. A class whose metadata the runtime makes at run time (a generic
+    /// class) has no symbol: its blocks stay unnamed there.
+    private mutating func type(
+        of block: CaptureFile.Block, infos: inout [TypeInfo], indexOfWord: inout [UInt64: UInt32]
+    ) -> UInt32 {
+        let first = block.firstWord
+        if inspectsThisProcess {
+            guard mappings.isReadable(first, length: 8) else { return HeapSnapshot.none }
+        } else {
+            guard first >= 4096 else { return HeapSnapshot.none }  // a small integer, not an address
         }
-        return (infos, indices)
+        let known: UInt32
+        if let cached = indexOfWord[first] {
+            known = cached
+        } else {
+            let info = inspectsThisProcess ? swiftType(metadata: first) ?? cxxType(vtable: first) : foreignType(first)
+            if let info {
+                infos.append(info)
+                known = UInt32(infos.count - 1)
+            } else {
+                known = HeapSnapshot.none
+            }
+            indexOfWord[first] = known
+        }
+        guard known != HeapSnapshot.none, !inspectsThisProcess || fits(infos[Int(known)], first, in: block.sizeBytes)
+        else { return HeapSnapshot.none }
+        return known
+    }
+
+    /// Reads the edges into the builder, each classified by the types of the blocks at its ends (`infos`, which
+    /// the builder's type column indexes for now).
+    private mutating func readEdges(into builder: inout HeapSnapshotBuilder, infos: [TypeInfo]) throws(CaptureFileError)
+    {
+        try capture.forEachEdge { from, to, offset in
+            let fromType = builder.blocks.typeNames[Int(from)]
+            let toType = builder.blocks.typeNames[Int(to)]
+            let (kind, field) = Self.classify(
+                from: fromType == HeapSnapshot.none ? nil : infos[Int(fromType)],
+                to: toType == HeapSnapshot.none ? nil : infos[Int(toType)], offset: offset)
+            let fieldIndex = field.map { builder.intern($0) } ?? HeapSnapshot.none
+            builder.addEdge(
+                from: from, to: to, byteOffset: UInt32(clamping: offset), kind: kind, fieldNameIndex: fieldIndex)
+        }
     }
 
     /// The type whose metadata or vtable symbol holds `word`, in another process's modules.
@@ -169,20 +182,21 @@ public struct CaptureNaming {
     }
 
     /// A Swift class instance must be at least as big as its metadata says.
-    private func fits(_ info: TypeInfo, _ metadata: UInt64, in block: Int) -> Bool {
+    private func fits(_ info: TypeInfo, _ metadata: UInt64, in blockBytes: UInt64) -> Bool {
         guard info.kind != .cxxObject, info.kind != .closureContext, info.kind != .box else { return true }
         guard let size: UInt32 = load(metadata + 24) else { return false }
-        return UInt64(size) <= capture.sizes[block]
+        return UInt64(size) <= blockBytes
     }
 
-    private func blockStarting(at address: UInt64) -> Int? {
+    /// The block starting at `address` in ascending `addresses`, or nil.
+    private static func block(at address: UInt64, in addresses: ContiguousArray<UInt64>) -> Int? {
         var low = 0
-        var high = capture.addresses.count
+        var high = addresses.count
         while low < high {
             let middle = (low + high) / 2
-            if capture.addresses[middle] < address { low = middle + 1 } else { high = middle }
+            if addresses[middle] < address { low = middle + 1 } else { high = middle }
         }
-        return low < capture.addresses.count && capture.addresses[low] == address ? low : nil
+        return low < addresses.count && addresses[low] == address ? low : nil
     }
 
     private mutating func swiftType(metadata: UInt64) -> TypeInfo? {

@@ -17,16 +17,18 @@ public struct ELFSymbols: Sendable {
         public var name: String
     }
 
-    /// One symbol as the table keeps it: its name stays in the file's string table until a lookup asks for it (a
-    /// debug build's table has hundreds of thousands of names, and a capture names a few hundred).
+    /// One symbol as the table keeps it, 16 bytes: its name stays in the file's string table until a lookup asks for
+    /// it (a debug build's table has hundreds of thousands of names, and a capture names a few hundred).
     private struct Entry: Sendable {
         var value: UInt64
-        var size: UInt64
-        var nameOffset: Int
+        /// The symbol's size, clamped to 32 bits (no function or global is 4 GiB).
+        var size: UInt32
+        /// Where its name is in the file.
+        var nameOffset: UInt32
     }
 
     /// The file, mapped: the string table the entries' names are in.
-    private let file: Data
+    private let file: MappedFile?
     /// Functions, sorted by value.
     private var functions: [Entry] = []
     /// Data objects (globals, statics, vtables, TLS), sorted by value.
@@ -47,12 +49,8 @@ public struct ELFSymbols: Sendable {
 
     /// Reads the symbols of the file at `path`; an empty table when it is not a readable 64-bit little-endian ELF.
     public init(path: String) {
-        self.init(file: (try? Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped)) ?? Data())
-    }
-
-    private init(file: Data) {
-        self.file = file
-        file.withUnsafeBytes { bytes in index(bytes) }
+        file = MappedFile(path: path)
+        if let file { index(file.bytes) }
         functions.sort { $0.value < $1.value }
         objects.sort { $0.value < $1.value }
     }
@@ -80,20 +78,33 @@ public struct ELFSymbols: Sendable {
             table.link < tables.count, table.offset + table.size <= bytes.count
         else { return }
         let strings = tables[table.link]
-        guard strings.offset + strings.size <= bytes.count else { return }
+        // Name offsets are kept in 32 bits: a string table past 4 GiB is not read.
+        guard strings.offset + strings.size <= min(bytes.count, Int(UInt32.max)) else { return }
         stringsEnd = strings.offset + strings.size
-        for entry in stride(from: table.offset, to: table.offset + table.size - 23, by: 24) {
-            let info = bytes[entry + 4]
-            let value = bytes.loadUnaligned(fromByteOffset: entry + 8, as: UInt64.self)
-            let kind = info & 0xF
-            // STT_OBJECT 1, STT_FUNC 2, STT_TLS 6; an undefined symbol has no value.
-            guard kind == 1 || kind == 2 || kind == 6, value != 0 else { continue }
-            let nameOffset = Int(bytes.loadUnaligned(fromByteOffset: entry, as: UInt32.self))
-            guard nameOffset < strings.size else { continue }
-            let size = bytes.loadUnaligned(fromByteOffset: entry + 16, as: UInt64.self)
-            let symbol = Entry(value: value, size: size, nameOffset: strings.offset + nameOffset)
+        let entries = stride(from: table.offset, to: table.offset + table.size - 23, by: 24)
+        // STT_OBJECT 1, STT_FUNC 2, STT_TLS 6; an undefined symbol has no value.
+        func kind(_ entry: Int) -> UInt8? {
+            let kind = bytes[entry + 4] & 0xF
+            guard kind == 1 || kind == 2 || kind == 6,
+                bytes.loadUnaligned(fromByteOffset: entry + 8, as: UInt64.self) != 0,
+                bytes.loadUnaligned(fromByteOffset: entry, as: UInt32.self) < strings.size
+            else { return nil }
+            return kind
+        }
+        // Counted first, so that each table is allocated once at its size (no doubling left over).
+        let functionCount = entries.reduce(0) { $0 + (kind($1) == 2 ? 1 : 0) }
+        functions.reserveCapacity(functionCount)
+        objects.reserveCapacity(entries.reduce(0) { $0 + (kind($1) != nil ? 1 : 0) } - functionCount)
+        for entry in entries {
+            guard let kind = kind(entry) else { continue }
+            let symbol = Entry(
+                value: bytes.loadUnaligned(fromByteOffset: entry + 8, as: UInt64.self),
+                size: UInt32(clamping: bytes.loadUnaligned(fromByteOffset: entry + 16, as: UInt64.self)),
+                nameOffset: UInt32(strings.offset) + bytes.loadUnaligned(fromByteOffset: entry, as: UInt32.self))
             if kind == 2 { functions.append(symbol) } else { objects.append(symbol) }
         }
+        // The symbol table is read: its pages leave the resident set (the names stay mapped, read on demand).
+        file?.release(table.offset..<(table.offset + table.size))
     }
 
     /// Symbols in the file, functions and objects.
@@ -115,19 +126,45 @@ public struct ELFSymbols: Sendable {
         }
         guard low > 0 else { return nil }
         let symbol = symbols[low - 1]
+        let size = UInt64(symbol.size)
         // A symbol without a size (hand-written assembly) holds what follows it up to `slack` bytes.
-        let end = symbol.size > 0 ? symbol.value + symbol.size : symbol.value + slack
-        guard value < end || (symbol.size == 0 && slack > 0 && value - symbol.value < slack) else { return nil }
-        return Symbol(value: symbol.value, size: symbol.size, name: name(at: symbol.nameOffset))
+        let end = size > 0 ? symbol.value + size : symbol.value + slack
+        guard value < end || (size == 0 && slack > 0 && value - symbol.value < slack) else { return nil }
+        return Symbol(value: symbol.value, size: size, name: name(at: Int(symbol.nameOffset)))
     }
 
     /// The NUL-terminated name at `offset` of the file, within the string table.
     private func name(at offset: Int) -> String {
-        file.withUnsafeBytes { bytes in
-            guard let base = bytes.baseAddress, offset < stringsEnd else { return "" }
-            let length = strnlen(base.advanced(by: offset).assumingMemoryBound(to: CChar.self), stringsEnd - offset)
-            return String(
-                decoding: UnsafeRawBufferPointer(start: base.advanced(by: offset), count: length), as: UTF8.self)
-        }
+        guard let base = file?.bytes.baseAddress, offset < stringsEnd else { return "" }
+        let length = strnlen(base.advanced(by: offset).assumingMemoryBound(to: CChar.self), stringsEnd - offset)
+        return String(decoding: UnsafeRawBufferPointer(start: base.advanced(by: offset), count: length), as: UTF8.self)
+    }
+}
+
+/// A file mapped read-only, unmapped with the last reference to it.
+private final class MappedFile: @unchecked Sendable {
+    // Safety: the mapping is read-only and never remapped; `bytes` is set once in `init` and only read after.
+    let bytes: UnsafeRawBufferPointer
+
+    init?(path: String) {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        let size = lseek(descriptor, 0, SEEK_END)
+        guard size > 0, let base = mmap(nil, Int(size), PROT_READ, MAP_PRIVATE, descriptor, 0), base != MAP_FAILED
+        else { return nil }
+        bytes = UnsafeRawBufferPointer(start: base, count: Int(size))
+    }
+
+    deinit { munmap(UnsafeMutableRawPointer(mutating: bytes.baseAddress), bytes.count) }
+
+    /// Takes the whole pages of `range` out of the resident set; they are read from the file again if touched (the
+    /// mapping is private and never written, so nothing is lost).
+    func release(_ range: Range<Int>) {
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let start = (range.lowerBound + page - 1) / page * page
+        let end = range.upperBound / page * page
+        guard start < end, let base = bytes.baseAddress else { return }
+        madvise(UnsafeMutableRawPointer(mutating: base + start), end - start, MADV_DONTNEED)
     }
 }
