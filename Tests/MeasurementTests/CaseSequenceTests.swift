@@ -44,8 +44,10 @@ struct CaseSequenceTests {
         let measurements = sequence.measurements(residue: residue)
         free(block)
         withExtendedLifetime(kept) {}
-        // Within the stated floors: the peak's (the harness's allocations, the reading spread) and the residue's.
-        let peakFloor = try #require(measurements.peakUncertaintyBytes)
+        // Within the stated floors: the peak's (the harness's allocations, the reading spread) and the residue's; and
+        // 16 KiB for the test runner's other threads, which may free a few blocks between the baseline and the peak
+        // (the figures are process-wide: 272 B less than the block was read once in a loaded `make test`).
+        let peakFloor = try #require(measurements.peakUncertaintyBytes) + 16 << 10
         #expect(measurements.peakAllocatedNetBytes >= Self.blockBytes - peakFloor)
         #expect(measurements.phases.map(\.name) == ["hold"])
         #expect(

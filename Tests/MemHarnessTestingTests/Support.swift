@@ -1,6 +1,7 @@
 import Foundation
 import MemHarnessTesting
 import Synchronization
+import WorkloadKit
 
 #if os(Linux)
     import Glibc
@@ -203,12 +204,15 @@ struct Handshake: Sendable {
 final class CycleOwner: @unchecked Sendable { var helper: CycleHelper? }
 final class CycleHelper: @unchecked Sendable { var owner: CycleOwner? }
 
-/// A cycle of `count` owner/helper pairs, made on a frame of its own so none of them stays on the caller's stack.
-@inline(never)
+/// `count` owner/helper cycles, made on a thread of their own that has ended before the closure returns: no live
+/// thread's stack or registers keep a stale word pointing at them (the scan is conservative).
 func makeRetainCycles(_ count: Int) {
-    for _ in 0..<count {
-        let owner = CycleOwner()
-        owner.helper = CycleHelper()
-        owner.helper?.owner = owner
+    let thread = DedicatedThread {
+        for _ in 0..<count {
+            let owner = CycleOwner()
+            owner.helper = CycleHelper()
+            owner.helper?.owner = owner
+        }
     }
+    thread?.join()
 }
