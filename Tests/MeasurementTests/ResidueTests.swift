@@ -35,8 +35,10 @@ import WorkloadKit
         // The probe must see what could leak in: the long case holds hundreds more rows (~200 B each).
         let extraRows = try #require(long.samples?.count) - (try #require(short.samples?.count))
         #expect(extraRows > 200)
+        // Rows counted as residue would add their 40 KiB and more; what the test runner's other threads free meanwhile
+        // only lowers the long case's figure (4,416 B less was read once in a loaded run), so the bound is one-sided.
         #expect(
-            try abs(liveResidue(long) - liveResidue(short)) < 4096,
+            try liveResidue(long) - liveResidue(short) < 16 << 10,
             "residue \(long.residueBytes ?? -1) B after 300 ms vs \(short.residueBytes ?? -1) B after 10 ms")
     }
 }
