@@ -90,14 +90,24 @@ extension AllocationProfile {
     }
 
     /// How this profile differs from `base`, site by site (for "`unbounded-dispatch` +138 MiB, of which 131 MiB from
-    /// ...").
+    /// ..."). Sites are matched as `portable` sites: two checkouts or build folders name a site alike.
     public func difference(from base: AllocationProfile, label: String, baseLabel: String) -> ProfileDifference {
         var pairs: [AllocationSite: (base: Int, bytes: Int)] = [:]
-        for row in base.sitesAtPeak() { pairs[row.site, default: (0, 0)].base += row.liveBytes }
-        for row in sitesAtPeak() { pairs[row.site, default: (0, 0)].bytes += row.liveBytes }
-        let sites = pairs.map { SiteDifference(site: $0.key, baseBytes: $0.value.base, bytes: $0.value.bytes) }
-            .filter { $0.deltaBytes != 0 }
-            .sorted { ($0.deltaBytes, $1.site) > ($1.deltaBytes, $0.site) }
+        // Each site as this profile names it (the base's name when only the base has it).
+        var names: [AllocationSite: AllocationSite] = [:]
+        for row in base.sitesAtPeak() {
+            pairs[row.site.portable, default: (0, 0)].base += row.liveBytes
+            names[row.site.portable] = row.site
+        }
+        for row in sitesAtPeak() {
+            pairs[row.site.portable, default: (0, 0)].bytes += row.liveBytes
+            names[row.site.portable] = row.site
+        }
+        let sites = pairs.map {
+            SiteDifference(site: names[$0.key] ?? $0.key, baseBytes: $0.value.base, bytes: $0.value.bytes)
+        }
+        .filter { $0.deltaBytes != 0 }
+        .sorted { ($0.deltaBytes, $1.site) > ($1.deltaBytes, $0.site) }
         return ProfileDifference(
             label: label, baseLabel: baseLabel, peakNetDeltaBytes: peakNetBytes - base.peakNetBytes,
             sampledDeltaBytes: sampledPeakLiveBytes - base.sampledPeakLiveBytes, sites: sites)

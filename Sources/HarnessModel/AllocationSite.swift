@@ -26,6 +26,13 @@ public struct AllocationSite: Sendable, Hashable, Codable, Comparable {
             ?? (module.split(separator: "/").last.map(String.init) ?? module)
     }
 
+    /// The site with its file and binary named without their folders: the same site in another checkout or build
+    /// folder (a CI runner's, a worktree's, a release build's), which is how two runs are compared site by site.
+    public var portable: AllocationSite {
+        func name(_ path: String) -> String { path.split(separator: "/").last.map(String.init) ?? path }
+        return AllocationSite(function: function, file: file.map(name), line: line, module: name(module))
+    }
+
     public static func < (lhs: AllocationSite, rhs: AllocationSite) -> Bool {
         (lhs.function, lhs.file ?? "", lhs.line ?? 0, lhs.module) < (
             rhs.function, rhs.file ?? "", rhs.line ?? 0, rhs.module

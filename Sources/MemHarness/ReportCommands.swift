@@ -35,22 +35,44 @@ struct CompareCommand: ParsableCommand {
         help: .value(
             "dir", "An earlier report folder: list the allocation sites that grew since (both with --attribute)."))
     var against: String?
+    @Option(
+        help: .value(
+            "file",
+            "With --against: write a page to explore the two runs (report.html of DIR with the earlier run's "
+                + "strategies in each difference view)."))
+    var html: String?
     @OptionGroup(title: "Gating") var gate: GateOptions
 
     func validate() throws {
+        if html != nil && against == nil {
+            throw ValidationError("--html needs --against DIR: the page sets an earlier run beside this one")
+        }
         if gate.baseline == nil && against == nil {
             throw ValidationError("compare needs --baseline FILE or --against DIR")
         }
     }
 
     func run() throws {
+        if let html {
+            try Terminal.check(RunPreflight.outputFileProblem(html, option: "--html"))
+            try Terminal.check(
+                [directory, against ?? directory].lazy.compactMap {
+                    RunPreflight.fileInsideFolderProblem(html, option: "--html", folder: $0)
+                }.first)
+        }
         let baseline = try gate.prepare()
-        let report = try ReportFolder.readOrFail(directory).report
+        let record = try ReportFolder.readOrFail(directory)
+        let report = record.report
         try Terminal.check(
             baseline.flatMap { RunPreflight.baselineProblem($0, scenarios: report.scenarios.map(\.name)) })
         if let against {
             let earlier = try ReportFolder.readOrFail(against).report
             Terminal.result(SiteGrowthListing.render(report, since: earlier, earlierFolder: against))
+            if let html {
+                let page = ReportBundle.comparisonPage(record, since: .init(report: earlier, folder: against))
+                try Terminal.orFail { () throws(ReportError) in try ReportFolder.replaceFile(page, at: html) }
+                Terminal.result("Comparison page: \(html)")
+            }
             guard baseline != nil else { return }
         }
         let verdict = Gate.verdict(for: report, baseline: baseline, policy: gate.policy())

@@ -75,9 +75,11 @@ public enum ReportBundle {
 
     /// Renders every file of `record` but `run.json`, handing each to `emit` as soon as it is rendered
     /// (data first, `report.md` last: a reader who sees it sees every file it links to), so a large run
-    /// never holds all its files at once. A pure function of the record: the same bytes every time.
+    /// never holds all its files at once. A pure function of the record: the same bytes every time. With
+    /// `earlier`, `report.html` is the comparison page of the two runs (`comparisonPage`).
     public static func render(
-        _ record: RunRecord, _ emit: (_ path: String, _ data: Data) throws(ReportError) -> Void
+        _ record: RunRecord, earlier: HtmlReport.EarlierRun? = nil,
+        _ emit: (_ path: String, _ data: Data) throws(ReportError) -> Void
     ) throws(ReportError) {
         let report = record.report
         try emit("summary.csv", Data(SummaryCSV.render(report).utf8))
@@ -101,8 +103,20 @@ public enum ReportBundle {
             if path.hasSuffix(".svg") && !path.hasSuffix("-flame.svg") { images[path] = data }
         }
         let markdown = MarkdownReport.render(report, charts: linked, checks: record.checks)
-        try emit("report.html", Data(HtmlReport.render(record, markdown: markdown, images: images).utf8))
+        try emit(
+            "report.html", Data(HtmlReport.render(record, markdown: markdown, images: images, earlier: earlier).utf8))
         try emit("report.md", Data(markdown.utf8))
+    }
+
+    /// The page `memharness compare DIR --against EARLIER --html FILE` writes: `report.html` of `record` with the
+    /// earlier run beside it (its strategies in each difference view, the sites that grew since at the top).
+    public static func comparisonPage(_ record: RunRecord, since earlier: HtmlReport.EarlierRun) -> Data {
+        var page = Data()
+        // Collecting cannot fail: only `emit` throws, and this one does not.
+        try? render(record, earlier: earlier) { path, data in
+            if path == "report.html" { page = data }
+        }
+        return page
     }
 
     /// Every file of the folder, `run.json` first, handed to `emit` one at a time (`run.json` in

@@ -282,18 +282,33 @@ public enum RunPlanner {
         // Allocation stacks inflate the figures they are recorded with: one more case per strategy, after
         // the measured ones, whose figures never reach a median, a ranking or a gate. It is numbered after
         // the most repetitions the scenario may run, so auto repetitions added later never share its number.
-        // The heap graph rides on the same extra case: tracking every block slows allocation, never the figures
-        // of the measured repetitions. A strategy with neither gets no extra case.
+        // The heap graph gets such a case too (tracking every block slows allocation, never the figures of the
+        // measured repetitions). A strategy with neither gets no extra case.
         let attribution = options.attribution ?? scenario.attribution
         return measured
-            + scenario.strategies.compactMap { strategy in
-                let heapGraph = heapGraph(of: strategy, in: scenario, options: options)
-                guard attribution != nil || heapGraph != nil else { return nil }
+            + scenario.strategies.flatMap { strategy in
                 var instrumented = spec(strategy, repetition: policy.maximum + 1)
                 instrumented.attribution = attribution
-                instrumented.heapGraph = heapGraph
-                return instrumented
+                instrumented.heapGraph = heapGraph(of: strategy, in: scenario, options: options)
+                return Self.instrumentedCases(instrumented)
             }
+    }
+
+    /// The instrumented cases that record what `spec` asks for (stacks, a heap graph, or both; none when it asks
+    /// for neither). A workload's stacks and its heap graph are recorded in two cases, the heap's numbered next:
+    /// capturing and naming a heap allocates in the case's own process (symbol tables, the graph), which a stack
+    /// profile would count as the workload's, and a snapshot of the live set taken then would replace the one at
+    /// the workload's true peak. A program's heap is captured by the agent and named here, so one run records
+    /// both.
+    static func instrumentedCases(_ spec: CaseSpec) -> [CaseSpec] {
+        guard spec.isInstrumented else { return [] }
+        guard spec.program == nil, spec.attribution != nil, spec.heapGraph != nil else { return [spec] }
+        var stacks = spec
+        stacks.heapGraph = nil
+        var heap = spec
+        heap.attribution = nil
+        heap.repetition += 1
+        return [stacks, heap]
     }
 
     /// The heap graph a strategy's instrumented case captures: `--heap-graph`'s, else one whenever the file expects

@@ -42,6 +42,17 @@ public enum RunPreflight {
         return creatableProblem(at: URL(fileURLWithPath: target).deletingLastPathComponent().path, for: path)
     }
 
+    /// Why the file `path` may not go into the report folder `folder`: a report folder holds only what a run
+    /// writes, and a run refuses to replace one holding anything else. nil when `path` is outside it.
+    public static func fileInsideFolderProblem(_ path: String, option: String, folder: String) -> String? {
+        let file = URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath().path
+        let inside = URL(fileURLWithPath: folder).standardizedFileURL.resolvingSymlinksInPath().path
+        guard file.hasPrefix(inside + "/") else { return nil }
+        let beside = folder.hasSuffix("/") ? String(folder.dropLast()) : folder
+        return "\(option) \(path) is inside the report folder \(folder), which holds only what a run writes (a later "
+            + "run would refuse to replace it); write it beside the folder, e.g. \(option) \(beside)-since.html"
+    }
+
     /// Why a baseline cannot be compared with a run of `scenarios`: it holds figures for none of them
     /// (the wrong file, or one saved before the scenarios were renamed), so the comparison would check
     /// nothing and pass. A baseline covering some of them is fine (a subset, a shard).

@@ -6,8 +6,10 @@ attributed run of Scenarios/subscriptions.yaml with --attribute --heap-graph), o
 file://, and checks what a reader does: no console error, a timeline zoomed by dragging (its axis changes) and
 reset by a double-click, a flame graph frame clicked (the view zooms into it), a search (the share it states is
 the share of the sampled bytes whose stacks hold a matching function, computed here from the page's data), a
-diff switched to another strategy, the live set moved to another moment, a cycle drawn. Screenshots go to
---screenshots (a temporary folder by default).
+diff switched to another strategy, the live set moved to another moment, a cycle drawn. Then the page of two runs
+(`compare --against DIR --html FILE`: the attributed run against the sample) switches its diff between the runs, and
+a timeline of 12,000 samples per line is drawn with a bounded number of points per line (one column per pixel),
+whatever the number of samples. Screenshots go to --screenshots (a temporary folder by default).
 
 Every wait is for a condition, with a bound. Everything started here (chromedriver, Chromium and its helpers)
 is stopped at the end however the test ends: the driver is asked to quit, then chromedriver's process group is
@@ -312,6 +314,105 @@ def diff_switch(page, scenario_name, name):
     return page.shot(host, name)
 
 
+def runs_diff(page, scenario_name, name):
+    """On a comparison page: the diff opens on the same strategy of the two runs, and follows another base."""
+    index = page.scenario_index(scenario_name)
+    earlier = page.data["scenarios"][index].get("earlierProfiles") or []
+    check(earlier, f"the comparison page has no strategy of the earlier run in {scenario_name}")
+    host = page.view(f'.mh-explore[data-scenario="{index}"]').find_element(By.CSS_SELECTOR, ".mh-diff")
+    page.driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", host)
+    compared = host.get_attribute("data-compared")
+    check(compared.endswith(" (this run)"), f"the diff does not compare a strategy of this run: {compared}")
+    strategy = compared[:-len(" (this run)")]
+    if any(p["strategy"] == strategy for p in earlier):
+        check(host.get_attribute("data-base") == strategy + " (earlier run)",
+              f"the diff of {strategy} does not start against the earlier run: {host.get_attribute('data-base')}")
+    choice = Select(host.find_element(By.CSS_SELECTOR, "select.mh-base"))
+    other = next((o.text for o in choice.options
+                  if o.text.endswith(" (earlier run)") and o.text != host.get_attribute("data-base")), None)
+    if other:
+        choice.select_by_visible_text(other)
+        wait_for(page.driver, lambda d: host.get_attribute("data-base") == other, "the base to switch runs")
+    summary = host.find_element(By.CSS_SELECTOR, ".mh-diff-summary").text
+    check(summary.startswith(compared + " vs " + host.get_attribute("data-base")), f"diff summary: {summary}")
+    check(host.find_elements(By.CSS_SELECTOR, "g.fr"), "the differential flame graph of two runs is empty")
+    check(page.driver.find_elements(By.ID, "since"), "the comparison page has no section of the sites that grew")
+    return page.shot(host, name)
+
+
+def upsampled(run_json, scenario_name, rows, path):
+    """run.json with every case of `scenario_name` resampled to `rows` rows (linear between the recorded rows,
+    phases and gauges held): a long run's timeline, to check what the page draws does not grow with the samples."""
+    with open(run_json) as file:
+        record = json.load(file)
+    record["rendering"]["samplesMaxRows"] = 0
+    scenario = next(s for s in record["report"]["scenarios"] if s["name"] == scenario_name)
+    for case in scenario["cases"] + scenario["attributedCases"]:
+        measurements = next(iter(case["outcome"].values())).get("measurements")
+        if not measurements or "samples" not in measurements:
+            continue
+        samples = measurements["samples"]
+        n = len(samples["timeNanoseconds"].split())
+        if n < 2:
+            continue
+        positions = [j * (n - 1) / (rows - 1) for j in range(rows)]
+
+        def resample(text, step):
+            values = [int(v) for v in text.split()]
+            out = []
+            for x in positions:
+                i = min(int(x), n - 2)
+                f = x - i
+                out.append(values[i] if step else round(values[i] + (values[i + 1] - values[i]) * f))
+            return " ".join(str(v) for v in out)
+        for key, value in list(samples.items()):
+            if isinstance(value, str) and len(value.split()) == n:
+                samples[key] = resample(value, step=key == "phaseIndex")
+        samples["gauges"] = [resample(g, step=True) if len(g.split()) == n else g for g in samples["gauges"]]
+    with open(path, "w") as file:
+        json.dump(record, file)
+    return path
+
+
+def long_timeline(page, scenario_name):
+    """Counts the points each line of the timeline is drawn with (moveTo/lineTo between a beginPath and its
+    stroke) over a redraw of the whole run and of a zoomed span: at most 4 per pixel column of the plot (lowest,
+    highest, last and the step to the next column), far fewer than the samples."""
+    index = page.scenario_index(scenario_name)
+    host = page.view(f'.mh-timeline[data-scenario="{index}"]')
+    canvas = host.find_element(By.TAG_NAME, "canvas")
+    lines = page.data["scenarios"][index]["timeline"]["lines"]
+    samples = max(len(line["timeMicroseconds"]) for line in lines)
+    page.driver.execute_script("""
+        const proto = CanvasRenderingContext2D.prototype;
+        const counts = window.mhPathCounts = {current: 0, strokes: []};
+        for (const name of ['moveTo', 'lineTo']) {
+          const original = proto[name];
+          proto[name] = function (...args) { counts.current += 1; return original.apply(this, args); };
+        }
+        const begin = proto.beginPath;
+        proto.beginPath = function () { counts.current = 0; return begin.call(this); };
+        const stroke = proto.stroke;
+        proto.stroke = function (...args) { counts.strokes.push(counts.current); return stroke.apply(this, args); };
+    """)
+    columns = canvas.size["width"]
+    check(samples > 4 * (columns + 2), f"{samples} samples are too few to tell a bounded drawing on {columns} px")
+    most = []
+    for key, what in (("+", "zoom in"), ("0", "reset")):
+        page.driver.execute_script("window.mhPathCounts.strokes = []")
+        before = host.get_attribute("data-t1")
+        canvas.send_keys(key)
+        wait_for(page.driver, lambda d: host.get_attribute("data-t1") != before, f"the {what} redraw")
+        wait_for(page.driver, lambda d: d.execute_script("return window.mhPathCounts.strokes.length") > 0,
+                 f"the {what} redraw to stroke")
+        most.append(max(page.driver.execute_script("return window.mhPathCounts.strokes")))
+    check(max(most) <= 4 * (columns + 2),
+          f"a line of {samples} samples was drawn with {max(most)} points on a {columns} px canvas")
+    check(min(most) >= columns / 4, f"the lines were drawn with only {min(most)} points: not drawn across the plot")
+    page.check_console()
+    return f"{samples:,} samples per line drawn with at most {max(most):,} points on {columns} px"
+
+
 def over_time_moment(page, scenario_name, name=None):
     """Moves the live set over time to the first iteration mark: its label and flame graph follow."""
     index = page.scenario_index(scenario_name)
@@ -397,6 +498,20 @@ def run_checks(arguments, workspace, browser):
     results.append("live set over time: moved to the first iteration mark")
     results.append("cycle drawn: " + cycle_drawn(attributed, "subscriptions", "quick-subscriptions-cycle.png"))
     attributed.check_console()
+
+    comparison_html = os.path.join(workspace, "since.html")
+    subprocess.run([arguments.memharness, "compare", folder, "--against", os.path.join(workspace, "sample"),
+                    "--html", comparison_html], check=True, stdout=subprocess.DEVNULL, timeout=300)
+    comparison = Page(browser, comparison_html, arguments.screenshots)
+    results.append("diff between runs: " + runs_diff(comparison, "subscriptions", "compare-runs-subscriptions.png"))
+    comparison.check_console()
+
+    long_json = upsampled(os.path.join(arguments.sample, "run.json"), "live-query", 12000,
+                          os.path.join(workspace, "long.json"))
+    long_html = render(arguments.memharness, long_json, os.path.join(workspace, "long"))
+    long_page = Page(browser, long_html, arguments.screenshots)
+    results.append(f"long timeline: {os.path.getsize(long_html):,} bytes, loaded in {long_page.load_milliseconds:.0f}"
+                   f" ms; " + long_timeline(long_page, "live-query"))
     return results
 
 

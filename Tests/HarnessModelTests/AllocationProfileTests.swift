@@ -73,6 +73,23 @@ struct AllocationProfileTests {
         #expect(reverse.peakNetDeltaBytes == -900)
     }
 
+    /// Two runs from two checkouts (a CI runner's and a laptop's build folder) name the same site with other
+    /// folders: compared, it is one site that grew, not one that vanished and one that appeared.
+    @Test func sitesOfTwoCheckoutsAreComparedWithoutTheirFolders() {
+        let base = profile([([0, 1], 100, 1)])
+        var moved = frames
+        moved[1] = AllocationFrame(
+            function: "Cache.store(_:)", file: "/runner/work/app/Cache.swift", line: 20,
+            module: "/runner/work/app/.build/release/app")
+        let other = AllocationProfile(
+            frames: moved, stacks: [AllocationStack(frameIndices: [0, 1], peakLiveBytes: 300, peakLiveCount: 3)],
+            peakLevelBytes: 1000, baselineLevelBytes: 0, peakTimeNanoseconds: 5, sampleMeanBytes: 64, iterations: [])
+        let difference = other.difference(from: base, label: "now", baseLabel: "before")
+        #expect(difference.sites.map(\.deltaBytes) == [200])
+        #expect(
+            difference.sites.map(\.site.file) == ["/runner/work/app/Cache.swift"], "named as the later run names it")
+    }
+
     @Test func growthPerIterationIsTheLeastSquaresSlopePerSite() throws {
         func iteration(_ k: Int, cache: Int, parser: Int) -> IterationLiveSet {
             IterationLiveSet(

@@ -153,6 +153,23 @@ struct AttributionEndToEndTests {
         let site = try #require(lines.dropFirst(heading + 1).first, "\(outcome.stdout)")
         #expect(site.contains("+32.00 MiB") && site.contains("CalibrationCase.hold(_:)"), "\(site)")
         #expect(site.contains("32.00 MiB → 64.00 MiB"), "\(site)")
+        try checkComparisonPage(harness, later: later, earlier: earlier)
+    }
+
+    /// `compare --against DIR --html FILE` writes the page of the two runs; a page inside a report folder, or one
+    /// without an earlier run, is refused before anything is read.
+    func checkComparisonPage(_ harness: AttributionHarness, later: String, earlier: String) throws {
+        let page = "\(harness.directory)/since.html"
+        let written = try harness.memharness(["compare", later, "--against", earlier, "--html", page])
+        #expect(!written.timedOut && written.status == 0, "exit \(written.status): \(written.stderr)")
+        let html = try String(contentsOfFile: page, encoding: .utf8)
+        #expect(html.contains("<h2 id=\"since\">Since \(earlier) ("))
+        #expect(html.contains("\"earlierProfiles\":[{"), "the page has no strategy of the earlier run")
+        let inside = try harness.memharness(["compare", later, "--against", earlier, "--html", "\(earlier)/x.html"])
+        #expect(inside.status == 64 && inside.stderr.contains("is inside the report folder \(earlier)"), "\(inside)")
+        #expect(!FileManager.default.fileExists(atPath: "\(earlier)/x.html"))
+        let alone = try harness.memharness(["compare", later, "--html", page])
+        #expect(alone.status == 64 && alone.stderr.contains("--html needs --against DIR"), "\(alone.stderr)")
     }
 
     // MARK: A C program

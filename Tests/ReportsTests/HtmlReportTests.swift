@@ -90,6 +90,36 @@ struct HtmlReportTests {
         }
     }
 
+    /// The comparison page (`compare --against DIR --html FILE`): this run's page with the earlier run's strategies
+    /// beside each scenario's, and the sites that grew since at the top. A report folder's own page has neither.
+    @Test func aComparisonPageCarriesTheEarlierRunsStrategies() throws {
+        var earlier = Self.record.report
+        earlier.generatedAt = "2026-01-02T03:04:05Z"
+        earlier.scenarios[0].attributedCases.removeLast()
+        let page = String(
+            decoding: ReportBundle.comparisonPage(Self.record, since: .init(report: earlier, folder: "Reports/main")),
+            as: UTF8.self)
+        #expect(page.contains("<h2 id=\"since\">Since Reports/main (2026-01-02T03:04:05Z)</h2>"))
+        #expect(page.contains("live-query / unbounded-dispatch: peak 0 B since Reports/main"))
+        let data = try Self.data(page)
+        #expect(data["earlierRun"] as? String == "Reports/main (2026-01-02T03:04:05Z)")
+        let scenario = try #require((data["scenarios"] as? [[String: Any]])?.first)
+        let before = try #require(scenario["earlierProfiles"] as? [[String: Any]])
+        #expect(before.compactMap { $0["strategy"] as? String } == ["unbounded-dispatch"])
+        let own = try Self.data(try Self.page())
+        #expect(own["earlierRun"] == nil)
+        #expect((own["scenarios"] as? [[String: Any]])?.first?["earlierProfiles"] == nil)
+        #expect(!(try Self.page()).contains("id=\"since\""))
+    }
+
+    static func data(_ page: String) throws -> [String: Any] {
+        let open = "<script type=\"application/json\" id=\"mh-data\">"
+        let start = try #require(page.range(of: open))
+        let end = try #require(page.range(of: "</script>", range: start.upperBound..<page.endIndex))
+        let json = Data(page[start.upperBound..<end.lowerBound].utf8)
+        return try #require(try JSONSerialization.jsonObject(with: json) as? [String: Any])
+    }
+
     @Test func nothingComesFromTheNetwork() throws {
         let page = try Self.page()
         for pattern in ["src=\"http", "href=\"http", "<link", "fetch(", "import(", "XMLHttpRequest", "@import"] {

@@ -7,6 +7,9 @@ import HarnessModel
 /// (the JSON is the same bytes on every machine).
 struct HtmlPageData: Encodable {
     var scenarios: [Scenario]
+    /// The earlier run a comparison page (`compare --against DIR --html FILE`) sets beside this one, in words
+    /// (its folder and when it was made); nil on a report folder's own page.
+    var earlierRun: String?
 
     struct Scenario: Encodable {
         var name: String
@@ -14,6 +17,9 @@ struct HtmlPageData: Encodable {
         /// Attributed strategies, worst first (as the Markdown lists them).
         var profiles: [Profile]
         var heapGraphs: [HeapGraph]
+        /// On a comparison page, the earlier run's attributed strategies of the scenario of the same name (the
+        /// difference view offers them beside this run's); nil on a report folder's own page.
+        var earlierProfiles: [Profile]?
     }
 
     struct Timeline: Encodable {
@@ -130,16 +136,24 @@ struct HtmlPageData: Encodable {
 }
 
 extension HtmlPageData {
-    /// The data of every scenario of `report`.
-    init(_ report: RunReport) {
+    /// The data of every scenario of `report`; with `earlier`, each scenario also carries the attributed
+    /// strategies of the earlier run's scenario of the same name.
+    init(_ report: RunReport, earlier: HtmlReport.EarlierRun? = nil) {
+        earlierRun = earlier?.label
         scenarios = report.scenarios.map { run in
-            Scenario(
-                name: run.name, timeline: Self.timeline(run),
-                profiles: AttributionSection.profiles(run).map { Self.profile($0.strategy, $0.profile) },
+            let before = earlier.map { earlier in
+                earlier.report.scenarios.first { $0.name == run.name }.map(Self.profiles) ?? []
+            }
+            return Scenario(
+                name: run.name, timeline: Self.timeline(run), profiles: Self.profiles(run),
                 heapGraphs: HeapGraphFiles.graphs(run).map { strategy, graph in
                     HeapGraph(strategy: strategy, captures: graph.captures.map(Self.capture))
-                })
+                }, earlierProfiles: before)
         }
+    }
+
+    static func profiles(_ run: ScenarioRun) -> [Profile] {
+        AttributionSection.profiles(run).map { profile($0.strategy, $0.profile) }
     }
 
     static func timeline(_ run: ScenarioRun) -> Timeline? {

@@ -19,11 +19,28 @@ import HarnessModel
 /// visible, decimated to one min/max pair per pixel column, so a 10,000-sample timeline allocates nothing per
 /// sample, and the page carries no third-party code to keep current.
 public enum HtmlReport {
+    /// The earlier run a comparison page sets beside a run (`memharness compare DIR --against EARLIER --html FILE`):
+    /// its attributed strategies join the difference view of each scenario of the same name, and the page opens
+    /// with the allocation sites that grew since.
+    public struct EarlierRun: Sendable {
+        public var report: RunReport
+        /// The run in words: its folder and when it was made.
+        public var label: String
+
+        public init(report: RunReport, folder: String) {
+            self.report = report
+            label = "\(folder) (\(report.generatedAt))"
+        }
+    }
+
     /// The page for `record`: `markdown` is the record's `report.md`, `images` the SVG files it links to (relative
-    /// path → bytes) that the page shows as pictures. A pure function: the same input gives the same bytes.
-    public static func render(_ record: RunRecord, markdown: String, images: [String: Data]) -> String {
+    /// path → bytes) that the page shows as pictures; with `earlier`, the comparison page of the two runs. A pure
+    /// function: the same input gives the same bytes.
+    public static func render(
+        _ record: RunRecord, markdown: String, images: [String: Data], earlier: EarlierRun? = nil
+    ) -> String {
         let report = record.report
-        let data = HtmlPageData(report)
+        let data = HtmlPageData(report, earlier: earlier)
         var timelines: [String: Int] = [:]
         var flames: [String: (Int, String)] = [:]
         var sections: [String: Int] = [:]
@@ -51,12 +68,32 @@ public enum HtmlReport {
             sectionEnd: { heading in
                 guard let index = sections[heading] else { return "" }
                 let scenario = data.scenarios[index]
+                let comparable = scenario.profiles.count + (scenario.earlierProfiles?.count ?? 0)
                 let explore =
-                    scenario.profiles.count >= 2 || scenario.profiles.contains { !$0.iterations.isEmpty }
+                    (!scenario.profiles.isEmpty && comparable >= 2)
+                    || scenario.profiles.contains { !$0.iterations.isEmpty }
                     || scenario.heapGraphs.contains { !$0.captures.isEmpty }
                 return explore ? "<div class=\"mh-explore\" data-scenario=\"\(index)\"></div>" : ""
             })
-        return page(title: "memharness report · \(report.generatedAt)", body: converter.render(markdown), data: data)
+        guard let earlier else {
+            return page(
+                title: "memharness report · \(report.generatedAt)", body: converter.render(markdown), data: data)
+        }
+        return page(
+            title: "memharness comparison · \(report.generatedAt) since \(earlier.label)",
+            body: comparison(report, earlier) + converter.render(markdown), data: data)
+    }
+
+    /// The head of a comparison page: which two runs, where to look, and the allocation sites that grew since
+    /// the earlier run (`SiteGrowthListing`, as `compare --against` prints it).
+    static func comparison(_ report: RunReport, _ earlier: EarlierRun) -> String {
+        let listing = SiteGrowthListing.render(report, since: earlier.report, earlierFolder: earlier.label)
+        return "<section class=\"mh-since\">\n<h2 id=\"since\">Since \(HtmlText.escape(earlier.label))</h2>\n"
+            + "<p>This page is the report of the run of \(HtmlText.escape(report.generatedAt)) with the earlier run "
+            + "beside it: in each scenario\u{2019}s <em>Explore</em> section the difference view offers the "
+            + "strategies of both runs (those recorded with <code>--attribute</code>), the same strategy of the two "
+            + "runs first.</p>\n<p>Allocation sites whose live bytes at the peak grew since:</p>\n"
+            + "<pre class=\"mh-growth\">\(HtmlText.escape(listing))</pre>\n</section>\n"
     }
 
     /// A chart of the report as a picture: its SVG as a `data:` URI (an `<img>` keeps each SVG's ids and colours its

@@ -619,22 +619,32 @@
   // ---- Per scenario: strategy diff, live set over time, heap graph -------------------------------------------
   function Explore(host, scenario) {
     heading(host, 3, 'Explore ' + scenario.name);
-    if (scenario.profiles.length >= 2) diffView(el('div', {class: 'mh-view mh-diff'}, host), scenario.profiles);
+    const earlier = scenario.earlierProfiles || [];
+    if (scenario.profiles.length >= 1 && scenario.profiles.length + earlier.length >= 2) {
+      diffView(el('div', {class: 'mh-view mh-diff'}, host), scenario.profiles, earlier);
+    }
     const timed = scenario.profiles.filter(p => p.iterations.length > 0);
     if (timed.length > 0) overTime(el('div', {class: 'mh-view mh-over-time'}, host), timed);
     scenario.heapGraphs.forEach(graph => {
       if (graph.captures.length > 0) heapView(el('div', {class: 'mh-view mh-heap'}, host), graph);
     });
   }
-  function diffView(host, profiles) {
-    heading(host, 4, 'Difference between two strategies');
+  // The strategies of this run and, on a comparison page, of the earlier run: a base and a compared one.
+  function diffView(host, profiles, earlier) {
+    const runs = earlier.length > 0;
+    heading(host, 4, runs ? 'Difference between two strategies or two runs' : 'Difference between two strategies');
     el('p', {class: 'mh-note'}, host, 'Widths are the compared strategy\u2019s live bytes at its peak; red frames ' +
       'hold more than in the base, blue less (stronger colour, larger change). Frames only in the base are not ' +
-      'drawn.');
+      'drawn.' + (runs ? ' Strategies marked \u201cearlier run\u201d are those of ' + DATA.earlierRun + '.' : ''));
     const bar = el('div', {class: 'mh-bar'}, host);
-    const names = profiles.map(p => p.strategy);
-    let base = profiles.length - 1;
+    const choices = profiles.map(p => ({profile: p, name: runs ? p.strategy + ' (this run)' : p.strategy}))
+      .concat(earlier.map(p => ({profile: p, name: p.strategy + ' (earlier run)'})));
+    const names = choices.map(c => c.name);
     let compared = 0;
+    // Without an earlier run, the last strategy (the least memory) is the base; with one, the same strategy
+    // in the earlier run.
+    const same = earlier.findIndex(p => p.strategy === profiles[0].strategy);
+    let base = !runs ? profiles.length - 1 : profiles.length + Math.max(0, same);
     const summary = el('p', {class: 'mh-match mh-diff-summary', 'aria-live': 'polite'});
     const baseSelect = select(bar, 'Base', names, base, value => { base = value; update(); });
     const comparedSelect = select(bar, 'Compared', names, compared, value => { compared = value; update(); });
@@ -650,7 +660,7 @@
     const flame = FlameView(host, {label: 'differential flame graph', colour: diffColour, tip: diffTip,
       caption: 'click a frame to zoom'});
     function update() {
-      const tree = diffTree(profiles[base], profiles[compared]);
+      const tree = diffTree(choices[base].profile, choices[compared].profile);
       summary.textContent = names[compared] + ' vs ' + names[base] + ': ' + bytes(tree.bytes) + ' vs ' +
         bytes(tree.before) + ' sampled live at the peak (' + signedBytes(tree.bytes - tree.before) + ')';
       host.dataset.base = names[base];
