@@ -144,10 +144,7 @@ public enum LeakAnalysis {
     /// `after teardown, 60 blocks (1.27 MiB) no root reaches, in 20 cycles; the largest group a cycle through
     /// App.ProfileScreen (3 blocks, 65.1 KiB)`.
     public static func reason(_ capture: HeapCaptureSummary) -> String {
-        let blocks = capture.leakedBlocks == 1 ? "1 block" : "\(capture.leakedBlocks) blocks"
-        let cycles =
-            capture.cycleCount == 0 ? "" : ", in \(capture.cycleCount) cycle\(capture.cycleCount == 1 ? "" : "s")"
-        var text = "\(capture.label), \(blocks) (\(Units.formatBytes(capture.leakedBytes))) no root reaches\(cycles)"
+        var text = "\(capture.label), \(unreachable(capture))"
         if let group = capture.groups.first {
             let name =
                 group.rootType.name.isEmpty
@@ -157,6 +154,15 @@ public enum LeakAnalysis {
             text += "; the largest group \(root) (\(blocks), \(Units.formatBytes(group.bytes)))"
         }
         return text
+    }
+
+    /// What no root reaches in a capture, the one wording of that figure everywhere it is printed:
+    /// `60 blocks (1.27 MiB) no root reaches, in 20 cycles` (no cycle clause without a cycle).
+    public static func unreachable(_ capture: HeapCaptureSummary) -> String {
+        let blocks = capture.leakedBlocks == 1 ? "1 block" : "\(capture.leakedBlocks) blocks"
+        let cycles =
+            capture.cycleCount == 0 ? "" : ", in \(capture.cycleCount) cycle\(capture.cycleCount == 1 ? "" : "s")"
+        return "\(blocks) (\(Units.formatBytes(capture.leakedBytes))) no root reaches\(cycles)"
     }
 
     /// How a verdict relates to an expectation.

@@ -14,10 +14,7 @@ public enum LeakChecks {
                     + "\(Units.formatBytes($0.medianBoundBytesPerIteration))/iteration"
             }
             .joined(separator: ", ")
-            let unreachable = summary.heapGraph.map {
-                "no root reaches \($0.leakedBlocks) block\($0.leakedBlocks == 1 ? "" : "s")"
-                    + ($0.cycleCount > 0 ? " in \($0.cycleCount) cycle\($0.cycleCount == 1 ? "" : "s")" : "")
-            }
+            let unreachable = summary.heapGraph.map(LeakAnalysis.unreachable)
             let actual = [
                 survivors.isEmpty ? nil : "survivors: \(survivors)", growth.isEmpty ? nil : "growth \(growth)",
                 unreachable,

@@ -49,6 +49,14 @@ public struct HeapAnalysisOptions: Sendable, Hashable {
         self.targets = targets
         self.limits = limits
     }
+
+    /// The options of a case's captures: the retaining paths of the types asked for (`retainedBy`) and of the
+    /// tracked types with an object alive after teardown (`survivors`; a count of zero asks for nothing).
+    public init(retainedBy: [String], survivors: [TypeCount] = []) {
+        self.init(
+            targets: retainedBy.map { .type(named: $0, reason: .requestedType) }
+                + survivors.filter { $0.count > 0 }.map { .type(named: $0.typeName, reason: .trackedSurvivor) })
+    }
 }
 
 /// One capture analysed: the bounded summary that goes into run.json, and the full type census the

@@ -1,5 +1,11 @@
 import HarnessModel
 
+/// A heap capture: the named graph, or why there is none (a finding of the case, not an error).
+public enum HeapCaptureResult: Sendable {
+    case snapshot(HeapSnapshot)
+    case failure(HeapCaptureFailure)
+}
+
 /// A case's captures analysed one at a time, in order, into its `HeapGraphSummary`.
 ///
 /// Only one snapshot is held at a time (a million-block heap is tens of MiB): each is analysed as it comes,
@@ -33,6 +39,14 @@ public struct HeapGenerationTracker: Sendable {
     /// Records a capture that could not be taken or read.
     public mutating func recordFailure(_ failure: HeapCaptureFailure) {
         failures.append(failure)
+    }
+
+    /// Analyses the next capture when there is one (`add(_:isGeneration:)`), else records why not.
+    public mutating func add(_ result: HeapCaptureResult, isGeneration: Bool) {
+        switch result {
+        case .snapshot(let snapshot): add(snapshot, isGeneration: isGeneration)
+        case .failure(let failure): recordFailure(failure)
+        }
     }
 
     /// Everything so far: the captures, the growth between generations, the failures.

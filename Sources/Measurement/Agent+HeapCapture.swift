@@ -72,12 +72,6 @@ extension Agent {
     }
 }
 
-/// A heap capture of this process: the named graph, or why there is none (a finding of the case, not an error).
-public enum HeapCaptureResult: Sendable {
-    case snapshot(HeapSnapshot)
-    case failure(HeapCaptureFailure)
-}
-
 /// The agent's heap functions, looked up with `dlsym(RTLD_DEFAULT, ...)` (nil without the agent).
 private struct HeapFunctions: Sendable {
     let enabled: @convention(c) () -> Int32

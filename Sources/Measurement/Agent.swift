@@ -61,13 +61,6 @@ public enum Agent {
         functions?.restartPeakSnapshot(Int64(levelBytes))
     }
 
-    /// A footprint reading: the level of marks taken while the agent does not count. It drives no snapshot (stacks
-    /// imply counting, and the `peak` snapshot follows the exact count). Allocates nothing once the agent's
-    /// functions were looked up (`isLoaded` does that; call it before measuring).
-    public static func observe(footprintBytes: Int, timeNanoseconds: Int64) {
-        functions?.observe(Int64(footprintBytes), timeNanoseconds)
-    }
-
     /// The calling thread's stack, innermost return address first; empty without the agent.
     public static func captureStack(limit: Int = 64) -> [UInt] {
         guard let functions else { return [] }
@@ -176,7 +169,6 @@ private struct AgentFunctions: Sendable {
     let stacksEnabled: @convention(c) () -> Int32
     let mark: @convention(c) (UnsafePointer<CChar>?, Int64) -> Void
     let restartPeakSnapshot: @convention(c) (Int64) -> Void
-    let observe: @convention(c) (Int64, Int64) -> Void
     let captureStack: @convention(c) (UnsafeMutablePointer<UInt>?, Int32) -> Int32
     let writeRecord: @convention(c) (UnsafePointer<CChar>?) -> Int32
 
@@ -200,7 +192,6 @@ private struct AgentFunctions: Sendable {
                 "memharness_agent_mark", as: (@convention(c) (UnsafePointer<CChar>?, Int64) -> Void).self),
             let restart = agentFunction(
                 "memharness_agent_restart_peak_snapshot", as: (@convention(c) (Int64) -> Void).self),
-            let observe = agentFunction("memharness_agent_observe", as: (@convention(c) (Int64, Int64) -> Void).self),
             let captureStack = agentFunction(
                 "memharness_agent_capture_stack",
                 as: (@convention(c) (UnsafeMutablePointer<UInt>?, Int32) -> Int32).self),
@@ -217,7 +208,6 @@ private struct AgentFunctions: Sendable {
         self.stacksEnabled = stacksEnabled
         self.mark = mark
         self.restartPeakSnapshot = restart
-        self.observe = observe
         self.captureStack = captureStack
         self.writeRecord = writeRecord
     }

@@ -43,18 +43,15 @@ final class CaseHeapGraph: @unchecked Sendable {
         capture((nil, 0, nil, nil))
         lock.lock()
         defer { lock.unlock() }
-        var targets: [HeapPathTarget] = request.retainedBy.map { .type(named: $0, reason: .requestedType) }
-        targets += survivors.filter { $0.count > 0 }.map { .type(named: $0.typeName, reason: .trackedSurvivor) }
-        var tracker = HeapGenerationTracker(options: HeapAnalysisOptions(targets: targets))
+        var tracker = HeapGenerationTracker(
+            options: HeapAnalysisOptions(retainedBy: request.retainedBy, survivors: survivors))
         for (index, entry) in entries.enumerated() {
             if let failure = entry.failure {
                 tracker.recordFailure(failure)
                 continue
             }
-            switch Agent.readHeapCapture(at: path(index), label: Self.label(entry)) {
-            case .snapshot(let snapshot): tracker.add(snapshot, isGeneration: entry.phase != nil)
-            case .failure(let failure): tracker.recordFailure(failure)
-            }
+            tracker.add(
+                Agent.readHeapCapture(at: path(index), label: Self.label(entry)), isGeneration: entry.phase != nil)
             try? FileManager.default.removeItem(atPath: path(index))
         }
         return tracker.summary

@@ -211,7 +211,6 @@ MH_HIDDEN void mh_peak_candidate(int64_t level);
 MH_HIDDEN void mh_marks_fork_prepare(void);
 MH_HIDDEN void mh_marks_fork_parent(void);
 MH_HIDDEN void mh_marks_fork_child(void);
-extern _Atomic int64_t mh_last_observed MH_HIDDEN;
 
 // ---- Sampler thread and exit (sampler.c) --------------------------------------------------------
 MH_HIDDEN void mh_sampler_start(void);

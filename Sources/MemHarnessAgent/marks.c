@@ -2,8 +2,8 @@
 //
 // The `peak` snapshot follows the exact live bytes: stacks imply EXACT, and the interposer calls
 // mh_peak_candidate on each new high past the threshold, so the snapshot holds a spike of microseconds that no
-// sampler would see. (It once followed the footprint a sampler handed to memharness_agent_observe when EXACT
-// was off: a 32 MiB spike at the true peak was missing from the snapshot, a 16 MiB block freed before it kept.)
+// sampler would see. (It once followed the footprint a sampler read when EXACT was off: a 32 MiB spike at the
+// true peak was missing from the snapshot, a 16 MiB block freed before it kept.)
 // It is retaken when the live bytes exceed the last snapshot's level by the step
 // (MEMHARNESS_AGENT_SNAPSHOT_STEP, default 0.5%) and at least 64 KiB, so it is never more than one step
 // below the true peak, and the number of snapshots grows with the logarithm of the peak, not with time.
@@ -41,8 +41,6 @@ struct mh_mark {
     bool live;  // false once a mark of the same label replaced it
 };
 
-_Atomic int64_t mh_last_observed;
-
 static mh_lock marks_lock;
 static bool marks_ready;
 static struct mh_row *peak_rows;   // MH_MAX_STACKS rows: a snapshot always fits
@@ -68,9 +66,10 @@ bool mh_marks_init(void) {
 
 static bool exact_mode(void) { return (atomic_load_explicit(&mh_state, memory_order_relaxed) & MH_EXACT) != 0; }
 
+// A mark's level: the exact live bytes; 0 when the agent does not count (the harness asks for a record and
+// marks only with exact counts, which stacks imply).
 static int64_t signal_now(void) {
-    return exact_mode() ? atomic_load_explicit(&mh_counts.live_bytes, memory_order_relaxed)
-                        : atomic_load_explicit(&mh_last_observed, memory_order_relaxed);
+    return exact_mode() ? atomic_load_explicit(&mh_counts.live_bytes, memory_order_relaxed) : 0;
 }
 
 // Rows for every stack with sampled blocks alive now; -1 when they do not fit in `capacity`.
@@ -115,12 +114,6 @@ void mh_peak_candidate(int64_t level) {
         level = atomic_load_explicit(&mh_counts.live_bytes, memory_order_relaxed);
     }
     mh_release_lock(&marks_lock);
-}
-
-// The footprint is kept as the level of marks taken without EXACT; the snapshot follows the exact count.
-void memharness_agent_observe(int64_t footprint_bytes, int64_t time_ns) {
-    (void)time_ns;
-    atomic_store_explicit(&mh_last_observed, footprint_bytes, memory_order_relaxed);
 }
 
 void memharness_agent_restart_peak_snapshot(int64_t level_bytes) {

@@ -88,11 +88,11 @@ static int64_t resident_bytes(void) {
     return pages * page_size;
 }
 
-// One `s` line; the caller holds write_lock. Returns stats.allocated for memharness_agent_observe.
-static int64_t sample_locked(int64_t *time_ns) {
+// One `s` line; the caller holds write_lock.
+static void sample_locked(void) {
     uint64_t epoch = 1;
     if (epoch_mib.valid) mallctlbymib(epoch_mib.path, epoch_mib.length, NULL, NULL, &epoch, sizeof(epoch));
-    *time_ns = mh_relative_ns();
+    int64_t time_ns = mh_relative_ns();
     int64_t stats[STAT_COUNT];
     for (int i = 0; i < STAT_COUNT; i++) stats[i] = read_size(&stat_mibs[i]);
     int64_t small = read_u64(&nmalloc_mibs[0]), large = read_u64(&nmalloc_mibs[1]);
@@ -103,7 +103,7 @@ static int64_t sample_locked(int64_t *time_ns) {
     char *p = line;
     *p++ = 's';
     *p++ = ' ';
-    p = mh_put_i64(p, *time_ns);
+    p = mh_put_i64(p, time_ns);
     for (int i = 0; i < STAT_COUNT; i++) {
         *p++ = ' ';
         p = mh_put_i64(p, stats[i]);
@@ -114,7 +114,6 @@ static int64_t sample_locked(int64_t *time_ns) {
     p = mh_put_i64(p, nmalloc);
     *p++ = '\n';
     (void)mh_write_all(samples_fd, line, (size_t)(p - line));
-    return stats[STAT_ALLOCATED];
 }
 
 static int64_t first_sample_at;  // CLOCK_MONOTONIC of the sample taken at start, the schedule's origin
@@ -142,10 +141,8 @@ static void *sampler_main(void *argument) {
             mh_release_lock(&write_lock);
             break;
         }
-        int64_t time_ns;
-        int64_t allocated = sample_locked(&time_ns);
+        sample_locked();
         mh_release_lock(&write_lock);
-        if (allocated >= 0) memharness_agent_observe(allocated, time_ns);
     }
     return NULL;
 }
@@ -169,9 +166,7 @@ void mh_sampler_start(void) {
     // The first sample now, before the program's main (or, in a forked child, before fork returns): the
     // stream starts from the state at load, however late the thread gets its first turn.
     first_sample_at = mh_now_ns();
-    int64_t time_ns;
-    int64_t allocated = sample_locked(&time_ns);
-    if (allocated >= 0) memharness_agent_observe(allocated, time_ns);
+    sample_locked();
 
     pthread_attr_t attributes;
     pthread_attr_init(&attributes);
@@ -210,8 +205,7 @@ static void finish(int status) {
     if (sampler_running && samples_fd >= 0) {
         atomic_store_explicit(&stopping, true, memory_order_release);
         mh_acquire(&write_lock);  // kept: the sampler thread stops at its next turn, without writing
-        int64_t time_ns;
-        (void)sample_locked(&time_ns);  // the state at exit, as the last `s` line
+        sample_locked();  // the state at exit, as the last `s` line
         char line[64];
         char *p = mh_put_str(line, "x ");
         p = mh_put_i64(p, mh_relative_ns());

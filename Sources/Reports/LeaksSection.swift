@@ -19,7 +19,7 @@ public enum LeaksSection {
         var out: [String] = []
         out.append(String(repeating: "#", count: level) + " Leaks")
         out.append("")
-        let heapHeader = anyHeapGraph ? " No root reaches |" : ""
+        let heapHeader = anyHeapGraph ? " Unreachable |" : ""
         out.append(
             "| Strategy | Expected | Surviving objects | Residue | Growth per iteration |\(heapHeader) Verdict |")
         out.append("|---|---|---|---:|---:|" + (anyHeapGraph ? "---:|" : "") + "---|")
@@ -72,7 +72,7 @@ public enum LeaksSection {
             + "\(Units.formatBytes(criteria.minimumSlopeBytesPerIteration)) per iteration is a leak even when "
             + "no tracked object survives."
             + (anyHeapGraph
-                ? " No root reaches: the blocks of the heap graph's last capture (after teardown, a program's at "
+                ? " Unreachable: the blocks of the heap graph's last capture (after teardown, a program's at "
                     + "exit) that no global, stack, register or thread-local word reaches, and the cycles among "
                     + "them; any such block is a leak, tracked or not (see Why memory is kept)." : "")
     }
@@ -113,12 +113,9 @@ public enum LeaksSection {
         }.joined(separator: ", ")
     }
 
-    /// `20 blocks, 1.27 MiB, 20 cycles` from the heap graph; `–` without one.
+    /// `20 blocks (1.27 MiB) no root reaches, in 20 cycles` from the heap graph; `–` without one.
     static func unreachable(_ summary: StrategyLeakSummary) -> String {
-        guard let capture = summary.heapGraph else { return "–" }
-        let cycles = capture.cycleCount == 0 ? "" : ", \(capture.cycleCount) cycle\(capture.cycleCount == 1 ? "" : "s")"
-        return "\(capture.leakedBlocks) block\(capture.leakedBlocks == 1 ? "" : "s"), "
-            + "\(Units.formatBytes(capture.leakedBytes))\(cycles)"
+        summary.heapGraph.map(LeakAnalysis.unreachable) ?? "–"
     }
 
     static func verdict(_ summary: StrategyLeakSummary) -> String {

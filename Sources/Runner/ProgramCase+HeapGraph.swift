@@ -28,12 +28,8 @@ extension ProgramCase {
                 ])
         }
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let targets = (spec.heapGraph?.retainedBy ?? []).map { HeapPathTarget.type(named: $0, reason: .requestedType) }
-        var tracker = HeapGenerationTracker(options: HeapAnalysisOptions(targets: targets))
-        switch Agent.readHeapCapture(at: path, label: label, ofThisProcess: false) {
-        case .snapshot(let snapshot): tracker.add(snapshot, isGeneration: false)
-        case .failure(let failure): tracker.recordFailure(failure)
-        }
+        var tracker = HeapGenerationTracker(options: HeapAnalysisOptions(retainedBy: spec.heapGraph?.retainedBy ?? []))
+        tracker.add(Agent.readHeapCapture(at: path, label: label, ofThisProcess: false), isGeneration: false)
         return tracker.summary
     }
 }

@@ -56,6 +56,15 @@ import Testing
             ])
         let check = try #require(LeakChecks.checks(run).first)
         #expect(!check.passed && check.message.contains("no root reaches"))
+        #expect(check.actual == "leaks (3 blocks (3.00 KiB) no root reaches, in 1 cycle)")
+    }
+
+    @Test func theUnreachableFigureHasOneWording() throws {
+        let one = try #require(Self.graph(leaked: 1).last)
+        #expect(LeakAnalysis.unreachable(one) == "1 block (1.00 KiB) no root reaches")
+        let many = try #require(Self.graph(leaked: 40, cycles: 2).last)
+        #expect(LeakAnalysis.unreachable(many) == "40 blocks (40.00 KiB) no root reaches, in 2 cycles")
+        #expect(LeakAnalysis.reason(many).hasPrefix("after teardown, " + LeakAnalysis.unreachable(many) + "; "))
     }
 
     @Test func aCleanGraphIsLeakFreeAndADeclaredLeakThatDoesNotShowIsSaid() throws {

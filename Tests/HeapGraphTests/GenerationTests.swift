@@ -66,4 +66,25 @@ import Testing
         #expect(summary.leakedBlocks == 0 && summary.cycleCount == 0 && summary.last?.label == "iteration 0")
         #expect(HeapGraphSummary(captures: []).leakedBytes == nil)
     }
+
+    @Test func aCaptureResultIsAnalysedOrRecordedAsAFailure() throws {
+        var tracker = HeapGenerationTracker()
+        tracker.add(.snapshot(try Self.iteration(1)), isGeneration: true)
+        tracker.add(
+            .failure(HeapCaptureFailure(label: "after teardown", reason: .unreadable, detail: "truncated")),
+            isGeneration: false)
+        let summary = tracker.summary
+        #expect(summary.captures.map(\.label) == ["iteration 1"] && summary.generationLabels == ["iteration 1"])
+        #expect(summary.failures.map(\.label) == ["after teardown"])
+    }
+
+    @Test func aCaseAsksForTheRequestedTypesThenItsSurvivors() {
+        let options = HeapAnalysisOptions(
+            retainedBy: ["Cache"],
+            survivors: [TypeCount(typeName: "Screen", count: 2), TypeCount(typeName: "Gone", count: 0)])
+        #expect(
+            options.targets == [
+                .type(named: "Cache", reason: .requestedType), .type(named: "Screen", reason: .trackedSurvivor),
+            ])
+    }
 }

@@ -33,7 +33,9 @@ struct ProgramHeapGraphTests {
         #expect(heap["leak_verdict"] == "leaks")
         #expect(capture.groups.map(\.kind).sorted { $0.rawValue < $1.rawValue } == [.rootCycle, .rootLeak])
         let report = try String(contentsOfFile: "\(trial.out)/report.md", encoding: .utf8)
-        #expect(report.contains("| 3 blocks, 5.00 KiB, 1 cycle | **unexpected leak** (by the heap graph) |"))
+        #expect(
+            report.contains(
+                "| 3 blocks (5.00 KiB) no root reaches, in 1 cycle | **unexpected leak** (by the heap graph) |"))
         #expect(report.contains("at exit, 3 blocks (5.00 KiB) no root reaches, in 1 cycle"))
         // A report folder with its heap/ captures is the harness's own: a second run replaces it.
         #expect(FileManager.default.fileExists(atPath: "\(trial.out)/heap"))

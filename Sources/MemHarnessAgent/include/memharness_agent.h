@@ -63,17 +63,13 @@ int memharness_agent_self_check(memharness_agent_check_row *rows, int capacity);
 /// 1 when allocation stacks are sampled (MEMHARNESS_AGENT_STACK_SAMPLE_BYTES > 0).
 int memharness_agent_stacks_enabled(void);
 /// Stores a labelled copy of the live set per stack (label: up to 63 bytes, spaces become '_'), with the
-/// peak signal now (exact live bytes in EXACT mode, else the last observed footprint) and `time_ns` as given.
+/// exact live bytes now as its level (0 unless EXACT, which stacks imply) and `time_ns` as given.
 /// A label stored before is replaced. Storage is bounded (4,096 marks, 1 Mi rows in all): a mark that does not
 /// fit is not stored, and the record counts it (`droppedMarks`).
 void memharness_agent_mark(const char *label, int64_t time_ns);
-/// At a case's baseline: forgets the peak snapshot; the next one is taken when the peak signal exceeds
+/// At a case's baseline: forgets the peak snapshot; the next one is taken when the exact live bytes exceed
 /// `level_bytes`. In EXACT mode also restarts the record's baseline and peak at the live bytes now.
 void memharness_agent_restart_peak_snapshot(int64_t level_bytes);
-/// The sampler's reading of the footprint (`stats.allocated`), bytes, at `time_ns`: the level of marks taken
-/// without EXACT. It drives no snapshot: with stacks on the agent counts every allocation, and the `peak`
-/// snapshot follows the exact live bytes.
-void memharness_agent_observe(int64_t footprint_bytes, int64_t time_ns);
 /// Writes the caller's stack into `frames`: return addresses, innermost first (the first is where the
 /// caller resumes after this call), at most `capacity` (clamped to 0...256); returns the count written.
 /// A frame-pointer walk: it stops where the chain of frame pointers breaks.
