@@ -344,9 +344,17 @@ struct AttributionEndToEndTests {
         }
         let payload = try #require(growing.first, "no site grows")
         #expect(payload.site.function.hasPrefix("ProfileScreen.init("), "\(growing.map(\.site.function))")
+        // Byte sampling (one sample per 8 KiB on average) misses a 64 KiB payload with probability e^-8 (3.4e-4)
+        // and counts each payload it samples as its block over that chance: most iterations add one payload's
+        // weight (the median increment), and one missed payload, seen once in a loaded CI run, moves the slope
+        // of the 10 measured iterations by at most 15.2% (12.5 / 82.5).
+        let series = payload.liveBytesAfterIteration
+        let increments = zip(series.dropFirst(), series).map { Double($0 - $1) }
+        let median = try #require(Statistics.median(increments))
+        #expect(near(Int(median), payloadBytes, within: 0.01), "\(median) bytes in the median iteration: \(series)")
         #expect(
-            near(Int(payload.fit.slopeBytesPerIteration), payloadBytes, within: 0.10),
-            "\(payload.fit.slopeBytesPerIteration) bytes per iteration")
+            near(Int(payload.fit.slopeBytesPerIteration), payloadBytes, within: 0.16),
+            "\(payload.fit.slopeBytesPerIteration) bytes per iteration: \(series)")
         #expect(payload.phase == "screens")
 
         let report = try String(contentsOfFile: "\(folder)/report.md", encoding: .utf8)
