@@ -9,7 +9,8 @@ the share of the sampled bytes whose stacks hold a matching function, computed h
 diff switched to another strategy, the live set moved to another moment, a cycle drawn. Then the page of two runs
 (`compare --against DIR --html FILE`: the attributed run against the sample) switches its diff between the runs, and
 a timeline of 12,000 samples per line is drawn with a bounded number of points per line (one column per pixel),
-whatever the number of samples. Screenshots go to --screenshots (a temporary folder by default).
+whatever the number of samples. Screenshots go to --screenshots; without it they are taken into the test's
+temporary folder, which is removed when the test passes (and kept for a look when it fails).
 
 Every wait is for a condition, with a bound. Everything started here (chromedriver, Chromium and its helpers)
 is stopped at the end however the test ends: the driver is asked to quit, then chromedriver's process group is
@@ -521,10 +522,11 @@ def main():
     parser.add_argument("--sample", required=True, help="a report folder whose run.json is re-rendered")
     parser.add_argument("--attributed", help="a report folder with stacks and heap graphs to re-render instead of "
                         "running subscriptions --quick --attribute --heap-graph")
-    parser.add_argument("--screenshots", help="where screenshots go (default: a temporary folder)")
+    parser.add_argument("--screenshots", help="where screenshots are kept (default: none kept when the test passes)")
     arguments = parser.parse_args()
     workspace = tempfile.mkdtemp(prefix="memharness-browser-")
-    if not arguments.screenshots:
+    keep_screenshots = bool(arguments.screenshots)
+    if not keep_screenshots:
         arguments.screenshots = os.path.join(workspace, "screenshots")
     os.makedirs(arguments.screenshots, exist_ok=True)
     browser = None
@@ -546,16 +548,13 @@ def main():
             except Failure as failure:
                 print(f"FAILED: {failure}", file=sys.stderr)
                 status = 1
-        print(f"screenshots: {arguments.screenshots}")
         for profile in ["chromium-profile", "chromium-profile-dark"]:
             shutil.rmtree(os.path.join(workspace, profile), ignore_errors=True)
         if status == 0:
-            for entry in os.listdir(workspace):
-                if os.path.join(workspace, entry) != arguments.screenshots:
-                    path = os.path.join(workspace, entry)
-                    shutil.rmtree(path, ignore_errors=True) if os.path.isdir(path) else os.remove(path)
-            if not os.listdir(workspace):
-                os.rmdir(workspace)
+            # Passed: nothing of the test stays behind but the screenshots asked for with --screenshots.
+            shutil.rmtree(workspace, ignore_errors=True)
+            if keep_screenshots:
+                print(f"screenshots: {arguments.screenshots}")
         else:
             print(f"kept for a look: {workspace}", file=sys.stderr)
     return status
