@@ -289,6 +289,10 @@ static void guard(int input, char *const *arguments, const char *lock_path, pid_
     signal(SIGHUP, SIG_IGN);
     signal(SIGTERM, SIG_IGN);
     setsid();
+    // A guard stopped with its run (SIGSTOP or SIGTSTP to every process of the tree) would stay stopped once the
+    // run is killed: nothing continues a process of a session of its own. The parent's death continues it, so it
+    // reads the end of the pipe and cleans up; a SIGCONT while it runs changes nothing.
+    prctl(PR_SET_PDEATHSIG, SIGCONT);
     pid_t groups[MEMHARNESS_CHILD_SLOTS] = {0};
     if (follow_run(input, groups, MEMHARNESS_CHILD_SLOTS)) _exit(0);  // the process ended cleanly and said so
     // The process died with cases running: their programs die with it (PDEATHSIG), but not what those started.

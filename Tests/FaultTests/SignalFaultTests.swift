@@ -68,6 +68,31 @@ struct SignalFaultTests {
         #expect(results.problems == [])
     }
 
+    /// The whole tree stopped (SIGSTOP to every process of the run: the harness, its cleanup guard, the case) and the
+    /// harness then killed: the guard, in a session of its own, is continued by its parent's death and cleans up, and
+    /// the stopped case dies with its parent. Nothing stays behind stopped.
+    @Test func aStoppedRunKilledLeavesNoStoppedGuard() throws {
+        let results = try runTrials("SIGSTOP the tree, then kill -9") { index in
+            let trial = try Trial()
+            if index % 2 == 0 { try trial.placePrevious() }
+            let scenario = try trial.scenario(Moment.duringCase.scenario)
+            let run = try trial.start(["run", scenario, "--out", trial.out] + Moment.duringCase.arguments)
+            let stopAll = {
+                for process in ProcessTable.processes(marked: trial.marker) { kill(process.pid, SIGSTOP) }
+                run.send(SIGKILL)
+            }
+            guard try Striker(trial: trial, run: run).strike(at: .duringCase, signal: SIGKILL, stopAll) != nil
+            else { throw MissedMoment() }
+            let ending = try run.finish(within: 10, "SIGSTOP then kill -9")
+            return trial.judge(
+                run, ending: ending, elapsed: nil,
+                Expectation(
+                    endings: [.signaled(SIGKILL)], withinSeconds: nil,
+                    folder: trial.previous == nil ? [.absent] : [.previous], grace: 3))
+        }
+        #expect(results.problems == [])
+    }
+
     /// A run started with SIGINT, SIGTERM and SIGHUP blocked (a parent that spawned it from a thread blocking
     /// them: a mask is inherited through exec) still stops on each of them.
     @Test(arguments: [(SIGINT, "SIGINT"), (SIGTERM, "SIGTERM"), (SIGHUP, "SIGHUP")])
