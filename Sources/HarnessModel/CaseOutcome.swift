@@ -171,8 +171,8 @@ public struct ProgramReport: Sendable, Hashable, Codable {
     /// With `--peak exact` over several processes, each process's exact figures, the started one first; nil
     /// otherwise. A process that left no count makes the tree's exact peak missing, and says so.
     public var processPeaks: [ProcessExactPeak]?
-    /// Set when the program's resident set far exceeded what the allocator handed out: memory it holds outside
-    /// malloc (a runtime's own heap such as a JVM's or Node's, mmap), which the allocated figures do not show.
+    /// Set when the program's anonymous resident set far exceeded the allocator's resident bytes: memory it holds
+    /// outside malloc (a runtime's own heap such as a JVM's or Node's, mmap), which the allocated figures do not show.
     public var residentBeyondAllocator: ResidentBeyondAllocator?
 
     public init(
@@ -239,15 +239,21 @@ public struct ProcessExactPeak: Sendable, Hashable, Codable {
     }
 }
 
-/// A program whose resident set far exceeded what its allocator handed out (see `ProgramReport`).
+/// A program whose anonymous resident set far exceeded the allocator's resident bytes (see `ProgramReport`).
 public struct ResidentBeyondAllocator: Sendable, Hashable, Codable {
-    /// The program's resident-set peak, bytes.
-    public var peakRSSBytes: Int
+    /// The program's anonymous resident peak (RSS less file-backed and shared pages, the kernel's RssAnon), bytes;
+    /// nil in records that compared the whole resident set.
+    public var peakAnonymousBytes: Int?
+    /// The allocator's resident peak (`stats.resident`, every process of the tree), bytes; nil in older records.
+    public var peakAllocatorResidentBytes: Int?
+    /// The program's whole resident-set peak, bytes: what older records compared (mapped code included).
+    public var peakRSSBytes: Int?
     /// The allocator's peak (`stats.allocated`, absolute, every process of the tree), bytes.
     public var peakAllocatedBytes: Int
 
-    public init(peakRSSBytes: Int, peakAllocatedBytes: Int) {
-        self.peakRSSBytes = peakRSSBytes
+    public init(peakAnonymousBytes: Int, peakAllocatorResidentBytes: Int, peakAllocatedBytes: Int) {
+        self.peakAnonymousBytes = peakAnonymousBytes
+        self.peakAllocatorResidentBytes = peakAllocatorResidentBytes
         self.peakAllocatedBytes = peakAllocatedBytes
     }
 }

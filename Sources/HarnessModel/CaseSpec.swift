@@ -81,11 +81,27 @@ public struct ProgramInvocation: Sendable, Hashable, Codable {
     public var arguments: [String]
     /// Where it runs; nil: the runner's working directory.
     public var workingDirectory: String?
+    /// True when its first measured run writes to the runner's own standard output and error as it runs (as
+    /// `profile` does); false: every run's output is kept in its case's folder (a scenario's command cases).
+    public var passesOutputThrough: Bool
 
-    public init(executable: String, arguments: [String] = [], workingDirectory: String? = nil) {
+    public init(
+        executable: String, arguments: [String] = [], workingDirectory: String? = nil, passesOutputThrough: Bool = false
+    ) {
         self.executable = executable
         self.arguments = arguments
         self.workingDirectory = workingDirectory
+        self.passesOutputThrough = passesOutputThrough
+    }
+
+    private enum CodingKeys: String, CodingKey { case executable, arguments, workingDirectory, passesOutputThrough }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        executable = try container.decode(String.self, forKey: .executable)
+        arguments = try container.decode([String].self, forKey: .arguments)
+        workingDirectory = try container.decodeIfPresent(String.self, forKey: .workingDirectory)
+        passesOutputThrough = try container.decodeIfPresent(Bool.self, forKey: .passesOutputThrough) ?? false
     }
 
     /// The command line as a person would type it (arguments with spaces quoted).

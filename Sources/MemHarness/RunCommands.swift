@@ -165,8 +165,10 @@ struct ProfileCommand: ParsableCommand {
             The program runs with the memharness agent and jemalloc preloaded: the agent's sampler records \
             jemalloc's figures inside it, --peak exact counts every allocation, --attribute records where the \
             memory is, --heap-graph captures its heap at exit and finds what no root reaches there (its leaks). \
-            Its exit status and the tail of its stderr are in its row. A statically linked program (or one with \
-            an allocator of its own, such as Go's) cannot be seen and is refused.
+            Its standard output and error pass through as it runs (those of the first run; later runs' and the \
+            instrumented runs' stay in their case folders); memharness's own lines go to stderr. Its exit status and \
+            the tail of its stderr are in its row. A statically linked program (or one with an allocator of its \
+            own, such as Go's) cannot be seen and is refused.
             """
     )
 
@@ -215,14 +217,17 @@ struct ProfileCommand: ParsableCommand {
 
     func run() throws {
         let executable = try Terminal.orFail { () throws(ProgramProblem) in try ProgramCheck.resolve(words[0]) }
-        let invocation = ProgramInvocation(executable: executable, arguments: Array(words.dropFirst()))
+        // The program's output is its own: it passes through as the program runs, and memharness's lines go to stderr.
+        let invocation = ProgramInvocation(
+            executable: executable, arguments: Array(words.dropFirst()), passesOutputThrough: true)
         var options = RunOptions(
             interval: measuring.interval.duration, peakMode: measuring.peak, attribution: measuring.attribution)
         options.heapGraph = measuring.heapGraphRequest
         let request = RunRequest.profiling(
             invocation, name: name, repetitions: repetitions, timeout: timeout.duration, options: options)
-        let outcome = try Publishing.run(request, output: RunOutput(directory: out), display: display)
-        Terminal.result(Publication.profileSummary(outcome.record.report, folder: out))
+        let outcome = try Publishing.run(
+            request, output: RunOutput(directory: out), display: display, progressInPlace: false)
+        Terminal.note(Publication.profileSummary(outcome.record.report, folder: out))
         try Publishing.finish(outcome, folder: out, showTime: false)
     }
 }

@@ -110,8 +110,11 @@ enum Publishing {
     /// Runs `request` to its report and publishes it (`RunPublication`) while its folder is held, an error
     /// shown and ending the command; progress on stderr: the running case redrawn in place on an interactive
     /// terminal, a line per finished case there (or anywhere, with `--verbose`).
-    static func run(_ request: RunRequest, output: RunOutput, display: DisplayOptions) throws -> RunOutcome {
-        let interactive = !display.quiet && Terminal.stderrIsInteractive
+    /// `progressInPlace` false: no line redrawn in place (a program's own output passes through on the terminal).
+    static func run(
+        _ request: RunRequest, output: RunOutput, display: DisplayOptions, progressInPlace: Bool = true
+    ) throws -> RunOutcome {
+        let interactive = !display.quiet && Terminal.stderrIsInteractive && progressInPlace
         let folder = RunFolder(output.directory)
         defer { folder.release() }
         let report = try Terminal.orFail { () throws(RunSessionError) in

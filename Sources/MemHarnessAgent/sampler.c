@@ -72,20 +72,25 @@ static int64_t read_u64(const struct mib *mib) {
     return (int64_t)value;
 }
 
-static int64_t resident_bytes(void) {
-    if (statm_fd < 0) return -1;
+// The resident set and its anonymous part (resident minus the file-backed and shared-memory pages, which
+// statm counts as "shared": the kernel's RssAnon), bytes; -1 each when statm cannot be read.
+static void resident_bytes(int64_t *resident, int64_t *anonymous) {
+    *resident = *anonymous = -1;
+    if (statm_fd < 0) return;
     char text[128];
     ssize_t length = pread(statm_fd, text, sizeof(text) - 1, 0);
-    if (length <= 0) return -1;
+    if (length <= 0) return;
     text[length] = 0;
-    // statm: size resident shared text lib data dt, in pages; the second field is the resident set.
+    // statm: size resident shared text lib data dt, in pages.
+    int64_t fields[3] = {0, 0, 0};
     const char *p = text;
-    while (*p && *p != ' ') p++;
-    if (*p != ' ') return -1;
-    p++;
-    int64_t pages = 0;
-    for (; *p >= '0' && *p <= '9'; p++) pages = pages * 10 + (*p - '0');
-    return pages * page_size;
+    for (int field = 0; field < 3; field++) {
+        if (*p < '0' || *p > '9') return;
+        for (; *p >= '0' && *p <= '9'; p++) fields[field] = fields[field] * 10 + (*p - '0');
+        if (*p == ' ') p++;
+    }
+    *resident = fields[1] * page_size;
+    *anonymous = (fields[1] - fields[2]) * page_size;
 }
 
 // One `s` line; the caller holds write_lock.
@@ -97,9 +102,10 @@ static void sample_locked(void) {
     for (int i = 0; i < STAT_COUNT; i++) stats[i] = read_size(&stat_mibs[i]);
     int64_t small = read_u64(&nmalloc_mibs[0]), large = read_u64(&nmalloc_mibs[1]);
     int64_t nmalloc = small < 0 || large < 0 ? -1 : small + large;
-    int64_t rss = resident_bytes();
+    int64_t rss, anonymous;
+    resident_bytes(&rss, &anonymous);
 
-    char line[256];  // 's' and 9 fields of at most 21 characters each
+    char line[256];  // 's' and 10 fields of at most 21 characters each
     char *p = line;
     *p++ = 's';
     *p++ = ' ';
@@ -112,6 +118,8 @@ static void sample_locked(void) {
     p = mh_put_i64(p, rss);
     *p++ = ' ';
     p = mh_put_i64(p, nmalloc);
+    *p++ = ' ';
+    p = mh_put_i64(p, anonymous);
     *p++ = '\n';
     (void)mh_write_all(samples_fd, line, (size_t)(p - line));
 }

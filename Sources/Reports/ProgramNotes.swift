@@ -18,11 +18,19 @@ public enum ProgramNotes {
 
     /// The warning that the allocator's figures leave most of the resident memory out.
     static func residentWarning(_ excess: ResidentBeyondAllocator) -> String {
-        let ratio = Double(excess.peakRSSBytes) / Double(max(excess.peakAllocatedBytes, 1))
-        return "warning: peak RSS \(Units.formatBytes(excess.peakRSSBytes)) is \(Units.fixed(ratio, decimals: 1))x "
-            + "the allocator's peak of \(Units.formatBytes(excess.peakAllocatedBytes)): the program holds memory "
-            + "outside malloc (a runtime's own heap such as a JVM's or Node's, or mmap), which the allocated "
-            + "figures do not show; measure that heap with the runtime's own tools"
+        let outside =
+            "the program holds memory outside malloc (a runtime's own heap such as a JVM's or Node's, or mmap), which "
+            + "the allocated figures do not show; measure that heap with the runtime's own tools"
+        guard let anonymous = excess.peakAnonymousBytes, let resident = excess.peakAllocatorResidentBytes else {
+            let rss = excess.peakRSSBytes ?? 0
+            let ratio = Double(rss) / Double(max(excess.peakAllocatedBytes, 1))
+            return "warning: peak RSS \(Units.formatBytes(rss)) is \(Units.fixed(ratio, decimals: 1))x the allocator's "
+                + "peak of \(Units.formatBytes(excess.peakAllocatedBytes)): " + outside
+        }
+        let ratio = Double(anonymous) / Double(max(resident, 1))
+        return "warning: the anonymous resident set peaked at \(Units.formatBytes(anonymous)), "
+            + "\(Units.fixed(ratio, decimals: 1))x the \(Units.formatBytes(resident)) the allocator kept resident "
+            + "(mapped code and files not counted): " + outside
     }
 
     /// How many processes a note names; the others are summed up in one clause.

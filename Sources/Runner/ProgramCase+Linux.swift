@@ -2,6 +2,7 @@ import AllocatorProbe
 import ChildProcesses
 import Foundation
 import HarnessModel
+import Synchronization
 import WorkloadKit
 
 #if os(Linux)
@@ -23,23 +24,13 @@ struct ProgramCase {
 
     func run() -> CaseOutcome {
         guard let program = spec.program else { return .notMeasured(reason: "the case names no program") }
-        let stdout = open(work.stdout, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        let stderr = open(work.stderr, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        defer {
-            if stdout >= 0 { close(stdout) }
-            if stderr >= 0 { close(stderr) }
-        }
         // The child is forked from this process: until it execs, its resident set is this process's, and
         // the kernel's high-water mark (`ru_maxrss`) keeps that. Read now, it tells the program's own peak from ours.
         let harnessRSSBytes = (try? KernelMemory.status().rssBytes) ?? 0
         let child: ChildProcess
         let waited: BoundedWait
         do {
-            child = try ChildProcess.spawn(
-                path: program.executable, arguments: program.arguments, environment: agentEnvironment(),
-                stdout: stdout >= 0 ? stdout : nil, stderr: stderr >= 0 ? stderr : nil,
-                workingDirectory: program.workingDirectory)
-            waited = try child.wait(upTo: spec.timeoutNanoseconds)
+            (child, waited) = try runToEnd(program)
         } catch {
             return .notMeasured(reason: error.description)
         }
@@ -99,6 +90,34 @@ struct ProgramCase {
         return variables
     }
 
+    /// Starts the program and waits for it (at most the case's timeout). Its output goes to the case's folder; the
+    /// first measured run of a program that passes its output through writes to this process's standard output as it
+    /// runs, and its standard error to both this process's and the folder's (whose last lines the report quotes).
+    func runToEnd(_ program: ProgramInvocation) throws(ChildProcessError) -> (ChildProcess, BoundedWait) {
+        let passThrough = program.passesOutputThrough && spec.repetition == 1 && spec.instrumentationLabel == nil
+        let stdout = passThrough ? -1 : open(work.stdout, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        let stderr = open(work.stderr, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        defer {
+            if stdout >= 0 { close(stdout) }
+            if stderr >= 0 { close(stderr) }
+        }
+        let tee = passThrough && stderr >= 0 ? try OutputTee(copyingTo: [STDERR_FILENO, stderr]) : nil
+        let child: ChildProcess
+        do {
+            child = try ChildProcess.spawn(
+                path: program.executable, arguments: program.arguments, environment: agentEnvironment(),
+                stdout: passThrough ? STDOUT_FILENO : (stdout >= 0 ? stdout : nil),
+                stderr: tee?.input ?? (stderr >= 0 ? stderr : nil), workingDirectory: program.workingDirectory)
+        } catch {
+            tee?.finish()
+            throw error
+        }
+        // The child holds its own copy of the pipe now; the copy stops at the end of what it (and its group) wrote.
+        tee?.closeInput()
+        defer { tee?.finish() }
+        return (child, try child.wait(upTo: spec.timeoutNanoseconds))
+    }
+
     /// The exact figures of the program (the sum over its processes for a tree, see `treeExact`) and, for a tree
     /// whose processes write records, each process's, the started one first.
     func exactCounts(
@@ -126,12 +145,16 @@ struct ProgramCase {
 
 /// The agent's sample stream of one process (`memharness-agent-samples 1`).
 struct ProgramSamples {
-    /// One `s` line: time (ns since the origin), the six jemalloc figures, RSS, nmalloc; -1 where unknown.
+    /// One `s` line: time (ns since the origin), the six jemalloc figures, RSS, nmalloc and the anonymous part of
+    /// the RSS; -1 where unknown.
     struct Row: Equatable {
         var time: Int64
         var stats: AllocatorStatsValues
         var rss: Int
         var mallocCount: Int
+        /// The anonymous resident set (RSS less file-backed and shared pages), bytes; nil in streams written
+        /// before the agent sampled it.
+        var anonymousRSS: Int? = nil
     }
     var rows: [Row] = []
     /// The status the program passed to `exit` (the `x` line); nil when it ended otherwise.
@@ -168,11 +191,79 @@ struct ProgramSamples {
                             allocatedBytes: max(values[1], 0), activeBytes: max(values[2], 0),
                             residentBytes: max(values[3], 0), mappedBytes: max(values[4], 0),
                             retainedBytes: max(values[5], 0), metadataBytes: max(values[6], 0)),
-                        rss: max(values[7], 0), mallocCount: values[8]))
+                        rss: max(values[7], 0), mallocCount: values[8],
+                        anonymousRSS: values.count > 9 && values[9] >= 0 ? values[9] : nil))
             } else if fields.first == "x", fields.count >= 3 {
                 samples.exitStatus = Int(fields[2])
             }
         }
         return samples
+    }
+}
+
+/// Copies what a child writes into a pipe to several descriptors as it comes (a `tee`), on a thread of its own.
+final class OutputTee: @unchecked Sendable {
+    // Safety: `input` is written in init and by `closeInput`, both on the thread that made the tee; the copying thread
+    // touches only `read`, `targets` and the atomic `stopping`.
+    private(set) var input: Int32
+    private let read: Int32
+    private let targets: [Int32]
+    private let done = DispatchSemaphore(value: 0)
+    private let stopping = Atomic<Bool>(false)
+
+    /// How long `finish` waits for the pipe's other writers (a process the program started in a session of its own)
+    /// once the program has ended: what they write after that is not copied.
+    static let drainNanoseconds: Int64 = 2_000_000_000
+
+    /// A pipe whose write end (`input`) is for the child; what comes out goes to every descriptor of `targets`.
+    init(copyingTo targets: [Int32]) throws(ChildProcessError) {
+        (read, input) = try ChildProcess.pipe()
+        self.targets = targets
+        Thread.detachNewThread { [self] in
+            copy()
+            done.signal()
+        }
+    }
+
+    /// Closes this process's copy of the write end (the child keeps its own).
+    func closeInput() {
+        if input >= 0 { close(input) }
+        input = -1
+    }
+
+    /// Waits until every writer has closed the pipe and everything was copied (at most `drainNanoseconds`), then
+    /// closes the read end.
+    func finish() {
+        closeInput()
+        if done.wait(timeout: .now() + .nanoseconds(Int(Self.drainNanoseconds))) == .timedOut {
+            stopping.store(true, ordering: .relaxed)
+            done.wait()  // the copy looks at `stopping` at least every 50 ms
+        }
+        close(read)
+    }
+
+    private func copy() {
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        var poller = pollfd(fd: read, events: Int16(POLLIN), revents: 0)
+        while !stopping.load(ordering: .relaxed) {
+            guard poll(&poller, 1, 50) > 0 else { continue }
+            let count = buffer.withUnsafeMutableBytes { Glibc.read(read, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR || errno == EAGAIN { continue }
+            guard count > 0 else { return }
+            for target in targets {
+                buffer.withUnsafeBytes { write($0, count: count, to: target) }
+            }
+        }
+    }
+
+    /// Writes the first `count` bytes; a target that cannot take them (a closed terminal) is skipped.
+    private func write(_ bytes: UnsafeRawBufferPointer, count: Int, to target: Int32) {
+        var offset = 0
+        while offset < count {
+            let written = Glibc.write(target, bytes.baseAddress?.advanced(by: offset), count - offset)
+            if written < 0, errno == EINTR { continue }
+            guard written > 0 else { return }
+            offset += written
+        }
     }
 }

@@ -29,8 +29,7 @@ enum ProgramMeasurements {
         let rss = peakRSS(
             kernelBytes: usage?.peakRSSBytes, sampledBytes: peak.rssBytes, harnessRSSBytes: harnessRSSBytes)
         var report = report
-        report.residentBeyondAllocator = residentBeyondAllocator(
-            peakRSSBytes: rss, peakAllocatedBytes: peak.stats.allocatedBytes)
+        report.residentBeyondAllocator = residentBeyondAllocator(samples)
         return CaseMeasurements(
             baselineAllocatedBytes: baseline, peak: peak.stats, peakRSSBytes: rss,
             residueBytes: samples.exitStatus == nil ? nil : (last?.stats.allocatedBytes ?? baseline) - baseline,
@@ -86,16 +85,31 @@ enum ProgramMeasurements {
             summedProcessCount: processes.count)
     }
 
-    /// How far the resident set may exceed the allocator's peak before the report says so: twice the allocator's
-    /// peak and 32 MiB more. Below that, code pages, stacks and the allocator's own retained pages explain it.
+    /// How far the anonymous resident set may exceed the allocator's resident bytes before the report says so: twice
+    /// the allocator's and 32 MiB more. Below that, thread stacks and the C library's own mappings explain it.
     static let residentExcessMinimumBytes = 32 << 20
 
-    /// The program's resident-set peak and the allocator's when the first far exceeds the second (memory held
-    /// outside malloc: a runtime's own heap, mmap); nil otherwise.
-    static func residentBeyondAllocator(peakRSSBytes: Int, peakAllocatedBytes: Int) -> ResidentBeyondAllocator? {
-        guard peakRSSBytes > 2 * peakAllocatedBytes, peakRSSBytes - peakAllocatedBytes > residentExcessMinimumBytes
+    /// The program's anonymous resident peak and the allocator's resident peak when the first far exceeds the second:
+    /// memory held outside malloc (a runtime's own heap, mmap); nil otherwise, and nil for streams without the
+    /// anonymous figure. Mapped code and files are not anonymous: a large binary's pages never count here.
+    static func residentBeyondAllocator(_ samples: ProgramSamples) -> ResidentBeyondAllocator? {
+        guard let peakAnonymous = samples.rows.compactMap(\.anonymousRSS).max() else { return nil }
+        return residentBeyondAllocator(
+            peakAnonymousBytes: peakAnonymous,
+            peakAllocatorResidentBytes: samples.rows.map(\.stats.residentBytes).max() ?? 0,
+            peakAllocatedBytes: Peaks(series: samples.series).overall.stats.allocatedBytes)
+    }
+
+    /// The figures of the warning when the anonymous peak far exceeds the allocator's resident peak; nil otherwise.
+    static func residentBeyondAllocator(
+        peakAnonymousBytes: Int, peakAllocatorResidentBytes: Int, peakAllocatedBytes: Int
+    ) -> ResidentBeyondAllocator? {
+        guard peakAnonymousBytes > 2 * peakAllocatorResidentBytes,
+            peakAnonymousBytes - peakAllocatorResidentBytes > residentExcessMinimumBytes
         else { return nil }
-        return ResidentBeyondAllocator(peakRSSBytes: peakRSSBytes, peakAllocatedBytes: peakAllocatedBytes)
+        return ResidentBeyondAllocator(
+            peakAnonymousBytes: peakAnonymousBytes, peakAllocatorResidentBytes: peakAllocatorResidentBytes,
+            peakAllocatedBytes: peakAllocatedBytes)
     }
 
     /// Why the program's memory cannot be seen through jemalloc, when its RSS grew while jemalloc saw

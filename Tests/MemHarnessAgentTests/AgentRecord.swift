@@ -132,6 +132,8 @@ struct SampleStream {
         var metadata: Int
         var rss: Int
         var nmalloc: Int
+        /// The anonymous part of `rss`.
+        var anonymous: Int
     }
 
     var header = ""
@@ -146,12 +148,12 @@ struct SampleStream {
         for line in lines.dropFirst() {
             let words = line.split(separator: " ").map(String.init)
             let numbers = words.dropFirst().compactMap { Int($0) }
-            if words.first == "s", words.count == 10, numbers.count == 9 {
+            if words.first == "s", words.count == 11, numbers.count == 10 {
                 samples.append(
                     Sample(
                         timeNanoseconds: numbers[0], allocated: numbers[1], active: numbers[2], resident: numbers[3],
                         mapped: numbers[4], retained: numbers[5], metadata: numbers[6], rss: numbers[7],
-                        nmalloc: numbers[8]))
+                        nmalloc: numbers[8], anonymous: numbers[9]))
             } else if words.first == "x", words.count == 3, numbers.count == 2 {
                 exit = (numbers[0], numbers[1])
             } else {

@@ -374,6 +374,9 @@ struct AgentTests {
         #expect(times == times.sorted())
         #expect((stream.samples.map(\.allocated).max() ?? 0) >= 64 * Self.mebibyte)
         #expect((stream.samples.map(\.rss).max() ?? 0) >= 64 * Self.mebibyte, "every page of the block was touched")
+        // The block is anonymous memory: the anonymous part of the resident set holds it too, and never exceeds it.
+        #expect((stream.samples.map(\.anonymous).max() ?? 0) >= 64 * Self.mebibyte)
+        #expect(stream.samples.allSatisfy { $0.anonymous > 0 && $0.anonymous <= $0.rss })
         #expect(stream.samples.allSatisfy { $0.active >= $0.allocated && $0.mapped >= $0.active && $0.metadata > 0 })
         let first = try #require(stream.samples.first)
         let last = try #require(stream.samples.last)
