@@ -1,7 +1,8 @@
 # memharness: two commands do all the set-up on a fresh machine.
 #   make run    installs what is missing, builds (release), runs every scenario, writes Reports/latest/
 #   make test   installs what is missing, builds (debug) and runs the whole test suite, the example's included
-# Other targets: deps, build, example, docs, bench, bench-stability, bench-history, soak, sample-report, clean.
+# Other targets: deps, build, example, docs, bench, bench-stability, bench-history, bench-corpus, soak, sample-report,
+# clean.
 
 SWIFT        ?= swift
 # Debian packages the build and the tests need; installed only when missing (python3: the lint's
@@ -19,7 +20,7 @@ ARGS         ?=
 # Which benchmarks `make bench` runs, with their options, e.g. make bench BENCH="floor --rounds 5"; empty: all
 BENCH        ?=
 
-.PHONY: deps bench-deps build run test example docs soak lint format bench bench-stability bench-history sample-report clean
+.PHONY: deps bench-deps build run test example docs soak lint format bench bench-stability bench-history bench-corpus sample-report clean
 .PHONY: browser-deps browser-test
 
 # $(call install-missing,PACKAGES): apt-get install those of PACKAGES that are not installed.
@@ -141,6 +142,13 @@ bench-stability: build
 bench-history: build
 	$(SWIFT) build -c release --product history-bench
 	$(RELEASE_BIN)/history-bench > Reports/benchmarks/history-detection.md
+
+# The agent never breaks a program: real programs of this machine (the toolchain's swift-package, swift-format,
+# sourcekit-lsp and docc; make, xz, git, perl, sqlite3, node, java, shell scripts) run plainly and under `memharness
+# profile` in every mode, compared; writes Reports/benchmarks/agent-corpus.md. About 10 minutes on 2 cores.
+bench-corpus: build
+	$(SWIFT) build -c release $(FRAME_POINTERS) --product memharness-bench
+	$(RELEASE_BIN)/memharness-bench corpus
 
 # Regenerates the committed sample report: three runs merged into one folder, so the report shows where the
 # memory is (allocation stacks, --attribute) for the scenarios whose strategies differ in where memory sits, and

@@ -193,11 +193,14 @@ let package = Package(
         .executableTarget(
             name: "memharness", dependencies: ["MemHarness", "BuiltInWorkloads"], swiftSettings: settings
         ),
+        // Real programs of this machine (the toolchain's Swift programs, system programs) that memharness must never
+        // break, run plainly and under every mode (`make bench-corpus`; the quick ones in `make test`).
+        .target(name: "ProgramCorpus", dependencies: ["ChildProcesses"], swiftSettings: settings),
         .executableTarget(
             name: "memharness-bench",
             dependencies: [
                 "Runner", "Reports", "BuiltInWorkloads", "StoreObserverWorkload", "AllocatorProbe", "ChildProcesses",
-                "HarnessModel", "WorkloadKit",
+                "HarnessModel", "WorkloadKit", "ProgramCorpus",
             ],
             path: "Sources/Benchmarks", swiftSettings: settings
         ),
@@ -320,7 +323,7 @@ let package = Package(
             name: "MemHarnessTests",
             dependencies: [
                 "TestSupport", "memharness", "MemHarness", "Runner", "HarnessModel", "WorkloadKit", "Reports",
-                "AllocatorProbe", "ChildProcesses", "Measurement",
+                "AllocatorProbe", "ChildProcesses", "Measurement", "ProgramCorpus",
             ],
             exclude: ["Fixtures"], swiftSettings: settings
         ),

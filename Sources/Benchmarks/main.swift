@@ -39,12 +39,17 @@ import WorkloadKit
 // (default 11), with the truth and the uncertainty the cases stated; DIR/floor.md.
 // `sweep`: a 1,000-case sweep run uninterrupted, interrupted by SIGINT halfway and resumed: the parent's peak
 // resident memory, and the resumed report against the uninterrupted one (exactly, by replay); DIR/sweep.md.
+// `corpus`: real programs (the toolchain's swift-package, swift-format, sourcekit-lsp, docc; make, xz, git, perl,
+// sqlite3, node, java...) plainly and under `memharness profile` in every mode: same exit status and output, no hang,
+// no residue, no process left; DIR/agent-corpus.md (not part of the default set: `make bench-corpus`).
 // The binaries memharness and memharness-agent must sit beside this one (`make bench` builds them).
 
 struct BenchOptions {
     static let all = [
         "sampling", "differ", "overhead", "accuracy", "variation", "stability", "floor", "attribution", "sweep",
     ]
+    /// Benchmarks run only when named.
+    static let onRequest = ["corpus"]
     var benchmarks: [String] = []
     var rounds = 11
     var toolRounds = 1
@@ -80,8 +85,10 @@ func fail(_ message: String) -> Never {
 }
 
 let options = BenchOptions(Array(CommandLine.arguments.dropFirst()))
-if let unknown = options.benchmarks.first(where: { !BenchOptions.all.contains($0) }) {
-    fail("unknown benchmark '\(unknown)'; expected one of: \(BenchOptions.all.joined(separator: ", "))")
+if let unknown = options.benchmarks.first(where: { !(BenchOptions.all + BenchOptions.onRequest).contains($0) }) {
+    fail(
+        "unknown benchmark '\(unknown)'; expected one of: \((BenchOptions.all + BenchOptions.onRequest).joined(separator: ", "))"
+    )
 }
 let environment = try BenchEnvironment.current()
 // Cleanup at exit: a scratch folder that cannot be removed is temporary files, left to the system.
@@ -135,6 +142,10 @@ for benchmark in options.benchmarks {
     case "sweep":
         try Bench.publish(
             try SweepBenchmark.run(environment), name: "sweep.md", directory: options.out, loadBefore: loadBefore)
+    case "corpus":
+        try Bench.publish(
+            try CorpusBenchmark.run(environment), name: "agent-corpus.md", directory: options.out,
+            loadBefore: loadBefore)
     default:
         break
     }

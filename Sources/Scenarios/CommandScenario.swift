@@ -105,12 +105,15 @@ public enum CommandTemplate {
         return names
     }
 
-    /// `program` with every `{name}` of its arguments replaced by the parameter's text.
+    /// `program` with every `{name}` of its arguments that names one of `parameters` replaced by the parameter's text.
+    /// Other braces are the program's own and stay as typed: `profile -- node -e "a.push({i})"` has no parameters, and
+    /// a scenario file names only its parameters (any other `{name}` is refused when the file is read).
     public static func filled(_ program: ProgramInvocation, with parameters: ParameterValues) -> ProgramInvocation {
         var filled = program
         filled.arguments = program.arguments.map { word in
             placeholders(in: word).reduce(word) { text, name in
-                text.replacingOccurrences(of: "{\(name)}", with: parameters[name].map(Self.text) ?? "")
+                guard let value = parameters[name] else { return text }
+                return text.replacingOccurrences(of: "{\(name)}", with: Self.text(value))
             }
         }
         return filled

@@ -234,7 +234,7 @@ struct MemHarnessPluginTests {
     func badPluginArgumentsAreRefusedBeforeBuilding(arguments: [String], message: String) throws {
         try #require(ExamplePaths.missingHarness == nil, "\(ExamplePaths.missingHarness ?? "")")
         let outcome = try swiftPackage(ExamplePaths.example, [Self.allow, "memharness", "run"] + arguments)
-        #expect(outcome.status == 1, "SwiftPM exits with 1 whenever a plugin fails")
+        #expect(outcome.status == 1, "SwiftPM exits with 1 whenever a plugin fails: \(outcome.output)")
         #expect(outcome.stderr.contains(message), "\(outcome.output)")
         #expect(!outcome.output.contains("[MemHarnessPlugin] building"), "nothing was built")
     }

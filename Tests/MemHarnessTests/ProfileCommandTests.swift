@@ -346,6 +346,9 @@ struct ProfileCommandTests {
         let echo = try trial.profile(["--repeat", "2"], ["/bin/echo", "hello"])
         #expect(echo.status == 0, "\(echo.stderr)")
         #expect(echo.stdout == "hello\n", "the first run's output, once: \(echo.stdout)")
+        // Braces are the program's own: `profile` has no parameters to fill in (node's `a.push({i})` became `a.push()`).
+        let braces = try trial.profile([], ["/bin/echo", "a.push({i})", "{}", "{size}"])
+        #expect(braces.stdout == "a.push({i}) {} {size}\n", "\(braces.stdout)")
         #expect(echo.stderr.contains("echo #1: peak allocated"), "\(echo.stderr)")
 
         let source = try trial.script("input.swift", "let x = [1,2,3]\nfunc f( ) { print(x) }\n")

@@ -1,16 +1,14 @@
-import ChildProcesses
 import Foundation
 import HarnessModel
-import Testing
 
 #if os(Linux)
     import Glibc
 #endif
 
-/// A run of a built binary or a tool: what it printed and how it ended. Every run has a bound: a child that
-/// outlives it is stopped, so a hang fails its test instead of stalling the suite. The one way every test
-/// target starts a child process, through the harness's own `ChildProcess` (the fault tests spawn theirs with
-/// posix_spawn, to set its signal mask and close its streams).
+/// A run of a program whose output is kept: what it printed and how it ended. Every run has a bound: a child that
+/// outlives it is stopped, so a hang ends as `timedOut` instead of stalling its caller. The one way tests, the
+/// program corpus and tools start a child and read what it printed (the fault tests spawn theirs with posix_spawn,
+/// to set its signal mask and close its streams).
 public struct ChildRun: Sendable {
     /// How it ended; nil when it could not be reaped.
     public var termination: TerminationStatus?
