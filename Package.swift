@@ -64,6 +64,11 @@ let package = Package(
         // wording for people (Reports and the CLI word it) and no file I/O (FileIO, Reports).
         .target(name: "HarnessModel", swiftSettings: settings),
 
+        // MARK: Verdicts: evidence -> verdicts with typed reasons (leaks, gates, run-to-run comparisons), one noise model
+        // The one leak judgement (a case, a strategy, `expectMemory`), the checks of a run, the one comparison of a
+        // figure between runs. Values in, values out: the words are the renderers' (Reports, MemHarnessTesting).
+        .target(name: "Verdicts", dependencies: ["HarnessModel"], swiftSettings: settings),
+
         // MARK: Child processes: the one Swift layer over CSystem's spawn, bounded pidfd wait and group kill
         // Case processes, external programs, symbolizing tools and test replicas all start here. Above CSystem and
         // the values (it answers in `TerminationStatus`), below every target that starts a process.
@@ -101,7 +106,7 @@ let package = Package(
             name: "MemHarnessTesting",
             dependencies: [
                 "CMemHarnessTesting", "Measurement", "WorkloadKit", "AllocatorProbe", "HarnessModel",
-                "ChildProcesses", "HeapGraph", "Scenarios",
+                "ChildProcesses", "HeapGraph", "Scenarios", "Verdicts",
             ],
             swiftSettings: settings
         ),
@@ -131,21 +136,21 @@ let package = Package(
 
         // MARK: Reports: run.json (the record) and its renderings (depend on the values only)
         .target(
-            name: "Reports", dependencies: ["HarnessModel", "FileIO", "CSystem", "CZlib"],
+            name: "Reports", dependencies: ["HarnessModel", "Verdicts", "FileIO", "CSystem", "CZlib"],
             // report.html's script and style sheet, compiled into the library as bytes (no bundle to find at run time).
             resources: [.embedInCode("Html/assets/report.js"), .embedInCode("Html/assets/report.css")],
             swiftSettings: settings),
 
         // MARK: History: run records across commits -> a SQLite index -> series, change points (PELT), gates, diffs
         .target(
-            name: "History", dependencies: ["HarnessModel", "FileIO", "Reports", "Attribution", "CSQLite"],
+            name: "History", dependencies: ["HarnessModel", "Verdicts", "FileIO", "Reports", "Attribution", "CSQLite"],
             swiftSettings: settings),
 
         // MARK: The command line over a catalog of workloads: `MemHarness.main(workloads:)`
         .target(
             name: "MemHarness",
             dependencies: [
-                "Runner", "Reports", "Scenarios", "Measurement", "WorkloadKit", "HarnessModel", "History",
+                "Runner", "Reports", "Scenarios", "Measurement", "WorkloadKit", "HarnessModel", "Verdicts", "History",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: settings
@@ -200,7 +205,7 @@ let package = Package(
             name: "memharness-bench",
             dependencies: [
                 "Runner", "Reports", "BuiltInWorkloads", "StoreObserverWorkload", "AllocatorProbe", "ChildProcesses",
-                "HarnessModel", "WorkloadKit", "ProgramCorpus",
+                "HarnessModel", "Verdicts", "WorkloadKit", "ProgramCorpus",
             ],
             path: "Sources/Benchmarks", swiftSettings: settings
         ),
@@ -272,6 +277,8 @@ let package = Package(
         .testTarget(
             name: "ChildProcessesTests", dependencies: ["ChildProcesses", "HarnessModel"], swiftSettings: settings),
         .testTarget(name: "HarnessModelTests", dependencies: ["TestSupport", "HarnessModel"], swiftSettings: settings),
+        .testTarget(
+            name: "VerdictsTests", dependencies: ["TestSupport", "Verdicts", "HarnessModel"], swiftSettings: settings),
         .testTarget(name: "FileIOTests", dependencies: ["FileIO"], swiftSettings: settings),
         .testTarget(
             name: "WorkloadKitTests", dependencies: ["TestSupport", "WorkloadKit", "HarnessModel", "CJemalloc"],
@@ -283,13 +290,14 @@ let package = Package(
             name: "MeasurementTests",
             dependencies: [
                 "TestSupport", "Measurement", "Scenarios", "Runner", "WorkloadKit", "HarnessModel", "AllocatorProbe",
+                "Verdicts",
             ],
             swiftSettings: settings
         ),
         // Spawns replicas of the test binary itself (the expectations under test do).
         .testTarget(
             name: "MemHarnessTestingTests",
-            dependencies: ["MemHarnessTesting", "AllocatorProbe", "HarnessModel", "WorkloadKit"],
+            dependencies: ["MemHarnessTesting", "AllocatorProbe", "HarnessModel", "WorkloadKit", "Verdicts"],
             swiftSettings: settings
         ),
         .testTarget(
@@ -301,12 +309,13 @@ let package = Package(
             name: "RunnerTests",
             dependencies: [
                 "TestSupport", "Runner", "Scenarios", "Measurement", "Reports", "WorkloadKit", "HarnessModel",
+                "Verdicts",
             ],
             swiftSettings: settings
         ),
         // Golden files and fixtures are read through #filePath, so they need no resource bundle.
         .testTarget(
-            name: "ReportsTests", dependencies: ["TestSupport", "Reports", "HarnessModel", "CZlib"],
+            name: "ReportsTests", dependencies: ["TestSupport", "Reports", "Verdicts", "HarnessModel", "CZlib"],
             exclude: ["Golden"],
             swiftSettings: settings
         ),
@@ -323,7 +332,7 @@ let package = Package(
             name: "MemHarnessTests",
             dependencies: [
                 "TestSupport", "memharness", "MemHarness", "Runner", "HarnessModel", "WorkloadKit", "Reports",
-                "AllocatorProbe", "ChildProcesses", "Measurement", "ProgramCorpus",
+                "AllocatorProbe", "ChildProcesses", "Measurement", "Verdicts", "ProgramCorpus",
             ],
             exclude: ["Fixtures"], swiftSettings: settings
         ),
@@ -366,7 +375,7 @@ let package = Package(
             name: "SubscriptionsWorkloadTests",
             dependencies: [
                 "TestSupport", "SubscriptionsWorkload", "Measurement", "Scenarios", "Runner", "AllocatorProbe",
-                "WorkloadKit", "HarnessModel",
+                "WorkloadKit", "HarnessModel", "Verdicts",
                 openCombine,
             ],
             path: "Tests/Workloads/SubscriptionsTests", swiftSettings: settings

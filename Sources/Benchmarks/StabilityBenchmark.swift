@@ -2,6 +2,7 @@ import Foundation
 import HarnessModel
 import Reports
 import Runner
+import Verdicts
 
 /// Do the gates hold still on unchanged code and catch a real regression?
 ///
@@ -222,7 +223,7 @@ extension StabilityBenchmark {
         let checks = Gate.checks(
             for: run.report, baseline: BaselineReference(baseline: baseline, file: "base.json"),
             policy: GatePolicy(checkThresholds: false, baseline: BaselinePolicy(floorBytes: 0)))
-        return checks.filter { !$0.passed }
+        return CheckWording.results(checks.filter { !$0.passed })
     }
 
     /// `0 ×20`, `2 ×19, 0 ×1`.

@@ -27,6 +27,28 @@ public enum Figure: Sendable, Hashable, Codable, CustomStringConvertible {
     /// Leaked cycles (strongly connected components) in the heap graph's last capture, a count.
     case leakedCycles
 
+    /// The figure `name` names in the one grammar of figure names (thresholds, `rank:`, baselines, history,
+    /// `history bisect --figure`): a simple name (`peakAllocated`), `phases.<phase>.peakAllocated` or
+    /// `metrics.<name>`; nil for anything else. The inverse of `description`. Whether the phase or the metric exists
+    /// is the caller's to check.
+    public init?(name: String) {
+        if let figure = Self.simpleNames[name] {
+            self = figure
+            return
+        }
+        let parts = name.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        if parts.count == 3, parts[0] == "phases", !parts[1].isEmpty, parts[2] == "peakAllocated" {
+            self = .phasePeakAllocated(parts[1])
+        } else if parts.count == 2, parts[0] == "metrics", !parts[1].isEmpty {
+            self = .metric(parts[1])
+        } else {
+            return nil
+        }
+    }
+
+    /// Every form of figure name, for messages: the simple names, then the two patterns.
+    public static let nameForms = simpleNames.keys.sorted() + ["phases.<phase>.peakAllocated", "metrics.<name>"]
+
     /// The names a scenario file may use, besides `phases.<phase>.peakAllocated` and `metrics.<name>`.
     public static let simpleNames: [String: Figure] = [
         "peakAllocated": .peakAllocated, "peakActive": .peakActive, "peakResident": .peakResident,

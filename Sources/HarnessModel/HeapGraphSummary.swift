@@ -12,16 +12,22 @@ public struct HeapGraphSummary: Sendable, Hashable, Codable {
     public var generationLabels: [String]
     /// Captures that could not be taken or read; a failed capture never fails the case.
     public var failures: [HeapCaptureFailure]
+    /// What no root reached before the case's work began (a capture at a workload case's baseline; nothing for a
+    /// program, whose process starts with an empty heap): the leak judgement subtracts it from the last capture's.
+    /// Nil when it is not known (records made before it was kept, or a capture at the baseline that failed).
+    public var unreachableBefore: UnreachableBlocks?
 
     public init(
         captures: [HeapCaptureSummary], growth: [HeapTypeGrowth] = [], omittedGrowthTypes: Int = 0,
-        generationLabels: [String] = [], failures: [HeapCaptureFailure] = []
+        generationLabels: [String] = [], failures: [HeapCaptureFailure] = [],
+        unreachableBefore: UnreachableBlocks? = nil
     ) {
         self.captures = captures
         self.growth = growth
         self.omittedGrowthTypes = omittedGrowthTypes
         self.generationLabels = generationLabels
         self.failures = failures
+        self.unreachableBefore = unreachableBefore
     }
 
     /// The types that grew in every generation (at least two differences, each above zero).
@@ -36,6 +42,30 @@ public struct HeapGraphSummary: Sendable, Hashable, Codable {
     public var leakedBytes: Int? { last?.leakedBytes }
     /// Leaked cycles of the last capture; nil without a capture.
     public var cycleCount: Int? { last?.cycleCount }
+}
+
+/// What no root reaches in one capture: the blocks, their bytes and the cycles among them.
+public struct UnreachableBlocks: Sendable, Hashable, Codable {
+    /// Blocks no root reaches.
+    public var blocks: Int
+    /// Their bytes.
+    public var bytes: Int
+    /// Leaked cycles among them.
+    public var cycles: Int
+
+    public init(blocks: Int, bytes: Int, cycles: Int) {
+        self.blocks = blocks
+        self.bytes = bytes
+        self.cycles = cycles
+    }
+
+    /// Nothing unreachable: a process before its first allocation.
+    public static let none = UnreachableBlocks(blocks: 0, bytes: 0, cycles: 0)
+
+    /// What no root reaches in `capture`.
+    public init(_ capture: HeapCaptureSummary) {
+        self.init(blocks: capture.leakedBlocks, bytes: capture.leakedBytes, cycles: capture.cycleCount)
+    }
 }
 
 /// One heap capture analysed: totals, leaked groups, retaining paths and live types.

@@ -1,4 +1,5 @@
-/// Pure functions behind the leak verdict: the slope fit, the confidence bound, the verdict.
+/// The growth fits the leak judgement reads (Verdicts' `LeakJudgement`): the slope fit, its confidence bound, one-off
+/// jumps left out. Evidence only: whether a fit is a leak is the judgement's.
 public enum LeakAnalysis {
     /// Fits `value = intercept + slope * index` by least squares to `values` (one per iteration).
     ///
@@ -87,97 +88,5 @@ public enum LeakAnalysis {
         let z3 = z * z * z
         let z5 = z3 * z * z
         return z + (z3 + z) / (4 * v) + (5 * z5 + 16 * z3 + 3 * z) / (96 * v * v)
-    }
-
-    /// True when `fit` shows growth: its 95% lower bound is above the criteria's minimum.
-    public static func isGrowing(_ fit: SlopeFit, criteria: LeakCriteria = .standard) -> Bool {
-        fit.lowerBoundBytesPerIteration > criteria.minimumSlopeBytesPerIteration
-    }
-
-    /// The verdict of one case from its measurements and the file's expectation.
-    ///
-    /// A survivor of any tracked type is a leak; so is a `repeat` step whose live heap grows
-    /// beyond the confidence bound, even when no tracked object survived. The residue is reported
-    /// but does not decide: it also holds what the modelled system keeps on purpose. Without an
-    /// expectation a leak counts as unexpected (a finding), since a leak is a defect unless the
-    /// file says the strategy demonstrates one.
-    public static func assess(
-        _ measurements: LeakMeasurements?, expectation: LeakExpectation?,
-        criteria: LeakCriteria = .standard
-    ) -> LeakAssessment {
-        guard let measurements, measurements.trackedCount > 0 || !measurements.growth.isEmpty else {
-            return LeakAssessment(
-                verdict: .notAssessed, expectation: expectation, outcome: .notAssessed,
-                reasons: ["nothing tracked and no repeat step"])
-        }
-        var reasons: [String] = []
-        for survivor in measurements.survivors where survivor.count > 0 {
-            let tracked = measurements.tracked.first { $0.typeName == survivor.typeName }?.count
-            reasons.append(
-                "\(survivor.count)\(tracked.map { " of \($0)" } ?? "") \(survivor.typeName) survived teardown")
-        }
-        for series in measurements.growth {
-            guard let fit = series.fit(criteria: criteria), isGrowing(fit, criteria: criteria) else { continue }
-            reasons.append("\(series.phase): live heap grows \(formatSlope(fit)) per iteration")
-        }
-        let verdict: LeakVerdict = reasons.isEmpty ? .leakFree : .leaks
-        return LeakAssessment(
-            verdict: verdict, expectation: expectation,
-            outcome: outcome(verdict: verdict, expectation: expectation), reasons: reasons)
-    }
-
-    /// The verdict of a case's heap graph: its last capture (after teardown, a program's at exit) leaks when a block
-    /// no root reaches is in it. Nothing tracked and no `repeat` step needed: reachability is the evidence.
-    public static func assess(heapGraph: HeapGraphSummary?, expectation: LeakExpectation?) -> LeakAssessment {
-        guard let capture = heapGraph?.last else {
-            let why = heapGraph?.failures.last.map { "the heap graph has no capture: \($0.detail)" }
-            return LeakAssessment(
-                verdict: .notAssessed, expectation: expectation, outcome: .notAssessed,
-                reasons: [why ?? "no heap graph was captured"])
-        }
-        let verdict: LeakVerdict = capture.leakedBlocks > 0 ? .leaks : .leakFree
-        return LeakAssessment(
-            verdict: verdict, expectation: expectation, outcome: outcome(verdict: verdict, expectation: expectation),
-            reasons: verdict == .leaks ? [reason(capture)] : [])
-    }
-
-    /// `after teardown, 60 blocks (1.27 MiB) no root reaches, in 20 cycles; the largest group a cycle through
-    /// App.ProfileScreen (3 blocks, 65.1 KiB)`.
-    public static func reason(_ capture: HeapCaptureSummary) -> String {
-        var text = "\(capture.label), \(unreachable(capture))"
-        if let group = capture.groups.first {
-            let name =
-                group.rootType.name.isEmpty
-                ? "a block of \(group.rootType.unnamedBlockBytes ?? 0) bytes" : group.rootType.name
-            let root = group.kind == .rootCycle ? "a cycle through \(name)" : name
-            let blocks = group.blocks == 1 ? "1 block" : "\(group.blocks) blocks"
-            text += "; the largest group \(root) (\(blocks), \(Units.formatBytes(group.bytes)))"
-        }
-        return text
-    }
-
-    /// What no root reaches in a capture, the one wording of that figure everywhere it is printed:
-    /// `60 blocks (1.27 MiB) no root reaches, in 20 cycles` (no cycle clause without a cycle).
-    public static func unreachable(_ capture: HeapCaptureSummary) -> String {
-        let blocks = capture.leakedBlocks == 1 ? "1 block" : "\(capture.leakedBlocks) blocks"
-        let cycles =
-            capture.cycleCount == 0 ? "" : ", in \(capture.cycleCount) cycle\(capture.cycleCount == 1 ? "" : "s")"
-        return "\(blocks) (\(Units.formatBytes(capture.leakedBytes))) no root reaches\(cycles)"
-    }
-
-    /// How a verdict relates to an expectation.
-    public static func outcome(verdict: LeakVerdict, expectation: LeakExpectation?) -> LeakOutcome {
-        switch (verdict, expectation) {
-        case (.notAssessed, _): return .notAssessed
-        case (.leaks, .leaks): return .asExpected
-        case (.leaks, _): return .unexpectedLeak
-        case (.leakFree, .leaks): return .expectedLeakNotSeen
-        case (.leakFree, _): return .asExpected
-        }
-    }
-
-    /// A slope and its bound as `80.00 KiB ± 12 B`.
-    public static func formatSlope(_ fit: SlopeFit) -> String {
-        "\(Units.formatBytes(fit.slopeBytesPerIteration)) ± \(Units.formatBytes(fit.boundBytesPerIteration))"
     }
 }

@@ -126,29 +126,6 @@ public struct LeakMeasurements: Sendable, Hashable, Codable {
     }
 }
 
-/// Whether a case (or a strategy) leaked.
-public enum LeakVerdict: String, Sendable, Hashable, Codable {
-    /// Evidence was gathered (tracked objects, a `repeat` step, a heap graph) and none showed a leak.
-    case leakFree = "leak-free"
-    /// A tracked object survived, the live heap grew per iteration beyond the confidence bound, or the heap graph
-    /// holds a block no root reaches.
-    case leaks
-    /// Nothing was tracked, no `repeat` step ran and no heap graph was captured: no leak evidence either way.
-    case notAssessed = "not-assessed"
-}
-
-/// How the verdict relates to what the scenario file expected.
-public enum LeakOutcome: String, Sendable, Hashable, Codable {
-    /// The verdict matches the expectation (or no leak was seen where none was stated).
-    case asExpected = "as-expected"
-    /// A strategy expected (or not declared) to be leak-free leaked: a finding.
-    case unexpectedLeak = "unexpected-leak"
-    /// A strategy declared `expect: leaks` showed no leak: the scenario may no longer show the pitfall.
-    case expectedLeakNotSeen = "expected-leak-not-seen"
-    /// No leak evidence was gathered.
-    case notAssessed = "not-assessed"
-}
-
 /// Thresholds of the leak verdict.
 public struct LeakCriteria: Sendable, Hashable, Codable {
     /// Growth below this, even when significant, is not called a leak, bytes per iteration.
@@ -166,37 +143,6 @@ public struct LeakCriteria: Sendable, Hashable, Codable {
     /// leaked Swift object occupies at least one 16-byte block), after leaving out one-off jumps
     /// of over 4 KiB (a thread created mid-run allocates its 28 KiB allocator cache once).
     public static let standard = LeakCriteria(minimumSlopeBytesPerIteration: 16, oneOffJumpBytes: 4096)
-}
-
-/// The verdict of one case with its reasons, in plain words.
-public struct LeakAssessment: Sendable, Hashable, Codable {
-    public var verdict: LeakVerdict
-    public var expectation: LeakExpectation?
-    public var outcome: LeakOutcome
-    /// Why the verdict is what it is (`20 ProfileScreen survived`, `growth 80.0 KiB ± 12 B per iteration`).
-    public var reasons: [String]
-
-    public init(verdict: LeakVerdict, expectation: LeakExpectation?, outcome: LeakOutcome, reasons: [String]) {
-        self.verdict = verdict
-        self.expectation = expectation
-        self.outcome = outcome
-        self.reasons = reasons
-    }
-
-    /// True when the case is a finding that should fail a run (an unexpected leak).
-    public var isFinding: Bool { outcome == .unexpectedLeak }
-}
-
-extension CaseResult {
-    /// This case's leak verdict under the standard criteria (not assessed unless the case completed).
-    /// An instrumented case that captured its heap is assessed by its heap graph, every other by its tracked
-    /// objects and `repeat` steps.
-    public var leakAssessment: LeakAssessment {
-        if attributed, let heapGraph = completed?.heapGraph {
-            return LeakAnalysis.assess(heapGraph: heapGraph, expectation: expectation)
-        }
-        return LeakAnalysis.assess(completed?.leaks, expectation: expectation)
-    }
 }
 
 /// Surviving tracked objects of one type that were tracked from the same place.

@@ -1,4 +1,5 @@
 import HarnessModel
+import Verdicts
 
 /// `history diff A B`: what moved between two runs: figures beyond their series' noise, allocation sites
 /// where both runs were attributed, types where both captured their heap.
@@ -44,8 +45,9 @@ public struct HistoryDiff: Sendable, Hashable {
     /// Types that moved, by scenario, strategy, then bytes moved (most first).
     public var types: [TypeMove]
 
-    /// Compares the records of `before` and `after`; a figure's noise band comes from its series in `analysis`
-    /// (the relative floor of `ChangePointDetection.Settings` × its band factor when the series has none).
+    /// Compares the records of `before` and `after` with the one comparison (`RunToRun.compare`); a figure's noise
+    /// band comes from its series in `analysis` (the relative floor of `ChangePointDetection.Settings` × its band
+    /// factor when the series has none).
     public init(
         before: (run: HistoryRun, record: HistoryRecord), after: (run: HistoryRun, record: HistoryRecord),
         analysis: HistoryAnalysis
@@ -56,17 +58,19 @@ public struct HistoryDiff: Sendable, Hashable {
         let old = Dictionary(before.record.figures.map { ($0.key, $0) }) { first, _ in first }
         var moved: [FigureMove] = []
         var steady = 0
+        let settings = ChangePointDetection.Settings()
         for figure in after.record.figures {
             guard let previous = old[figure.key] else { continue }
-            let settings = ChangePointDetection.Settings()
-            let band =
-                bands[figure.key]
-                ?? abs(previous.value) * settings.relativeNoiseFloor * settings.bandFactor
-            if abs(figure.value - previous.value) > band {
+            // The series' band; a figure with no series yet gets the detection's least noise.
+            let noise =
+                bands[figure.key].map(NoiseBand.series(halfWidth:))
+                ?? NoiseBand(relative: settings.relativeNoiseFloor * settings.bandFactor)
+            let change = RunToRun.compare(before: previous.value, after: Measured(value: figure.value), noise: noise)
+            if change.direction != .unchanged {
                 moved.append(
                     FigureMove(
                         key: figure.key, isBytes: figure.isBytes, before: previous.value, after: figure.value,
-                        band: band))
+                        band: change.band))
             } else {
                 steady += 1
             }

@@ -175,6 +175,8 @@ final class CaseRun {
         firstStep = spec.steps.isEmpty ? nil : spec.steps[0]
         warmedType = ObjectIdentifier([HarnessModel.StepInvocation]?.self)
         try sequence.prepare()
+        // What no root reaches before the work is not the workload's leak: captured now, subtracted by the judgement.
+        heapGraph?.captureBeforeBaseline()
         // Baseline: what the harness itself holds once everything it needs exists.
         sequence.settle()
         sequence.takeBaseline()

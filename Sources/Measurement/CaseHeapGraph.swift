@@ -2,8 +2,9 @@ import Foundation
 import HarnessModel
 import HeapGraph
 
-/// A case's heap graph (`--heap-graph`): the heap captured in the case's own process after every `repeat`
-/// iteration and after teardown, then analysed there, each capture into its bounded summary.
+/// A case's heap graph (`--heap-graph`): the heap captured in the case's own process before the baseline (what no
+/// root reaches then is not the workload's), after every `repeat` iteration and after teardown, then analysed there,
+/// each capture into its bounded summary.
 ///
 /// The captures go to files while the case runs and are analysed only after the last one: an analysis allocates
 /// (the graph, its names, its summary), and what it keeps would otherwise be in the next capture, growing from
@@ -20,6 +21,11 @@ final class CaseHeapGraph: @unchecked Sendable {
     private let request: HeapGraphRequest
     private let folder: String
     private var entries: [Entry] = []
+    /// The capture before the baseline: taken, and why it failed when it did.
+    private var capturedBefore = false
+    private var beforeFailure: HeapCaptureFailure?
+    private var beforePath: String { "\(folder)/before.heap" }
+    private static let beforeLabel = "before the baseline"
 
     init(_ request: HeapGraphRequest) {
         self.request = request
@@ -30,6 +36,17 @@ final class CaseHeapGraph: @unchecked Sendable {
     }
 
     deinit { try? FileManager.default.removeItem(atPath: folder) }
+
+    /// Before the case's baseline: what no root reaches then is not the workload's (the leak judgement subtracts it).
+    /// Written to a file like the others and read after the last one.
+    func captureBeforeBaseline() {
+        lock.lock()
+        defer { lock.unlock() }
+        try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        Agent.clearDeadStack()
+        beforeFailure = Agent.writeHeapCapture(to: beforePath, label: Self.beforeLabel)
+        capturedBefore = true
+    }
 
     /// After iteration `iteration` of the `repeat` step of phase `phase`: a generation, compared with the one before.
     func captureIteration(_ iteration: Int, phase: String) {
@@ -54,7 +71,19 @@ final class CaseHeapGraph: @unchecked Sendable {
                 Agent.readHeapCapture(at: path(index), label: Self.label(entry)), isGeneration: entry.phase != nil)
             try? FileManager.default.removeItem(atPath: path(index))
         }
-        return tracker.summary
+        var summary = tracker.summary
+        summary.unreachableBefore = unreachableBefore()
+        return summary
+    }
+
+    /// What no root reached in the capture before the baseline; nil when it was not taken or could not be read.
+    private func unreachableBefore() -> UnreachableBlocks? {
+        guard capturedBefore, beforeFailure == nil else { return nil }
+        defer { try? FileManager.default.removeItem(atPath: beforePath) }
+        guard case .snapshot(let snapshot) = Agent.readHeapCapture(at: beforePath, label: Self.beforeLabel) else {
+            return nil
+        }
+        return UnreachableBlocks(HeapAnalysis.analyse(snapshot).summary)
     }
 
     private static func label(_ entry: Entry) -> String {
@@ -71,7 +100,7 @@ final class CaseHeapGraph: @unchecked Sendable {
     private func capture(_ entry: Entry) {
         lock.lock()
         defer { lock.unlock() }
-        if entries.isEmpty {
+        if entries.isEmpty && !capturedBefore {
             try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         }
         Agent.clearDeadStack()

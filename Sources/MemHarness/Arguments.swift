@@ -2,6 +2,7 @@ import ArgumentParser
 import HarnessModel
 import Reports
 import Runner
+import Verdicts
 
 /// A duration option value such as `1ms`, `500us`, `2s`.
 ///

@@ -1,4 +1,5 @@
 import HarnessModel
+import Verdicts
 
 // The `--help` texts that explain the model's rules: the exit statuses, how a baseline comparison fails,
 // how a baseline's tolerances are derived. The model holds the rules; the command line words them.

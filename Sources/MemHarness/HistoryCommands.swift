@@ -218,10 +218,8 @@ struct HistoryBisectCommand: ParsableCommand {
     @Option(help: .value("dir", "Folder the run's report is written to.")) var out = "Reports/bisect"
 
     func validate() throws {
-        guard let figure = Self.figure(named: figure) else {
-            throw ValidationError(
-                "--figure '\(figure)': expected one of: " + Figure.simpleNames.keys.sorted().joined(separator: ", ")
-                    + ", phases.<phase>.peakAllocated, metrics.<name>")
+        guard let figure = Figure(name: figure) else {
+            throw ValidationError("--figure '\(figure)': expected one of: " + Figure.nameForms.joined(separator: ", "))
         }
         if Self.limit(limit, bytes: figure.isBytes) == nil {
             throw ValidationError(
@@ -230,20 +228,12 @@ struct HistoryBisectCommand: ParsableCommand {
         if let repetitions, repetitions < 1 { throw ValidationError("--repeat \(repetitions): expected 1 or more") }
     }
 
-    static func figure(named name: String) -> Figure? {
-        if let figure = Figure.simpleNames[name] { return figure }
-        let parts = name.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-        if parts.count == 2, parts[0] == "metrics", !parts[1].isEmpty { return .metric(parts[1]) }
-        if parts.count == 3, parts[0] == "phases", parts[2] == "peakAllocated" { return .phasePeakAllocated(parts[1]) }
-        return nil
-    }
-
     static func limit(_ text: String, bytes: Bool) -> Double? {
         bytes ? Units.parseBytes(text).map(Double.init) : Double(text)
     }
 
     func run() throws {
-        guard let figure = Self.figure(named: figure), let limit = Self.limit(limit, bytes: figure.isBytes) else {
+        guard let figure = Figure(name: figure), let limit = Self.limit(limit, bytes: figure.isBytes) else {
             throw ExitCode(ExitStatus.usage.code)
         }
         if let build { try Self.build(build) }

@@ -2,6 +2,7 @@ import ArgumentParser
 import HarnessModel
 import Reports
 import Runner
+import Verdicts
 
 struct ReportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -75,7 +76,8 @@ struct CompareCommand: ParsableCommand {
             }
             guard baseline != nil else { return }
         }
-        let verdict = Gate.verdict(for: report, baseline: baseline, policy: gate.policy())
+        let verdict = ReportBundle.verdict(
+            for: report, baseline: baseline, policy: gate.policy(), rendering: record.rendering)
         try Publishing.publish(verdict, folder: directory, gate: gate)
     }
 }
@@ -99,7 +101,7 @@ struct MergeCommand: ParsableCommand {
         let baseline = try gate.prepare()
         let records = try directories.map(ReportFolder.readOrFail)
         guard let report = RunReport.merged(records.map(\.report)) else { throw ExitCode(ExitStatus.usage.code) }
-        let verdict = Gate.verdict(
+        let verdict = ReportBundle.verdict(
             for: report, baseline: baseline, policy: gate.policy(), rendering: records[0].rendering)
         try ReportFolder.renderOrFail(verdict.record, to: out)
         Terminal.result("Merged \(directories.count) folders, \(report.scenarios.flatMap(\.cases).count) cases.")

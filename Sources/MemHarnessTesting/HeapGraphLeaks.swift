@@ -1,6 +1,7 @@
 import HarnessModel
 import HeapGraph
 import Measurement
+import Verdicts
 
 /// What the heap graph said of a closure (`leaks: .none`, measured in a replica with the agent preloaded): the heap
 /// captured after the closure and a settle, and how many blocks no root reached already before it.
@@ -11,16 +12,22 @@ import Measurement
 public struct HeapGraphLeaks: Sendable, Hashable, Codable {
     /// The capture after the closure: live and leaked blocks, the leak groups and their cycles.
     public var capture: HeapCaptureSummary
-    /// Blocks no root reached in the capture before the closure.
-    public var leakedBlocksBefore: Int
+    /// What no root reached in the capture before the closure: blocks, bytes, cycles.
+    public var before: UnreachableBlocks
 
-    public init(capture: HeapCaptureSummary, leakedBlocksBefore: Int) {
+    public init(capture: HeapCaptureSummary, before: UnreachableBlocks) {
         self.capture = capture
-        self.leakedBlocksBefore = leakedBlocksBefore
+        self.before = before
     }
 
+    /// The heap graph as leak evidence: the capture, less what no root reached before the closure.
+    public var evidence: HeapEvidence { HeapEvidence(capture: capture, before: before) }
+
+    /// Blocks no root reached in the capture before the closure.
+    public var leakedBlocksBefore: Int { before.blocks }
+
     /// Blocks the closure left unreachable.
-    public var newLeakedBlocks: Int { max(0, capture.leakedBlocks - leakedBlocksBefore) }
+    public var newLeakedBlocks: Int { evidence.new.blocks }
 }
 
 /// Captures for `leaks: .none` in a replica: the agent stops the process's other threads, writes the heap, and this

@@ -1,4 +1,5 @@
 import HarnessModel
+import Verdicts
 
 /// What a memory expectation says about leaks.
 public enum LeakTolerance: String, Sendable, Hashable, Codable {
@@ -33,8 +34,8 @@ public struct MemoryExpectation: Sendable, Hashable, Codable {
         self.leaks = leaks
     }
 
-    /// Every way `figures` break this expectation, in a fixed order (peak, residue, survivors, growth);
-    /// empty when they meet it.
+    /// Every way `figures` break this expectation, in a fixed order (peak, residue, survivors, unreachable blocks,
+    /// growth); empty when they meet it. Leaks are judged by the one leak judgement (`LeakJudgement`).
     public func findings(in figures: MemoryFigures) -> [MemoryFinding] {
         var findings: [MemoryFinding] = []
         if let limit = peakLimit, figures.peakBytes >= limit.bytes {
@@ -62,57 +63,78 @@ public struct MemoryExpectation: Sendable, Hashable, Codable {
                         + "track the objects it should free with track(_:as:) to see which survive."))
         }
         guard leaks == .none else { return findings }
-        let survivors = figures.survivors.filter { $0.count > 0 }
-        if !survivors.isEmpty {
-            let counts = survivors.map { survivor in
-                let tracked = figures.leaks.tracked.first { $0.typeName == survivor.typeName }?.count
-                return "\(survivor.count)\(tracked.map { " of \($0)" } ?? "") \(survivor.typeName)"
+        // The one leak judgement (Verdicts), as a case of `run` is judged: its typed reasons worded for a test.
+        let reasons = LeakJudgement([figures.leakEvidence], expectation: .leakFree).reasons
+        var survivors: [(TypeCount, tracked: Int?)] = []
+        var unreachable: [MemoryFinding] = []
+        var growth: [MemoryFinding] = []
+        for reason in reasons {
+            switch reason {
+            case .survived(let survivor, let tracked): survivors.append((survivor, tracked))
+            case .unreachable(let heap):
+                unreachable.append(MemoryFinding(kind: .unreachable, message: Self.words(heap)))
+            case .grows(let phase, let warmup, let fit):
+                growth.append(Self.growthFinding(phase: phase, warmupIterations: warmup, fit: fit))
             }
-            findings.append(
-                MemoryFinding(
-                    kind: .survivors,
-                    message: "leak: \(Self.list(counts)) survived the closure. Something still holds "
-                        + "\(survivors.count == 1 && survivors[0].count == 1 ? "it" : "them"): a reference cycle "
-                        + "(a stored closure capturing its owner strongly), a cache, a global, or work still queued; "
-                        + "capture weakly or release before the closure returns, or pass leaks: .allowed."))
         }
-        if let graph = figures.heapGraph, graph.newLeakedBlocks > 0 {
-            findings.append(MemoryFinding(kind: .unreachable, message: Self.unreachableMessage(graph)))
+        if !survivors.isEmpty { findings.append(Self.survivorFinding(survivors)) }
+        return findings + unreachable + growth
+    }
+
+    /// The finding of tracked objects that survived the closure, every type in one.
+    static func survivorFinding(_ survivors: [(TypeCount, tracked: Int?)]) -> MemoryFinding {
+        let counts = survivors.map { survivor, tracked in
+            "\(survivor.count)\(tracked.map { " of \($0)" } ?? "") \(survivor.typeName)"
         }
-        return findings + figures.leaks.growth.compactMap(Self.growthFinding)
+        let one = survivors.count == 1 && survivors[0].0.count == 1
+        return MemoryFinding(
+            kind: .survivors,
+            message: "leak: \(Self.list(counts)) survived the closure. Something still holds "
+                + "\(one ? "it" : "them"): a reference cycle (a stored closure capturing its owner strongly), a cache, "
+                + "a global, or work still queued; capture weakly or release before the closure returns, or pass "
+                + "leaks: .allowed.")
     }
 
     /// The finding of a series of the live heap that grows: over the closure's runs, or over the iterations of a
-    /// workload's `repeat` step (`expectMemory(of:strategy:)`); nil when it does not grow.
-    static func growthFinding(_ series: GrowthSeries) -> MemoryFinding? {
-        guard let fit = series.fit, LeakAnalysis.isGrowing(fit) else { return nil }
-        let runs = series.phase == MemoryMeter.phase
-        let each = runs ? "run" : "iteration of `\(series.phase)`"
-        let all = runs ? "runs" : "iterations of `\(series.phase)`"
-        let warmup = "\(series.warmupIterations) warm-up \(runs ? "run" : "iteration")"
+    /// workload's `repeat` step (`expectMemory(of:strategy:)`).
+    static func growthFinding(phase: String, warmupIterations: Int, fit: SlopeFit) -> MemoryFinding {
+        let runs = phase == MemoryMeter.phase
+        let each = runs ? "run" : "iteration of `\(phase)`"
+        let all = runs ? "runs" : "iterations of `\(phase)`"
+        let warmup = "\(warmupIterations) warm-up \(runs ? "run" : "iteration")"
+        let slope =
+            "\(Units.formatBytes(fit.slopeBytesPerIteration)) ± \(Units.formatBytes(fit.boundBytesPerIteration))"
         return MemoryFinding(
             kind: .growth,
-            message: "leak: the live heap grows \(LeakAnalysis.formatSlope(fit)) per \(each) over "
-                + "\(fit.iterations) \(all) after \(warmup)\(series.warmupIterations == 1 ? "" : "s"). Every "
+            message: "leak: the live heap grows \(slope) per \(each) over "
+                + "\(fit.iterations) \(all) after \(warmup)\(warmupIterations == 1 ? "" : "s"). Every "
                 + "\(runs ? "run" : "iteration") keeps something; track the objects the closure creates with "
                 + "track(_:as:) to find which, or pass leaks: .allowed.")
     }
 
     /// The leak the heap graph found, with the largest group's cycle (or type) named, and what to do.
-    static func unreachableMessage(_ graph: HeapGraphLeaks) -> String {
-        let capture = graph.capture
-        let count = graph.newLeakedBlocks
+    static func words(_ heap: HeapEvidence) -> String {
+        let new = heap.new
+        let blocks = "\(new.blocks) block\(new.blocks == 1 ? "" : "s")"
+        let cycles = new.cycles == 0 ? "" : ", in \(new.cycles) cycle\(new.cycles == 1 ? "" : "s")"
         let before =
-            graph.leakedBlocksBefore > 0
-            ? " (\(capture.leakedBlocks) after it, \(graph.leakedBlocksBefore) of them already before it)" : ""
+            heap.before.blocks > 0
+            ? " (\(heap.capture?.leakedBlocks ?? 0) after it, \(heap.before.blocks) of them already before it)" : ""
         var message =
-            "leak: the closure left \(count) block\(count == 1 ? "" : "s") that no root reaches\(before); "
-            + LeakAnalysis.reason(capture)
-        if let cycle = capture.groups.first?.cycle, !cycle.edges.isEmpty {
-            let hops = cycle.edges.map { edge in
-                edge.fieldName.map { "\(edge.from.name).\($0)" } ?? edge.from.name
+            "leak: the closure left \(blocks) that no root reaches\(before): \(Units.formatBytes(new.bytes))\(cycles)"
+        if let group = heap.capture?.groups.first {
+            let name =
+                group.rootType.name.isEmpty
+                ? "a block of \(group.rootType.unnamedBlockBytes ?? 0) bytes" : group.rootType.name
+            message +=
+                "; the largest group is \(group.kind == .rootCycle ? "a cycle through " : "")\(name) ("
+                + "\(group.blocks) block\(group.blocks == 1 ? "" : "s"), \(Units.formatBytes(group.bytes)))"
+            if let cycle = group.cycle, !cycle.edges.isEmpty {
+                let hops = cycle.edges.map { edge in
+                    edge.fieldName.map { "\(edge.from.name).\($0)" } ?? edge.from.name
+                }
+                message += "; the cycle: " + (hops + [cycle.edges[0].from.name]).joined(separator: " → ")
             }
-            message += "; the cycle: " + (hops + [cycle.edges[0].from.name]).joined(separator: " → ")
         }
         return message
             + ". Nothing references these blocks any more, yet they were never freed: break the cycle (a weak or "

@@ -1,4 +1,5 @@
 import HarnessModel
+import Verdicts
 
 /// What one memory expectation measured: the harness's figures for the closure, relative to the start.
 ///
@@ -71,6 +72,13 @@ public struct MemoryFigures: Sendable, Hashable, Codable {
     /// The live heap's growth per run (needs `iterations` of 4 or more: the first run is a warm-up);
     /// nil with fewer runs.
     public var growth: SlopeFit? { leaks.growth.first?.fit }
+
+    /// The figures as leak evidence, the input of the one leak judgement (`LeakJudgement`, as `memharness run` judges
+    /// a case): tracked objects and survivors, the live heap per run and per `repeat` iteration, and the heap graph
+    /// less what no root reached before the closure.
+    public var leakEvidence: LeakEvidence {
+        LeakEvidence(source: .closure, measurements: leaks, heap: heapGraph?.evidence)
+    }
 }
 
 /// Where a memory expectation measures its closure.

@@ -27,7 +27,7 @@ final class MemoryMeter {
     private let iterations: Int
     /// True: the heap is captured before the closure and after it (`leaks: .none` with the agent tracking blocks).
     private let heapGraph: Bool
-    private var leakedBlocksBefore: Int?
+    private var unreachableBefore: UnreachableBlocks?
     private var liveBytesAfterRun: [Int] = []
     private var threadStart: ThreadCounters?
     private var threadEnd: ThreadCounters?
@@ -157,7 +157,7 @@ final class MemoryMeter {
     /// Before the settle that precedes the baseline: what the capture allocates is gone before the start is read.
     private func captureBefore() {
         guard heapGraph else { return }
-        leakedBlocksBefore = HeapGraphCheck.capture(label: "before the closure").summary?.leakedBlocks
+        unreachableBefore = HeapGraphCheck.capture(label: "before the closure").summary.map(UnreachableBlocks.init)
     }
 
     /// The figures with the heap graph after the closure (taken after every figure was read: it allocates).
@@ -165,8 +165,8 @@ final class MemoryMeter {
         guard heapGraph else { return figures }
         var figures = figures
         let (after, failure) = HeapGraphCheck.capture(label: "after the closure")
-        if let after, let before = leakedBlocksBefore {
-            figures.heapGraph = HeapGraphLeaks(capture: after, leakedBlocksBefore: before)
+        if let after, let before = unreachableBefore {
+            figures.heapGraph = HeapGraphLeaks(capture: after, before: before)
         } else {
             figures.heapGraphUnavailable =
                 "the heap capture failed: \(failure ?? "the capture before the closure failed")"

@@ -8,7 +8,9 @@ public enum BaselineFile {
     public static let maximumFileBytes = 4 << 20
 
     /// The figures a baseline may hold (`Baseline.figures(of:)`): anything else would be compared with nothing.
-    public static let figureNames = [Figure.peakAllocated, .exactPeak].map(\.description)
+    public static let figures: [Figure] = [.peakAllocated, .exactPeak]
+    /// Their names, as a baseline file keys them.
+    public static let figureNames = figures.map(\.description)
 
     /// The baseline at `path`: a regular UTF-8 file of at most `maximumFileBytes`, strict JSON
     /// (`JSONText`), this format, keys `scenario/strategy`, known figures, and figures that are
@@ -67,7 +69,7 @@ public enum BaselineFile {
             }
             for (figure, value) in figures.sorted(by: { $0.key < $1.key }) {
                 let place = [RecordCheck.Key("cases"), RecordCheck.Key(key), RecordCheck.Key(figure)]
-                guard figureNames.contains(figure) else {
+                guard let named = Figure(name: figure), Self.figures.contains(named) else {
                     throw damaged(
                         place,
                         "unknown figure '\(Excerpt.of(figure))' for \(Excerpt.of(key)); a baseline holds "

@@ -1,4 +1,5 @@
 import HarnessModel
+import Verdicts
 
 /// The Leaks section of a scenario in `report.md`: per strategy, the tracked objects that survived
 /// teardown, the residue, the growth per `repeat` iteration and the verdict against the file's
@@ -13,7 +14,7 @@ public enum LeaksSection {
     ) -> [String] {
         let summaries = StrategyLeakSummary.summaries(scenario, criteria: criteria)
         guard summaries.contains(where: { $0.verdict != .notAssessed || $0.expectation != nil }) else { return [] }
-        let anyHeapGraph = summaries.contains { $0.heapGraph != nil }
+        let anyHeapGraph = summaries.contains { $0.heap != nil }
         // A heading needs at least one '#' and Markdown has no level beyond six.
         let level = min(max(headingLevel, 1), 6)
         var out: [String] = []
@@ -34,7 +35,7 @@ public enum LeaksSection {
         for summary in summaries where summary.verdict == .notAssessed && summary.expectation != nil {
             out.append(
                 "**\(MarkdownReport.code(summary.strategy, inTable: false)) could not be assessed**: "
-                    + "\(summary.reasons.joined(separator: "; ")).")
+                    + "\(LeakWording.reasons(summary.judgement)).")
             out.append("")
         }
         let findings = summaries.filter { $0.outcome == .unexpectedLeak }
@@ -44,7 +45,7 @@ public enum LeaksSection {
                     + (summary.assessedRepetitions == 0
                         ? "" : " (\(summary.leakingRepetitions) of \(summary.assessedRepetitions) repetitions)")
                     + ": "
-                    + "\(summary.reasons.joined(separator: "; ")).")
+                    + "\(LeakWording.reasons(summary.judgement)).")
             out.append("")
         }
         for summary in summaries where summary.outcome == .expectedLeakNotSeen {
@@ -115,7 +116,7 @@ public enum LeaksSection {
 
     /// `20 blocks (1.27 MiB) no root reaches, in 20 cycles` from the heap graph; `–` without one.
     static func unreachable(_ summary: StrategyLeakSummary) -> String {
-        summary.heapGraph.map(LeakAnalysis.unreachable) ?? "–"
+        summary.heap.map(LeakWording.unreachable) ?? "–"
     }
 
     static func verdict(_ summary: StrategyLeakSummary) -> String {

@@ -1,10 +1,12 @@
 import Foundation
 import HarnessModel
+import Verdicts
 
 /// Every file of a report folder, rendered from a `RunRecord`: the writer only writes them.
 public enum ReportBundle {
     /// The record a finished run stores and the status it exits with, built once from its report: the checks
-    /// (thresholds, leak expectations, `baseline`) evaluated on the whole report, then the samples thinned as
+    /// (thresholds, leak expectations, `baseline`) judged on the whole report and worded (`CheckWording`), then the
+    /// samples thinned as
     /// `record(_:checks:rendering:)` does. A pure function: the same report gives the same record.
     public static func verdict(
         for report: RunReport, baseline: BaselineReference? = nil, policy: GatePolicy = GatePolicy(),
@@ -12,7 +14,7 @@ public enum ReportBundle {
     ) -> GateVerdict {
         let checks = Gate.checks(for: report, baseline: baseline, policy: policy)
         return GateVerdict(
-            record: record(report, checks: checks, rendering: rendering),
+            record: record(report, checks: CheckWording.results(checks), rendering: rendering),
             status: Gate.status(of: report, checks: checks, policy: policy))
     }
 

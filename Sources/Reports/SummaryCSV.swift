@@ -1,4 +1,5 @@
 import HarnessModel
+import Verdicts
 
 /// Writes `summary.csv`: one row per case.
 ///
@@ -181,7 +182,7 @@ public enum SummaryCSV {
     static func leakCells(_ m: CaseMeasurements, _ result: CaseResult) -> [String: String] {
         var cells: [String: String] = [:]
         if let leaks = m.leaks {
-            cells["leak_verdict"] = result.leakAssessment.verdict.rawValue
+            cells["leak_verdict"] = result.leakJudgement.verdict.rawValue
             cells["leaked_objects"] =
                 leaks.trackedCount > 0 || !leaks.survivors.isEmpty ? String(leaks.survivorCount) : ""
             if let fit = leaks.growth.compactMap(\.fit).max(by: {
@@ -193,7 +194,7 @@ public enum SummaryCSV {
             cells["residue_uncertainty_bytes"] = String(leaks.residueUncertaintyBytes)
         }
         if let heapGraph = m.heapGraph {
-            cells["leak_verdict"] = result.leakAssessment.verdict.rawValue
+            cells["leak_verdict"] = result.leakJudgement.verdict.rawValue
             cells["leaked_blocks"] = heapGraph.leakedBlocks.map(String.init) ?? ""
             cells["leaked_bytes"] = heapGraph.leakedBytes.map(String.init) ?? ""
             cells["leaked_cycles"] = heapGraph.cycleCount.map(String.init) ?? ""

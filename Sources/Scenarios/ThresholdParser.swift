@@ -127,41 +127,34 @@ extension ParseContext {
         return strategy.isEmpty || figure.isEmpty ? nil : (strategy, figure)
     }
 
+    /// The figure `name` names (`Figure(name:)`, the one grammar), with its phase or metric one the scenario has.
     mutating func readFigure(_ name: String, at node: Node, _ names: ThresholdNames) -> Figure? {
-        if let figure = Figure.simpleNames[name] { return figure }
-        let parts = name.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-        let phases = names.phases
-        if parts.count == 3, parts[0] == "phases", parts[2] == "peakAllocated" {
-            guard phases.contains(parts[1]) else {
-                report(
-                    node,
-                    "unknown phase '\(Excerpt.of(parts[1]))' in '\(Excerpt.of(name))'; phases: "
-                        + "\(phases.joined(separator: ", "))"
-                        + suggestion(parts[1], phases))
-                return nil
-            }
-            return .phasePeakAllocated(parts[1])
-        }
-        if parts.count == 2, parts[0] == "metrics", !parts[1].isEmpty {
+        switch Figure(name: name) {
+        case .phasePeakAllocated(let phase)? where !names.phases.contains(phase):
+            report(
+                node,
+                "unknown phase '\(Excerpt.of(phase))' in '\(Excerpt.of(name))'; phases: "
+                    + "\(names.phases.joined(separator: ", "))"
+                    + suggestion(phase, names.phases))
+            return nil
+        case .metric(let metric)? where !names.metrics.contains { $0.name == metric }:
             let metrics = names.metrics.map(\.name)
-            guard metrics.contains(parts[1]) else {
-                report(
-                    node,
-                    "unknown metric '\(Excerpt.of(parts[1]))' in '\(Excerpt.of(name))'; "
-                        + (metrics.isEmpty
-                            ? "the workload declares no metrics"
-                            : "the workload's metrics: \(metrics.joined(separator: ", "))"
-                                + suggestion(parts[1], metrics)))
-                return nil
-            }
-            return .metric(parts[1])
+            report(
+                node,
+                "unknown metric '\(Excerpt.of(metric))' in '\(Excerpt.of(name))'; "
+                    + (metrics.isEmpty
+                        ? "the workload declares no metrics"
+                        : "the workload's metrics: \(metrics.joined(separator: ", "))" + suggestion(metric, metrics)))
+            return nil
+        case let figure?:
+            return figure
+        case nil:
+            report(
+                node,
+                "unknown figure '\(Excerpt.of(name))'; expected one of: \(Figure.nameForms.joined(separator: ", "))"
+                    + suggestion(name, Array(Figure.simpleNames.keys)))
+            return nil
         }
-        let figures = Figure.simpleNames.keys.sorted() + ["phases.<phase>.peakAllocated", "metrics.<name>"]
-        report(
-            node,
-            "unknown figure '\(Excerpt.of(name))'; expected one of: \(figures.joined(separator: ", "))"
-                + suggestion(name, Array(Figure.simpleNames.keys)))
-        return nil
     }
 
     /// Reads `OP value` or `OP [factor *] strategy.figure`.

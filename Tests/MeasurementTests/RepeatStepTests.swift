@@ -6,6 +6,7 @@ import Runner
 import Scenarios
 import TestSupport
 import Testing
+import Verdicts
 import WorkloadKit
 
 @Suite struct RepeatStepParsingTests {
@@ -137,7 +138,7 @@ import WorkloadKit
         let arrayBytes = AllocatorCost.arrayBytes(of: UInt8.self, count: BlockWorkload.blockBytes)
         #expect(fit.slopeBytesPerIteration >= Double(arrayBytes))
         #expect(fit.slopeBytesPerIteration < Double(arrayBytes + 256))
-        #expect(result.leakAssessment.verdict == .leaks)
+        #expect(result.leakJudgement.verdict == .leaks)
         let residue = try #require(result.completed?.residueBytes)
         #expect(residue >= 12 * arrayBytes - leaks.residueUncertaintyBytes)
     }
@@ -148,8 +149,8 @@ import WorkloadKit
         #expect(leaks.tracked == [TypeCount(typeName: "Block", count: 12)], "the tracker saw every block")
         #expect(leaks.survivors.isEmpty)
         let fit = try #require(leaks.growth.first?.fit)
-        #expect(!LeakAnalysis.isGrowing(fit), "\(leaks.growth.first?.liveBytesAfterIteration ?? [])")
-        #expect(result.leakAssessment.verdict == .leakFree)
-        #expect(result.leakAssessment.outcome == .asExpected)
+        #expect(!LeakCriteria.standard.isGrowing(fit), "\(leaks.growth.first?.liveBytesAfterIteration ?? [])")
+        #expect(result.leakJudgement.verdict == .leakFree)
+        #expect(result.leakJudgement.outcome == .asExpected)
     }
 }

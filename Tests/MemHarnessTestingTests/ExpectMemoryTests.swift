@@ -2,6 +2,7 @@ import HarnessModel
 import MemHarnessTesting
 import Synchronization
 import Testing
+import Verdicts
 
 #if os(Linux)
     import Glibc
@@ -141,7 +142,7 @@ struct ExpectMemoryTests {
         let flat = try expectMemory(leaks: .none, iterations: 8, measuring: quick) {
             _ = [UInt8](repeating: 1, count: 64 << 10)
         }
-        #expect(flat.growth.map { !LeakAnalysis.isGrowing($0) } == true)
+        #expect(flat.growth.map { !LeakCriteria.standard.isGrowing($0) } == true)
     }
 
     /// Another thread of this process allocates 64 MiB while an expectation measures a closure that

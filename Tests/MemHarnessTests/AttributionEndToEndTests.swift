@@ -3,6 +3,7 @@ import Foundation
 import HarnessModel
 import Reports
 import Testing
+import Verdicts
 import WorkloadKit
 
 /// "Where the memory is" end to end, through the built binaries: `memharness run` with attribution on,
@@ -340,7 +341,7 @@ struct AttributionEndToEndTests {
         // [UInt8] of 65,536 elements behind Swift's 32-byte array header, in jemalloc's size class of that.
         let payloadBytes = AllocatorCost.bytes(forRequest: (64 << 10) + 32)
         let growing = leaking.siteGrowth(warmupIterations: 2).filter {
-            LeakAnalysis.isGrowing($0.fit, criteria: .standard)
+            LeakCriteria.standard.isGrowing($0.fit)
         }
         let payload = try #require(growing.first, "no site grows")
         #expect(payload.site.function.hasPrefix("ProfileScreen.init("), "\(growing.map(\.site.function))")

@@ -2,6 +2,7 @@ import Foundation
 import HarnessModel
 import Reports
 import Testing
+import Verdicts
 
 /// `repetitions: auto` end to end: the run decides the counts, the report states each median's interval,
 /// `baseline save` derives tolerances from it and the gate fails only outside the noise.

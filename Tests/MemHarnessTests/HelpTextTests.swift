@@ -1,5 +1,6 @@
 import HarnessModel
 import Testing
+import Verdicts
 
 @testable import MemHarness
 

@@ -3,6 +3,7 @@ import HarnessModel
 import Reports
 import TestSupport
 import Testing
+import Verdicts
 
 /// Property tests of the readers of report folders: thousands of mutations of valid `run.json` and
 /// baseline files (bytes flipped, truncated, numbers replaced by NaN, infinities and values far out
@@ -43,7 +44,7 @@ struct RecordFuzzTests {
                 ])
         ]
         let baseline = BaselineReference(baseline: Baseline(name: "b", report: report), file: "b.json")
-        let checks = Gate.checks(for: report, baseline: baseline)
+        let checks = CheckWording.results(Gate.checks(for: report, baseline: baseline))
         // Few cases and few samples: every accepted input is rendered, thousands of times in a debug build.
         report.scenarios[0].cases = [0, 1, 4].map { report.scenarios[0].cases[$0] }
         var plain = ReportFixture.report
@@ -59,8 +60,9 @@ struct RecordFuzzTests {
         _ = try ReportBundle.files(record)
         let report = record.report
         let baseline = BaselineReference(baseline: Baseline(name: "b", report: report), file: "b.json")
-        let checks = Gate.checks(for: report, baseline: baseline)
-        _ = Gate.status(of: report, checks: checks)
+        let judged = Gate.checks(for: report, baseline: baseline)
+        _ = Gate.status(of: report, checks: judged)
+        let checks = CheckWording.results(judged)
         _ = CheckOutputs.terminalTable(checks, width: 100)
         _ = CheckOutputs.junit(checks)
         _ = CheckOutputs.benchmarkJSON(report)
@@ -123,8 +125,8 @@ struct RecordFuzzTests {
                     #expect(
                         figures.values.allSatisfy { $0.isFinite && $0 >= 0 && $0 <= RecordCheck.numberMagnitudeLimit })
                 }
-                let checks = Gate.checks(
-                    for: record.report, baseline: BaselineReference(baseline: baseline, file: "b.json"))
+                let checks = CheckWording.results(
+                    Gate.checks(for: record.report, baseline: BaselineReference(baseline: baseline, file: "b.json")))
                 _ = CheckOutputs.terminalTable(checks, width: 100)
             } catch {
                 #expect(error.description.hasPrefix("b.json"), "input \(index): \(error)")

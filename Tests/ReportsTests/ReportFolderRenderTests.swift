@@ -2,6 +2,7 @@ import Foundation
 import HarnessModel
 import Reports
 import Testing
+import Verdicts
 
 /// Rendering a record into a report folder, as `report` and `merge` do, and baseline files as `baseline save`
 /// writes them.

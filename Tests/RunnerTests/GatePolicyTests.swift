@@ -1,7 +1,9 @@
 import HarnessModel
+import Reports
 import Runner
 import TestSupport
 import Testing
+import Verdicts
 
 /// The gate policy without a child process: which checks count, which cases fail a run, and the exit
 /// code each verdict maps to.
@@ -36,7 +38,7 @@ struct GatePolicyTests {
 
     @Test func completedCasesWithPassingChecksExit0() {
         let report = Self.report([Self.result("a"), Self.result("b")], limitBytes: Double(16 << 20))
-        let verdict = Gate.verdict(for: report)
+        let verdict = ReportBundle.verdict(for: report)
         #expect(verdict.record.checks.count == 1)
         #expect(verdict.record.checks.allSatisfy { $0.passed })
         #expect(verdict.status == .ok)
@@ -45,12 +47,12 @@ struct GatePolicyTests {
 
     @Test func aBreachedThresholdIsAFindingUnlessThresholdsAreNotChecked() {
         let report = Self.report([Self.result("a", net: 32 << 20)], limitBytes: Double(16 << 20))
-        let checked = Gate.verdict(for: report)
+        let checked = ReportBundle.verdict(for: report)
         #expect(checked.record.checks.map(\.passed) == [false])
         #expect(checked.status == .finding)
         #expect(checked.status.code == 2)
         // --quick: the steps the thresholds were written for were shortened, so they are not evaluated at all.
-        let quick = Gate.verdict(for: report, policy: GatePolicy(checkThresholds: false))
+        let quick = ReportBundle.verdict(for: report, policy: GatePolicy(checkThresholds: false))
         #expect(quick.record.checks.isEmpty)
         #expect(quick.status == .ok)
     }
@@ -68,7 +70,7 @@ struct GatePolicyTests {
         // A breached threshold too: a case that could not be measured outranks a finding.
         let report = Self.report(
             [Self.result("a", net: 32 << 20), Self.result("b", status: status)], limitBytes: Double(16 << 20))
-        let verdict = Gate.verdict(for: report, policy: GatePolicy(failOnMemoryLimit: true))
+        let verdict = ReportBundle.verdict(for: report, policy: GatePolicy(failOnMemoryLimit: true))
         #expect(verdict.record.checks.contains { !$0.passed })
         #expect(verdict.status == .caseFailed)
         #expect(verdict.status.code == 1)
@@ -80,7 +82,7 @@ struct GatePolicyTests {
         // Its figures are not checked: a huge attributed peak breaks no threshold.
         let huge = Self.result("a", net: 1 << 30)
         let report = Self.report([Self.result("a")], limitBytes: Double(16 << 20), attributed: [huge])
-        #expect(Gate.verdict(for: report).status == .ok)
+        #expect(ReportBundle.verdict(for: report).status == .ok)
     }
 
     @Test func everyExitStatusHasItsDocumentedCode() {
@@ -95,7 +97,7 @@ struct GatePolicyTests {
 
     @Test func theVerdictKeepsTheRenderingItIsGiven() {
         let rendering = RenderingOptions(samplesMaxRows: 7, chartScale: .log)
-        let verdict = Gate.verdict(for: Self.report([Self.result("a")]), rendering: rendering)
+        let verdict = ReportBundle.verdict(for: Self.report([Self.result("a")]), rendering: rendering)
         #expect(verdict.record.rendering == rendering)
         #expect(verdict.record.schema == RunRecord.currentSchema)
     }

@@ -1,4 +1,5 @@
 import HarnessModel
+import Verdicts
 
 /// Markdown for attribution: the top allocation sites of one profile, the difference between two
 /// strategies as a sentence and a table, and the sites that grow per `repeat` iteration.
@@ -83,9 +84,9 @@ public enum AttributionMarkdown {
     }
 
     /// The sites whose live bytes grow per `repeat` iteration, per phase: those whose slope's 95%
-    /// lower bound is above the criteria's minimum (`LeakAnalysis.isGrowing`), as for the leak verdict.
+    /// lower bound is above the criteria's minimum (`LeakCriteria.isGrowing`), as for the leak verdict.
     public static func growth(_ rows: [SiteGrowth], criteria: LeakCriteria = .standard, limit: Int = 10) -> String {
-        let growing = rows.filter { LeakAnalysis.isGrowing($0.fit, criteria: criteria) }
+        let growing = rows.filter { criteria.isGrowing($0.fit) }
         guard !growing.isEmpty else { return "No allocation site grows per iteration.\n" }
         var out = [
             "| Phase | Allocation site | Location | Growth per iteration | Iterations |", "|---|---|---|---:|---:|",

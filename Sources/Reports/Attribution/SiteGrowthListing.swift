@@ -1,9 +1,11 @@
 import HarnessModel
+import Verdicts
 
 /// `memharness compare --against DIR`: per scenario and strategy recorded with `--attribute` in both runs,
-/// the allocation sites whose live bytes at the peak grew since the earlier run.
+/// the allocation sites whose live bytes at the peak grew since the earlier run beyond the noise of byte sampling
+/// (`RunToRun.compare` with `NoiseBand.sampling`).
 public enum SiteGrowthListing {
-    /// Sites that grew by less than this share of the peak are noise of the byte sampling.
+    /// The least band: a site that grew by less than this share of the peak is not listed, whatever its sampling.
     static let noiseShare = 0.02
 
     public static func render(_ report: RunReport, since earlier: RunReport, earlierFolder: String, limit: Int = 5)
@@ -18,13 +20,22 @@ public enum SiteGrowthListing {
             for (strategy, profile) in AttributionSection.profiles(run) {
                 guard let base = old[strategy] else { continue }
                 let difference = profile.difference(from: base, label: "now", baseLabel: earlierFolder)
-                let floor = Int(Double(max(profile.peakNetBytes, base.peakNetBytes)) * noiseShare)
-                let grew = difference.sites.filter { $0.deltaBytes > max(floor, 0) }
-                    .sorted { ($0.deltaBytes, $1.site) > ($1.deltaBytes, $0.site) }
+                let least = max(Double(max(profile.peakNetBytes, base.peakNetBytes)) * noiseShare, 0)
+                let grew = difference.sites.filter { site in
+                    let noise = NoiseBand.sampling(
+                        before: (Double(site.baseBytes), Double(base.sampleMeanBytes)),
+                        after: (Double(site.bytes), Double(profile.sampleMeanBytes)), least: least)
+                    let change = RunToRun.compare(
+                        before: Double(site.baseBytes), after: Measured(value: Double(site.bytes)), noise: noise)
+                    return change.direction == .increased
+                }
+                .sorted { ($0.deltaBytes, $1.site) > ($1.deltaBytes, $0.site) }
                 let head =
                     "\(run.name) / \(strategy): peak \(signed(difference.peakNetDeltaBytes)) since \(earlierFolder)"
                 guard !grew.isEmpty else {
-                    lines.append(head + "; no allocation site grew by more than \(Int(noiseShare * 100))% of the peak")
+                    lines.append(
+                        head + "; no allocation site grew beyond the noise of byte sampling (nor by more than "
+                            + "\(Int(noiseShare * 100))% of the peak)")
                     continue
                 }
                 lines.append(head + "; sites that grew:")

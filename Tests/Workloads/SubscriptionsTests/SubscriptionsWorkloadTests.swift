@@ -7,6 +7,7 @@ import Runner
 import Scenarios
 import TestSupport
 import Testing
+import Verdicts
 import WorkloadKit
 
 @testable import SubscriptionsWorkload
@@ -104,8 +105,8 @@ enum Harness {
         #expect(
             abs(fit.slopeBytesPerIteration - truth) <= 0.10 * truth,
             "slope \(fit.slopeBytesPerIteration) B per iteration vs \(truth) B retained by one screen")
-        #expect(LeakAnalysis.isGrowing(fit))
-        let assessment = result.leakAssessment
+        #expect(LeakCriteria.standard.isGrowing(fit))
+        let assessment = result.leakJudgement
         #expect(assessment.verdict == .leaks)
         #expect(assessment.outcome == .asExpected)
         #expect(!assessment.isFinding)
@@ -133,10 +134,10 @@ enum Harness {
         #expect(leaks.survivors.isEmpty)
         let fit = try #require(leaks.growth.first?.fit)
         #expect(
-            !LeakAnalysis.isGrowing(fit),
+            !LeakCriteria.standard.isGrowing(fit),
             "slope \(fit.slopeBytesPerIteration) ± \(fit.boundBytesPerIteration) B per iteration")
-        #expect(result.leakAssessment.verdict == .leakFree)
-        #expect(result.leakAssessment.outcome == .asExpected)
+        #expect(result.leakJudgement.verdict == .leakFree)
+        #expect(result.leakJudgement.outcome == .asExpected)
         // Each screen rendered its one update (and a self-derived one its name on subscription too), then went.
         #expect(result.metric("updatesRendered")?.value == (strategy == "self-derived-weak" ? 40 : 20))
         #expect(result.metric("deliveriesAfterDismiss")?.value == 0)
@@ -153,17 +154,17 @@ enum Harness {
             let series = try #require(leaks.growth.first)
             let fit = try #require(series.fit)
             #expect(
-                !LeakAnalysis.isGrowing(fit),
+                !LeakCriteria.standard.isGrowing(fit),
                 "run \(run): slope \(fit.slopeBytesPerIteration) ± \(fit.boundBytesPerIteration)")
-            #expect(result.leakAssessment.verdict == .leakFree, "run \(run): \(result.leakAssessment.reasons)")
+            #expect(result.leakJudgement.verdict == .leakFree, "run \(run): \(result.leakJudgement.reasons)")
         }
     }
 
     @Test func anUnexpectedLeakIsAFinding() throws {
         let result = try Harness.run("strong-self-capture", expect: .leakFree, iterations: 6)
         #expect(result.expectation == .leakFree)
-        #expect(result.leakAssessment.outcome == .unexpectedLeak)
-        #expect(result.leakAssessment.isFinding)
+        #expect(result.leakJudgement.outcome == .unexpectedLeak)
+        #expect(result.leakJudgement.isFinding)
     }
 }
 

@@ -1,3 +1,5 @@
+import HarnessModel
+
 /// A per-type count over repetitions: the lowest and the highest.
 public struct TypeCountRange: Sendable, Hashable, Codable {
     /// The name the workload tracked the objects under.
@@ -35,19 +37,12 @@ public struct GrowthSummary: Sendable, Hashable, Codable {
     }
 }
 
-/// One strategy's leak evidence over its repetitions, for the report's Leaks section.
-public struct StrategyLeakSummary: Sendable, Hashable, Codable {
+/// One strategy's leak judgement (`LeakJudgement` over its repetitions and its instrumented case) with the evidence
+/// reduced for the report's Leaks section.
+public struct StrategyLeakSummary: Sendable, Hashable {
     public var strategy: String
-    /// What the scenario file expects of the strategy, if it says.
-    public var expectation: LeakExpectation?
-    /// Repetitions that ended `ok` and gathered leak evidence.
-    public var assessedRepetitions: Int
-    /// Of those, the repetitions whose verdict is `leaks`.
-    public var leakingRepetitions: Int
-    /// `leaks` when any assessed repetition leaked (a leak that shows once is still a leak),
-    /// `leak-free` when none did, `not-assessed` without evidence.
-    public var verdict: LeakVerdict
-    public var outcome: LeakOutcome
+    /// The judgement of the strategy's evidence against what the scenario file expects of it.
+    public var judgement: LeakJudgement
     /// Objects tracked per type over the repetitions, sorted by type name.
     public var tracked: [TypeCountRange]
     /// Tracked objects that survived per type over the repetitions; types that never survived are left out.
@@ -58,42 +53,23 @@ public struct StrategyLeakSummary: Sendable, Hashable, Codable {
     public var residueUncertaintyBytes: Int
     /// One entry per `repeat` step, in script order.
     public var growth: [GrowthSummary]
-    /// The reasons of the first leaking repetition and of the heap graph, in plain words; for a strategy not
-    /// assessed, why not.
-    public var reasons: [String]
-    /// The heap graph's last capture of the strategy's instrumented case (after teardown, a program's at exit):
-    /// blocks no root reaches are a leak, found without anything tracked; nil without a heap graph.
-    public var heapGraph: HeapCaptureSummary?
+    /// The heap graph of the strategy's instrumented case when it has a capture (its last: after teardown, a program's
+    /// at exit), with what no root reached before: blocks no root reaches are a leak, found without anything tracked.
+    public var heap: HeapEvidence?
 
-    /// Reduces one strategy's cases (any order; only `ok` cases count) under `criteria`, with the heap graph of its
+    /// Judges one strategy's cases (any order; only `ok` cases count) under `criteria`, with the heap graph of its
     /// instrumented case among `instrumented` when one captured the heap.
     public init(
         strategy: String, cases: [CaseResult], instrumented: [CaseResult] = [], criteria: LeakCriteria = .standard
     ) {
-        let ok = cases.filter { $0.strategy == strategy }.compactMap { result in result.completed.map { (result, $0) } }
-        let assessments = ok.map { LeakAnalysis.assess($0.1.leaks, expectation: $0.0.expectation, criteria: criteria) }
-        let assessed = assessments.filter { $0.verdict != .notAssessed }
-        let leaking = assessed.filter { $0.verdict == .leaks }
-        let heap = instrumented.first { $0.strategy == strategy && $0.measurements?.heapGraph != nil }
-        let heapAssessment = heap.map { LeakAnalysis.assess(heapGraph: $0.completed?.heapGraph, expectation: nil) }
-        let heapAssessed = heapAssessment.map { $0.verdict != .notAssessed } ?? false
+        let evidence = LeakEvidence.strategy(strategy, cases: cases, instrumented: instrumented)
+        let ok = cases.filter { $0.strategy == strategy }.compactMap(\.completed)
+        // Every case of a strategy states the same expectation (the file states it per strategy).
+        let expectation = (cases + instrumented).first { $0.strategy == strategy && $0.expectation != nil }?.expectation
         self.strategy = strategy
-        expectation = ok.compactMap(\.0.expectation).first ?? cases.compactMap(\.expectation).first
-        assessedRepetitions = assessed.count
-        leakingRepetitions = leaking.count
-        heapGraph = heapAssessed ? heap?.completed?.heapGraph?.last : nil
-        if assessed.isEmpty && !heapAssessed {
-            verdict = .notAssessed
-            let why = heap == nil ? "no heap graph was captured" : (heapAssessment?.reasons.first ?? "")
-            reasons = ["nothing tracked, no repeat step, and \(why)"]
-        } else {
-            let heapLeaks = heapAssessment?.verdict == .leaks
-            verdict = leaking.isEmpty && !heapLeaks ? .leakFree : .leaks
-            reasons = (leaking.first?.reasons ?? []) + (heapLeaks ? heapAssessment?.reasons ?? [] : [])
-        }
-        outcome = LeakAnalysis.outcome(verdict: verdict, expectation: expectation)
-
-        let measurements = ok.compactMap(\.1.leaks)
+        judgement = LeakJudgement(evidence, expectation: expectation, criteria: criteria)
+        heap = evidence.compactMap(\.heap).first { $0.capture != nil }
+        let measurements = ok.compactMap(\.leaks)
         func ranges(_ counts: (LeakMeasurements) -> [TypeCount]) -> [TypeCountRange] {
             let names = Set(measurements.flatMap { counts($0).map(\.typeName) }).sorted()
             return names.map { name in
@@ -103,7 +79,7 @@ public struct StrategyLeakSummary: Sendable, Hashable, Codable {
         }
         tracked = ranges(\.tracked)
         survivors = ranges(\.survivors).filter { $0.maximum > 0 }
-        medianResidueBytes = Statistics.median(ok.compactMap { $0.1.residueBytes.map(Double.init) }) ?? 0
+        medianResidueBytes = Statistics.median(ok.compactMap { $0.residueBytes.map(Double.init) }) ?? 0
         residueUncertaintyBytes = measurements.map(\.residueUncertaintyBytes).max() ?? 0
         let phases = measurements.first?.growth.map(\.phase) ?? []
         growth = phases.compactMap { phase in
@@ -123,4 +99,13 @@ public struct StrategyLeakSummary: Sendable, Hashable, Codable {
             StrategyLeakSummary(strategy: $0, cases: run.cases, instrumented: run.attributedCases, criteria: criteria)
         }
     }
+
+    /// What the scenario file expects of the strategy, if it says.
+    public var expectation: LeakExpectation? { judgement.expectation }
+    /// `leaks` when any evidence showed a leak, `leak-free` when none did, `not-assessed` without evidence.
+    public var verdict: LeakVerdict { judgement.verdict }
+    public var outcome: LeakOutcome { judgement.outcome }
+    /// Repetitions that ended `ok` and gathered leak evidence, and of those the ones that leaked.
+    public var assessedRepetitions: Int { judgement.assessedRepetitions }
+    public var leakingRepetitions: Int { judgement.leakingRepetitions }
 }

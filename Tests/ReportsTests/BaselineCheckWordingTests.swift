@@ -1,9 +1,12 @@
 import Foundation
 import HarnessModel
+import Reports
 import TestSupport
 import Testing
+import Verdicts
 
-/// The noise-aware baseline gate: a difference fails only outside the noise, and the message says by how much.
+/// The noise-aware baseline gate and its words: a difference fails only outside the noise, and the message says by
+/// how much.
 struct BaselineGateTests {
     /// A run of one strategy `a` whose net peaks are `peaks`.
     func report(_ peaks: [Int]) -> RunReport {
@@ -21,7 +24,7 @@ struct BaselineGateTests {
         #expect(abs(noise.relativeNoise - 0.0025) < 1e-9)  // [39.9 MB, 40.1 MB] around 40 MB
         #expect(noise.tolerance == 0.01)  // 2 × 0.25% is below the 1% minimum
         let moved = report(steady.map { $0 * 108 / 100 })  // +8%
-        let checks = BaselinePolicy(floorBytes: 0).compare(moved, with: baseline, baselineFile: "b.json")
+        let checks = BaselinePolicy(floorBytes: 0).worded(moved, with: baseline, baselineFile: "b.json")
         let check = try #require(checks.first)
         #expect(!check.passed)
         #expect(
@@ -42,14 +45,14 @@ struct BaselineGateTests {
         let tolerance = try #require(baseline.derivedTolerance("s/a", .peakAllocated)?.tolerance)
         #expect(abs(tolerance - 0.10) < 1e-9)  // the interval is [950 kB, 1.05 MB]: ±5%, doubled
         let later = report(noisy.map { $0 * 106 / 100 })
-        let check = try #require(BaselinePolicy(floorBytes: 0).compare(later, with: baseline, baselineFile: "b").first)
+        let check = try #require(BaselinePolicy(floorBytes: 0).worded(later, with: baseline, baselineFile: "b").first)
         #expect(check.passed)
         #expect(check.message.contains("+6.0% (+58.59 KiB) above the baseline, within its noise of ±10.0%"))
         #expect(check.margin.hasPrefix("+"), "a check that passes is inside its band: \(check.margin)")
         // The same medians without the noise (a baseline saved before it was kept) at a flat 1%: a failure.
         let flat = Baseline(name: "b", cases: baseline.cases)
         let strict = try #require(
-            BaselinePolicy(tolerance: 0.01, floorBytes: 0).compare(
+            BaselinePolicy(tolerance: 0.01, floorBytes: 0).worded(
                 report(noisy.map { $0 * 120 / 100 }), with: flat,
                 baselineFile: "b"
             ).first)
@@ -61,12 +64,12 @@ struct BaselineGateTests {
         let baseline = Baseline(name: "b", report: report(steady), derivation: ToleranceDerivation())
         let moved = report(steady.map { $0 * 108 / 100 })
         let floored = try #require(
-            BaselinePolicy(floorBytes: 4_000_000).compare(moved, with: baseline, baselineFile: "b").first)
+            BaselinePolicy(floorBytes: 4_000_000).worded(moved, with: baseline, baselineFile: "b").first)
         #expect(floored.passed)
         #expect(floored.message.contains("within the floor of 3.81 MiB"))
         // --tolerance overrides the derived one for every figure.
         let wide = try #require(
-            BaselinePolicy(tolerance: 0.10, floorBytes: 0).compare(moved, with: baseline, baselineFile: "b").first)
+            BaselinePolicy(tolerance: 0.10, floorBytes: 0).worded(moved, with: baseline, baselineFile: "b").first)
         #expect(wide.passed)
         #expect(wide.limit == "38.15 MiB ±10% (floor 0 B)")
     }
@@ -74,11 +77,11 @@ struct BaselineGateTests {
     @Test func improvementsFailOnlyWhenAsked() throws {
         let baseline = Baseline(name: "b", report: report(steady), derivation: ToleranceDerivation())
         let better = report(steady.map { $0 * 90 / 100 })
-        let check = try #require(BaselinePolicy(floorBytes: 0).compare(better, with: baseline, baselineFile: "b").first)
+        let check = try #require(BaselinePolicy(floorBytes: 0).worded(better, with: baseline, baselineFile: "b").first)
         #expect(check.passed)
         #expect(check.message.contains("improved: 38.15 MiB → 34.33 MiB, -10.0% (-3.81 MiB) below the baseline"))
         #expect(
-            !BaselinePolicy(floorBytes: 0, failOnImprovement: true).compare(better, with: baseline, baselineFile: "b")
+            !BaselinePolicy(floorBytes: 0, failOnImprovement: true).worded(better, with: baseline, baselineFile: "b")
                 .allSatisfy { $0.passed })
     }
 
@@ -87,10 +90,17 @@ struct BaselineGateTests {
         let baseline = try JSONDecoder().decode(Baseline.self, from: Data(old.utf8))
         #expect(baseline.noise == nil)
         let check = try #require(
-            BaselinePolicy().compare(report(steady.map { $0 * 109 / 100 }), with: baseline, baselineFile: "b").first)
+            BaselinePolicy().worded(report(steady.map { $0 * 109 / 100 }), with: baseline, baselineFile: "b").first)
         #expect(check.passed, "the 10% default holds a baseline without noise")
         let saved = Baseline(name: "b", report: report(steady), derivation: ToleranceDerivation())
         let back = try JSONDecoder().decode(Baseline.self, from: JSONEncoder().encode(saved))
         #expect(back == saved)
+    }
+}
+
+extension BaselinePolicy {
+    /// The checks of `compare`, worded as the record keeps them.
+    func worded(_ report: RunReport, with baseline: Baseline, baselineFile: String) -> [CheckResult] {
+        CheckWording.results(compare(report, with: baseline, baselineFile: baselineFile))
     }
 }

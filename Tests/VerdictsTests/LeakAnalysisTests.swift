@@ -1,6 +1,7 @@
 import HarnessModel
 import TestSupport
 import Testing
+import Verdicts
 
 @Suite struct SlopeFitTests {
     @Test func pointsOnALineGiveTheirSlopeWithNoSpread() throws {
@@ -21,7 +22,7 @@ import Testing
     @Test func flatDataHasNoGrowth() throws {
         let fit = try #require(LeakAnalysis.fitSlope(Array(repeating: 4_000_000, count: 17)))
         #expect(fit.slopeBytesPerIteration == 0)
-        #expect(!LeakAnalysis.isGrowing(fit))
+        #expect(!LeakCriteria.standard.isGrowing(fit))
     }
 
     @Test func fewerThanThreePointsCannotBeBounded() {
@@ -32,7 +33,7 @@ import Testing
     @Test func noiseAroundAFlatLineStaysWithinTheBound() throws {
         let fit = try #require(LeakAnalysis.fitSlope([100, 140, 90, 130, 80, 120, 110, 95, 135, 100]))
         #expect(fit.boundBytesPerIteration > 0)
-        #expect(!LeakAnalysis.isGrowing(fit))
+        #expect(!LeakCriteria.standard.isGrowing(fit))
     }
 
     @Test func warmUpKeepsFirstUseGrowthOutOfTheFit() throws {
@@ -40,18 +41,18 @@ import Testing
         let live = [0, 30_000, 45_000] + Array(repeating: 52_000, count: 9)
         let withoutWarmUp = try #require(
             GrowthSeries(phase: "repeat", warmupIterations: 0, liveBytesAfterIteration: live).fit)
-        #expect(LeakAnalysis.isGrowing(withoutWarmUp), "fitted, first-use growth must look like growth")
+        #expect(LeakCriteria.standard.isGrowing(withoutWarmUp), "fitted, first-use growth must look like growth")
         let withWarmUp = try #require(
             GrowthSeries(phase: "repeat", warmupIterations: 3, liveBytesAfterIteration: live).fit)
         #expect(withWarmUp.slopeBytesPerIteration == 0)
-        #expect(!LeakAnalysis.isGrowing(withWarmUp))
+        #expect(!LeakCriteria.standard.isGrowing(withWarmUp))
         #expect(withWarmUp.iterations == 9)
     }
 
     @Test func slopesUnderTheMinimumAreNotLeaks() {
         let fit = SlopeFit(slopeBytesPerIteration: 12, boundBytesPerIteration: 0, iterations: 10)
-        #expect(!LeakAnalysis.isGrowing(fit))
-        #expect(LeakAnalysis.isGrowing(fit, criteria: LeakCriteria(minimumSlopeBytesPerIteration: 8)))
+        #expect(!LeakCriteria.standard.isGrowing(fit))
+        #expect(LeakCriteria(minimumSlopeBytesPerIteration: 8).isGrowing(fit))
     }
 
     @Test(arguments: [
@@ -68,45 +69,53 @@ import Testing
     static let flat = GrowthSeries(
         phase: "screens", warmupIterations: 1, liveBytesAfterIteration: [0, 100, 100, 100, 100])
 
+    /// One repetition's measurements judged alone.
+    static func judge(_ measurements: LeakMeasurements?, expectation: LeakExpectation?) -> LeakJudgement {
+        LeakJudgement([LeakEvidence(source: .repetition(1), measurements: measurements)], expectation: expectation)
+    }
+
     @Test func aSurvivorIsALeak() {
         let measurements = LeakMeasurements(
             tracked: [TypeCount(typeName: "Screen", count: 3)],
             survivors: [TypeCount(typeName: "Screen", count: 2)])
-        let assessment = LeakAnalysis.assess(measurements, expectation: .leakFree)
-        #expect(assessment.verdict == .leaks)
-        #expect(assessment.outcome == .unexpectedLeak)
-        #expect(assessment.isFinding)
-        #expect(assessment.reasons == ["2 of 3 Screen survived teardown"])
+        let judgement = Self.judge(measurements, expectation: .leakFree)
+        #expect(judgement.verdict == .leaks)
+        #expect(judgement.outcome == .unexpectedLeak)
+        #expect(judgement.isFinding)
+        #expect(judgement.reasons == [.survived(TypeCount(typeName: "Screen", count: 2), tracked: 3)])
     }
 
-    @Test func growthIsALeakEvenWithoutSurvivors() {
+    @Test func growthIsALeakEvenWithoutSurvivors() throws {
         let measurements = LeakMeasurements(tracked: [TypeCount(typeName: "Screen", count: 5)], growth: [Self.growing])
-        let assessment = LeakAnalysis.assess(measurements, expectation: .leaks)
-        #expect(assessment.verdict == .leaks)
-        #expect(assessment.outcome == .asExpected)
-        #expect(!assessment.isFinding)
-        #expect(assessment.reasons == ["screens: live heap grows 100 B ± 0 B per iteration"])
+        let judgement = Self.judge(measurements, expectation: .leaks)
+        #expect(judgement.verdict == .leaks)
+        #expect(judgement.outcome == .asExpected)
+        #expect(!judgement.isFinding)
+        let fit = try #require(Self.growing.fit)
+        #expect(judgement.reasons == [.grows(phase: "screens", warmupIterations: 1, fit: fit)])
+        #expect(fit.slopeBytesPerIteration == 100 && fit.boundBytesPerIteration == 0)
     }
 
     @Test func noSurvivorsAndFlatGrowthIsLeakFree() {
         let measurements = LeakMeasurements(tracked: [TypeCount(typeName: "Screen", count: 5)], growth: [Self.flat])
-        #expect(LeakAnalysis.assess(measurements, expectation: .leakFree).outcome == .asExpected)
-        let missing = LeakAnalysis.assess(measurements, expectation: .leaks)
+        #expect(Self.judge(measurements, expectation: .leakFree).outcome == .asExpected)
+        let missing = Self.judge(measurements, expectation: .leaks)
         #expect(missing.verdict == .leakFree)
         #expect(missing.outcome == .expectedLeakNotSeen)
         #expect(!missing.isFinding)
     }
 
     @Test func withoutEvidenceThereIsNoVerdict() {
-        #expect(LeakAnalysis.assess(nil, expectation: .leakFree).verdict == .notAssessed)
-        #expect(LeakAnalysis.assess(LeakMeasurements(), expectation: nil).outcome == .notAssessed)
+        #expect(Self.judge(nil, expectation: .leakFree).verdict == .notAssessed)
+        #expect(Self.judge(LeakMeasurements(), expectation: nil).outcome == .notAssessed)
+        #expect(Self.judge(nil, expectation: .leakFree).unassessed == .noEvidence)
     }
 
     @Test func anUnstatedExpectationTreatsALeakAsAFinding() {
         let measurements = LeakMeasurements(
             tracked: [TypeCount(typeName: "Screen", count: 1)],
             survivors: [TypeCount(typeName: "Screen", count: 1)])
-        #expect(LeakAnalysis.assess(measurements, expectation: nil).isFinding)
+        #expect(Self.judge(measurements, expectation: nil).isFinding)
     }
 
     @Test func residueUncertaintyIsTheLargerThreadCacheReading() {
@@ -152,7 +161,7 @@ import Testing
             summary.growth == [
                 GrowthSummary(phase: "screens", medianSlopeBytesPerIteration: 0, medianBoundBytesPerIteration: 0)
             ])
-        #expect(summary.reasons == ["1 of 4 Screen survived teardown"])
+        #expect(summary.judgement.reasons == [.survived(TypeCount(typeName: "Screen", count: 1), tracked: 4)])
     }
 
     @Test func aStrategyWithoutOkCasesIsNotAssessed() {
@@ -172,13 +181,13 @@ import Testing
         // A thread starts at iteration 9 and gets its 28 KiB allocator cache; nothing else grows.
         let live: [Double] = Array(repeating: 5_000_000, count: 9) + Array(repeating: 5_028_672, count: 8)
         let plain = try #require(LeakAnalysis.fitSlope(live))
-        #expect(LeakAnalysis.isGrowing(plain), "a least-squares line through the step must look like growth")
+        #expect(LeakCriteria.standard.isGrowing(plain), "a least-squares line through the step must look like growth")
         let fit = try #require(LeakAnalysis.fitGrowth(live))
         #expect(fit.slopeBytesPerIteration == 0)
         #expect(fit.boundBytesPerIteration == 0)
         #expect(fit.oneOffJumps == 1)
         #expect(fit.oneOffJumpBytes == 28_672)
-        #expect(!LeakAnalysis.isGrowing(fit))
+        #expect(!LeakCriteria.standard.isGrowing(fit))
     }
 
     @Test func aStepOnTopOfASteadyLeakKeepsTheLeaksSlope() throws {
@@ -187,7 +196,7 @@ import Testing
         let fit = try #require(LeakAnalysis.fitGrowth(live))
         #expect(fit.slopeBytesPerIteration == 82_432)
         #expect(fit.oneOffJumps == 1)
-        #expect(LeakAnalysis.isGrowing(fit))
+        #expect(LeakCriteria.standard.isGrowing(fit))
     }
 
     @Test func aDropWhenAThreadExitsIsLeftOutToo() throws {
@@ -209,6 +218,6 @@ import Testing
         #expect(result.jumps == 0)
         #expect(result.values == live)
         let fit = try #require(LeakAnalysis.fitGrowth(live))
-        #expect(LeakAnalysis.isGrowing(fit))
+        #expect(LeakCriteria.standard.isGrowing(fit))
     }
 }

@@ -1,8 +1,16 @@
 import HarnessModel
+import Reports
 import TestSupport
 import Testing
+import Verdicts
 
+/// Thresholds judged and worded: the median against the limit, the check's message and margin.
 struct ThresholdTests {
+    /// `threshold` judged in `run` and worded as the record keeps it.
+    func evaluate(_ threshold: Threshold, in run: ScenarioRun) -> CheckResult {
+        CheckWording.result(Check(scenario: run.name, ThresholdJudgement(threshold, in: run)))
+    }
+
     static var run: ScenarioRun {
         RankingFixture.run(
             [
@@ -24,10 +32,10 @@ struct ThresholdTests {
     }
 
     @Test func absoluteLimitsAreCheckedOnTheMedian() {
-        let pass = ThresholdEvaluator.evaluate(threshold("signal", .lessOrEqual, .absolute(11_000_000)), in: Self.run)
+        let pass = evaluate(threshold("signal", .lessOrEqual, .absolute(11_000_000)), in: Self.run)
         #expect(pass.passed)
         #expect(pass.margin == "+0.0%")
-        let fail = ThresholdEvaluator.evaluate(threshold("signal", .less, .absolute(11_000_000)), in: Self.run)
+        let fail = evaluate(threshold("signal", .less, .absolute(11_000_000)), in: Self.run)
         #expect(!fail.passed)
         #expect(fail.message.contains("f.yaml:3"))
         #expect(fail.spreadPercent.map { Int($0) } == 18)
@@ -36,10 +44,10 @@ struct ThresholdTests {
     @Test func relativeLimitsUseTheOtherStrategysMedian() {
         let tenth = FigureReference(strategy: "unbounded", figure: .peakAllocated)
         #expect(
-            ThresholdEvaluator.evaluate(
+            evaluate(
                 threshold("signal", .lessOrEqual, .relative(factor: 0.1, of: tenth)), in: Self.run
             ).passed)
-        let check = ThresholdEvaluator.evaluate(
+        let check = evaluate(
             threshold("signal", .lessOrEqual, .relative(factor: 0.05, of: tenth)), in: Self.run)
         #expect(!check.passed)
         #expect(check.limit.contains("0.05 × unbounded.peakAllocated"))
@@ -47,11 +55,11 @@ struct ThresholdTests {
 
     @Test func phaseAndMissingFigures() {
         #expect(
-            ThresholdEvaluator.evaluate(
+            evaluate(
                 threshold("signal", .lessOrEqual, .absolute(11_000_000), figure: .phasePeakAllocated("burst")),
                 in: Self.run
             ).passed)
-        let missing = ThresholdEvaluator.evaluate(
+        let missing = evaluate(
             threshold("signal", .lessOrEqual, .absolute(1), figure: .metric("nope")), in: Self.run)
         #expect(!missing.passed)
         #expect(missing.message.contains("has no value"))
@@ -64,7 +72,7 @@ struct ThresholdTests {
             "signal", .lessOrEqual,
             .relative(factor: 0.1, of: FigureReference(strategy: "unbounded", figure: .peakAllocated)))
         #expect(
-            ThresholdEvaluator.evaluate([relative, threshold("signal", .lessOrEqual, .absolute(1))], in: shard).count
+            ThresholdJudgement.evaluate([relative, threshold("signal", .lessOrEqual, .absolute(1))], in: shard).count
                 == 1)
     }
 
@@ -73,19 +81,19 @@ struct ThresholdTests {
         var baseline = Baseline(name: "b", report: report)
         #expect(baseline.cases["s/signal"]?["peakAllocated"] == 11_000_000)
         let policy = BaselinePolicy(tolerance: 0.10, floorBytes: 256 * 1024)
-        #expect(policy.compare(report, with: baseline, baselineFile: "b.json").allSatisfy { $0.passed })
+        #expect(policy.worded(report, with: baseline, baselineFile: "b.json").allSatisfy { $0.passed })
         baseline.cases["s/signal"]?["peakAllocated"] = 9_000_000  // now +22%, +2 MB: a regression
-        let checks = policy.compare(report, with: baseline, baselineFile: "b.json")
+        let checks = policy.worded(report, with: baseline, baselineFile: "b.json")
         #expect(checks.filter { !$0.passed }.map(\.name) == ["signal.peakAllocated vs baseline"])
         #expect(
-            BaselinePolicy(tolerance: 0.10, floorBytes: 4_000_000).compare(
+            BaselinePolicy(tolerance: 0.10, floorBytes: 4_000_000).worded(
                 report, with: baseline, baselineFile: "b.json"
             ).allSatisfy { $0.passed })
         baseline.cases["s/signal"]?["peakAllocated"] = 13_000_000  // now -15%: an improvement
-        #expect(policy.compare(report, with: baseline, baselineFile: "b.json").allSatisfy { $0.passed })
+        #expect(policy.worded(report, with: baseline, baselineFile: "b.json").allSatisfy { $0.passed })
         #expect(
             !BaselinePolicy(tolerance: 0.10, floorBytes: 256 * 1024, failOnImprovement: true)
-                .compare(report, with: baseline, baselineFile: "b.json").allSatisfy { $0.passed })
+                .worded(report, with: baseline, baselineFile: "b.json").allSatisfy { $0.passed })
     }
 }
 
