@@ -262,6 +262,13 @@ let package = Package(
             path: "Tests/Programs/heap-fixtures", swiftSettings: settings
         ),
 
+        // A harness of one workload whose strategies leak a known cycle or nothing, and the same work as a plain
+        // program: the leak verdict of `run`, `profile` and `expectMemory` on one process state.
+        .executableTarget(
+            name: "leak-fixtures", dependencies: ["MemHarness", "TestSupport"], path: "Tests/Programs/leak-fixtures",
+            swiftSettings: settings
+        ),
+
         // MARK: Tests (mirror the source targets)
         // Builders of made-up results and a way to run a case in the test process, for every test target.
         .target(
@@ -332,7 +339,7 @@ let package = Package(
             name: "MemHarnessTests",
             dependencies: [
                 "TestSupport", "memharness", "MemHarness", "Runner", "HarnessModel", "WorkloadKit", "Reports",
-                "AllocatorProbe", "ChildProcesses", "Measurement", "Verdicts", "ProgramCorpus",
+                "AllocatorProbe", "ChildProcesses", "Measurement", "Verdicts", "ProgramCorpus", "MemHarnessTesting",
             ],
             exclude: ["Fixtures"], swiftSettings: settings
         ),

@@ -75,7 +75,9 @@ public enum LeaksSection {
             + (anyHeapGraph
                 ? " Unreachable: the blocks of the heap graph's last capture (after teardown, a program's at "
                     + "exit) that no global, stack, register or thread-local word reaches, and the cycles among "
-                    + "them; any such block is a leak, tracked or not (see Why memory is kept)." : "")
+                    + "them, less those no root reached before the case's work (a capture at its baseline; a "
+                    + "program starts with none); any such block is a leak, tracked or not (see Why memory is kept)."
+                : "")
     }
 
     /// The section as one Markdown string; nil when there is nothing to report.

@@ -34,7 +34,10 @@ struct ProgramTrial {
     /// `memharness ARGUMENTS`, run in the trial's folder (relative paths in scenarios are taken from the
     /// directory memharness runs in) with the build folder first in PATH, so scenarios can name `agent-probe`
     /// as a user names a tool they installed. A run still going after 120 s is killed and fails the test.
-    func memharness(_ arguments: [String], environment: [String: String] = [:]) throws -> CommandLineTests.Outcome {
+    /// `binary` is `memharness` unless another harness executable is given.
+    func memharness(
+        _ arguments: [String], environment: [String: String] = [:], binary: String = CommandLineTests.binary
+    ) throws -> CommandLineTests.Outcome {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
         let buildFolder = URL(fileURLWithPath: Self.agentProbe).deletingLastPathComponent().path
         var childEnvironment = ProcessInfo.processInfo.environment
@@ -44,9 +47,8 @@ struct ProgramTrial {
         childEnvironment["PATH"] = "\(buildFolder):\(path)"
         childEnvironment.merge(environment) { $1 }
         let run = try ChildRun.run(
-            CommandLineTests.binary, arguments, environment: childEnvironment, timeout: .seconds(120), directory: folder
-        )
-        #expect(!run.timedOut, "memharness \(arguments) did not finish within 120 s")
+            binary, arguments, environment: childEnvironment, timeout: .seconds(120), directory: folder)
+        #expect(!run.timedOut, "\(binary) \(arguments) did not finish within 120 s")
         return run
     }
 
