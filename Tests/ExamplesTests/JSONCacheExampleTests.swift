@@ -267,7 +267,8 @@ struct MemHarnessPluginTests {
                     + "that depends on MemHarness"), "\(named.output)")
     }
 
-    /// memharness itself has two harness executables (`memharness` and the test program `duplicate-workloads`).
+    /// memharness itself has three harness executables (`memharness` and the test programs `leak-fixtures` and
+    /// `duplicate-workloads`).
     /// Its own `.build` is busy with this test run, so SwiftPM works in a scratch folder of its own.
     @Test func severalHarnessExecutablesNeedProduct() throws {
         let scratch = try temporaryFolder()
@@ -280,8 +281,8 @@ struct MemHarnessPluginTests {
         #expect(outcome.status == 1)
         #expect(
             outcome.stderr.contains(
-                "error: several executable products depend on MemHarness: memharness, duplicate-workloads; "
-                    + "choose one with --product NAME"), "\(outcome.output)")
+                "error: several executable products depend on MemHarness: memharness, leak-fixtures, "
+                    + "duplicate-workloads; choose one with --product NAME"), "\(outcome.output)")
         #expect(!outcome.output.contains("[MemHarnessPlugin] building"), "nothing was built")
     }
 }
