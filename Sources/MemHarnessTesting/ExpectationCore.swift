@@ -61,21 +61,25 @@ struct ExpectationCore {
             figures, test: request.test, site: request.site, occurrence: request.occurrence, owner: owner)
     }
 
-    /// Runs and judges a synchronous closure.
-    func run(_ body: (MemoryContext) throws -> Void) throws -> MemoryFigures {
+    /// Runs and judges a synchronous closure. `beforeExit` runs in a replica before it answers and ends at once (no
+    /// `defer` of the caller's runs then): what the caller made for the closure is removed there.
+    func run(_ body: (MemoryContext) throws -> Void, beforeExit: () -> Void = {}) throws -> MemoryFigures {
         switch try plan() {
         case .replay(let figures):
             try runUnmeasured(body)
             return figures
         case .answer:
+            let result: ReplicaResult
             do {
                 let meter = try MemoryMeter(
                     options: measuring, iterations: iterations, heapGraph: ReplicaRequest.current?.heapGraph ?? false)
                 let (figures, error) = try meter.measure(body)
-                Self.answerAndExit(ReplicaResult(figures: figures, closureError: error.map { "\($0)" }))
+                result = ReplicaResult(figures: figures, closureError: error.map { "\($0)" })
             } catch {
-                Self.answerAndExit(ReplicaResult(failure: error.description))
+                result = ReplicaResult(failure: error.description)
             }
+            beforeExit()
+            Self.answerAndExit(result)
         case .measure(let request) where measuring.isolation == .thisProcess:
             try MeterLock.acquire(timeLimit: measuring.timeLimit)
             defer { MeterLock.release() }

@@ -114,10 +114,11 @@ extension WorkloadRun {
 }
 
 extension ExpectationCore {
-    /// Runs and judges one strategy of a workload (`expectMemory(of:strategy:)`), in a scratch folder of its own.
+    /// Runs and judges one strategy of a workload (`expectMemory(of:strategy:)`), in a scratch folder of its own,
+    /// removed when it returns and, in a replica, before the replica ends.
     func run(_ workloadRun: WorkloadRun) throws -> MemoryFigures {
         let (body, scratch) = try workloadRun.prepared()
         defer { WorkloadRun.removeScratch(scratch) }
-        return try run(body)
+        return try run(body, beforeExit: { WorkloadRun.removeScratch(scratch) })
     }
 }

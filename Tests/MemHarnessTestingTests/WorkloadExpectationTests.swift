@@ -62,7 +62,14 @@ final class BufferCase: WorkloadCase {
 /// `expectMemory(of:strategy:)`: one strategy of a workload, measured as a case, its tracked objects judged.
 @Suite(.serialized, .timeLimit(.minutes(2)))
 struct WorkloadExpectationTests {
+    /// The case folders `expectMemory(of:)` makes (`memharness-expect-<pid>-<uuid>`) in the temporary folder.
+    static func scratchFolders() -> Set<String> {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory())) ?? []
+        return Set(entries.filter { $0.hasPrefix("memharness-expect-") })
+    }
+
     @Test func aStrategyIsMeasuredWithItsDefaultsOverridesAndTrackedObjects() throws {
+        let before = Self.scratchFolders()
         let figures = try expectMemory(
             of: BufferWorkload(), strategy: "hold", parameters: ["bufferSize": "256KiB", "fill.count": "12"],
             peakBelow: .mebibytes(16), residueBelow: .kibibytes(256), leaks: .none)
@@ -71,6 +78,8 @@ struct WorkloadExpectationTests {
         #expect(figures.peakBytes >= held - sampledPeakFloorBytes, "\(figures.peakBytes) vs \(held)")
         #expect(figures.leaks.trackedCount == 12)
         #expect(figures.survivors.isEmpty)
+        // Nothing of the case is left behind, by the replica (which ends as soon as it answers) or by this process.
+        #expect(Self.scratchFolders().subtracting(before).isEmpty, "\(Self.scratchFolders().subtracting(before))")
     }
 
     /// The figures of `body`, an expectation expected to fail, and the messages of the issues it recorded.
