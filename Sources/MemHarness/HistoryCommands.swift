@@ -5,6 +5,7 @@ import HarnessModel
 import History
 import Reports
 import Runner
+import Scenarios
 
 extension HistoryError: StatusError {}
 
@@ -213,8 +214,8 @@ struct HistoryBisectCommand: ParsableCommand {
     @Option(help: .value("dir", "Folder searched for scenario names.")) var scenariosDir = "Scenarios"
     @Option(
         name: .customLong("repeat"), parsing: .unconditional,
-        help: .value("n", "Repetitions (default: the scenario's)."))
-    var repetitions: Int?
+        help: .value("n|auto", "Repetitions per strategy, as `run --repeat` takes them (default: the scenario's)."))
+    var repetitions: RepetitionPolicy?
     @Option(help: .value("dir", "Folder the run's report is written to.")) var out = "Reports/bisect"
 
     func validate() throws {
@@ -227,7 +228,8 @@ struct HistoryBisectCommand: ParsableCommand {
             throw ValidationError(
                 "--limit '\(limit)': expected " + (figure.isBytes ? "a size such as 64MiB" : "a number"))
         }
-        if let repetitions, repetitions < 1 { throw ValidationError("--repeat \(repetitions): expected 1 or more") }
+        // The limits table `run` checks: a value the planner would refuse is refused here, before any build.
+        try ValidationError.check(OptionRanges.problem(repetitions: repetitions))
     }
 
     static func figure(named name: String) -> Figure? {
@@ -248,7 +250,7 @@ struct HistoryBisectCommand: ParsableCommand {
         }
         if let build { try Self.build(build) }
         var request = RunRequest(scenarios: [scenario], scenariosDirectory: scenariosDir)
-        request.options = RunOptions(repetitions: repetitions.map { .fixed($0) })
+        request.options = RunOptions(repetitions: repetitions)
         let outcome: RunOutcome
         do {
             outcome = try Publishing.run(request, output: RunOutput(directory: out), display: .parse(["--quiet"]))

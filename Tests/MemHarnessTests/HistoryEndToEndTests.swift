@@ -126,6 +126,36 @@ struct HistoryEndToEndTests {
         #expect(notAStore.status == 64 && notAStore.stderr.contains("not-a-run"), "\(notAStore)")
     }
 
+    /// `history bisect` checks `--repeat` against the limits `run` checks: the same message and exit 64, before its
+    /// build command runs or a report folder is written (it used to pass its own check, be refused by the planner
+    /// and report every commit as one to skip).
+    @Test func bisectRefusesWhatRunRefusesBeforeBuilding() throws {
+        defer { trial.remove() }
+        try FileManager.default.createDirectory(atPath: repository, withIntermediateDirectories: true)
+        try Self.scenario.write(toFile: "\(repository)/keeper.yaml", atomically: true, encoding: .utf8)
+        for value in ["500", "0", "-1"] {
+            let run = try memharness(["run", "keeper.yaml", "--repeat", value, "--out", "../report"])
+            let bisect = try memharness([
+                "history", "bisect", "--scenario", "keeper.yaml", "--strategy", "keeper", "--limit", "1MiB",
+                "--repeat", value, "--build", "touch built", "--out", "../bisect",
+            ])
+            let refusal = try #require(run.stderr.split(separator: "\n").first, "\(run)")
+            #expect(run.status == 64 && refusal.hasPrefix("Error: --repeat \(value) is "), "\(run)")
+            #expect(bisect.status == 64, "\(bisect)")
+            #expect(bisect.stderr.split(separator: "\n").first == refusal, "\(bisect.stderr)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: "\(repository)/built"), "a refused bisect ran its build")
+        let accepted = try memharness([
+            "history", "bisect", "--scenario", "keeper.yaml", "--strategy", "keeper", "--limit", "1MiB",
+            "--repeat", "100", "--build", "touch built && false", "--out", "../bisect",
+        ])
+        // The build ran (and failed, so the commit is skipped): the same options but in range pass the check.
+        #expect(accepted.status == 125 && FileManager.default.fileExists(atPath: "\(repository)/built"), "\(accepted)")
+        try FileManager.default.removeItem(atPath: "\(repository)/built")
+        let contents = try FileManager.default.contentsOfDirectory(atPath: trial.folder).sorted()
+        #expect(contents == ["repo"], "\(contents)")
+    }
+
     /// The built `memharness` in the repository, the agent beside it.
     func memharness(_ arguments: [String]) throws -> ChildRun {
         var environment = ProcessInfo.processInfo.environment
