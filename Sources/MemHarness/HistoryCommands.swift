@@ -18,7 +18,8 @@ struct HistoryCommand: ParsableCommand {
             A store is a folder of immutable run records, one file per run named by its content, so stores \
             merge by copying records/; its SQLite index is rebuilt from them when missing or stale. Change \
             points are found by PELT and kept when the step exceeds the series' own noise band (± 2.5σ, σ a \
-            robust estimate) with p < 0.01: no tolerance to set.
+            robust estimate never below the figure's quantum) with p < 0.01 and persists (an excursion that \
+            returns is noise): no tolerance to set.
             """,
         subcommands: [
             HistoryRecordCommand.self, HistoryShowCommand.self, HistoryGateCommand.self, HistoryDiffCommand.self,
@@ -132,6 +133,12 @@ struct HistoryShowCommand: ParsableCommand {
                 lines.append(
                     "  \(entry.series.key): stepped \(HistoryText.percent(change)) at \(run.provenance.commit)")
             }
+        }
+        for entry in analysis.series {
+            guard let newest = entry.analysis.newestRunStep else { continue }
+            lines.append(
+                "  \(entry.series.key): the newest run alone moved \(HistoryText.percent(newest)) "
+                    + "(a step if the next runs stay there)")
         }
         Terminal.result((lines + ["Report: \(out)/history.md"]).joined(separator: "\n"))
     }

@@ -89,7 +89,15 @@ struct HistoryEndToEndTests {
         #expect(show.stdout.contains("keeper / keeper / exactPeak: stepped +100.0% at \(commits[4])"), "\(show.stdout)")
         let markdown = try String(contentsOfFile: "\(trial.folder)/history/history.md", encoding: .utf8)
         #expect(markdown.contains("`\(commits[4].prefix(10))`"))
-        #expect(!markdown.contains("`\(commits[3].prefix(10))`") && !markdown.contains("`\(commits[5].prefix(10))`"))
+        // Only the fifth commit changed anything, so history.md names no other: RSS moves in pages, jemalloc's
+        // resident bytes are 2 MiB higher in some runs, the sampler misses a 20 ms peak now and then, and none of
+        // that is a step. The newest run alone beyond everything before it is the gate's to judge, in a section
+        // of its own, not a change point.
+        let sections = markdown.components(separatedBy: "\n## ").filter { !$0.hasPrefix("The newest run\n") }
+        let changes = sections.joined(separator: "\n## ")
+        for (index, commit) in commits.enumerated() where index != 4 {
+            #expect(!changes.contains("`\(commit.prefix(10))`"), "commit \(index + 1) named:\n\(markdown)")
+        }
         #expect(try memharness(["history", "gate", "--store", "../store"]).status == 0)
         let diff = try memharness(["history", "diff", String(commits[3].prefix(8)), commits[4], "--store", "../store"])
         #expect(
