@@ -1,7 +1,8 @@
 # memharness: two commands do all the set-up on a fresh machine.
 #   make run    installs what is missing, builds (release), runs every scenario, writes Reports/latest/
 #   make test   installs what is missing, builds (debug) and runs the whole test suite, the example's included
-# Other targets: deps, build, example, docs, bench, bench-stability, bench-history, soak, sample-report, clean.
+# Other targets: deps, build, example, docs, bench, bench-stability, bench-history, history-series, soak, sample-report,
+# clean.
 
 SWIFT        ?= swift
 # Debian packages the build and the tests need; installed only when missing (python3: the lint's
@@ -19,7 +20,8 @@ ARGS         ?=
 # Which benchmarks `make bench` runs, with their options, e.g. make bench BENCH="floor --rounds 5"; empty: all
 BENCH        ?=
 
-.PHONY: deps bench-deps build run test example docs soak lint format bench bench-stability bench-history sample-report clean
+.PHONY: deps bench-deps build run test example docs soak lint format bench bench-stability bench-history history-series
+.PHONY: sample-report clean
 .PHONY: browser-deps browser-test
 
 # $(call install-missing,PACKAGES): apt-get install those of PACKAGES that are not installed.
@@ -141,6 +143,15 @@ bench-stability: build
 bench-history: build
 	$(SWIFT) build -c release --product history-bench
 	$(RELEASE_BIN)/history-bench > Reports/benchmarks/history-detection.md
+
+# Series of real runs of unchanged programs for the history's detection (the end-to-end test's C program, `profile`
+# of swift-format, swift-package, python3, sqlite3 and git 20 times each, the shipped scenarios 10 times), written
+# to the fixture bench-history and HistoryTests replay. About 25 minutes on 2 cores (most of it the scenarios).
+HISTORY_SERIES := Tests/HistoryTests/Fixtures/recorded-series.json
+history-series: build
+	$(SWIFT) build -c release --product history-bench
+	scripts/record-history-series.sh .build/history-series > $(HISTORY_SERIES).new
+	mv $(HISTORY_SERIES).new $(HISTORY_SERIES)
 
 # Regenerates the committed sample report: three runs merged into one folder, so the report shows where the
 # memory is (allocation stacks, --attribute) for the scenarios whose strategies differ in where memory sits, and
