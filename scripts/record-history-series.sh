@@ -7,7 +7,7 @@
 #   scripts/record-history-series.sh WORK-DIR [RUNS] [SCENARIO-RUNS]
 #
 # `make history-series` runs it (20 runs of each program, 10 of each shipped scenario) and writes the fixture.
-# Subjects: the end-to-end test's C program (1 MiB kept, exact peaks, a `workload: command` scenario), the
+# Subjects: a small C program (the end-to-end test's: 1 MiB kept, exact peaks, a `workload: command` scenario), the
 # shipped scenarios as they are, and `profile` of programs this machine has (swift-format, swift-package,
 # python3, sqlite3, git), one of them with --peak exact.
 set -eu
@@ -37,7 +37,8 @@ record() {
         >/dev/null
 }
 
-# The end-to-end test's program, unchanged: 1 MiB kept for 20 ms.
+# The end-to-end test's C program as it was, unchanged: 1 MiB kept for 20 ms (the sampler misses so short a peak
+# now and then on a loaded machine: a sampled figure with outliers).
 cat >"$work/keeper/keeper.c" <<'EOF'
 #include <stdlib.h>
 #include <string.h>
