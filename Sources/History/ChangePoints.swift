@@ -72,7 +72,9 @@ public struct SeriesAnalysis: Sendable, Hashable {
 /// - the difference of the medians exceeds the noise band (`bandFactor` × σ, 2.5σ) with a p-value below
 ///   `maximumPValue` (Student's t: σ was estimated from these runs, and a short history is weak evidence);
 /// - it persists: at most `maximumCrossing` (10%) of the runs on either side lie past the midpoint between
-///   the medians (a run or two at another level, or a bimodal figure's runs in both modes, is not a step);
+///   the medians (a run or two at another level, or a bimodal figure's runs in both modes, is not a step), and,
+///   with two runs or more after it, their ranks among the runs before say so too (`maximumRankPValue`, 0.05:
+///   two runs after two never do, however small the noise estimated from them);
 /// - it is not an excursion: a segment whose next segment returns within the band to where it was is noise
 ///   unless its runs are, beyond chance, the extreme ones of the stretch around it (a rank test that trusts no
 ///   noise estimate: two runs in eight never are);
@@ -96,6 +98,9 @@ public enum ChangePointDetection {
         /// The largest share of the runs on either side of a change that may lie past the midpoint between
         /// the two medians.
         public var maximumCrossing: Double
+        /// The largest rank p-value of a change with two runs or more after it (`Segmentation.rankPValue`): two
+        /// runs at a new level after two are not enough, however small the noise looks.
+        public var maximumRankPValue: Double
 
         /// The newest runs searched (0: all). PELT's cost grows with the square of the runs between two change
         /// points; 1,000 runs keep `history show` on 10,000 runs of 100 figures within two seconds.
@@ -103,7 +108,8 @@ public enum ChangePointDetection {
 
         public init(
             bandFactor: Double = 2.5, maximumPValue: Double = 0.01, relativeNoiseFloor: Double = 0.001,
-            largestQuantum: Double = 4096, maximumCrossing: Double = 0.1, window: Int = 1000
+            largestQuantum: Double = 4096, maximumCrossing: Double = 0.1, maximumRankPValue: Double = 0.05,
+            window: Int = 1000
         ) {
             self.window = window
             self.bandFactor = bandFactor
@@ -111,6 +117,7 @@ public enum ChangePointDetection {
             self.relativeNoiseFloor = relativeNoiseFloor
             self.largestQuantum = largestQuantum
             self.maximumCrossing = maximumCrossing
+            self.maximumRankPValue = maximumRankPValue
         }
     }
 

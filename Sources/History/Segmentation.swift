@@ -52,7 +52,23 @@ struct Segmentation {
             crossing(change, at: index, band: band) <= settings.maximumCrossing
         else { return false }
         let newestAlone = index == bounds.count - 1 && bounds[index].count == 1
-        return !newestAlone || !strayedAsFar(change.step)
+        if newestAlone { return !strayedAsFar(change.step) }
+        let rank = rankPValue(bounds[index], among: Array(values[bounds[index - 1]]), up: change.step > 0)
+        return rank <= settings.maximumRankPValue
+    }
+
+    /// The chance that the k runs of `segment`, placed at random among themselves and `others` (n runs in all), all
+    /// fall among the k + m most extreme in the direction `up`, m being the runs of `others` that reach the
+    /// segment's least extreme run: C(k + m, k) / C(n, k). A rank test: it holds whatever the noise's shape, and
+    /// it is never small for a few runs (two runs after two are 1/6, four after four 1/70).
+    func rankPValue(_ segment: Range<Int>, among others: [Double], up: Bool) -> Double {
+        let runs = values[segment]
+        guard let edge = up ? runs.min() : runs.max() else { return 1 }
+        let reaching = others.filter { up ? $0 >= edge : $0 <= edge }.count
+        return min(
+            exp(
+                Self.logChoose(runs.count + reaching, runs.count)
+                    - Self.logChoose(others.count + runs.count, runs.count)), 1)
     }
 
     /// The larger share, of the runs before the change and of those after it, that lie past the midpoint between
@@ -85,23 +101,15 @@ struct Segmentation {
     }
 
     /// The p-value of segment `index` as an excursion, when the segment after it returns to within `band` of the
-    /// segment before and it lies beyond both (nil otherwise): the chance that its k runs, placed at random among
-    /// the n runs of the three segments, all fall among the k + m most extreme, m being the runs of the two
-    /// neighbours that reach its least extreme run, C(k + m, k) / C(n, k), times the n − k + 1 places it could
-    /// start. A rank test: it holds whatever the noise's shape.
+    /// segment before and it lies beyond both (nil otherwise): the rank p-value of its runs among those of its two
+    /// neighbours (`rankPValue`), times the n − k + 1 places an excursion of its k runs could start among the n.
     func excursionPValue(at index: Int, band: Double) -> Double? {
         guard index > 0, index + 1 < bounds.count else { return nil }
         let (before, level, after) = (median(index - 1), median(index), median(index + 1))
         guard abs(after - before) <= band, (level - before) * (level - after) > 0 else { return nil }
-        let up = level > before
-        let excursion = values[bounds[index]]
-        guard let edge = up ? excursion.min() : excursion.max() else { return nil }
-        let around = values[bounds[index - 1]] + values[bounds[index + 1]]
-        let reaching = around.filter { up ? $0 >= edge : $0 <= edge }.count
-        let k = excursion.count
-        let n = around.count + k
-        let logP = log(Double(n - k + 1)) + Self.logChoose(k + reaching, k) - Self.logChoose(n, k)
-        return min(exp(logP), 1)
+        let around = Array(values[bounds[index - 1]] + values[bounds[index + 1]])
+        let places = Double(around.count + 1)
+        return min(places * rankPValue(bounds[index], among: around, up: level > before), 1)
     }
 
     /// ln C(n, k).
