@@ -137,11 +137,12 @@ bench-stability: build
 	$(SWIFT) build -c release $(FRAME_POINTERS) --product memharness-bench
 	$(RELEASE_BIN)/memharness-bench stability
 
-# The history's change-point detection on seeded series and the store at 10,000 runs of 100 figures, timed;
-# then the release memharness's history commands on that store; writes Reports/benchmarks/history-detection.md.
-# About two minutes after the build.
+# The history's change-point detection on seeded series and on the series recorded from real runs (make history-series),
+# the store at 10,000 runs of 100 figures, timed, then the release memharness's history commands on that store; writes
+# Reports/benchmarks/history-detection.md.
+# About two minutes after the build. history-bench is built with the flags of `build`, so neither rebuilds the other.
 bench-history: build
-	$(SWIFT) build -c release --product history-bench
+	$(SWIFT) build -c release $(FRAME_POINTERS) --product history-bench
 	$(RELEASE_BIN)/history-bench > Reports/benchmarks/history-detection.md
 
 # Series of real runs of unchanged programs for the history's detection (the end-to-end test's C program, `profile`
@@ -149,7 +150,7 @@ bench-history: build
 # to the fixture bench-history and HistoryTests replay. About 25 minutes on 2 cores (most of it the scenarios).
 HISTORY_SERIES := Tests/HistoryTests/Fixtures/recorded-series.json
 history-series: build
-	$(SWIFT) build -c release --product history-bench
+	$(SWIFT) build -c release $(FRAME_POINTERS) --product history-bench
 	scripts/record-history-series.sh .build/history-series > $(HISTORY_SERIES).new
 	mv $(HISTORY_SERIES).new $(HISTORY_SERIES)
 
