@@ -1,8 +1,8 @@
 # memharness: two commands do all the set-up on a fresh machine.
 #   make run    installs what is missing, builds (release), runs every scenario, writes Reports/latest/
 #   make test   installs what is missing, builds (debug) and runs the whole test suite, the example's included
-# Other targets: deps, build, example, docs, bench, bench-stability, bench-history, bench-corpus, soak, sample-report,
-# clean.
+# Other targets: deps, build, example, docs, bench, bench-stability, bench-history, history-series, bench-corpus,
+# soak, sample-report, clean.
 
 SWIFT        ?= swift
 # Debian packages the build and the tests need; installed only when missing (python3: the lint's
@@ -20,7 +20,8 @@ ARGS         ?=
 # Which benchmarks `make bench` runs, with their options, e.g. make bench BENCH="floor --rounds 5"; empty: all
 BENCH        ?=
 
-.PHONY: deps bench-deps build run test example docs soak lint format bench bench-stability bench-history bench-corpus sample-report clean
+.PHONY: deps bench-deps build run test example docs soak lint format bench bench-stability bench-history history-series
+.PHONY: bench-corpus sample-report clean
 .PHONY: browser-deps browser-test
 
 # $(call install-missing,PACKAGES): apt-get install those of PACKAGES that are not installed.
@@ -138,11 +139,12 @@ bench-stability: build
 	$(SWIFT) build -c release $(FRAME_POINTERS) --product memharness-bench
 	$(RELEASE_BIN)/memharness-bench stability
 
-# The history's change-point detection on seeded series and the store at 10,000 runs of 100 figures, timed;
-# then the release memharness's history commands on that store; writes Reports/benchmarks/history-detection.md.
-# About two minutes after the build.
+# The history's change-point detection on seeded series and on the series recorded from real runs (make history-series),
+# the store at 10,000 runs of 100 figures, timed, then the release memharness's history commands on that store; writes
+# Reports/benchmarks/history-detection.md.
+# About two minutes after the build. history-bench is built with the flags of `build`, so neither rebuilds the other.
 bench-history: build
-	$(SWIFT) build -c release --product history-bench
+	$(SWIFT) build -c release $(FRAME_POINTERS) --product history-bench
 	$(RELEASE_BIN)/history-bench > Reports/benchmarks/history-detection.md
 
 # The agent never breaks a program: real programs of this machine (the toolchain's swift-package, swift-format,
@@ -151,6 +153,15 @@ bench-history: build
 bench-corpus: build
 	$(SWIFT) build -c release $(FRAME_POINTERS) --product memharness-bench
 	$(RELEASE_BIN)/memharness-bench corpus
+
+# Series of real runs of unchanged programs for the history's detection (the end-to-end test's C program, `profile`
+# of swift-format, swift-package, python3, sqlite3 and git 20 times each, the shipped scenarios 10 times), written
+# to the fixture bench-history and HistoryTests replay. About 25 minutes on 2 cores (most of it the scenarios).
+HISTORY_SERIES := Tests/HistoryTests/Fixtures/recorded-series.json
+history-series: build
+	$(SWIFT) build -c release $(FRAME_POINTERS) --product history-bench
+	scripts/record-history-series.sh .build/history-series > $(HISTORY_SERIES).new
+	mv $(HISTORY_SERIES).new $(HISTORY_SERIES)
 
 # Regenerates the committed sample report: three runs merged into one folder, so the report shows where the
 # memory is (allocation stacks, --attribute) for the scenarios whose strategies differ in where memory sits, and

@@ -334,7 +334,7 @@ let package = Package(
         ),
         .testTarget(
             name: "HistoryTests", dependencies: ["History", "HarnessModel", "Reports", "TestSupport", "WorkloadKit"],
-            swiftSettings: settings),
+            exclude: ["Fixtures"], swiftSettings: settings),
         .testTarget(
             name: "MemHarnessTests",
             dependencies: [

@@ -12,7 +12,8 @@ public struct ChangePoint: Sendable, Hashable, Codable {
     public var runsBefore: Int
     public var runsAfter: Int
     /// The p-value of the step: the chance of a difference of medians this large between segments this long
-    /// from the series' noise alone (two-sided normal test, the noise from the MAD). Smaller is surer.
+    /// from the series' noise alone (two-sided Student's t test, the noise σ of `SeriesNoise` estimated from
+    /// the series' runs). Smaller is surer.
     public var pValue: Double
 
     /// (after − before) / |before|; the absolute difference over the noise when `medianBefore` is 0.
@@ -25,16 +26,24 @@ public struct ChangePoint: Sendable, Hashable, Codable {
 
 /// What change-point detection found in a series.
 public struct SeriesAnalysis: Sendable, Hashable {
-    /// The series' noise: a robust standard deviation of the values around their segment's median (1.4826 ×
-    /// MAD), never below half the estimate from successive differences nor the floor (see
-    /// `ChangePointDetection.Settings`).
+    /// The series' noise σ (`SeriesNoise`): a robust standard deviation of the values around their segment's
+    /// median, never below half the estimate from successive differences nor the figure's floor (its quantum,
+    /// a share of its level).
     public var noise: Double
     /// Half the width of the noise band: `bandFactor` × `noise`. A step must exceed it to be reported.
     public var band: Double
-    /// The segments between accepted change points: first index, end index (exclusive) and median.
+    /// The segments between accepted change points (and before the newest run's step): first index, end index
+    /// (exclusive) and median.
     public var segments: [Segment]
-    /// Accepted change points, in series order.
+    /// Accepted change points, in series order: steps that persisted, with at least two runs at the new level.
     public var changePoints: [ChangePoint]
+    /// The newest run alone, beyond the noise of the runs before it and further out than any of them strayed: a
+    /// step if the runs after it stay there (it becomes a change point), noise if they return. `history gate`
+    /// judges it; nil when the newest run is at its level.
+    public var newestRunStep: ChangePoint?
+
+    /// Every step found: the change points, then the newest run's.
+    public var steps: [ChangePoint] { changePoints + (newestRunStep.map { [$0] } ?? []) }
 
     public struct Segment: Sendable, Hashable {
         public var start: Int
@@ -45,7 +54,8 @@ public struct SeriesAnalysis: Sendable, Hashable {
 
 /// Change-point detection by PELT (Killick, Fearnhead & Eckley, "Optimal detection of changepoints with a
 /// linear computational cost", JASA 2012) with a normal mean-change cost and the modified BIC penalty
-/// (3 ln n per change, Zhang & Siegmund 2007), then each change tested against the series' own noise.
+/// (3 ln n per change, Zhang & Siegmund 2007), then each change tested against the series' own noise
+/// (`SeriesNoise`) and kept only when it holds.
 ///
 /// Why PELT and not E-Divisive means (Matteson & James 2014, which MongoDB runs on its CI history): both
 /// find steps without a hand-set tolerance, but E-Divisive costs O(n²) per split and its permutation test
@@ -53,26 +63,44 @@ public struct SeriesAnalysis: Sendable, Hashable {
 /// seconds; PELT finds the exact optimum of its cost in about linear time. Memory figures step from one
 /// level to another (a buffer doubled, a cache bounded), which is the mean-change model PELT's cost assumes.
 ///
-/// The steps: (1) the noise σ₀ from successive differences (steps barely move it), by Qn (Rousseeuw & Croux
-/// 1993) up to 400 runs and by the MAD beyond; (2) PELT on
-/// the series scaled by σ₀, segments of at least 2 runs except the last, which may be the newest run alone
-/// (so a gate sees a step the run it starts); (3) the noise σ: 1.4826 × the MAD of the values around their
-/// segments' medians, at least σ₀/2 (differences overstate the noise next to a step; residuals understate it
-/// when PELT cuts too often); (4) each change kept when the difference of medians exceeds the noise band
-/// (`bandFactor` × σ, 2.5σ) and its p-value is below `maximumPValue`; a rejected change merges its segments.
+/// The steps: (1) a first noise σ₀ from successive differences (steps barely move it), at least the figure's
+/// floor (its quantum, 0.1% of its level); (2) PELT on the series scaled by σ₀, segments of at least 2 runs
+/// except the last, which may be the newest run alone (so a gate sees a step the run it starts); (3) the noise
+/// σ from the values around their segments' medians, at least σ₀/2 and the floor; (4) the changes that do not
+/// hold are merged away, the weakest first, then σ is estimated again over the merged segments until nothing
+/// merges. A change holds when (`Segmentation`):
+/// - the difference of the medians exceeds the noise band (`bandFactor` × σ, 2.5σ) with a p-value below
+///   `maximumPValue` (Student's t: σ was estimated from these runs, and a short history is weak evidence);
+/// - it persists: at most `maximumCrossing` (10%) of the runs on either side lie past the midpoint between
+///   the medians (a run or two at another level, or a bimodal figure's runs in both modes, is not a step), and,
+///   with two runs or more after it, their ranks among the runs before say so too (`maximumRankPValue`, 0.05:
+///   two runs after two never do, however small the noise estimated from them);
+/// - it is not an excursion: a segment whose next segment returns within the band to where it was is noise
+///   unless its runs are, beyond chance, the extreme ones of the stretch around it (a rank test that trusts no
+///   noise estimate: two runs in eight never are);
+/// - the newest run alone starts it only when no earlier run strayed as far from its segment's median, the
+///   same way: a run no further out than the series has been before is not news.
 ///
-/// The factors (2.5σ, σ₀/2, 3 ln n) were chosen on seeded series before the benchmark's seed: they find a 5%
-/// step in 20 runs with 1% noise at its run about 98% of the time and flag under 1% of flat series of 50.
+/// The factors (2.5σ, σ₀/2, 3 ln n, 10%) were chosen on seeded series and on series recorded from real runs of
+/// unchanged programs (`RecordedSeries`); `make bench-history` measures them.
 public enum ChangePointDetection {
     /// What the detection accepts.
     public struct Settings: Sendable, Hashable {
         /// The band's half-width in noise units: a step within it is noise.
         public var bandFactor: Double
-        /// The largest p-value of an accepted change.
+        /// The largest p-value of an accepted change, and of an excursion kept as two changes.
         public var maximumPValue: Double
         /// The smallest noise assumed, relative to the series' median: a figure that never moved (an exact
         /// allocation count) would otherwise have zero noise and every byte would be a step.
         public var relativeNoiseFloor: Double
+        /// The largest quantum a byte figure is taken to move in: a page (`SeriesNoise.quantum`).
+        public var largestQuantum: Double
+        /// The largest share of the runs on either side of a change that may lie past the midpoint between
+        /// the two medians.
+        public var maximumCrossing: Double
+        /// The largest rank p-value of a change with two runs or more after it (`Segmentation.rankPValue`): two
+        /// runs at a new level after two are not enough, however small the noise looks.
+        public var maximumRankPValue: Double
 
         /// The newest runs searched (0: all). PELT's cost grows with the square of the runs between two change
         /// points; 1,000 runs keep `history show` on 10,000 runs of 100 figures within two seconds.
@@ -80,24 +108,27 @@ public enum ChangePointDetection {
 
         public init(
             bandFactor: Double = 2.5, maximumPValue: Double = 0.01, relativeNoiseFloor: Double = 0.001,
+            largestQuantum: Double = 4096, maximumCrossing: Double = 0.1, maximumRankPValue: Double = 0.05,
             window: Int = 1000
         ) {
             self.window = window
             self.bandFactor = bandFactor
             self.maximumPValue = maximumPValue
             self.relativeNoiseFloor = relativeNoiseFloor
+            self.largestQuantum = largestQuantum
+            self.maximumCrossing = maximumCrossing
+            self.maximumRankPValue = maximumRankPValue
         }
     }
 
-    /// MAD × this estimates the standard deviation of normal noise.
-    static let madScale = 1.4826
-
     /// Finds the change points of `values` (in series order), among the newest `settings.window` of them: the
-    /// runs before are one segment, not searched.
-    public static func analyse(_ values: [Double], settings: Settings = Settings()) -> SeriesAnalysis {
+    /// runs before are one segment, not searched. `isBytes`: the values are bytes, which may move in pages.
+    public static func analyse(_ values: [Double], isBytes: Bool = false, settings: Settings = Settings())
+        -> SeriesAnalysis
+    {
         let offset = settings.window > 0 ? max(values.count - settings.window, 0) : 0
-        guard offset > 0 else { return analyseAll(values, settings: settings) }
-        var analysis = analyseAll(Array(values[offset...]), settings: settings)
+        guard offset > 0 else { return analyseAll(values, isBytes: isBytes, settings: settings) }
+        var analysis = analyseAll(Array(values[offset...]), isBytes: isBytes, settings: settings)
         for index in analysis.segments.indices {
             analysis.segments[index].start += offset
             analysis.segments[index].end += offset
@@ -109,93 +140,34 @@ public enum ChangePointDetection {
         return analysis
     }
 
-    private static func analyseAll(_ values: [Double], settings: Settings) -> SeriesAnalysis {
+    private static func analyseAll(_ values: [Double], isBytes: Bool, settings: Settings) -> SeriesAnalysis {
         let n = values.count
-        let level = Statistics.median(values) ?? 0
-        // The floor also keeps the noise positive when the median is 0 (a figure that is mostly nothing).
-        let floor = max(abs(level) * settings.relativeNoiseFloor, 1e-9)
+        let floor = SeriesNoise.floor(of: values, isBytes: isBytes, settings: settings)
         guard n >= 2 else {
             return SeriesAnalysis(
                 noise: floor, band: floor * settings.bandFactor,
-                segments: n == 1 ? [.init(start: 0, end: 1, median: values[0])] : [], changePoints: [])
+                segments: n == 1 ? [.init(start: 0, end: 1, median: values[0])] : [], changePoints: [],
+                newestRunStep: nil)
         }
         let differences = zip(values.dropFirst(), values).map { $0 - $1 }
-        let noiseGuess = max(spread(differences) / 2.0.squareRoot(), floor)
-        let cuts = pelt(values.map { $0 / noiseGuess }, penalty: 3 * log(Double(n)))
-        var bounds = zip([0] + cuts, cuts + [n]).map { (start: $0, end: $1) }
-        var residuals: [Double] = []
-        for bound in bounds {
-            let segment = Array(values[bound.start..<bound.end])
-            let median = Statistics.median(segment) ?? 0
-            residuals += segment.map { $0 - median }
-        }
-        let noise = max(mad(residuals) * madScale, noiseGuess / 2)
-        let band = noise * settings.bandFactor
-        var accepted: [ChangePoint] = []
-        var index = 1
-        while index < bounds.count {
-            let before = Array(values[bounds[index - 1].start..<bounds[index - 1].end])
-            let after = Array(values[bounds[index].start..<bounds[index].end])
-            let change = changePoint(before: before, after: after, at: bounds[index].start, noise: noise)
-            if abs(change.step) > band && change.pValue < settings.maximumPValue {
-                accepted.append(change)
-                index += 1
-            } else {
-                bounds[index - 1].end = bounds[index].end
-                bounds.remove(at: index)
-            }
-        }
-        let segments = bounds.map {
+        let first = SeriesNoise(sigma: SeriesNoise.spread(differences) / 2.0.squareRoot(), floor: floor)
+        let cuts = pelt(values.map { $0 / first.sigma }, penalty: 3 * log(Double(n)))
+        var segmentation = Segmentation(values: values, starts: [0] + cuts)
+        var noise: SeriesNoise
+        // Merging only widens the segments the residuals are taken around, so σ only grows and this ends.
+        repeat {
+            noise = SeriesNoise(sigma: max(SeriesNoise.spread(segmentation.residuals), first.sigma / 2), floor: floor)
+        } while segmentation.mergeChangesThatDoNotHold(noise: noise.sigma, settings: settings)
+        let segments = segmentation.bounds.map {
             SeriesAnalysis.Segment(
-                start: $0.start, end: $0.end, median: Statistics.median(Array(values[$0.start..<$0.end])) ?? 0)
+                start: $0.lowerBound, end: $0.upperBound, median: Statistics.median(Array(values[$0])) ?? 0)
         }
-        // Medians of merged segments changed: the accepted steps are restated over the final segments.
-        let changes = zip(segments, segments.dropFirst()).map { before, after in
-            changePoint(
-                before: Array(values[before.start..<before.end]), after: Array(values[after.start..<after.end]),
-                at: after.start, noise: noise)
-        }
-        return SeriesAnalysis(noise: noise, band: band, segments: segments, changePoints: changes)
-    }
-
-    /// A change between two segments, with the p-value of its difference of medians: the standard error of a
-    /// median of k ≥ 3 normal values is √(π/2)·σ/√k.
-    static func changePoint(before: [Double], after: [Double], at index: Int, noise: Double) -> ChangePoint {
-        let medianBefore = Statistics.median(before) ?? 0
-        let medianAfter = Statistics.median(after) ?? 0
-        // The median of one or two values is their mean: its variance is σ²/k; from three on, (π/2)·σ²/k.
-        func variance(_ count: Int) -> Double { (count <= 2 ? 1 : Double.pi / 2) / Double(count) }
-        let standardError = noise * (variance(before.count) + variance(after.count)).squareRoot()
-        let z = abs(medianAfter - medianBefore) / standardError
-        return ChangePoint(
-            index: index, medianBefore: medianBefore, medianAfter: medianAfter, runsBefore: before.count,
-            runsAfter: after.count, pValue: erfc(z / 2.0.squareRoot()))
-    }
-
-    /// A robust standard deviation of `values`: Rousseeuw and Croux's Qn (82% efficient at the normal, where the
-    /// MAD is 37%: with 20 runs the MAD's own error would often hide a 5% step) up to `qnLimit` values, whose
-    /// pairs it sorts; the MAD (1.4826 × MAD) beyond, where it is precise enough.
-    static func spread(_ values: [Double]) -> Double {
-        let n = values.count
-        guard n >= 2, n <= qnLimit else { return mad(values) * madScale }
-        var distances: [Double] = []
-        distances.reserveCapacity(n * (n - 1) / 2)
-        for i in 0..<n { for j in (i + 1)..<n { distances.append(abs(values[i] - values[j])) } }
-        distances.sort()
-        let h = n / 2 + 1
-        // Croux & Rousseeuw (1992): small-sample factors for n ≤ 9, then n/(n+1.4) (odd) or n/(n+3.8) (even).
-        let small = [0.399, 0.994, 0.512, 0.844, 0.611, 0.857, 0.669, 0.872]
-        let factor = n <= 9 ? small[n - 2] : Double(n) / (Double(n) + (n % 2 == 1 ? 1.4 : 3.8))
-        return 2.2219 * distances[h * (h - 1) / 2 - 1] * factor
-    }
-
-    /// Values above which `spread` uses the MAD: Qn sorts n²/2 distances.
-    static let qnLimit = 400
-
-    /// The median absolute deviation from the median.
-    static func mad(_ values: [Double]) -> Double {
-        guard let median = Statistics.median(values) else { return 0 }
-        return Statistics.median(values.map { abs($0 - median) }) ?? 0
+        var changes = (1..<max(segmentation.bounds.count, 1)).map { segmentation.change(at: $0, noise: noise.sigma) }
+        // Only the newest run may be a segment of one run: a step it starts alone has not persisted yet.
+        let newest = changes.last?.runsAfter == 1 ? changes.popLast() : nil
+        return SeriesAnalysis(
+            noise: noise.sigma, band: noise.band(settings), segments: segments, changePoints: changes,
+            newestRunStep: newest)
     }
 
     /// PELT over `z` (values in noise units) with the normal mean-change cost Σ(z − mean)²: the indices where

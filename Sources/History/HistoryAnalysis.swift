@@ -15,7 +15,8 @@ public struct HistoryAnalysis: Sendable, Hashable {
     public init(_ table: HistoryTable, settings: ChangePointDetection.Settings = .init()) {
         runs = table.runs
         series = table.series.map {
-            AnalysedSeries(series: $0, analysis: ChangePointDetection.analyse($0.values, settings: settings))
+            AnalysedSeries(
+                series: $0, analysis: ChangePointDetection.analyse($0.values, isBytes: $0.isBytes, settings: settings))
         }
     }
 
@@ -43,8 +44,9 @@ public struct HistoryGateVerdict: Sendable, Hashable {
     /// Gated series the newest run measured.
     public var checkedSeries: Int
 
-    /// The verdict of `analysis` for its newest run: every gated series the newest run measured whose last
-    /// change point starts at that run. Memory figures are lower-is-better, so only a step up fails.
+    /// The verdict of `analysis` for its newest run: every gated series the newest run measured where that run
+    /// alone steps beyond the noise (`SeriesAnalysis.newestRunStep`). Memory figures are lower-is-better, so
+    /// only a step up fails.
     public init(_ analysis: HistoryAnalysis) {
         newest = analysis.runs.last
         var findings: [Finding] = []
@@ -53,8 +55,7 @@ public struct HistoryGateVerdict: Sendable, Hashable {
         let newestIndex = analysis.runs.count - 1
         for entry in analysis.series where entry.series.gated && entry.series.runIndices.last == newestIndex {
             checked += 1
-            guard let change = entry.analysis.changePoints.last, change.index == entry.series.values.count - 1
-            else { continue }
+            guard let change = entry.analysis.newestRunStep else { continue }
             let finding = Finding(key: entry.series.key, isBytes: entry.series.isBytes, change: change)
             if change.step > 0 { findings.append(finding) } else { improvements.append(finding) }
         }

@@ -2,8 +2,8 @@ import HarnessModel
 import Reports
 
 /// A series over commits as SVG, in the house style of the report's charts: the values (one point per run),
-/// each segment's median with its noise band (± 2.5σ shaded), and the change points marked with their commit
-/// and step.
+/// each segment's median with its noise band (± 2.5σ shaded), the change points marked with their commit and
+/// step, and a step of the newest run alone in grey (it is a change point once the runs after it stay there).
 enum HistoryChart {
     static let width = 900.0
     static let height = 320.0
@@ -25,7 +25,8 @@ enum HistoryChart {
         chart.svg.text(title, x: left, y: 24, size: 15, weight: "bold")
         let noise = Renderings.format(analysis.band, isBytes: series.isBytes)
         chart.svg.text(
-            "noise band ± \(noise) (2.5σ, σ robust: Qn or MAD) · \(analysis.changePoints.count) change point(s), PELT · "
+            "noise band ± \(noise) (2.5σ, σ robust, at least the quantum) · \(analysis.changePoints.count) change "
+                + "point(s), PELT · "
                 + "oldest run left, newest right",
             x: left, y: 42, size: 11, fill: "#555555")
         chart.drawAxes()
@@ -34,6 +35,9 @@ enum HistoryChart {
         for change in analysis.changePoints {
             let run = runs[series.runIndices[change.index]]
             chart.drawChange(change, label: "\(run.provenance.shortCommit.prefix(7)) \(Renderings.percent(change))")
+        }
+        if let newest = analysis.newestRunStep {
+            chart.drawChange(newest, label: "newest run \(Renderings.percent(newest))?", colour: "#777777")
         }
         chart.drawRunLabels(first: runs[series.runIndices[0]], last: runs[series.runIndices[values.count - 1]])
         return chart.svg.render(title: title, description: description(entry, runs: runs))
@@ -47,9 +51,13 @@ enum HistoryChart {
                 "at \(run.provenance.shortCommit) from \(Renderings.format(change.medianBefore, isBytes: series.isBytes)) "
                 + "to \(Renderings.format(change.medianAfter, isBytes: series.isBytes))"
         }
+        let newest = entry.analysis.newestRunStep.map {
+            " The newest run alone moved \(Renderings.percent($0)), a step if the runs after it stay there."
+        }
         return
             "\(series.key.figure) of \(series.key.strategy) in \(series.key.scenario) over \(series.values.count) runs; "
             + (steps.isEmpty ? "no change point." : "change points " + steps.joined(separator: "; ") + ".")
+            + (newest ?? "")
     }
 
     /// The drawing: positions of runs and values, and the document they are drawn into.
@@ -104,16 +112,15 @@ enum HistoryChart {
             }
         }
 
-        mutating func drawChange(_ change: ChangePoint, label: String) {
+        mutating func drawChange(_ change: ChangePoint, label: String, colour: String = "#D55E00") {
             let position = x(Double(change.index) - 0.5)
             svg.line(
                 x1: position, y1: HistoryChart.top - 6, x2: position, y2: HistoryChart.top + plotHeight,
-                stroke: "#D55E00",
-                width: 1.5)
+                stroke: colour, width: 1.5)
             let anchor: SVGDocument.Anchor = position > HistoryChart.left + plotWidth * 0.7 ? .end : .start
             svg.text(
                 label, x: position + (anchor == .end ? -4 : 4), y: HistoryChart.top + 4, size: 11, anchor: anchor,
-                fill: "#D55E00", weight: "bold", halo: true)
+                fill: colour, weight: "bold", halo: true)
         }
 
         mutating func drawRunLabels(first: HistoryRun, last: HistoryRun) {

@@ -56,10 +56,13 @@ public enum HistoryReport {
             "\(analysis.runs.count) runs of \(commits) commits, from \(first.provenance.shortCommit) "
                 + "(\(first.provenance.time)) to \(last.provenance.shortCommit) (\(last.provenance.time)); "
                 + "\(analysis.series.count) series. Change points by PELT (normal mean-change cost, modified BIC "
-                + "penalty), each kept when its step exceeds the series' noise band (± 2.5σ, σ a robust estimate: Qn or MAD) "
-                + "with p < 0.01.")
+                + "penalty), each kept when its step exceeds the series' noise band (± 2.5σ; σ a robust estimate, "
+                + "never below the figure's quantum or 0.1% of its level) with p < 0.01 and persists: at least two "
+                + "runs at the new level, at most 10% of the runs either side past the midpoint, and an excursion "
+                + "that returns to where it was is noise.")
         lines += ["", "## Change points", ""]
         lines += changeTable(analysis)
+        lines += newestRunLines(analysis)
         var scenario = ""
         for entry in analysis.series {
             let key = entry.series.key
@@ -93,6 +96,31 @@ public enum HistoryReport {
         ] + rows
     }
 
+    /// The figures the newest run alone moved beyond their noise, when there are any: steps if the runs after it
+    /// stay there.
+    private static func newestRunLines(_ analysis: HistoryAnalysis) -> [String] {
+        let moved = analysis.series.compactMap { entry in entry.analysis.newestRunStep.map { (entry, $0) } }
+        guard let newest = analysis.runs.last, !moved.isEmpty else { return [] }
+        var lines = [
+            "", "## The newest run", "",
+            "The newest run (`\(newest.provenance.shortCommit)`) alone lies beyond the noise of \(moved.count) "
+                + "figure(s), further out than any earlier run strayed: a step if the runs after it stay there, noise "
+                + "if they return. `history gate` fails on a gated figure it moved up.", "",
+            "| Scenario | Strategy | Figure | Median before | Newest run | Step | Runs before | p |",
+            "|---|---|---|---:|---:|---:|---:|---:|",
+        ]
+        for (entry, change) in moved {
+            let key = entry.series.key
+            let isBytes = entry.series.isBytes
+            lines.append(
+                "| \(key.scenario) | `\(key.strategy)` | \(key.figure)" + (entry.series.gated ? " (gated)" : "")
+                    + " | \(Renderings.format(change.medianBefore, isBytes: isBytes)) "
+                    + "| \(Renderings.format(change.medianAfter, isBytes: isBytes)) | \(Renderings.percent(change)) "
+                    + "| \(change.runsBefore) | \(Renderings.pValue(change.pValue)) |")
+        }
+        return lines
+    }
+
     private static func seriesLines(_ entry: AnalysedSeries, runs: [HistoryRun]) -> [String] {
         let series = entry.series
         let isBytes = series.isBytes
@@ -110,6 +138,9 @@ public enum HistoryReport {
                     let run = runs[series.runIndices[change.index]]
                     return "stepped \(Renderings.percent(change)) at `\(run.provenance.shortCommit)`"
                 }.joined(separator: ", ")
+        }
+        if let newest = entry.analysis.newestRunStep {
+            text += "; the newest run alone moved \(Renderings.percent(newest)) (a step if the next runs stay there)"
         }
         return [text, "", "  ![\(series.key)](charts/\(Renderings.fileName(series.key)).svg)", ""]
     }

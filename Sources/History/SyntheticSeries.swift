@@ -60,7 +60,7 @@ public enum SyntheticSeries {
             let values = make(
                 count: count, stepIndex: step, relativeStep: relativeStep, relativeNoise: relativeNoise, noise: noise,
                 using: &generator)
-            let changes = ChangePointDetection.analyse(values).changePoints.map(\.index)
+            let changes = ChangePointDetection.analyse(values).steps.map(\.index)
             if let step, changes.contains(step) { result.foundAtStep += 1 }
             if changes.contains(where: { $0 != step }) { result.falseAlarms += 1 }
         }

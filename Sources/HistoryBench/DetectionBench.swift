@@ -38,10 +38,12 @@ enum DetectionBench {
     static func run(trials count: Int, seed: UInt64) -> String {
         var lines = [
             "## Detection", "",
-            "PELT (normal mean-change cost, penalty 3 ln n), steps kept above the noise band (± 2.5σ, σ a robust estimate: Qn or MAD) "
-                + "with p < 0.01. Series around 100 MiB, seeded (seed \(seed)); the first 20 trials are the quality "
-                + "bar's, then \(count) more with the same seed. A false alarm is a series with a change point at any "
-                + "other run (an extra one, or the step placed a run off).", "",
+            "PELT (normal mean-change cost, penalty 3 ln n), changes kept when they hold (`ChangePointDetection`: "
+                + "beyond the noise band ± 2.5σ with p < 0.01 by Student's t, persistent, not an excursion that "
+                + "returns). Series around 100 MiB, seeded (seed \(seed)); the first 20 trials are the quality "
+                + "bar's, then \(count) more with the same seed. A step found is a change point or a step of the "
+                + "newest run alone; a false alarm is a series with a step found at any other run (an extra one, or "
+                + "the step placed a run off).", "",
             "| Series | Found at the step (20 trials) | False alarm (20) | Found at the step (\(count)) | False alarm (\(count)) |",
             "|---|---:|---:|---:|---:|",
         ]

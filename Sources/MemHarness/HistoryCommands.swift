@@ -5,6 +5,7 @@ import HarnessModel
 import History
 import Reports
 import Runner
+import Scenarios
 
 extension HistoryError: StatusError {}
 
@@ -17,7 +18,8 @@ struct HistoryCommand: ParsableCommand {
             A store is a folder of immutable run records, one file per run named by its content, so stores \
             merge by copying records/; its SQLite index is rebuilt from them when missing or stale. Change \
             points are found by PELT and kept when the step exceeds the series' own noise band (± 2.5σ, σ a \
-            robust estimate) with p < 0.01: no tolerance to set.
+            robust estimate never below the figure's quantum) with p < 0.01 and persists (an excursion that \
+            returns is noise): no tolerance to set.
             """,
         subcommands: [
             HistoryRecordCommand.self, HistoryShowCommand.self, HistoryGateCommand.self, HistoryDiffCommand.self,
@@ -132,6 +134,12 @@ struct HistoryShowCommand: ParsableCommand {
                     "  \(entry.series.key): stepped \(HistoryText.percent(change)) at \(run.provenance.commit)")
             }
         }
+        for entry in analysis.series {
+            guard let newest = entry.analysis.newestRunStep else { continue }
+            lines.append(
+                "  \(entry.series.key): the newest run alone moved \(HistoryText.percent(newest)) "
+                    + "(a step if the next runs stay there)")
+        }
         Terminal.result((lines + ["Report: \(out)/history.md"]).joined(separator: "\n"))
     }
 }
@@ -213,8 +221,8 @@ struct HistoryBisectCommand: ParsableCommand {
     @Option(help: .value("dir", "Folder searched for scenario names.")) var scenariosDir = "Scenarios"
     @Option(
         name: .customLong("repeat"), parsing: .unconditional,
-        help: .value("n", "Repetitions (default: the scenario's)."))
-    var repetitions: Int?
+        help: .value("n|auto", "Repetitions per strategy, as `run --repeat` takes them (default: the scenario's)."))
+    var repetitions: RepetitionPolicy?
     @Option(help: .value("dir", "Folder the run's report is written to.")) var out = "Reports/bisect"
 
     func validate() throws {
@@ -225,7 +233,8 @@ struct HistoryBisectCommand: ParsableCommand {
             throw ValidationError(
                 "--limit '\(limit)': expected " + (figure.isBytes ? "a size such as 64MiB" : "a number"))
         }
-        if let repetitions, repetitions < 1 { throw ValidationError("--repeat \(repetitions): expected 1 or more") }
+        // The limits table `run` checks: a value the planner would refuse is refused here, before any build.
+        try ValidationError.check(OptionRanges.problem(repetitions: repetitions))
     }
 
     static func limit(_ text: String, bytes: Bool) -> Double? {
@@ -238,7 +247,7 @@ struct HistoryBisectCommand: ParsableCommand {
         }
         if let build { try Self.build(build) }
         var request = RunRequest(scenarios: [scenario], scenariosDirectory: scenariosDir)
-        request.options = RunOptions(repetitions: repetitions.map { .fixed($0) })
+        request.options = RunOptions(repetitions: repetitions)
         let outcome: RunOutcome
         do {
             outcome = try Publishing.run(request, output: RunOutput(directory: out), display: .parse(["--quiet"]))
