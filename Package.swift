@@ -240,6 +240,9 @@ let package = Package(
         // MARK: Test programs (plain executables the tests spawn)
         // A C program with known allocations for the agent's tests and for trying `memharness profile`.
         .executableTarget(name: "agent-probe", path: "Tests/Programs/agent-probe"),
+        // Threads that fork, signals whose handlers allocate, heap captures and exit() all at once: the agent's
+        // lifecycle stress test runs it under every mode.
+        .executableTarget(name: "fork-stress", path: "Tests/Programs/fork-stress"),
         // A harness that registers one workload twice, for the catalog check of `MemHarness.main`.
         .executableTarget(
             name: "duplicate-workloads", dependencies: ["MemHarness", "CalibrationWorkload"],
@@ -251,7 +254,7 @@ let package = Package(
         .executableTarget(
             name: "heap-fixtures",
             dependencies: [
-                "Measurement", "HeapGraph", "HarnessModel", "WorkloadKit",
+                "Measurement", "HeapGraph", "HarnessModel", "WorkloadKit", "CSystem",
                 openCombine,
             ],
             path: "Tests/Programs/heap-fixtures", swiftSettings: settings
