@@ -269,7 +269,7 @@ let package = Package(
         ),
         // Spawns agent-probe with the built agent preloaded (`make test` builds both first).
         .testTarget(
-            name: "MemHarnessAgentTests", dependencies: ["TestSupport", "HeapGraph", "HarnessModel"],
+            name: "MemHarnessAgentTests", dependencies: ["TestSupport", "HeapGraph", "HarnessModel", "ChildProcesses"],
             swiftSettings: settings),
         // Spawns /bin/sh children: ends, signals, bounds, group kills, standard streams.
         .testTarget(

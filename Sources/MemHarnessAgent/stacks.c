@@ -252,7 +252,8 @@ static uint32_t stack_of(struct mh_thread *thread, void *frame) {
     bool truncated;
     int depth = mh_walk(frame, frames, MH_MAX_FRAMES, &truncated);
     uint64_t hash = hash_frames(frames, depth, truncated);
-    if (hash == thread->last_hash && thread->last_stack != 0 && same_stack(thread->last_stack, hash, frames, depth, truncated)) {
+    // The thread's last stack again (a loop allocating at one site): its 64-bit hash and depth are enough to tell.
+    if (hash == thread->last_hash && thread->last_stack != 0 && mh_stacks[thread->last_stack].depth == depth) {
         return thread->last_stack;
     }
     uint32_t id = intern(frames, depth, truncated, hash);

@@ -115,4 +115,29 @@ struct LifecycleStressTests {
         #expect((totals["forks"] ?? 0) >= Self.runs && (totals["handler_allocations"] ?? 0) > 0, "\(totals)")
         if mode == .stacks || mode == .heap { #expect((totals["captures"] ?? 0) > 0, "\(totals)") }
     }
+
+    /// The reproduction `profile` hung on (threads forking in a loop while the main thread calls exit(): 4 hangs in 10
+    /// runs, the exit handler and the sampler waiting for a lock a fork's prepare handler took), through the built
+    /// `memharness profile` in its default mode, 20 times: every run ends with the program's exit status 0.
+    @Test func profileOfThreadsForkingWhileMainExitsNeverHangs() throws {
+        try #require(ProbeRunner.missingPieces == nil, "\(ProbeRunner.missingPieces ?? "")")
+        let memharness = ProbeRunner.buildDirectory.appendingPathComponent("memharness").path
+        try #require(FileManager.default.isExecutableFile(atPath: memharness), "build memharness")
+        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("MEMHARNESS_AGENT_") }
+        environment["MEMHARNESS_AGENT_LIBRARY"] = ProbeRunner.agentPath
+        var ended: [String] = []
+        for _ in 0..<20 {
+            let probe = try ProbeRunner()
+            defer { probe.cleanUp() }
+            let outcome = try probe.runTool(
+                memharness,
+                [
+                    "profile", "--quiet", "--timeout", "10s", "--out", probe.path("report"), "--",
+                    ProbeRunner.forkStressPath, "50", probe.directory.path,
+                ], environment: environment, timeout: .seconds(60))
+            ended.append(outcome.timedOut ? "harness hung" : "exit \(outcome.status)")
+            #expect(!outcome.stderr.contains("timed-out"), "\(outcome.stderr.suffix(300))")
+        }
+        #expect(ended.allSatisfy { $0 == "exit 0" }, "\(ended)")
+    }
 }

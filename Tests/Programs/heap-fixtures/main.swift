@@ -3,6 +3,7 @@
 //   heap-fixtures <fixture> [--retained-by TYPE]...
 //
 //   heap-fixtures at-exit (exit | return)
+//   heap-fixtures capture-loop (unnamed | named)
 //   heap-fixtures million
 //
 // Runs with the agent preloaded and tracking the heap (LD_PRELOAD="libmemharness-agent.so libjemalloc.so.2",
@@ -10,7 +11,10 @@
 // the heap ("after teardown"), analyses it and prints the capture's summary as JSON on stdout. The known answer
 // of each fixture is in its comment; Tests/MemHarnessAgentTests/SwiftHeapFixtureTests.swift holds them to it.
 // `at-exit` leaks just before the process ends (see `leakJustBeforeExit`), for the agent's capture at exit
-// (MEMHARNESS_AGENT_HEAP_AT_EXIT), by calling exit(0) or by returning from main.
+// (MEMHARNESS_AGENT_HEAP_AT_EXIT), by calling exit(0) or by returning from main. `capture-loop` captures a heap of
+// 100,000 objects again and again until killed, as a case does (`unnamed`: appended to a file with no name), or as
+// the harness once did (`named`: files under TMPDIR/memharness-heap-<pid>-<n>/, removed at the end), printing
+// `capturing` once the first capture has begun.
 import CSystem
 import Foundation
 import HarnessModel
@@ -209,6 +213,28 @@ final class Node {
 
 nonisolated(unsafe) var million: Node?
 
+/// Captures until killed (see the file's head); never returns.
+func captureLoop(named: Bool) -> Never {
+    var head: Node?
+    for _ in 0..<100_000 { head = Node(next: head, payload: nil) }
+    million = head
+    typealias Capture = @convention(c) (UnsafePointer<CChar>?, UnsafePointer<CChar>?) -> Int32
+    let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "memharness_agent_capture_heap")
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("memharness-heap-\(getpid())-1").path
+    let descriptor = named ? -1 : memharness_open_unnamed_file(FileManager.default.temporaryDirectory.path)
+    if named { try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
+    FileHandle.standardOutput.write(Data("capturing\n".utf8))
+    for index in 1... {
+        if let symbol, named {
+            _ = unsafeBitCast(symbol, to: Capture.self)("\(folder)/\(index).heap", "loop")
+        } else {
+            _ = Agent.writeHeapCapture(appendingTo: descriptor, label: "loop", programFrames: .none)
+            ftruncate(descriptor, 0)
+        }
+    }
+    exit(0)
+}
+
 func residentBytes(_ field: String) -> Int {
     let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
     let line = status.split(separator: "\n").first { $0.hasPrefix(field + ":") }
@@ -316,6 +342,8 @@ case nil:
     exit(64)
 case "million":
     exit(runMillion())
+case "capture-loop":
+    captureLoop(named: arguments.dropFirst().first == "named")
 case "at-exit":
     leakJustBeforeExit()
     // exit(0) here, or main returns (then no frame of the program is left on this thread at exit).
