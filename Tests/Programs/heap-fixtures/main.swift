@@ -266,7 +266,8 @@ func runMillion() -> Int32 {
     func restartHighWaterMark() { try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8) }
     restartHighWaterMark()
     let start = ContinuousClock.now
-    let written = Agent.writeHeapCapture(appendingTo: descriptor, label: "million", programFrames: .none)
+    Agent.clearDeadStack()
+    let written = Agent.writeHeapCapture(appendingTo: descriptor, label: "million", programFrames: .callers)
     guard case .written(let extent) = written else { return 70 }
     let captureHighWaterMark = residentBytes("VmHWM")
     restartHighWaterMark()
