@@ -60,12 +60,13 @@ run: build
 	$(RELEASE_BIN)/memharness run $(ARGS)
 
 # Serial: many tests read process-wide allocator figures, which a test running beside them would disturb.
-# The agent, agent-probe, heap-fixtures and leak-fixtures are built first: no test target links them (the agent
-# would replace the allocator of the test bundle), so the tests preload and spawn them, and `swift test` alone does
-# not build them.
+# The agent, agent-probe, fork-stress, heap-fixtures and leak-fixtures are built first: no test target links them (the
+# agent would replace the allocator of the test bundle), so the tests preload and spawn them, and `swift test` alone
+# does not build them.
 test: deps lint example
 	$(SWIFT) build --product memharness-agent
 	$(SWIFT) build --product agent-probe
+	$(SWIFT) build --product fork-stress
 	$(SWIFT) build --product heap-fixtures
 	$(SWIFT) build --product leak-fixtures
 	$(SWIFT) test --no-parallel

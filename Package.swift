@@ -245,6 +245,9 @@ let package = Package(
         // MARK: Test programs (plain executables the tests spawn)
         // A C program with known allocations for the agent's tests and for trying `memharness profile`.
         .executableTarget(name: "agent-probe", path: "Tests/Programs/agent-probe"),
+        // Threads that fork, signals whose handlers allocate, heap captures and exit() all at once: the agent's
+        // lifecycle stress test runs it under every mode.
+        .executableTarget(name: "fork-stress", path: "Tests/Programs/fork-stress"),
         // A harness that registers one workload twice, for the catalog check of `MemHarness.main`.
         .executableTarget(
             name: "duplicate-workloads", dependencies: ["MemHarness", "CalibrationWorkload"],
@@ -256,7 +259,7 @@ let package = Package(
         .executableTarget(
             name: "heap-fixtures",
             dependencies: [
-                "Measurement", "HeapGraph", "HarnessModel", "WorkloadKit",
+                "Measurement", "HeapGraph", "HarnessModel", "WorkloadKit", "CSystem",
                 openCombine,
             ],
             path: "Tests/Programs/heap-fixtures", swiftSettings: settings
@@ -278,7 +281,7 @@ let package = Package(
         ),
         // Spawns agent-probe with the built agent preloaded (`make test` builds both first).
         .testTarget(
-            name: "MemHarnessAgentTests", dependencies: ["TestSupport", "HeapGraph", "HarnessModel"],
+            name: "MemHarnessAgentTests", dependencies: ["TestSupport", "HeapGraph", "HarnessModel", "ChildProcesses"],
             swiftSettings: settings),
         // Spawns /bin/sh children: ends, signals, bounds, group kills, standard streams.
         .testTarget(

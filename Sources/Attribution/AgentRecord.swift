@@ -137,10 +137,8 @@ public struct AgentRecord: Sendable, Hashable, Codable {
 }
 
 extension AgentRecord {
-    /// The record format's first line.
-    public static let header = "memharness-agent-record"
-    /// The format version this reader understands.
-    public static let supportedVersion = 1
+    /// The format version this reader understands (the first line is `memharness-agent-record 1`).
+    public static let supportedVersion = AgentFileHeader.Kind.record.supportedVersion
 
     /// Reads a record from its text; `source` names it in errors (a path).
     ///
@@ -175,7 +173,7 @@ extension AgentRecord {
             guard let kind = fields.first else { return }
             lastContentLine = lineNumber
             guard sawHeader else {
-                try readHeader(kind, fields, line: line)
+                try readHeader(line)
                 return
             }
             if sawEnd { throw fail("'\(kind)' after the 'end' line; a record ends with 'end'") }
@@ -189,16 +187,12 @@ extension AgentRecord {
             return record
         }
 
-        /// The first line with content: the format's name and the one version this reader knows.
-        private mutating func readHeader(_ kind: Substring, _ fields: [Substring], line: Substring)
-            throws(AttributionError)
-        {
-            guard kind == AgentRecord.header, fields.count == 2, let version = Int(fields[1]),
-                version == AgentRecord.supportedVersion
-            else {
+        /// The first line with content: the agent's shared header, of a record, at the one version this reader knows.
+        private mutating func readHeader(_ line: Substring) throws(AttributionError) {
+            guard AgentFileHeader.problem(firstLine: line, expected: .record) == nil else {
                 throw .unsupportedRecordVersion(source: source, version: String(line))
             }
-            record.version = version
+            record.version = AgentRecord.supportedVersion
             sawHeader = true
         }
 

@@ -30,8 +30,10 @@ public enum AttributionError: Error, CustomStringConvertible, Sendable, Hashable
         case .malformedRecord(let source, let line, let message):
             return "\(source):\(line): \(message)"
         case .unsupportedRecordVersion(let source, let version):
-            return "\(source):1: not a memharness agent record of a known version (first line '\(version)'); "
-                + "expected 'memharness-agent-record 1': is the file from a newer agent? Update memharness, or pass the record the agent wrote"
+            let problem =
+                AgentFileHeader.problem(firstLine: version, expected: .record)
+                ?? .notAnAgentFile(firstLine: version)
+            return "\(source):1: \(problem)"
         case .truncatedRecord(let source, let lines):
             return
                 "\(source):\(lines): the record ends without its 'end' line: the process was stopped while writing it "

@@ -1,3 +1,4 @@
+import CSystem
 import Foundation
 import HarnessModel
 import HeapGraph
@@ -7,27 +8,24 @@ import HeapGraph
 #endif
 
 extension Agent {
-    /// Captures this process's heap as a named graph: the agent stops every other thread and writes the capture to
-    /// a temporary file, and this thread names its types (from the Swift runtime's metadata) and roots.
+    /// Which frames of the capturing thread are the program's.
     ///
-    /// Never throws for a failed capture: the failure is a value that says why (a capture that fails never fails
-    /// the case). Allocates freely (after the capture itself), so call it outside any measured span.
-    public static func captureHeap(label: String) -> HeapCaptureResult {
-        let path = FileManager.default.temporaryDirectory
-            .appendingPathComponent("memharness-heap-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).heap").path
-        defer { try? FileManager.default.removeItem(atPath: path) }
-        if let failure = writeHeapCapture(to: path, label: label) { return .failure(failure) }
-        return readHeapCapture(at: path, label: label)
+    /// The capture scans a thread's stack conservatively (any word that looks like a pointer keeps its block): a slot
+    /// a function never wrote still holds whatever an earlier, deeper call left there. So the frames of the thread
+    /// that asks must hold nothing stale of the program: a caller zeroes the dead stack (`clearDeadStack`) from the
+    /// frame that was live while the program's calls ran, just before it enters the capture path, and then every frame
+    /// of the capture path is made on zeroed memory and holds only what it wrote.
+    public enum ProgramFrames: Sendable, Hashable {
+        /// The frames from the capture call's caller up, and that caller's callee-saved registers (the agent's own
+        /// frames below are never roots).
+        case callers
+        /// No frame or register of the capturing thread (its thread-local storage still is a root).
+        case none
     }
 
-    /// True when the agent is preloaded into this process and tracks every live block (`MEMHARNESS_AGENT_HEAP=1`):
-    /// a heap capture can be taken.
-    public static var heapTrackingEnabled: Bool { HeapFunctions.shared.map { $0.enabled() == 1 } ?? false }
-
-    /// Zeroes 256 KiB of stack below the caller, where returned frames (a workload's, a fixture's) were: a
-    /// conservative scan would take their dead slots for references (the capture scans from its caller up). Call it
-    /// just before a capture. Temporary allocations of up to 1 KiB are on the stack; 256 nested frames of them
-    /// cover the span.
+    /// Zeroes 256 KiB of stack below the caller, where the calls it made (a workload's, an expectation's closure) ran
+    /// and returned: see `ProgramFrames`. Temporary allocations of up to 1 KiB are on the stack; 256 nested frames of
+    /// them cover the span, and touch it from the top down (a guard page below is never skipped).
     @inline(never)
     public static func clearDeadStack(_ depth: Int = 256) {
         withUnsafeTemporaryAllocation(byteCount: 1024, alignment: 16) { buffer in
@@ -36,16 +34,67 @@ extension Agent {
         }
     }
 
-    /// The agent's capture of this process's heap, written to `path` (through `path`.tmp and a rename); nil when
-    /// written, else why not. Allocates nothing but the C string of the path.
-    public static func writeHeapCapture(to path: String, label: String) -> HeapCaptureFailure? {
-        guard let functions = HeapFunctions.shared, functions.enabled() == 1 else {
-            return HeapCaptureFailure(
-                label: label, reason: .agentNotLoaded,
-                detail: "the agent is not preloaded with MEMHARNESS_AGENT_HEAP=1 into this process")
+    /// Where a capture is in the file it was appended to.
+    public struct CaptureExtent: Sendable, Hashable {
+        public var offset: Int
+        public var length: Int
+    }
+
+    /// A capture appended to a file: where it is, or why there is none.
+    public enum CaptureWrite: Sendable, Hashable {
+        case written(CaptureExtent)
+        case failed(HeapCaptureFailure)
+    }
+
+    /// Captures this process's heap as a named graph: the agent stops every other thread and writes the capture to a
+    /// file that has no name (nothing is left, whatever ends the process), and this thread names its types (from the
+    /// Swift runtime's metadata) and roots.
+    ///
+    /// Never throws for a failed capture: the failure is a value that says why (a capture that fails never fails
+    /// the case). Allocates freely (after the capture itself), so call it outside any measured span.
+    public static func captureHeap(label: String, programFrames: ProgramFrames) -> HeapCaptureResult {
+        let descriptor = memharness_open_unnamed_file(FileManager.default.temporaryDirectory.path)
+        guard descriptor >= 0 else {
+            return .failure(
+                HeapCaptureFailure(
+                    label: label, reason: .other, detail: "cannot open a capture file (errno \(errno))"))
         }
-        let status = functions.capture(path, String(label.prefix(63)))
-        guard status != 0 else { return nil }
+        defer { close(descriptor) }
+        switch writeHeapCapture(appendingTo: descriptor, label: label, programFrames: programFrames) {
+        case .failed(let failure): return .failure(failure)
+        case .written(let extent): return readHeapCapture(descriptor: descriptor, extent: extent, label: label)
+        }
+    }
+
+    /// Runs `body` with this thread's allocations marked as the harness's own (`memharness_agent_harness_begin`): the
+    /// agent tracks them without walking their stacks and never samples them. Naming and analysing captures allocate
+    /// millions of times in the process they measure; none of it is the program's.
+    public static func asHarness<T>(_ body: () throws -> T) rethrows -> T {
+        guard let functions = HeapFunctions.shared else { return try body() }
+        functions.harnessBegin()
+        defer { functions.harnessEnd() }
+        return try body()
+    }
+
+    /// True when the agent is preloaded into this process and tracks every live block (`MEMHARNESS_AGENT_HEAP=1`):
+    /// a heap capture can be taken.
+    public static var heapTrackingEnabled: Bool { HeapFunctions.shared.map { $0.enabled() == 1 } ?? false }
+
+    /// The agent's capture of this process's heap, appended to the open file `descriptor`; where it is in the file,
+    /// or why there is none. Allocates nothing but the C string of the label.
+    public static func writeHeapCapture(
+        appendingTo descriptor: Int32, label: String, programFrames: ProgramFrames
+    ) -> CaptureWrite {
+        guard let functions = HeapFunctions.shared, functions.enabled() == 1 else {
+            return .failed(
+                HeapCaptureFailure(
+                    label: label, reason: .agentNotLoaded,
+                    detail: "the agent is not preloaded with MEMHARNESS_AGENT_HEAP=1 into this process"))
+        }
+        let start = lseek(descriptor, 0, SEEK_END)
+        let status = functions.capture(descriptor, String(label.prefix(63)), programFrames == .callers ? 1 : 0)
+        let end = lseek(descriptor, 0, SEEK_END)
+        guard status != 0 else { return .written(CaptureExtent(offset: Int(start), length: Int(end - start))) }
         let detail = functions.failure().map { String(cString: $0) } ?? "error \(status)"
         let reason: HeapCaptureFailure.Reason =
             switch status {
@@ -53,21 +102,35 @@ extension Agent {
             case ENOMEM: .outOfMemory
             default: .other
             }
-        return HeapCaptureFailure(label: label, reason: reason, detail: detail)
+        return .failed(HeapCaptureFailure(label: label, reason: reason, detail: detail))
     }
 
-    /// A capture written by `writeHeapCapture` (of this process) or by the agent of another process (`ofThisProcess`
-    /// false: a program's capture at exit), read and named. Naming a capture of this process reads the type metadata
-    /// the blocks point at, which lives as long as the process: it can be read any time after it was written.
-    public static func readHeapCapture(at path: String, label: String, ofThisProcess: Bool = true) -> HeapCaptureResult
-    {
-        do {
-            // Read in chunks straight into the snapshot's columns: neither the file nor a copy of its blocks is held.
-            let capture = try CaptureFile(path: path)
-            var naming = CaptureNaming(capture: capture, inspectsThisProcess: ofThisProcess)
-            return .snapshot(try naming.snapshot())
-        } catch {
-            return .failure(HeapCaptureFailure(label: label, reason: .unreadable, detail: "\(error)"))
+    /// A capture `writeHeapCapture` appended to `descriptor` (of this process), read and named. Naming reads the type
+    /// metadata the blocks point at, which lives as long as the process: it can be read any time after it was written.
+    public static func readHeapCapture(descriptor: Int32, extent: CaptureExtent, label: String) -> HeapCaptureResult {
+        name(ofThisProcess: true, label: label) { () throws(CaptureFileError) in
+            try CaptureFile(descriptor: descriptor, offset: extent.offset, length: extent.length)
+        }
+    }
+
+    /// A capture the agent of another process wrote to `path` (a program's capture at exit), read and named from the
+    /// program's modules (its symbols, not its memory).
+    public static func readHeapCapture(at path: String, label: String) -> HeapCaptureResult {
+        name(ofThisProcess: false, label: label) { () throws(CaptureFileError) in try CaptureFile(path: path) }
+    }
+
+    private static func name(
+        ofThisProcess: Bool, label: String, _ read: () throws(CaptureFileError) -> CaptureFile
+    ) -> HeapCaptureResult {
+        asHarness {
+            do {
+                // Read in chunks straight into the snapshot's columns: neither the file nor a copy of its blocks is
+                // held.
+                var naming = CaptureNaming(capture: try read(), inspectsThisProcess: ofThisProcess)
+                return .snapshot(try naming.snapshot())
+            } catch {
+                return .failure(HeapCaptureFailure(label: label, reason: .unreadable, detail: "\(error)"))
+            }
         }
     }
 }
@@ -75,21 +138,27 @@ extension Agent {
 /// The agent's heap functions, looked up with `dlsym(RTLD_DEFAULT, ...)` (nil without the agent).
 private struct HeapFunctions: Sendable {
     let enabled: @convention(c) () -> Int32
-    let capture: @convention(c) (UnsafePointer<CChar>?, UnsafePointer<CChar>?) -> Int32
+    let capture: @convention(c) (Int32, UnsafePointer<CChar>?, Int32) -> Int32
     let failure: @convention(c) () -> UnsafePointer<CChar>?
+    let harnessBegin: @convention(c) () -> Void
+    let harnessEnd: @convention(c) () -> Void
 
     static let shared = HeapFunctions()
 
     private init?() {
         guard let enabled = agentFunction("memharness_agent_heap_enabled", as: (@convention(c) () -> Int32).self),
             let capture = agentFunction(
-                "memharness_agent_capture_heap",
-                as: (@convention(c) (UnsafePointer<CChar>?, UnsafePointer<CChar>?) -> Int32).self),
+                "memharness_agent_capture_heap_fd",
+                as: (@convention(c) (Int32, UnsafePointer<CChar>?, Int32) -> Int32).self),
             let failure = agentFunction(
-                "memharness_agent_heap_failure", as: (@convention(c) () -> UnsafePointer<CChar>?).self)
+                "memharness_agent_heap_failure", as: (@convention(c) () -> UnsafePointer<CChar>?).self),
+            let harnessBegin = agentFunction("memharness_agent_harness_begin", as: (@convention(c) () -> Void).self),
+            let harnessEnd = agentFunction("memharness_agent_harness_end", as: (@convention(c) () -> Void).self)
         else { return nil }
         self.enabled = enabled
         self.capture = capture
         self.failure = failure
+        self.harnessBegin = harnessBegin
+        self.harnessEnd = harnessEnd
     }
 }

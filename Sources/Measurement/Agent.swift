@@ -174,7 +174,7 @@ private struct AgentFunctions: Sendable {
 
     init?() {
         guard let version = agentFunction("memharness_agent_version", as: (@convention(c) () -> Int32).self),
-            version() == 1,
+            version() == 2,
             let liveBytes = agentFunction("memharness_agent_live_bytes", as: (@convention(c) () -> Int64).self),
             let takePeak = agentFunction("memharness_agent_take_peak", as: (@convention(c) () -> Int64).self),
             let takePhasePeak = agentFunction(

@@ -7,10 +7,11 @@ extension CaseExecutor {
     /// reading of the live heap (`stats.allocated` minus the thread caches, one snapshot).
     ///
     /// The readings go into storage reserved before the first iteration, so recording them
-    /// allocates nothing the next reading could see.
+    /// allocates nothing the next reading could see. With `zeroingDeadStack` (a heap graph captured after each
+    /// iteration) the stack below this frame, where the iteration's calls ran, is zeroed before `afterIteration`.
     package static func runRepeat(
-        _ step: StepInvocation, probe: JemallocProbe, afterIteration: (Int) -> Void = { _ in },
-        runStep: (StepInvocation) throws -> Void
+        _ step: StepInvocation, probe: JemallocProbe, zeroingDeadStack: Bool = false,
+        afterIteration: (Int) -> Void = { _ in }, runStep: (StepInvocation) throws -> Void
     ) throws -> GrowthSeries {
         let times = step.arguments.count("times")
         let settleNanoseconds = step.arguments.duration("settle").nanoseconds
@@ -23,6 +24,7 @@ extension CaseExecutor {
             }
             CaseSequence.settle(probe, nanoseconds: settleNanoseconds)
             liveBytes.append(liveHeapBytes(probe))
+            if zeroingDeadStack { Agent.clearDeadStack() }
             afterIteration(iteration)
         }
         return GrowthSeries(

@@ -255,7 +255,7 @@ final class CaseRun {
             let origin = sequence.baseline.originNanoseconds
             growth.append(
                 try CaseExecutor.runRepeat(
-                    step, probe: probe,
+                    step, probe: probe, zeroingDeadStack: heapGraph != nil,
                     afterIteration: { iteration in
                         // The live set per stack after each iteration: growth per site.
                         if marks {

@@ -1,88 +1,105 @@
+import CSystem
 import Foundation
 import HarnessModel
 import HeapGraph
+
+#if os(Linux)
+    import Glibc
+#endif
 
 /// A case's heap graph (`--heap-graph`): the heap captured in the case's own process before the baseline (what no
 /// root reaches then is not the workload's), after every `repeat` iteration and after teardown, then analysed there,
 /// each capture into its bounded summary.
 ///
-/// The captures go to files while the case runs and are analysed only after the last one: an analysis allocates
+/// The captures go to one file while the case runs and are analysed only after the last one: an analysis allocates
 /// (the graph, its names, its summary), and what it keeps would otherwise be in the next capture, growing from
-/// one iteration to the next like a leak. A capture that fails is a finding of the case, never its failure.
+/// one iteration to the next like a leak. The file has no name (O_TMPFILE): nothing of it is left whatever ends the
+/// process, kill -9 included. A capture that fails is a finding of the case, never its failure.
+///
+/// The capturing thread's frames from the capture call up are roots (`Agent.ProgramFrames`): after an iteration the step
+/// runner has zeroed the stack below its frame, where the workload's calls ran and returned, before this is called, so
+/// the frames of the capture path hold no stale word of the workload; after teardown the capture runs on the main
+/// thread, where no workload code ran; one the workload asks for is taken inside its own live frames.
 ///
 /// Safety of `@unchecked Sendable`: the workload's `captureHeap` may be called from its own threads; every capture
-/// and the final analysis take `lock`, and nothing else touches the entries.
+/// and the final analysis take `lock`, and nothing else touches the entries or the file.
 final class CaseHeapGraph: @unchecked Sendable {
     /// One capture taken: the `repeat` step's phase and iteration (nil for the one after teardown and for the ones a
-    /// workload asks for, which carry their `label`). Storage is reserved up front, and the phase is the step's own
-    /// string: keeping the list allocates nothing per capture (its growth would be in the next capture).
-    private typealias Entry = (phase: String?, iteration: Int, label: String?, failure: HeapCaptureFailure?)
+    /// workload asks for, which carry their `label`), and where it is in the file. Storage is reserved up front, and
+    /// the phase is the step's own string: keeping the list allocates nothing per capture (its growth would be in
+    /// the next capture).
+    private typealias Entry = (
+        phase: String?, iteration: Int, label: String?, outcome: Agent.CaptureWrite?
+    )
     private let lock = NSLock()
     private let request: HeapGraphRequest
-    private let folder: String
+    /// The captures' file (no name); -1 until the first capture, or when it could not be opened.
+    private var descriptor: Int32 = -1
     private var entries: [Entry] = []
-    /// The capture before the baseline: taken, and why it failed when it did.
-    private var capturedBefore = false
-    private var beforeFailure: HeapCaptureFailure?
-    private var beforePath: String { "\(folder)/before.heap" }
+    /// The capture before the baseline, where it is in the file (nil when it was not taken).
+    private var before: Agent.CaptureWrite?
     private static let beforeLabel = "before the baseline"
 
     init(_ request: HeapGraphRequest) {
         self.request = request
-        folder =
-            FileManager.default.temporaryDirectory
-            .appendingPathComponent("memharness-heap-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
         entries.reserveCapacity(4096)
     }
 
-    deinit { try? FileManager.default.removeItem(atPath: folder) }
+    deinit { if descriptor >= 0 { close(descriptor) } }
 
     /// Before the case's baseline: what no root reaches then is not the workload's (the leak judgement subtracts it).
-    /// Written to a file like the others and read after the last one.
+    /// Written to the file like the others and read after the last one.
     func captureBeforeBaseline() {
         lock.lock()
         defer { lock.unlock() }
-        try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         Agent.clearDeadStack()
-        beforeFailure = Agent.writeHeapCapture(to: beforePath, label: Self.beforeLabel)
-        capturedBefore = true
+        before = write(label: Self.beforeLabel)
     }
 
     /// After iteration `iteration` of the `repeat` step of phase `phase`: a generation, compared with the one before.
     func captureIteration(_ iteration: Int, phase: String) {
         guard request.capturesIterations else { return }
-        capture((phase, iteration, nil, nil))
+        capture((phase: phase, iteration: iteration, label: nil, outcome: nil))
     }
 
     /// After teardown and the settle: the last capture, then the analysis of them all, with the tracked objects
     /// that survived as types whose retaining paths are wanted.
     func captureAfterTeardown(survivors: [TypeCount]) -> HeapGraphSummary {
-        capture((nil, 0, nil, nil))
+        capture((phase: nil, iteration: 0, label: nil, outcome: nil))
         lock.lock()
         defer { lock.unlock() }
+        return Agent.asHarness { analyse(survivors: survivors) }
+    }
+
+    /// Every capture read, named and analysed in order; the caller holds `lock`.
+    private func analyse(survivors: [TypeCount]) -> HeapGraphSummary {
         var tracker = HeapGenerationTracker(
             options: HeapAnalysisOptions(retainedBy: request.retainedBy, survivors: survivors))
-        for (index, entry) in entries.enumerated() {
-            if let failure = entry.failure {
+        for entry in entries {
+            switch entry.outcome {
+            case .failed(let failure)?:
                 tracker.recordFailure(failure)
+            case .written(let extent)?:
+                tracker.add(
+                    Agent.readHeapCapture(descriptor: descriptor, extent: extent, label: Self.label(entry)),
+                    isGeneration: entry.phase != nil)
+            case nil:
                 continue
             }
-            tracker.add(
-                Agent.readHeapCapture(at: path(index), label: Self.label(entry)), isGeneration: entry.phase != nil)
-            try? FileManager.default.removeItem(atPath: path(index))
         }
         var summary = tracker.summary
         summary.unreachableBefore = unreachableBefore()
+        // Read: the file's space goes back now, not at the end of the process.
+        if descriptor >= 0 { ftruncate(descriptor, 0) }
         return summary
     }
 
     /// What no root reached in the capture before the baseline; nil when it was not taken or could not be read.
     private func unreachableBefore() -> UnreachableBlocks? {
-        guard capturedBefore, beforeFailure == nil else { return nil }
-        defer { try? FileManager.default.removeItem(atPath: beforePath) }
-        guard case .snapshot(let snapshot) = Agent.readHeapCapture(at: beforePath, label: Self.beforeLabel) else {
-            return nil
-        }
+        guard case .written(let extent)? = before,
+            case .snapshot(let snapshot) = Agent.readHeapCapture(
+                descriptor: descriptor, extent: extent, label: Self.beforeLabel)
+        else { return nil }
         return UnreachableBlocks(HeapAnalysis.analyse(snapshot).summary)
     }
 
@@ -90,23 +107,27 @@ final class CaseHeapGraph: @unchecked Sendable {
         entry.label ?? entry.phase.map { "\($0) iteration \(entry.iteration)" } ?? "after teardown"
     }
 
-    private func path(_ index: Int) -> String { "\(folder)/\(index + 1).heap" }
-
     /// Where the workload asks (`CaseContext.captureHeap`): not a generation (its moment is the workload's).
     func capture(labelled label: String) {
-        capture((nil, -1, label, nil))
+        capture((phase: nil, iteration: -1, label: label, outcome: nil))
     }
 
     private func capture(_ entry: Entry) {
         lock.lock()
         defer { lock.unlock() }
-        if entries.isEmpty && !capturedBefore {
-            try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        }
-        Agent.clearDeadStack()
-        // The path and label are made here and freed on return: nothing of them is left for the next capture.
+        // The label is made here and freed on return: nothing of it is left for the next capture.
         var entry = entry
-        entry.failure = Agent.writeHeapCapture(to: path(entries.count), label: Self.label(entry))
+        entry.outcome = write(label: Self.label(entry))
         entries.append(entry)
+    }
+
+    /// One capture appended to the file (opened at the first); the caller holds `lock`.
+    private func write(label: String) -> Agent.CaptureWrite {
+        if descriptor < 0 { descriptor = memharness_open_unnamed_file(FileManager.default.temporaryDirectory.path) }
+        guard descriptor >= 0 else {
+            return .failed(
+                HeapCaptureFailure(label: label, reason: .other, detail: "cannot open a capture file (errno \(errno))"))
+        }
+        return Agent.writeHeapCapture(appendingTo: descriptor, label: label, programFrames: .callers)
     }
 }

@@ -263,7 +263,7 @@ unsigned mh_read_environment(void) {
     state = mh_config.exact ? MH_EXACT : 0;
     // The table of live blocks exists before the first block is handed out: no live block predates it.
     if (mh_config.heap) {
-        if (mh_heap_init()) {
+        if (mh_blocks_create()) {
             state |= MH_BLOCKS;
         } else {
             mh_warn("could not map the table of live blocks; heap captures are off");
@@ -368,14 +368,62 @@ static inline int64_t usable_of_request(size_t request, void *block) {
                                                                                : (int64_t)sallocx(block, 0);
 }
 
+// ---- Re-entry from a signal handler -----------------------------------------------------------------------------
+// A signal handler that allocates may interrupt its thread inside the agent, holding a lock of a table (a shard of
+// the live blocks, the stack depot) or every lock (a fork's prepare, a capture). Taking the lock again would wait for
+// ever; so while the thread holds any (`depth`), or is applying such operations, its tables' part of an allocation or
+// a release waits in the thread's ring and is done when it leaves its last lock, in order. The exact count needs no
+// lock and is kept at once; a deferred release frees the block only once it has left the tables (the address cannot
+// be handed out again meanwhile); a deferred allocation is tracked without a stack and never sampled. A full ring
+// (32 operations inside one critical section) loses the operation: the block goes untracked, or stays listed.
+static inline bool reentered(void) {
+    struct mh_thread *thread = &mh_tls;
+    return MH_UNLIKELY(thread->depth != 0 || thread->flushing);
+}
+
+static bool defer(uintptr_t block, int64_t bytes) {
+    struct mh_thread *thread = &mh_tls;
+    uint32_t count = atomic_load_explicit(&thread->deferred_count, memory_order_relaxed);
+    do {
+        if (count >= MH_DEFERRED) {
+            mh_blocks_note_lost();
+            return false;
+        }
+    } while (!atomic_compare_exchange_weak_explicit(&thread->deferred_count, &count, count + 1, memory_order_relaxed,
+                                                    memory_order_relaxed));
+    // A nested handler that defers too takes the next slot; nothing flushes before this write (see mh_deferred_flush).
+    thread->deferred[count] = (struct mh_deferred){.block = block, .bytes = bytes};
+    return true;
+}
+
+// The slack of a tracked block, past the bytes asked for up to its size class, is zeroed when it is at most this: a
+// capture scans whole size classes, and the slack of a block (never written by a program that did not ask for it)
+// still holds words of the block's earlier life, which would keep alive what they pointed at (a Swift array of 56
+// bytes in a 64-byte class kept a leaked task cycle through its last 8 bytes). valgrind and LeakSanitizer scan the
+// bytes asked for only. Small classes only (a slack of at most 4 KiB): a large block's slack can be pages the
+// program never touches.
+#define MH_SLACK_ZEROED 4096
+
+static inline void zero_slack(void *block, size_t request, int64_t usable) {
+    if (usable > (int64_t)request && usable - (int64_t)request <= MH_SLACK_ZEROED) {
+        memset((char *)block + request, 0, (size_t)usable - request);
+    }
+}
+
 // A new block for a request of `request` bytes: sampled first, so a peak snapshot triggered by it includes
 // it. `usable` is its size-class bytes when the caller knows them, -1 when they are still to be found (the
 // sampler counts requested bytes and asks for the usable size only of the blocks it samples).
 static inline void account_allocation(void *block, size_t request, int64_t usable, unsigned state, void *frame) {
-    if (state & MH_STACKS) mh_sample_check(block, (int64_t)request, frame);
+    bool deferred = (state & (MH_STACKS | MH_BLOCKS)) && reentered();
+    if ((state & MH_STACKS) && !deferred) mh_sample_check(block, (int64_t)request, frame);
     if (state & MH_BLOCKS) {
         if (usable < 0) usable = usable_of_request(request, block);
-        mh_heap_insert(block, usable);
+        zero_slack(block, request, usable);
+        if (deferred) {
+            (void)defer((uintptr_t)block, usable);
+        } else {
+            mh_blocks_insert(block, usable, mh_allocation_stack(frame));
+        }
     }
     if (state & MH_EXACT) {
         if (usable < 0) usable = usable_of_request(request, block);
@@ -390,8 +438,42 @@ static inline void account_allocation(void *block, size_t request, int64_t usabl
 // A block about to go back to jemalloc: it leaves the sampled table before the address can be reused.
 static inline void account_release(void *block, unsigned state) {
     if (state & MH_STACKS) mh_forget_sampled(block);
-    if (state & MH_BLOCKS) mh_heap_remove(block);
+    if (state & MH_BLOCKS) mh_blocks_remove(block);
     if (state & MH_EXACT) sub_live((int64_t)sallocx(block, 0));
+}
+
+// True when the release of `block` was deferred (the caller must not free it: the flush will).
+static inline bool release_deferred(void *block, unsigned state) {
+    if (!(state & (MH_STACKS | MH_BLOCKS)) || !reentered()) return false;
+    // A full ring: the block is never freed (it stays listed and counted; freeing it unlisted could list a stranger).
+    (void)defer((uintptr_t)block, 0);
+    return true;
+}
+
+void mh_deferred_flush(void) {
+    struct mh_thread *thread = &mh_tls;
+    if (thread->flushing || thread->depth != 0) return;
+    thread->flushing = 1;
+    unsigned state = atomic_load_explicit(&mh_state, memory_order_relaxed);
+    for (uint32_t done = 0;;) {
+        uint32_t count = atomic_load_explicit(&thread->deferred_count, memory_order_acquire);
+        while (done < count) {
+            struct mh_deferred operation = thread->deferred[done++];
+            if (operation.bytes > 0) {
+                if (state & MH_BLOCKS) mh_blocks_insert((void *)operation.block, operation.bytes, 0);
+            } else {
+                account_release((void *)operation.block, state);
+                NEXT(free)((void *)operation.block);
+            }
+        }
+        // Done unless a handler deferred more meanwhile (it took the next slot: loop again).
+        if (atomic_compare_exchange_strong_explicit(&thread->deferred_count, &count, 0, memory_order_acq_rel,
+                                                    memory_order_relaxed)) {
+            break;
+        }
+    }
+    thread->flushing = 0;
+    if (atomic_load_explicit(&thread->deferred_count, memory_order_relaxed) != 0) mh_deferred_flush();
 }
 
 static bool formula_matches_jemalloc(void) {
@@ -431,6 +513,7 @@ static inline __attribute__((always_inline)) void *counted_malloc(size_t size, u
 static inline __attribute__((always_inline)) void counted_free(void *block, unsigned state) {
     if (block == NULL) return;
     if (MH_UNLIKELY(state & MH_UNREAD)) state = mh_read_environment();
+    if (release_deferred(block, state)) return;
     if (state & MH_COUNTING) account_release(block, state);
     NEXT(free)(block);
 }
@@ -474,6 +557,24 @@ __attribute__((noinline)) static void *calloc_slow(size_t count, size_t size, un
     return block;
 }
 
+// realloc from a signal handler that interrupted the agent: a new block, the bytes copied, the old one released as
+// any deferred release (the tables learn both when the thread leaves its locks).
+static void *realloc_deferred(void *block, size_t size, unsigned state) {
+    void *moved = mallocx(size, 0);
+    if (moved == NULL) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    size_t old = sallocx(block, 0);
+    memcpy(moved, block, old < size ? old : size);
+    account_allocation(moved, size, (int64_t)sallocx(moved, 0), state, NULL);
+    if (!release_deferred(block, state)) {
+        account_release(block, state);
+        NEXT(free)(block);
+    }
+    return moved;
+}
+
 __attribute__((noinline)) static void *realloc_slow(void *block, size_t size, unsigned state, void *frame) {
     if (frame == NULL) frame = FRAME();
     if (state & MH_UNREAD) state = mh_read_environment();
@@ -484,20 +585,24 @@ __attribute__((noinline)) static void *realloc_slow(void *block, size_t size, un
         return NULL;
     }
     if (!(state & MH_COUNTING)) return NEXT(realloc)(block, size);
+    if ((state & (MH_STACKS | MH_BLOCKS)) && reentered()) return realloc_deferred(block, size, state);
     struct mh_sampled sampled;
     bool was_sampled = (state & MH_STACKS) && mh_sampled_take(block, &sampled);
     int64_t before = (state & (MH_EXACT | MH_BLOCKS)) ? (int64_t)sallocx(block, 0) : 0;
-    // Out of the table while jemalloc may move it: the address can be handed out again at once.
-    if (state & MH_BLOCKS) mh_heap_remove(block);
+    // Out of the table while jemalloc may move it: the address can be handed out again at once. Its stack stays.
+    uint32_t stack = (state & MH_BLOCKS) ? mh_blocks_take(block) : 0;
     void *moved = rallocx(block, size, 0);
     if (moved == NULL) {
-        if (state & MH_BLOCKS) mh_heap_insert(block, before);
+        if (state & MH_BLOCKS) mh_blocks_insert(block, before, stack);
         if (was_sampled) mh_sampled_restore(block, &sampled);
         errno = ENOMEM;
         return NULL;
     }
     int64_t after = (int64_t)sallocx(moved, 0);
-    if (state & MH_BLOCKS) mh_heap_insert(moved, after);
+    if (state & MH_BLOCKS) {
+        zero_slack(moved, size, after);
+        mh_blocks_insert(moved, after, stack);
+    }
     if (state & MH_STACKS) mh_sample_check(moved, (int64_t)size, frame);
     if (state & MH_EXACT) {
         count_call();
@@ -659,7 +764,7 @@ void mh_release(void *block) {
 // ---- Control API ----------------------------------------------------------------------------------
 static bool exact_on(void) { return (load_state() & MH_EXACT) != 0; }
 
-int memharness_agent_version(void) { return 1; }
+int memharness_agent_version(void) { return 2; }
 int64_t memharness_agent_live_bytes(void) {
     return exact_on() ? atomic_load_explicit(&mh_counts.live_bytes, memory_order_relaxed) : -1;
 }
@@ -712,23 +817,21 @@ static void find_jemalloc_entry_points(void) {
     atomic_store_explicit(&forwards_to_jemalloc, true, memory_order_relaxed);
 }
 
-static void fork_prepare(void) {
-    mh_sampler_fork_prepare();
-    mh_marks_fork_prepare();
-    mh_stacks_fork_prepare();
-    mh_heap_fork_prepare();
-}
-
-static void fork_parent(void) {
-    mh_heap_fork_parent();
-    mh_stacks_fork_parent();
-    mh_marks_fork_parent();
-    mh_sampler_fork_parent();
+// ---- The exact counts' module ----------------------------------------------------------------------------------------
+// The size-class formula is checked against jemalloc, and the record's baseline and peak start at the live bytes now.
+bool mh_counts_init(void) {
+    // Only exact counting and the block table size every block by the formula; sampled blocks ask jemalloc.
+    if (mh_config.exact || mh_config.heap) atomic_store_explicit(&size_classes_verified, formula_matches_jemalloc(), memory_order_relaxed);
+    int64_t live = atomic_load_explicit(&mh_counts.live_bytes, memory_order_relaxed);
+    atomic_store_explicit(&mh_counts.baseline_bytes, live, memory_order_relaxed);
+    atomic_store_explicit(&mh_counts.record_peak_bytes, live, memory_order_relaxed);
+    atomic_store_explicit(&mh_counts.snapshot_threshold, mh_config.exact ? live : 0, memory_order_relaxed);
+    return true;
 }
 
 // A forked child counts its own: its record's baseline and peak restart at the heap it began with (a copy
 // of its parent's), its marks and calls at zero, so each process of a tree writes figures of its own.
-static void counts_fork_child(void) {
+void mh_counts_child(void) {
     if (!(load_state() & MH_EXACT)) return;
     int64_t live = atomic_load_explicit(&mh_counts.live_bytes, memory_order_relaxed);
     atomic_store_explicit(&mh_counts.baseline_bytes, live, memory_order_relaxed);
@@ -743,47 +846,16 @@ static void counts_fork_child(void) {
     atomic_store_explicit(&shared_calls, 0, memory_order_relaxed);
 }
 
-static void fork_child(void) {
-    counts_fork_child();
-    mh_heap_fork_child();
-    mh_stacks_fork_child();
-    mh_marks_fork_child();
-    mh_sampler_fork_child();
-}
-
 __attribute__((constructor(101))) static void mh_start(void) {
-    unsigned state = mh_read_environment();
+    (void)mh_read_environment();
     find_jemalloc_entry_points();
     mh_find_agent_text();
-    mh_heap_start();
+    mh_signal_masks_start();
     bool sampler = mh_config.interval_ns > 0 && mh_config.samples_path[0] != 0;
     bool record = mh_config.record_path[0] != 0;
     bool stacks = mh_config.stack_sample_bytes > 0;
     if (!mh_config.exact && !mh_config.heap && !stacks && !sampler && !record) return;  // nothing on: forward all
-
-    // Only exact counting and the block table size every block by the formula; sampled blocks ask jemalloc.
-    if (mh_config.exact || mh_config.heap) atomic_store_explicit(&size_classes_verified, formula_matches_jemalloc(), memory_order_relaxed);
-    int64_t live = atomic_load_explicit(&mh_counts.live_bytes, memory_order_relaxed);
-    atomic_store_explicit(&mh_counts.baseline_bytes, live, memory_order_relaxed);
-    atomic_store_explicit(&mh_counts.record_peak_bytes, live, memory_order_relaxed);
-    atomic_store_explicit(&mh_counts.snapshot_threshold, mh_config.exact ? live : 0, memory_order_relaxed);
-    if (!mh_marks_init()) {
-        mh_warn("could not map storage for marks; marks and the record's live sets are off");
-    }
-    if (stacks) {
-        if (mh_stacks_init()) {
-            state |= MH_STACKS;
-            atomic_store_explicit(&mh_state, state, memory_order_release);
-        } else {
-            mh_warn("could not map storage for stacks; stack sampling is off");
-        }
-    }
-    // jemalloc registers its own fork handlers when it starts: make sure it has, so that ours run inside
-    // its (prepare before its prepare, child after its child, where starting a thread is safe).
-    dallocx(mallocx(1, 0), 0);
-    pthread_atfork(fork_prepare, fork_parent, fork_child);
-    mh_exit_handlers_install();
-    if (sampler) mh_sampler_start();
+    mh_lifecycle_start();
 }
 
 // ---- Small helpers shared by the agent's files --------------------------------------------------------

@@ -74,9 +74,61 @@ MH_HIDDEN int64_t mh_allocation_calls(void);  // calls that allocated, every thr
 MH_HIDDEN int64_t mh_now_ns(void);          // CLOCK_MONOTONIC, ns
 MH_HIDDEN int64_t mh_relative_ns(void);     // since mh_config.origin_ns
 
+// ---- Per-thread state (initial-exec TLS: no allocation, no lookup on the fast path) -------------
+// A thread's program state where it entered the agent (exit, _exit, a capture of a C program's own): the stack
+// pointer of its caller at the call, the caller's frame pointer and return address, and its callee-saved registers
+// (stored where a signal context keeps them, so the capture treats it as any stopped thread).
+#if defined(__x86_64__)
+#define MH_REGISTERS 23  // NGREG
+#elif defined(__aarch64__)
+#define MH_REGISTERS 34
+#else
+#define MH_REGISTERS 1
+#endif
+struct mh_stopped {
+    int32_t tid;
+    uintptr_t sp, pc, fp, tp;
+    uintptr_t registers[MH_REGISTERS];
+};
+
+// Operations on the tables that a thread could not do when it asked for them: an allocation (or a free) made by a
+// signal handler that interrupted this thread inside the agent, while it held a lock the operation needs. They
+// wait here, in order, and are done when the thread leaves its last lock (see mh_deferred_flush).
+#define MH_DEFERRED 32
+struct mh_deferred {
+    uintptr_t block;
+    int64_t bytes;  // > 0: insert with these size-class bytes; 0: release (forget, then free the block)
+};
+
+struct mh_thread {
+    int64_t countdown;   // bytes until the next sampled allocation
+    uint64_t rng;        // xorshift state
+    uintptr_t stack_hi;  // top of this thread's stack; 0: unknown
+    uint32_t guard;      // inside the agent: allocations made now are counted, never sampled
+    uint32_t depth;      // agent locks this thread holds now (see mh_lock_take)
+    uint8_t ready;       // countdown and rng drawn
+    uint8_t bounds_known;
+    uint8_t calls_shared;              // past the last slot: calls go to the shared count (see mh_count_call)
+    uint8_t flushing;                  // mh_deferred_flush is running on this thread
+    uint32_t forks_unlocked;           // forks in progress on this thread that took no lock (see lifecycle.c)
+    int32_t tid;                       // this thread's id; 0 until asked (mh_thread_id)
+    _Atomic int64_t *call_slot;        // this thread's count of allocation calls; NULL until its first
+    uint32_t last_stack;               // the depot id of this thread's last walked stack, and its hash (a cache)
+    uint64_t last_hash;
+    struct mh_stopped exit_caller;     // where this thread called exit or _exit (valid when exit_caller.tid != 0)
+    _Atomic uint32_t deferred_count;
+    struct mh_deferred deferred[MH_DEFERRED];
+};
+extern __thread struct mh_thread mh_tls __attribute__((tls_model("initial-exec"))) MH_HIDDEN;
+
+MH_HIDDEN int32_t mh_thread_id(void);
+MH_HIDDEN void mh_deferred_flush(void);
+
 // ---- Locks ------------------------------------------------------------------------------------
-// A spinlock that yields: critical sections are short and pthread mutexes would be no better here;
-// all of them are taken around fork (pthread_atfork) so a child never inherits one held.
+// A spinlock that yields: critical sections are short and pthread mutexes would be no better here. Every lock of
+// every module is taken, in the lifecycle's one order, around fork, a heap capture and exit (lifecycle.c).
+// Each lock a thread holds counts in its `depth`: an allocation that finds it above zero was made by a signal
+// handler that interrupted the agent, and must not wait for a lock its own thread holds (it is deferred instead).
 typedef struct {
     _Atomic int held;
 } mh_lock;
@@ -89,13 +141,23 @@ static inline void mh_cpu_relax(void) {
 #endif
 }
 
-static inline bool mh_try_lock(mh_lock *lock) {
-    return atomic_load_explicit(&lock->held, memory_order_relaxed) == 0 &&
-           atomic_exchange_explicit(&lock->held, 1, memory_order_acquire) == 0;
+static inline bool mh_lock_try(mh_lock *lock) {
+    mh_tls.depth++;
+    if (atomic_load_explicit(&lock->held, memory_order_relaxed) == 0 &&
+        atomic_exchange_explicit(&lock->held, 1, memory_order_acquire) == 0) {
+        return true;
+    }
+    mh_tls.depth--;
+    return false;
 }
 
-static inline void mh_acquire(mh_lock *lock) {
-    for (unsigned spins = 0; !mh_try_lock(lock); spins++) {
+static inline void mh_lock_take(mh_lock *lock) {
+    mh_tls.depth++;
+    for (unsigned spins = 0;; spins++) {
+        if (atomic_load_explicit(&lock->held, memory_order_relaxed) == 0 &&
+            atomic_exchange_explicit(&lock->held, 1, memory_order_acquire) == 0) {
+            return;
+        }
         if (spins < 100) {
             mh_cpu_relax();
         } else {
@@ -104,31 +166,69 @@ static inline void mh_acquire(mh_lock *lock) {
     }
 }
 
-static inline void mh_release_lock(mh_lock *lock) {
+static inline void mh_lock_release(mh_lock *lock) {
     atomic_store_explicit(&lock->held, 0, memory_order_release);
+    struct mh_thread *thread = &mh_tls;
+    if (--thread->depth == 0 && MH_UNLIKELY(atomic_load_explicit(&thread->deferred_count, memory_order_relaxed) != 0)) {
+        mh_deferred_flush();
+    }
 }
 
-static inline void mh_reset_lock(mh_lock *lock) {
+// In a fork child: the lock as free, whoever held it in the parent (the forking thread's depth is reset apart).
+static inline void mh_lock_reset(mh_lock *lock) {
     atomic_store_explicit(&lock->held, 0, memory_order_relaxed);
 }
 
-// ---- Per-thread state (initial-exec TLS: no allocation, no lookup on the fast path) -------------
-struct mh_thread {
-    int64_t countdown;   // bytes until the next sampled allocation
-    uint64_t rng;        // xorshift state
-    uintptr_t stack_hi;  // top of this thread's stack; 0: unknown
-    uint32_t guard;      // inside the agent: allocations made now are counted, never sampled
-    uint8_t ready;       // countdown and rng drawn
-    uint8_t bounds_known;
-    uint8_t calls_shared;              // past the last slot: calls go to the shared count (see mh_count_call)
-    _Atomic int64_t *call_slot;        // this thread's count of allocation calls; NULL until its first
+// ---- The lifecycle (lifecycle.c): one table of modules, one lock order ------------------------------------------
+// Every module of the agent in one ordered table: start-up walks it in order (init), fork and a heap capture take
+// every module's locks in its order and release them in reverse (lock, unlock), a fork child resets them in order
+// (child), and exit calls each module's at-exit step in order (at_exit). Before any of it, the one lifecycle lock
+// (a ticket lock: first come, first served) orders forks, captures and exit among themselves.
+struct mh_module {
+    const char *name;
+    bool (*init)(void);                                      // at start-up; false: the module is off (it warns)
+    void (*lock)(void);                                      // take every lock of the module
+    void (*unlock)(void);                                    // release them
+    void (*child)(void);                                     // in a fork child, with every lock taken before it
+    void (*at_exit)(int status, const struct mh_stopped *caller);  // at exit, with no module lock held
 };
-extern __thread struct mh_thread mh_tls __attribute__((tls_model("initial-exec"))) MH_HIDDEN;
 
-// ---- Stacks (stacks.c) -------------------------------------------------------------------------
+MH_HIDDEN void mh_lifecycle_start(void);     // the constructor's part: init in order, fork and exit handlers
+MH_HIDDEN void mh_lifecycle_enter(void);     // the lifecycle lock (recursive for its owner)
+MH_HIDDEN void mh_lifecycle_leave(void);
+MH_HIDDEN void mh_lock_modules(void);        // every module's locks, in table order (the caller holds the lifecycle)
+MH_HIDDEN void mh_unlock_modules(void);      // in reverse
+MH_HIDDEN void mh_finish(int status, const struct mh_stopped *caller);  // the exit path (once per process)
+extern bool mh_forked_child MH_HIDDEN;       // this process is a fork child of the one that loaded the agent
+
+// The modules (each in its file) and their steps.
+MH_HIDDEN void mh_counts_child(void);                     // agent.c
+MH_HIDDEN bool mh_counts_init(void);
+MH_HIDDEN void mh_capture_at_exit(int status, const struct mh_stopped *caller);  // capture.c
+MH_HIDDEN void mh_signal_masks_start(void);               // sigmask.c (not a module: no lock, no fork, no exit step)
+MH_HIDDEN bool mh_sampler_init(void);                     // sampler.c
+MH_HIDDEN void mh_sampler_lock(void);
+MH_HIDDEN void mh_sampler_unlock(void);
+MH_HIDDEN void mh_sampler_child(void);
+MH_HIDDEN void mh_sampler_at_exit(int status, const struct mh_stopped *caller);
+MH_HIDDEN bool mh_marks_init(void);                       // marks.c
+MH_HIDDEN void mh_marks_lock(void);
+MH_HIDDEN void mh_marks_unlock(void);
+MH_HIDDEN void mh_marks_child(void);
+MH_HIDDEN void mh_record_at_exit(int status, const struct mh_stopped *caller);
+MH_HIDDEN bool mh_stacks_init(void);                      // stacks.c
+MH_HIDDEN void mh_stacks_lock(void);
+MH_HIDDEN void mh_stacks_unlock(void);
+MH_HIDDEN void mh_stacks_child(void);
+MH_HIDDEN void mh_blocks_lock(void);                      // blocks.c
+MH_HIDDEN void mh_blocks_unlock(void);
+MH_HIDDEN void mh_blocks_child(void);
+
+// ---- Stacks and the stack depot (stacks.c) -----------------------------------------------------------------------
 #define MH_MAX_FRAMES 64
-#define MH_MAX_STACKS (1u << 16)  // ids 1...65535; id 0 collects samples that found the table full
-#define MH_FILTER_BITS 18         // counting filter in front of the live-block table
+#define MH_STACK_ID_BITS 22
+#define MH_MAX_STACKS (1u << MH_STACK_ID_BITS)  // ids 1...4 Mi - 1; id 0: none (or the depot was full)
+#define MH_FILTER_BITS 18         // counting filter in front of the sampled-block table
 #define MH_BUCKET_BITS 16
 #define MH_SHARD_BITS 6
 
@@ -151,7 +251,6 @@ extern _Atomic int64_t mh_samples_taken MH_HIDDEN;
 extern _Atomic int64_t mh_samples_dropped MH_HIDDEN;
 extern uintptr_t mh_text_lo MH_HIDDEN, mh_text_hi MH_HIDDEN;
 
-MH_HIDDEN bool mh_stacks_init(void);
 MH_HIDDEN void mh_find_agent_text(void);
 MH_HIDDEN void mh_sample_slow(void *block, int64_t request, void *frame);
 MH_HIDDEN void mh_forget_slow(void *block, uint64_t hash);
@@ -159,6 +258,7 @@ MH_HIDDEN int mh_walk(void *frame, uintptr_t *frames, int capacity, bool *trunca
 MH_HIDDEN void mh_thread_bounds(struct mh_thread *thread);
 MH_HIDDEN int64_t mh_weight_bytes(int64_t request, int64_t usable);
 MH_HIDDEN int64_t mh_sampled_live_bytes(void);  // sum over the stack table (for the self-check)
+MH_HIDDEN uint32_t mh_allocation_stack(void *frame);  // the depot id of the stack that allocates now (0: none)
 
 // A sampled block taken out of the table (realloc puts it back when jemalloc fails).
 struct mh_sampled {
@@ -168,9 +268,6 @@ struct mh_sampled {
 };
 MH_HIDDEN bool mh_sampled_take(void *block, struct mh_sampled *out);
 MH_HIDDEN void mh_sampled_restore(void *block, const struct mh_sampled *sampled);
-MH_HIDDEN void mh_stacks_fork_prepare(void);
-MH_HIDDEN void mh_stacks_fork_parent(void);
-MH_HIDDEN void mh_stacks_fork_child(void);
 
 static inline uint64_t mh_pointer_hash(const void *block) {
     // Fibonacci hashing: the high bits of the product mix every bit of the 16-byte-aligned address.
@@ -191,34 +288,129 @@ static inline void mh_sample_check(void *block, int64_t request, void *frame) {
     if (MH_UNLIKELY(thread->countdown <= 0)) mh_sample_slow(block, request, frame);
 }
 
-MH_HIDDEN uint32_t mh_sampled_stack_locked(uintptr_t block);  // 0: not sampled; the caller holds every lock
 MH_HIDDEN int mh_stack_frames(uint32_t id, const uintptr_t **frames);
 
-// ---- Every live block and the heap capture (heap.c) ------------------------------------------------
-MH_HIDDEN bool mh_heap_init(void);
-MH_HIDDEN void mh_heap_insert(void *block, int64_t bytes);
-MH_HIDDEN void mh_heap_remove(void *block);
-MH_HIDDEN int64_t mh_heap_block_count(void);
-MH_HIDDEN void mh_heap_fork_prepare(void);
-MH_HIDDEN void mh_heap_fork_parent(void);
-MH_HIDDEN void mh_heap_fork_child(void);
-MH_HIDDEN void mh_heap_start(void);  // the constructor's part: the signal-mask wrappers, the stop signal unblocked
-MH_HIDDEN pid_t mh_sampler_tid(void);
+// ---- Every live block (blocks.c) --------------------------------------------------------------------------------
+// A slot of the table: the block's address, its size-class bytes (40 bits: 1 TiB) and its allocation stack's depot id.
+struct mh_block_slot {
+    uintptr_t address;  // 0: empty
+    uint64_t size_and_stack;
+};
+#define MH_BLOCK_SIZE_BITS 40
+static inline uint64_t mh_block_bytes(const struct mh_block_slot *slot) {
+    return slot->size_and_stack & (((uint64_t)1 << MH_BLOCK_SIZE_BITS) - 1);
+}
+static inline uint32_t mh_block_stack(const struct mh_block_slot *slot) {
+    return (uint32_t)(slot->size_and_stack >> MH_BLOCK_SIZE_BITS);
+}
+
+MH_HIDDEN bool mh_blocks_create(void);  // at the first call into the agent, before any block is handed out
+MH_HIDDEN bool mh_blocks_ready(void);
+MH_HIDDEN void mh_blocks_insert(void *block, int64_t bytes, uint32_t stack);
+MH_HIDDEN void mh_blocks_remove(void *block);
+MH_HIDDEN uint32_t mh_blocks_take(void *block);  // removes it; its stack id (0: not listed)
+MH_HIDDEN int64_t mh_blocks_count(void);
+MH_HIDDEN int64_t mh_blocks_lost(void);  // blocks left out or left behind (a full ring of deferred operations)
+MH_HIDDEN void mh_blocks_note_lost(void);
+// The table, read with every lock held (a capture): the number of live blocks and a copy of them into `out`.
+MH_HIDDEN uint64_t mh_blocks_copy(struct mh_block_slot *out, uint64_t capacity);
+
+// ---- Stopping the world (world.c) ----------------------------------------------------------------------------------
+#define MH_MAX_THREADS 4096
+struct mh_world {
+    int32_t signalled[MH_MAX_THREADS];
+    int signalled_count;
+    int unstopped;  // signalled but not arrived by the deadline
+};
+MH_HIDDEN const char *mh_world_prepare(void);  // installs the stop signal's handler once; NULL or why not
+MH_HIDDEN void mh_world_stop(struct mh_world *world);
+MH_HIDDEN void mh_world_resume(struct mh_world *world);
+MH_HIDDEN uint32_t mh_world_stopped(const struct mh_stopped **threads);  // the threads stopped now, their states
+MH_HIDDEN uintptr_t mh_thread_pointer(void);
+#define MH_STOP_SIGNAL (SIGRTMAX - 3)
+
+struct mh_writer;  // writer.c, below
+
+// ---- The capture's sorted blocks (sort.c) and its layout and roots (roots.c) --------------------------------------
+struct mh_sorted {
+    struct mh_block_slot *blocks;  // sorted by address
+    uint64_t count;
+    uintptr_t low, high;  // first start, last end
+};
+MH_HIDDEN bool mh_sorted_take(struct mh_sorted *sorted, size_t *region_bytes);  // a sorted copy, in one mapping
+
+#define MH_POINTER_MASK (~(uintptr_t)0xFF00000000000007ull)
+
+// The index of the block holding `word` once Swift's spare bits are cleared (enum tags, bridge-object flags), or -1.
+static inline int64_t mh_block_of(const struct mh_sorted *sorted, uintptr_t word) {
+    uintptr_t value = word & MH_POINTER_MASK;
+    if (value < sorted->low || value >= sorted->high) return -1;
+    uint64_t low = 0, high = sorted->count;
+    while (high - low > 1) {
+        uint64_t middle = (low + high) / 2;
+        if (sorted->blocks[middle].address <= value) {
+            low = middle;
+        } else {
+            high = middle;
+        }
+    }
+    return value < sorted->blocks[low].address + mh_block_bytes(&sorted->blocks[low]) ? (int64_t)low : -1;
+}
+
+struct mh_range {
+    uintptr_t start, end;
+    bool anonymous_writable;  // rw- and no file (inode 0): a thread stack, a heap extent, a private mapping
+};
+MH_HIDDEN void mh_layout_read_modules(void);                 // before the world stops (the loader's lock)
+MH_HIDDEN bool mh_layout_read_mappings(uintptr_t excluded);  // with the world stopped
+MH_HIDDEN const struct mh_range *mh_mapping_of(uintptr_t address);
+MH_HIDDEN void mh_put_layout(struct mh_writer *writer);
+// Every root (globals, the capturing thread's program frames `self` (NULL: none), every stopped thread), written
+// as the capture's roots section; their count.
+MH_HIDDEN uint64_t mh_put_roots(struct mh_writer *writer, const struct mh_sorted *sorted, const struct mh_stopped *self,
+                                const struct mh_stopped *stopped, uint32_t stopped_count);
+
+// ---- Signal masks (sigmask.c) ------------------------------------------------------------------------------------
+MH_HIDDEN int mh_raw_sigprocmask(int how, const void *set, void *old);
 
 // ---- Snapshots, marks, record (marks.c) -------------------------------------------------------
-MH_HIDDEN bool mh_marks_init(void);
 MH_HIDDEN void mh_peak_candidate(int64_t level);
-MH_HIDDEN void mh_marks_fork_prepare(void);
-MH_HIDDEN void mh_marks_fork_parent(void);
-MH_HIDDEN void mh_marks_fork_child(void);
 
-// ---- Sampler thread and exit (sampler.c) --------------------------------------------------------
-MH_HIDDEN void mh_sampler_start(void);
-MH_HIDDEN void mh_exit_handlers_install(void);
-MH_HIDDEN void mh_sampler_fork_prepare(void);
-MH_HIDDEN void mh_sampler_fork_parent(void);
-MH_HIDDEN void mh_sampler_fork_child(void);
-extern bool mh_forked_child MH_HIDDEN;
+// ---- Sampler thread (sampler.c) --------------------------------------------------------------------
+MH_HIDDEN pid_t mh_sampler_tid(void);
+
+// ---- The one writer of the agent's files (writer.c) -------------------------------------------------------------
+// Samples, records and captures all go through it: a buffer that is flushed with write(2), a shared first line
+// (`memharness-agent-<kind> <version>`: the readers check both), and for a named file, a `.tmp` renamed into place
+// at the end (a reader never sees half a file) or, for a descriptor the caller owns, an append at its offset.
+enum mh_file_kind { MH_FILE_SAMPLES, MH_FILE_RECORD, MH_FILE_CAPTURE };
+struct mh_writer {
+    int fd;
+    bool owns_fd;                // opened here (closed, renamed or unlinked by mh_writer_finish)
+    int error;                   // the first errno of a failed write; 0 while all is well
+    char *buffer;
+    size_t used, capacity;
+    uint64_t base;               // where the file starts in the descriptor (an append to a caller's file)
+    uint64_t written;            // bytes flushed since `base`
+    char path[MH_PATH_CAPACITY]; // the final name of a file renamed into place at the end ("": a stream, a descriptor)
+};
+MH_HIDDEN int mh_writer_open(struct mh_writer *writer, const char *path, char *buffer, size_t capacity);
+MH_HIDDEN int mh_writer_stream(struct mh_writer *writer, const char *path, char *buffer, size_t capacity);
+MH_HIDDEN int mh_writer_attach(struct mh_writer *writer, int fd, bool append, char *buffer, size_t capacity);
+MH_HIDDEN void mh_writer_header(struct mh_writer *writer, enum mh_file_kind kind);
+MH_HIDDEN void mh_writer_flush(struct mh_writer *writer);
+MH_HIDDEN int mh_writer_finish(struct mh_writer *writer, bool keep);  // closes an owned file; 0 or an errno
+MH_HIDDEN void mh_put(struct mh_writer *writer, const void *bytes, size_t length);
+MH_HIDDEN void mh_put_u32(struct mh_writer *writer, uint32_t value);
+MH_HIDDEN void mh_put_u64(struct mh_writer *writer, uint64_t value);
+MH_HIDDEN uint64_t mh_writer_position(const struct mh_writer *writer);
+MH_HIDDEN void mh_patch_u64(struct mh_writer *writer, uint64_t at, uint64_t value);
+MH_HIDDEN void mh_put_text(struct mh_writer *writer, const char *text);
+MH_HIDDEN void mh_put_char(struct mh_writer *writer, char c);
+MH_HIDDEN void mh_put_decimal(struct mh_writer *writer, int64_t value);
+MH_HIDDEN void mh_put_address(struct mh_writer *writer, uint64_t value);
+MH_HIDDEN void mh_put_path(struct mh_writer *writer, const char *path);  // a newline in it becomes '?'
+MH_HIDDEN void mh_put_key(struct mh_writer *writer, const char *key, int64_t value);  // "key value\n"
 
 // ---- Text helpers (no stdio: nothing here may allocate) -----------------------------------------
 MH_HIDDEN bool mh_expand_path(const char *pattern, char *out, size_t capacity);
@@ -264,5 +456,7 @@ MH_HIDDEN void mh_warn(const char *message);
 // ---- Entry points shared with the C++ file and the self-check ---------------------------------
 MH_HIDDEN void *mh_new_block(size_t size, size_t alignment, void *frame);
 MH_HIDDEN void mh_release(void *block);
+MH_HIDDEN void mh_release_deferred(void *block);  // a release a signal handler asked for, done now (agent.c)
+MH_HIDDEN void mh_insert_deferred(void *block, int64_t bytes);
 
 #endif

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #define MH_MAX_MARKS 4096
+#define MH_LIVE_ROWS (1u << 18)  // stacks with sampled blocks alive at one instant: a snapshot beyond it is dropped
 #define MH_MARK_ROWS (1u << 20)
 #define MH_LABEL_CAPACITY 64
 #define MH_SNAPSHOT_MIN_STEP ((int64_t)64 << 10)
@@ -43,7 +44,7 @@ struct mh_mark {
 
 static mh_lock marks_lock;
 static bool marks_ready;
-static struct mh_row *peak_rows;   // MH_MAX_STACKS rows: a snapshot always fits
+static struct mh_row *peak_rows;   // MH_LIVE_ROWS rows
 static struct mh_row *end_rows;    // the same, for the `end` mark of a record
 static struct mh_row *mark_rows;   // every labelled mark's rows, appended
 static struct mh_mark *marks;
@@ -54,8 +55,9 @@ static bool peak_valid;
 static int64_t marks_dropped;
 
 bool mh_marks_init(void) {
-    peak_rows = mh_map(sizeof(struct mh_row) * MH_MAX_STACKS);
-    end_rows = mh_map(sizeof(struct mh_row) * MH_MAX_STACKS);
+    if (!mh_config.exact && mh_config.stack_sample_bytes == 0 && mh_config.record_path[0] == 0) return true;
+    peak_rows = mh_map(sizeof(struct mh_row) * MH_LIVE_ROWS);
+    end_rows = mh_map(sizeof(struct mh_row) * MH_LIVE_ROWS);
     mark_rows = mh_map(sizeof(struct mh_row) * MH_MARK_ROWS);
     marks = mh_map(sizeof(struct mh_mark) * MH_MAX_MARKS);
     referenced = mh_map(MH_MAX_STACKS / 8);
@@ -96,7 +98,7 @@ static int64_t next_threshold(int64_t level) {
 }
 
 static void take_peak_locked(int64_t level, int64_t time_ns) {
-    int64_t rows = copy_live_set(peak_rows, MH_MAX_STACKS);
+    int64_t rows = copy_live_set(peak_rows, MH_LIVE_ROWS);
     peak_mark.rows = rows < 0 ? 0 : (uint32_t)rows;
     peak_mark.level = level;
     peak_mark.time_ns = time_ns;
@@ -105,7 +107,7 @@ static void take_peak_locked(int64_t level, int64_t time_ns) {
 }
 
 void mh_peak_candidate(int64_t level) {
-    if (!marks_ready || !mh_try_lock(&marks_lock)) return;
+    if (!marks_ready || !mh_lock_try(&marks_lock)) return;
     // A heap still rising while its snapshot is copied gets up to 4 rounds here; after that, the next
     // allocation past the threshold retries (an allocation must not be held up for long).
     for (int round = 0; round < 4; round++) {
@@ -113,11 +115,11 @@ void mh_peak_candidate(int64_t level) {
         take_peak_locked(level, mh_relative_ns());
         level = atomic_load_explicit(&mh_counts.live_bytes, memory_order_relaxed);
     }
-    mh_release_lock(&marks_lock);
+    mh_lock_release(&marks_lock);
 }
 
 void memharness_agent_restart_peak_snapshot(int64_t level_bytes) {
-    mh_acquire(&marks_lock);
+    mh_lock_take(&marks_lock);
     peak_valid = false;
     atomic_store_explicit(&mh_counts.snapshot_threshold, level_bytes, memory_order_relaxed);
     if (exact_mode()) {
@@ -125,7 +127,7 @@ void memharness_agent_restart_peak_snapshot(int64_t level_bytes) {
                               memory_order_relaxed);
         mh_reset_mark(&mh_counts.record_peak_bytes);
     }
-    mh_release_lock(&marks_lock);
+    mh_lock_release(&marks_lock);
 }
 
 static void copy_label(char *out, const char *label) {
@@ -149,7 +151,7 @@ void memharness_agent_mark(const char *label, int64_t time_ns) {
     char name[MH_LABEL_CAPACITY];
     copy_label(name, label);
     int64_t level = signal_now();
-    mh_acquire(&marks_lock);
+    mh_lock_take(&marks_lock);
     for (uint32_t i = 0; i < mark_count; i++) {
         if (marks[i].live && strcmp(marks[i].label, name) == 0) marks[i].live = false;
     }
@@ -167,14 +169,14 @@ void memharness_agent_mark(const char *label, int64_t time_ns) {
         mark->live = true;
         mark_rows_used += (uint32_t)rows;
     }
-    mh_release_lock(&marks_lock);
+    mh_lock_release(&marks_lock);
 }
 
-void mh_marks_fork_prepare(void) { mh_acquire(&marks_lock); }
-void mh_marks_fork_parent(void) { mh_release_lock(&marks_lock); }
+void mh_marks_lock(void) { mh_lock_take(&marks_lock); }
+void mh_marks_unlock(void) { mh_lock_release(&marks_lock); }
 // The child's `peak` snapshot is its own: the parent's is forgotten, the next taken above the heap it began with.
-void mh_marks_fork_child(void) {
-    mh_reset_lock(&marks_lock);
+void mh_marks_child(void) {
+    mh_lock_reset(&marks_lock);
     peak_valid = false;
     if (exact_mode()) {
         atomic_store_explicit(&mh_counts.snapshot_threshold, atomic_load_explicit(&mh_counts.live_bytes, memory_order_relaxed),
@@ -183,55 +185,17 @@ void mh_marks_fork_child(void) {
 }
 
 // ---- The record ---------------------------------------------------------------------------------------
-// A buffered writer over write(2); its buffer is static (under marks_lock), not on a caller's stack that
-// may be small (the exit handler runs on whatever thread called exit).
-static struct {
-    int fd;
-    int error;
-    size_t used;
-    char bytes[16384];
-} out;
+// Written through the agent's writer; its buffer is static (under marks_lock), not on a caller's stack that may be
+// small (the exit steps run on whatever thread called exit).
+static struct mh_writer out;
+static char out_buffer[16384];
 
-static void out_flush(void) {
-    if (out.used > 0 && out.error == 0 && !mh_write_all(out.fd, out.bytes, out.used)) out.error = errno ? errno : EIO;
-    out.used = 0;
-}
-
-// Room for one item of at most 64 bytes.
-static char *out_room(void) {
-    if (out.used + 64 > sizeof(out.bytes)) out_flush();
-    return out.bytes + out.used;
-}
-
-static void out_end(char *end) { out.used = (size_t)(end - out.bytes); }
-
-static void out_text(const char *text) {
-    while (*text) {
-        char *p = out_room();
-        for (int i = 0; i < 64 && *text; i++) *p++ = *text++;
-        out_end(p);
-    }
-}
-
-static void out_i64(int64_t value) { out_end(mh_put_i64(out_room(), value)); }
-static void out_hex(uint64_t value) { out_end(mh_put_hex(out_room(), value)); }
-static void out_char(char c) {
-    char *p = out_room();
-    *p++ = c;
-    out_end(p);
-}
-
-// A path as the last field of a line: a newline in it would end the line, so it becomes '?'.
-static void out_path(const char *path) {
-    for (; *path; path++) out_char(*path == '\n' ? '?' : *path);
-}
-
-static void out_key_i64(const char *key, int64_t value) {
-    out_text(key);
-    out_char(' ');
-    out_i64(value);
-    out_char('\n');
-}
+static void out_text(const char *text) { mh_put_text(&out, text); }
+static void out_i64(int64_t value) { mh_put_decimal(&out, value); }
+static void out_hex(uint64_t value) { mh_put_address(&out, value); }
+static void out_char(char c) { mh_put_char(&out, c); }
+static void out_path(const char *path) { mh_put_path(&out, path); }
+static void out_key_i64(const char *key, int64_t value) { mh_put_key(&out, key, value); }
 
 static int write_module(struct dl_phdr_info *info, size_t size, void *data) {
     (void)size;
@@ -289,7 +253,7 @@ static void write_mark(const char *label, int64_t time_ns, int64_t level, const 
 
 // The record's head: the process, the modes, the exact figures, what was dropped, the modules.
 static void write_header(void) {
-    out_text("memharness-agent-record 1\n");
+    mh_writer_header(&out, MH_FILE_RECORD);
     out_key_i64("pid", (int64_t)getpid());
     char executable[MH_PATH_CAPACITY];
     ssize_t length = readlink("/proc/self/exe", executable, sizeof(executable) - 1);
@@ -358,7 +322,7 @@ static void write_contents(void) {
     // The live set now, as mark `end`, written last.
     int64_t end_time = mh_relative_ns();
     int64_t end_level = signal_now();
-    int64_t end_count = copy_live_set(end_rows, MH_MAX_STACKS);
+    int64_t end_count = copy_live_set(end_rows, MH_LIVE_ROWS);
     uint32_t end_rows_count = end_count < 0 ? 0 : (uint32_t)end_count;
     write_stacks(end_rows_count);
     write_marks();
@@ -367,27 +331,28 @@ static void write_contents(void) {
 
 int memharness_agent_write_record(const char *path) {
     if (path == NULL || path[0] == 0) return EINVAL;
-    size_t length = strlen(path);
-    char temporary[MH_PATH_CAPACITY];
-    if (length + 5 > sizeof(temporary)) return ENAMETOOLONG;
-    memcpy(temporary, path, length);
-    memcpy(temporary + length, ".tmp", 5);
-
-    mh_acquire(&marks_lock);
-    int fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    int error = fd < 0 ? errno : 0;
-    if (fd >= 0) {
-        out.fd = fd;
-        out.error = 0;
-        out.used = 0;
+    if (strlen(path) + 5 > MH_PATH_CAPACITY) return ENAMETOOLONG;
+    mh_lock_take(&marks_lock);
+    int error = mh_writer_open(&out, path, out_buffer, sizeof(out_buffer));
+    if (error == 0) {
         write_contents();
         out_text("end\n");
-        out_flush();
-        error = out.error;
-        if (close(fd) != 0 && error == 0) error = errno;
-        if (error == 0 && rename(temporary, path) != 0) error = errno;
-        if (error != 0) unlink(temporary);
+        error = mh_writer_finish(&out, true);
     }
-    mh_release_lock(&marks_lock);
+    mh_lock_release(&marks_lock);
     return error;
+}
+
+// At exit: the record (MEMHARNESS_AGENT_RECORD). A forked child whose pattern has no %p would overwrite its parent's
+// record: it writes none.
+void mh_record_at_exit(int status, const struct mh_stopped *caller) {
+    (void)status;
+    (void)caller;
+    if (mh_config.record_path[0] == 0 || (mh_forked_child && !mh_pattern_has_pid(mh_config.record_path))) return;
+    static char path[MH_PATH_CAPACITY];
+    if (!mh_expand_path(mh_config.record_path, path, sizeof(path))) {
+        mh_warn("MEMHARNESS_AGENT_RECORD is too long once %p is replaced; no record");
+    } else if (memharness_agent_write_record(path) != 0) {
+        mh_warn("cannot write the record to MEMHARNESS_AGENT_RECORD");
+    }
 }

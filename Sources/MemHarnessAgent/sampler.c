@@ -1,10 +1,11 @@
 // The sampler thread for programs the harness did not write (MEMHARNESS_AGENT_INTERVAL_NS +
-// MEMHARNESS_AGENT_SAMPLES), and what the agent does when the process exits.
+// MEMHARNESS_AGENT_SAMPLES): a module of the lifecycle (its write lock, its restart in a fork child, its last sample
+// and `x` line at exit).
 //
 // Each sample: `epoch`, then jemalloc's stats.allocated/active/resident/mapped/retained/metadata and the
 // small + large nmalloc of all arenas, read by MIB (names are resolved once, before the thread starts);
 // the resident set from /proc/self/statm (read with pread on a descriptor kept open, no stdio); one line
-// formatted in a stack buffer and written with one write(2). Nothing on this path allocates. Sleeps are
+// through the agent's writer, flushed with one write(2) as it is made. Nothing on this path allocates. Sleeps are
 // absolute (clock_nanosleep TIMER_ABSTIME): relative sleeps drift ~12% low on this machine kind. A sampler
 // that falls behind by more than a period skips ahead instead of sampling in a burst.
 #include "agent_internal.h"
@@ -35,15 +36,15 @@ static const char *const nmalloc_names[2] = {"stats.arenas.4096.small.nmalloc", 
 
 static struct mib epoch_mib, stat_mibs[STAT_COUNT], nmalloc_mibs[2];
 static bool mibs_resolved;
-static int samples_fd = -1;
+static struct mh_writer samples;  // the stream (fd -1: none); written under write_lock
+static char samples_buffer[512];
 static int statm_fd = -1;
 static long page_size;
 static pthread_t sampler_thread;
 static bool sampler_running;
 static _Atomic bool stopping;
-static mh_lock write_lock;  // one line at a time; held for good once the exit handler has written `x`
-static _Atomic bool finished;
-bool mh_forked_child;
+static mh_lock write_lock;  // one line at a time
+static bool closed;         // the `x` line is written: nothing more (under write_lock)
 
 static void resolve(struct mib *mib, const char *name) {
     mib->length = MH_MIB_CAPACITY;
@@ -105,23 +106,20 @@ static void sample_locked(void) {
     int64_t rss, anonymous;
     resident_bytes(&rss, &anonymous);
 
-    char line[256];  // 's' and 10 fields of at most 21 characters each
-    char *p = line;
-    *p++ = 's';
-    *p++ = ' ';
-    p = mh_put_i64(p, time_ns);
+    mh_put_text(&samples, "s ");
+    mh_put_decimal(&samples, time_ns);
     for (int i = 0; i < STAT_COUNT; i++) {
-        *p++ = ' ';
-        p = mh_put_i64(p, stats[i]);
+        mh_put_char(&samples, ' ');
+        mh_put_decimal(&samples, stats[i]);
     }
-    *p++ = ' ';
-    p = mh_put_i64(p, rss);
-    *p++ = ' ';
-    p = mh_put_i64(p, nmalloc);
-    *p++ = ' ';
-    p = mh_put_i64(p, anonymous);
-    *p++ = '\n';
-    (void)mh_write_all(samples_fd, line, (size_t)(p - line));
+    mh_put_char(&samples, ' ');
+    mh_put_decimal(&samples, rss);
+    mh_put_char(&samples, ' ');
+    mh_put_decimal(&samples, nmalloc);
+    mh_put_char(&samples, ' ');
+    mh_put_decimal(&samples, anonymous);
+    mh_put_char(&samples, '\n');
+    mh_writer_flush(&samples);
 }
 
 static int64_t first_sample_at;  // CLOCK_MONOTONIC of the sample taken at start, the schedule's origin
@@ -144,30 +142,31 @@ static void *sampler_main(void *argument) {
         struct timespec until = {.tv_sec = next / 1000000000, .tv_nsec = next % 1000000000};
         while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR) {
         }
-        mh_acquire(&write_lock);
-        if (atomic_load_explicit(&stopping, memory_order_acquire)) {
-            mh_release_lock(&write_lock);
+        mh_lock_take(&write_lock);
+        if (closed || atomic_load_explicit(&stopping, memory_order_acquire)) {
+            mh_lock_release(&write_lock);
             break;
         }
         sample_locked();
-        mh_release_lock(&write_lock);
+        mh_lock_release(&write_lock);
     }
     return NULL;
 }
 
-void mh_sampler_start(void) {
+static void sampler_start(void) {
     char path[MH_PATH_CAPACITY];
     if (!mh_expand_path(mh_config.samples_path, path, sizeof(path))) {
         mh_warn("MEMHARNESS_AGENT_SAMPLES is too long once %p is replaced; no samples");
         return;
     }
-    samples_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (samples_fd < 0) {
+    if (mh_writer_stream(&samples, path, samples_buffer, sizeof(samples_buffer)) != 0) {
+        samples.fd = -1;
         mh_warn("cannot open MEMHARNESS_AGENT_SAMPLES for writing; no samples");
         return;
     }
-    static const char header[] = "memharness-agent-samples 1\n";
-    (void)mh_write_all(samples_fd, header, sizeof(header) - 1);
+    mh_writer_header(&samples, MH_FILE_SAMPLES);
+    mh_writer_flush(&samples);
+    closed = false;
     statm_fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);  // /proc/self of this process, fixed at open
     resolve_mibs();
     atomic_store_explicit(&stopping, false, memory_order_relaxed);
@@ -193,102 +192,46 @@ void mh_sampler_start(void) {
     }
 }
 
-// ---- Exit -------------------------------------------------------------------------------------------------
-// The heap as the program leaves it (MEMHARNESS_AGENT_HEAP_AT_EXIT): after its atexit handlers and library
-// destructors, what no root reaches is what it leaked, as valgrind's and LeakSanitizer's reports at exit.
-static void capture_heap_at_exit(void) {
-    if (mh_config.heap_at_exit_path[0] == 0) return;
-    if (mh_forked_child && !mh_pattern_has_pid(mh_config.heap_at_exit_path)) return;
-    char path[MH_PATH_CAPACITY];
-    if (!mh_expand_path(mh_config.heap_at_exit_path, path, sizeof(path))) {
-        mh_warn("MEMHARNESS_AGENT_HEAP_AT_EXIT is too long once %p is replaced; no heap capture");
-    } else if (memharness_agent_capture_heap(path, "at exit") != 0) {
-        mh_warn("the heap capture at exit failed");
-    }
+// ---- The lifecycle's steps ------------------------------------------------------------------------------------------
+bool mh_sampler_init(void) {
+    samples.fd = -1;
+    if (mh_config.interval_ns > 0 && mh_config.samples_path[0] != 0) sampler_start();
+    return true;
 }
 
-static void finish(int status) {
-    if (atomic_exchange(&finished, true)) return;
-    capture_heap_at_exit();
-    if (sampler_running && samples_fd >= 0) {
-        atomic_store_explicit(&stopping, true, memory_order_release);
-        mh_acquire(&write_lock);  // kept: the sampler thread stops at its next turn, without writing
-        sample_locked();  // the state at exit, as the last `s` line
-        char line[64];
-        char *p = mh_put_str(line, "x ");
-        p = mh_put_i64(p, mh_relative_ns());
-        *p++ = ' ';
-        p = mh_put_i64(p, status);
-        *p++ = '\n';
-        (void)mh_write_all(samples_fd, line, (size_t)(p - line));
-    }
-    // A forked child whose pattern has no %p would overwrite its parent's record: it writes none.
-    if (mh_config.record_path[0] != 0 && !(mh_forked_child && !mh_pattern_has_pid(mh_config.record_path))) {
-        char path[MH_PATH_CAPACITY];
-        if (!mh_expand_path(mh_config.record_path, path, sizeof(path))) {
-            mh_warn("MEMHARNESS_AGENT_RECORD is too long once %p is replaced; no record");
-        } else if (memharness_agent_write_record(path) != 0) {
-            mh_warn("cannot write the record to MEMHARNESS_AGENT_RECORD");
-        }
-    }
-}
-
-// on_exit passes the status given to exit() (or returned by main). The handler is registered by the
-// agent's constructor, which runs before libc registers the loader's finalizer (_dl_fini), so it runs
-// after every library's destructor and after the program's own atexit handlers: it sees the final state.
-// The agent's destructor (run by _dl_fini) only covers the case where on_exit could not be registered.
-static bool exit_handler_registered;
-
-static void on_process_exit(int status, void *argument) {
-    (void)argument;
-    finish(status);
-}
-
-__attribute__((destructor)) static void mh_finish_at_unload(void) {
-    if (!exit_handler_registered
-        && (mh_config.record_path[0] != 0 || mh_config.heap_at_exit_path[0] != 0 || sampler_running)) {
-        finish(-1);
-    }
-}
-
-// The process the handlers were installed in (and, after a fork, the child): a vfork child shares its parent's
-// memory and runs no fork handler, so a getpid() that differs from it is one, which must not finish for it.
-static pid_t finishing_process;
-
-void mh_exit_handlers_install(void) {
-    if (mh_config.record_path[0] == 0 && mh_config.heap_at_exit_path[0] == 0
-        && !(mh_config.interval_ns > 0 && mh_config.samples_path[0] != 0)) {
-        return;
-    }
-    finishing_process = getpid();
-    exit_handler_registered = on_exit(on_process_exit, NULL) == 0;
-}
-
-// _exit and _Exit run no exit handler, and some programs end that way: dash ends every script with _exit. They
-// finish here (files written, as at exit), then end the process as glibc's _exit does.
-__attribute__((noreturn)) static void exit_now(int status) {
-    if (exit_handler_registered && getpid() == finishing_process) finish(status);
-    for (;;) syscall(SYS_exit_group, status);
-}
-
-void _exit(int status) { exit_now(status); }
-void _Exit(int status) { exit_now(status); }
-
-// ---- fork -----------------------------------------------------------------------------------------------
-void mh_sampler_fork_prepare(void) { mh_acquire(&write_lock); }
-void mh_sampler_fork_parent(void) { mh_release_lock(&write_lock); }
+void mh_sampler_lock(void) { mh_lock_take(&write_lock); }
+void mh_sampler_unlock(void) { mh_lock_release(&write_lock); }
 
 // The child has no sampler thread (fork copies only the calling thread). With %p in the path it gets a
 // sampler and a file of its own; without, it stays silent (two processes writing one file interleave).
-void mh_sampler_fork_child(void) {
-    mh_reset_lock(&write_lock);
-    mh_forked_child = true;
-    finishing_process = getpid();
+void mh_sampler_child(void) {
+    mh_lock_reset(&write_lock);
     bool had_sampler = sampler_running;
     sampler_running = false;
-    if (samples_fd >= 0) close(samples_fd);
+    atomic_store_explicit(&sampler_tid, 0, memory_order_relaxed);
+    if (samples.fd >= 0) close(samples.fd);
     if (statm_fd >= 0) close(statm_fd);  // it reads the parent's /proc entry
-    samples_fd = -1;
+    samples.fd = -1;
     statm_fd = -1;
-    if (had_sampler && mh_pattern_has_pid(mh_config.samples_path) && !atomic_load(&finished)) mh_sampler_start();
+    if (had_sampler && mh_pattern_has_pid(mh_config.samples_path)) sampler_start();
+}
+
+// The state at exit, as the last `s` line, then `x` and the status: the stream is closed (the sampler thread stops
+// at its next turn without writing). The lock is released: a fork after this (a destructor's) must not wait for it.
+void mh_sampler_at_exit(int status, const struct mh_stopped *caller) {
+    (void)caller;
+    if (!sampler_running || samples.fd < 0) return;
+    atomic_store_explicit(&stopping, true, memory_order_release);
+    mh_lock_take(&write_lock);
+    if (!closed) {
+        sample_locked();
+        mh_put_text(&samples, "x ");
+        mh_put_decimal(&samples, mh_relative_ns());
+        mh_put_char(&samples, ' ');
+        mh_put_decimal(&samples, status);
+        mh_put_char(&samples, '\n');
+        mh_writer_flush(&samples);
+        closed = true;
+    }
+    mh_lock_release(&write_lock);
 }

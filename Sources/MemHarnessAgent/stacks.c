@@ -1,5 +1,5 @@
-// Allocation-stack sampling by bytes: which allocations are sampled, how their stacks are unwound,
-// the table of stacks (with the live bytes of each) and the table of sampled blocks still alive.
+// Allocation stacks: how they are unwound, the stack depot (one id per distinct stack, for sampled blocks and for
+// every block of the heap table alike), sampling by bytes, and the table of sampled blocks still alive.
 //
 // Sampling (as tcmalloc's sampler): each thread counts down the bytes it requests; when the count
 // crosses zero the allocation that crossed it is sampled and a new count is drawn from an exponential
@@ -12,9 +12,13 @@
 // up the stack, by less than 8 MiB, inside the thread's stack when its bounds are known) so that a broken
 // chain (a frame without a frame pointer that reused the register) ends the walk instead of a fault.
 //
-// Storage: everything is mmap'd once at start-up with MAP_NORESERVE; pages are touched as they are used.
-// - stacks: an append-only array (id -> frames, live weights) and an open-addressing index (hash -> id)
-//   read without a lock; new stacks are added under one lock (rare: once per distinct stack).
+// Storage: everything is mmap'd once at start-up with MAP_NORESERVE (never the allocator it interposes); pages are
+// touched as they are used.
+// - the depot, hash-consed as compiler-rt's sanitizer_stackdepot is: an append-only array (id -> frames, live
+//   weights), a pool of frames, and an open-addressing index (hash -> id) read without a lock; a new stack is added
+//   under one lock (once per distinct stack). With the heap tracked every allocation is walked and looked up (a
+//   thread's last stack is checked first: a loop allocates from one site); 4 Mi stacks and 32 Mi frames at most,
+//   then id 0 (no stack).
 // - sampled blocks: 64 shards, each with a lock, chained buckets and its own pool of nodes; in front of
 //   them a counting filter (one byte per pointer-hash bucket, saturating at 255, read without a lock)
 //   that is zero for almost every free, so a free of an unsampled block costs one load.
@@ -32,7 +36,7 @@ extern void *__libc_stack_end;
 
 __thread struct mh_thread mh_tls __attribute__((tls_model("initial-exec"))) MH_HIDDEN;
 
-#define MH_FRAME_POOL (1u << 22)       // frames of all stacks together: 64 per stack on average
+#define MH_FRAME_POOL (1u << 25)       // frames of all stacks together: 8 per stack on average
 #define MH_STACK_SLOTS (2 * MH_MAX_STACKS)  // index at most half full: short probes
 #define MH_NODES (1u << 20)            // sampled blocks alive at once, all shards together
 #define MH_SHARDS (1u << MH_SHARD_BITS)
@@ -73,15 +77,21 @@ static uint32_t *buckets;  // node index + 1; under the shard's lock
 static struct mh_node *nodes;
 
 bool mh_stacks_init(void) {
+    bool sampling = mh_config.stack_sample_bytes > 0;
+    if (!sampling && !mh_config.heap) return true;
     mh_stacks = mh_map(sizeof(struct mh_stack) * MH_MAX_STACKS);
     mh_frame_pool = mh_map(sizeof(uintptr_t) * MH_FRAME_POOL);
     stack_index = mh_map(sizeof(uint64_t) * MH_STACK_SLOTS);
     mh_filter = mh_map((size_t)1 << MH_FILTER_BITS);
     buckets = mh_map(sizeof(uint32_t) << MH_BUCKET_BITS);
     nodes = mh_map(sizeof(struct mh_node) * MH_NODES);
-    if (!mh_stacks || !mh_frame_pool || !stack_index || !mh_filter || !buckets || !nodes) return false;
-    atomic_store_explicit(&mh_stack_count, 1, memory_order_release);  // id 0: the table was full
+    if (!mh_stacks || !mh_frame_pool || !stack_index || !mh_filter || !buckets || !nodes) {
+        mh_stacks = NULL;
+        return false;
+    }
+    atomic_store_explicit(&mh_stack_count, 1, memory_order_release);  // id 0: no stack (or the depot was full)
     main_thread = pthread_self();
+    if (sampling) atomic_fetch_or_explicit(&mh_state, MH_STACKS, memory_order_release);
     return true;
 }
 
@@ -151,6 +161,11 @@ int mh_walk(void *frame, uintptr_t *frames, int capacity, bool *truncated) {
     return depth;
 }
 
+void memharness_agent_harness_begin(void) { mh_tls.guard++; }
+void memharness_agent_harness_end(void) {
+    if (mh_tls.guard > 0) mh_tls.guard--;
+}
+
 int memharness_agent_capture_stack(uintptr_t *frames, int capacity) {
     if (frames == NULL || capacity <= 0) return 0;
     // At most 256 frames: the walk is bounded like every other walk of the agent's.
@@ -204,12 +219,11 @@ static size_t probe(uint64_t hash, const uintptr_t *frames, int depth, bool trun
     return SIZE_MAX;
 }
 
-static uint32_t intern(const uintptr_t *frames, int depth, bool truncated) {
-    uint64_t hash = hash_frames(frames, depth, truncated);
+static uint32_t intern(const uintptr_t *frames, int depth, bool truncated, uint64_t hash) {
     uint32_t id;
     probe(hash, frames, depth, truncated, &id);
     if (id != 0) return id;
-    mh_acquire(&stack_lock);
+    mh_lock_take(&stack_lock);
     size_t slot = probe(hash, frames, depth, truncated, &id);
     if (id == 0 && slot != SIZE_MAX) {
         uint32_t count = atomic_load_explicit(&mh_stack_count, memory_order_relaxed);
@@ -227,8 +241,35 @@ static uint32_t intern(const uintptr_t *frames, int depth, bool truncated) {
             atomic_store_explicit(&mh_stack_count, count + 1, memory_order_release);
         }
     }
-    mh_release_lock(&stack_lock);
+    mh_lock_release(&stack_lock);
     return id;  // 0 when the table is full: such samples are kept under stack 0, which has no frames
+}
+
+// The depot id of the stack that allocates now, walked from `frame`; the caller holds the guard.
+static uint32_t stack_of(struct mh_thread *thread, void *frame) {
+    mh_thread_bounds(thread);
+    uintptr_t frames[MH_MAX_FRAMES];
+    bool truncated;
+    int depth = mh_walk(frame, frames, MH_MAX_FRAMES, &truncated);
+    uint64_t hash = hash_frames(frames, depth, truncated);
+    // The thread's last stack again (a loop allocating at one site): its 64-bit hash and depth are enough to tell.
+    if (hash == thread->last_hash && thread->last_stack != 0 && mh_stacks[thread->last_stack].depth == depth) {
+        return thread->last_stack;
+    }
+    uint32_t id = intern(frames, depth, truncated, hash);
+    thread->last_hash = hash;
+    thread->last_stack = id;
+    return id;
+}
+
+uint32_t mh_allocation_stack(void *frame) {
+    struct mh_thread *thread = &mh_tls;
+    // The agent's own allocations (pthread_getattr_np's, while a walk finds a thread's bounds) have no stack.
+    if (frame == NULL || mh_stacks == NULL || thread->guard) return 0;
+    thread->guard = 1;
+    uint32_t id = stack_of(thread, frame);
+    thread->guard = 0;
+    return id;
 }
 
 // ---- Sampled blocks ------------------------------------------------------------------------------------
@@ -240,7 +281,7 @@ static bool insert_block(void *block, uint32_t stack, int64_t bytes, int64_t cou
     uint64_t hash = mh_pointer_hash(block);
     struct mh_shard *shard = shard_of(hash);
     size_t shard_number = (size_t)(shard - shards);
-    mh_acquire(&shard->lock);
+    mh_lock_take(&shard->lock);
     uint32_t node;
     if (shard->free_head != 0) {
         node = shard->free_head - 1;
@@ -248,7 +289,7 @@ static bool insert_block(void *block, uint32_t stack, int64_t bytes, int64_t cou
     } else if (shard->bump < MH_NODES_PER_SHARD) {
         node = (uint32_t)(shard_number * MH_NODES_PER_SHARD) + shard->bump++;
     } else {
-        mh_release_lock(&shard->lock);
+        mh_lock_release(&shard->lock);
         return false;
     }
     size_t bucket = bucket_index(hash);
@@ -258,13 +299,13 @@ static bool insert_block(void *block, uint32_t stack, int64_t bytes, int64_t cou
     uint8_t value = atomic_load_explicit(counter, memory_order_relaxed);
     // A counter that reached 255 stays there: it can only make frees look, never miss a sampled block.
     if (value != 255) atomic_store_explicit(counter, (uint8_t)(value + 1), memory_order_relaxed);
-    mh_release_lock(&shard->lock);
+    mh_lock_release(&shard->lock);
     return true;
 }
 
 static bool take_block(void *block, uint64_t hash, struct mh_sampled *out) {
     struct mh_shard *shard = shard_of(hash);
-    mh_acquire(&shard->lock);
+    mh_lock_take(&shard->lock);
     size_t bucket = bucket_index(hash);
     uint32_t *link = &buckets[bucket];
     bool found = false;
@@ -285,7 +326,7 @@ static bool take_block(void *block, uint64_t hash, struct mh_sampled *out) {
         }
         link = &node->next;
     }
-    mh_release_lock(&shard->lock);
+    mh_lock_release(&shard->lock);
     return found;
 }
 
@@ -382,11 +423,7 @@ void mh_sample_slow(void *block, int64_t request, void *frame) {
         }
     }
     thread->countdown = draw_countdown(thread);
-    mh_thread_bounds(thread);
-    uintptr_t frames[MH_MAX_FRAMES];
-    bool truncated;
-    int depth = mh_walk(frame, frames, MH_MAX_FRAMES, &truncated);
-    uint32_t stack = intern(frames, depth, truncated);
+    uint32_t stack = stack_of(thread, frame);
     // Sampled by requested bytes, weighed in usable (size-class) bytes: the estimate stays unbiased in the
     // currency of stats.allocated and of the exact count.
     double probability = sample_probability(request);
@@ -406,36 +443,25 @@ void mh_sample_slow(void *block, int64_t request, void *frame) {
     thread->guard = 0;
 }
 
-// ---- fork: the child inherits the tables in a consistent state -------------------------------------------
-void mh_stacks_fork_prepare(void) {
+// ---- The lifecycle's steps: a fork child (or a capture) sees the tables in a consistent state -----------------------
+void mh_stacks_lock(void) {
     if (mh_stacks == NULL) return;
-    mh_acquire(&stack_lock);
-    for (size_t i = 0; i < MH_SHARDS; i++) mh_acquire(&shards[i].lock);
+    mh_lock_take(&stack_lock);
+    for (size_t i = 0; i < MH_SHARDS; i++) mh_lock_take(&shards[i].lock);
 }
 
-void mh_stacks_fork_parent(void) {
+void mh_stacks_unlock(void) {
     if (mh_stacks == NULL) return;
-    for (size_t i = 0; i < MH_SHARDS; i++) mh_release_lock(&shards[i].lock);
-    mh_release_lock(&stack_lock);
+    for (size_t i = MH_SHARDS; i-- > 0;) mh_lock_release(&shards[i].lock);
+    mh_lock_release(&stack_lock);
 }
 
-void mh_stacks_fork_child(void) {
+void mh_stacks_child(void) {
     if (mh_stacks == NULL) return;
-    for (size_t i = 0; i < MH_SHARDS; i++) mh_reset_lock(&shards[i].lock);
-    mh_reset_lock(&stack_lock);
+    for (size_t i = 0; i < MH_SHARDS; i++) mh_lock_reset(&shards[i].lock);
+    mh_lock_reset(&stack_lock);
     // main_thread stays: the forking thread keeps its pthread_t and its stack in the child, so the
     // bounds found for it (now or later) are the same as in the parent.
-}
-
-// ---- Heap capture: the stack of a sampled block, read while the capture holds every lock ---------------------
-uint32_t mh_sampled_stack_locked(uintptr_t block) {
-    if (mh_stacks == NULL) return 0;
-    uint64_t hash = mh_pointer_hash((const void *)block);
-    if (atomic_load_explicit(&mh_filter[filter_index(hash)], memory_order_relaxed) == 0) return 0;
-    for (uint32_t link = buckets[bucket_index(hash)]; link != 0; link = nodes[link - 1].next) {
-        if (nodes[link - 1].block == block) return nodes[link - 1].stack;
-    }
-    return 0;
 }
 
 // The frames of stack `id` (innermost first); the depth.

@@ -36,11 +36,11 @@ enum HeapGraphCheck {
     /// True when the agent tracks this process's blocks (a replica started with it preloaded).
     static var isAvailable: Bool { Agent.heapTrackingEnabled }
 
-    /// The capture now, analysed; nil when it failed (said in `failure`).
+    /// The capture now, analysed; nil when it failed (said in `failure`). The caller has zeroed the dead stack below the
+    /// frame that ran the closure (`Agent.clearDeadStack`): this thread's frames from here up are roots.
     static func capture(label: String) -> (summary: HeapCaptureSummary?, failure: String?) {
-        Agent.clearDeadStack()
-        switch Agent.captureHeap(label: label) {
-        case .snapshot(let snapshot): return (HeapAnalysis.analyse(snapshot).summary, nil)
+        switch Agent.captureHeap(label: label, programFrames: .callers) {
+        case .snapshot(let snapshot): return (Agent.asHarness { HeapAnalysis.analyse(snapshot).summary }, nil)
         case .failure(let failure): return (nil, failure.detail)
         }
     }

@@ -78,7 +78,10 @@ final class MemoryMeter {
         threadEnd = ThreadCounters(sequence.probe)
         stop()
         sequence.settle()
-        return (withHeapGraph(finish()), failure)
+        let figures = finish()
+        // The closure's calls ran below this frame and returned: their words must not be in the capture path's frames.
+        if heapGraph { Agent.clearDeadStack() }
+        return (withHeapGraph(figures), failure)
     }
 
     /// Measures `body`, awaited `iterations` times; the settles sleep without holding a thread. The thread's
@@ -111,7 +114,9 @@ final class MemoryMeter {
         if pthread_equal(pthread_self(), startThread) != 0 { threadEnd = ThreadCounters(sequence.probe) }
         stop()
         await sequence.settleAsync()
-        return (withHeapGraph(finish()), failure)
+        let figures = finish()
+        if heapGraph { Agent.clearDeadStack() }
+        return (withHeapGraph(figures), failure)
     }
 
     /// The baseline (the live heap, as the sampler reads it: freed blocks other threads keep in their caches,
@@ -157,6 +162,7 @@ final class MemoryMeter {
     /// Before the settle that precedes the baseline: what the capture allocates is gone before the start is read.
     private func captureBefore() {
         guard heapGraph else { return }
+        Agent.clearDeadStack()
         unreachableBefore = HeapGraphCheck.capture(label: "before the closure").summary.map(UnreachableBlocks.init)
     }
 

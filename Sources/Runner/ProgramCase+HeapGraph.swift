@@ -29,7 +29,7 @@ extension ProgramCase {
         }
         defer { try? FileManager.default.removeItem(atPath: path) }
         var tracker = HeapGenerationTracker(options: HeapAnalysisOptions(retainedBy: spec.heapGraph?.retainedBy ?? []))
-        tracker.add(Agent.readHeapCapture(at: path, label: label, ofThisProcess: false), isGeneration: false)
+        tracker.add(Agent.readHeapCapture(at: path, label: label), isGeneration: false)
         var summary = tracker.summary
         // The program's process started with an empty heap: nothing was unreachable before its work.
         summary.unreachableBefore = .none

@@ -1,4 +1,5 @@
 import AllocatorProbe
+import Attribution
 import ChildProcesses
 import Foundation
 import HarnessModel
@@ -38,10 +39,10 @@ struct ProgramCase {
         let (ended, usage) = (waited.endedWithinBound, waited.usage)
         // The record (exact figures, stacks) is read under one name whatever the program's pid was.
         rename(work.record(of: child.pid), work.record(of: nil))
-        guard let root = ProgramSamples.read(work.programSamples(of: child.pid)), !root.rows.isEmpty else {
-            return .notMeasured(
-                reason: "the agent did not load into \(program.executable): it ignores LD_PRELOAD (statically "
-                    + "linked, or setuid) or cleared it before starting; its allocations cannot be seen")
+        let root: ProgramSamples
+        switch startedSamples(child.pid, executable: program.executable) {
+        case .success(let samples): root = samples
+        case .failure(let reason): return .notMeasured(reason: reason.description)
         }
         // Every process the program started (a script's commands, a build's compilers) streams its own samples.
         let others = ProgramSamples.readOthers(in: work.root, except: child.pid).filter { !$0.rows.isEmpty }
@@ -133,6 +134,27 @@ struct ProgramCase {
         return (figures, !others.isEmpty && recordsExactCounts ? processes : nil)
     }
 
+    /// The sample stream of the process started as `pid`, or why there is none to measure with.
+    func startedSamples(_ pid: Int32, executable: String) -> Result<ProgramSamples, NotMeasured> {
+        let path = work.programSamples(of: pid)
+        do {
+            guard let samples = try ProgramSamples.read(path), !samples.rows.isEmpty else {
+                return .failure(
+                    NotMeasured(
+                        description: "the agent did not load into \(executable): it ignores LD_PRELOAD (statically "
+                            + "linked, or setuid) or cleared it before starting; its allocations cannot be seen"))
+            }
+            return .success(samples)
+        } catch {
+            return .failure(NotMeasured(description: "\(path): \(error)"))
+        }
+    }
+
+    /// Why a program could not be measured, in words for its row.
+    struct NotMeasured: Error, CustomStringConvertible {
+        var description: String
+    }
+
     /// True when every process of the program writes a record with its exact counts (stacks imply counting).
     var recordsExactCounts: Bool { spec.peakMode == .exact || spec.attribution != nil }
 
@@ -169,18 +191,21 @@ struct ProgramSamples {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
         return names.compactMap { name -> ProgramSamples? in
             guard name.hasPrefix("samples."), let other = Int32(name.dropFirst(8)), other != pid,
-                var samples = read("\(folder)/\(name)")
+                var samples = try? read("\(folder)/\(name)")
             else { return nil }
             samples.processID = other
             return samples
         }
     }
 
-    static func read(_ path: String) -> ProgramSamples? {
-        // No samples file: the caller reports that the agent did not load into the program.
+    /// The stream at `path`; nil when there is none (the caller reports that the agent did not load into the
+    /// program); throws when its first line is not the agent's samples header this memharness reads.
+    static func read(_ path: String) throws(AgentFileHeader.Problem) -> ProgramSamples? {
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
+        let lines = text.split(separator: "\n")
+        if let problem = AgentFileHeader.problem(firstLine: lines.first ?? "", expected: .samples) { throw problem }
         var samples = ProgramSamples()
-        for line in text.split(separator: "\n") {
+        for line in lines.dropFirst() {
             let fields = line.split(separator: " ")
             if fields.first == "s", fields.count >= 10 {
                 let values = fields.dropFirst().map { Int($0) ?? -1 }

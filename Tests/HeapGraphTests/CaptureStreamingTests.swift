@@ -10,10 +10,9 @@ import WorkloadKit
 @Suite struct CaptureStreamingTests {
     /// A capture of `blocks` blocks 64 bytes apart, each referring to the next two (where there are), one global root.
     private static func captureBytes(blocks: Int, swapFirstTwo: Bool = false) -> [UInt8] {
-        var bytes: [UInt8] = Array("MHHEAP01".utf8)
+        var bytes: [UInt8] = Array("memharness-agent-capture 2\n".utf8)
         func u32(_ value: UInt32) { withUnsafeBytes(of: value.littleEndian) { bytes += $0 } }
         func u64(_ value: UInt64) { withUnsafeBytes(of: value.littleEndian) { bytes += $0 } }
-        u32(1)  // version
         u32(0)  // flags
         u64(42)  // time
         u32(0)  // threads signalled
@@ -45,6 +44,23 @@ import WorkloadKit
         }
         u64(0)  // stacks
         return bytes
+    }
+
+    /// A file of another kind, of the old format, or not of the agent is refused at its first line, saying what it is.
+    @Test(arguments: [
+        ("memharness-agent-record 1\nend\n", "a memharness agent record file, not its capture"),
+        ("MHHEAP01\u{1}\u{0}\u{0}\u{0}", "capture of version 1 (expected 'memharness-agent-capture 2')"),
+        ("memharness-agent-capture 3\n", "capture of version 3"),
+        ("heap_v2/524288\n", "not a file of the memharness agent"),
+    ])
+    func aWrongOrOldFileIsAClearError(head: String, says: String) throws {
+        let bytes = Array(head.utf8) + [UInt8](repeating: 0, count: 200)
+        let error = try #require(throws: CaptureFileError.self) {
+            try bytes.withUnsafeBytes { try CaptureFile(bytes: $0) }
+        }
+        #expect(error.description.contains(says), "\(error)")
+        // The capture the streaming tests make is read (the check can pass).
+        _ = try Self.captureBytes(blocks: 2).withUnsafeBytes { try CaptureFile(bytes: $0) }
     }
 
     @Test func aCaptureReadInChunksFromItsFileGivesWhatItsBytesGive() throws {

@@ -15,8 +15,13 @@ struct ProbeRunner {
         return URL(fileURLWithPath: testBinary).deletingLastPathComponent()
     }()
 
-    static let agentPath = buildDirectory.appendingPathComponent("libmemharness-agent.so").path
+    /// The agent under test: the one built beside the tests, or the one MEMHARNESS_AGENT_LIBRARY names (another
+    /// build of it, e.g. an older one, to show what a test finds there).
+    static let agentPath =
+        ProcessInfo.processInfo.environment["MEMHARNESS_AGENT_LIBRARY"]
+        ?? buildDirectory.appendingPathComponent("libmemharness-agent.so").path
     static let probePath = buildDirectory.appendingPathComponent("agent-probe").path
+    static let forkStressPath = buildDirectory.appendingPathComponent("fork-stress").path
 
     /// Debian's jemalloc, which the contract preloads after the agent.
     static let jemallocPath: String? = [

@@ -1,5 +1,6 @@
 import Foundation
 import HarnessModel
+import HeapGraph
 import Testing
 
 /// The heap graph on Swift objects leaked and kept in known ways (Tests/Programs/heap-fixtures): each fixture's
@@ -116,5 +117,62 @@ struct SwiftHeapFixtureTests {
         #expect(typeNames(cycle).contains("heap_fixtures.Worker"))
         #expect(typeNames(cycle).contains("closure context"))
         #expect(found.groups.count == 1 && cycle.blocks == found.leakedBlocks)
+    }
+
+    // MARK: Leaks made just before exit, in the agent's capture at exit
+
+    static let exitRuns = ProcessInfo.processInfo.environment["MEMHARNESS_EXIT_LEAK_RUNS"].flatMap { Int($0) } ?? 100
+
+    /// One `at-exit` run (`exit`: exit(0) from main; `return`: main returns), its capture at exit analysed.
+    private func summaryAtExit(_ how: String, in runner: ProbeRunner) throws -> HeapCaptureSummary {
+        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("MEMHARNESS_AGENT_") }
+        environment["LD_PRELOAD"] = "\(ProbeRunner.agentPath) \(ProbeRunner.jemallocPath ?? "")"
+        environment["MEMHARNESS_AGENT_HEAP_AT_EXIT"] = runner.path("heap.%p")
+        let outcome = try runner.runTool(
+            Self.fixturesPath, ["at-exit", how], environment: environment, timeout: .seconds(60))
+        try #require(outcome.status == 0 && !outcome.timedOut, "at-exit \(how): \(outcome.stderr.suffix(600))")
+        let names = try FileManager.default.contentsOfDirectory(atPath: runner.directory.path)
+        let file = try #require(names.first { $0.hasPrefix("heap.") && !$0.hasSuffix(".tmp") }, "no capture: \(names)")
+        var naming = CaptureNaming(capture: try CaptureFile(path: runner.path(file)), inspectsThisProcess: false)
+        let options = HeapAnalysisOptions(targets: [.type(named: "heap_fixtures.Registry", reason: .requestedType)])
+        return HeapAnalysis.analyse(try naming.snapshot(), options: options).summary
+    }
+
+    /// The blocks of `type` in leak groups.
+    private func leaked(_ type: String, in summary: HeapCaptureSummary) -> Int {
+        summary.groups.flatMap(\.types).filter { $0.type.name == type }.reduce(0) { $0 + $1.count }
+    }
+
+    /// 10 closure cycles, 10 task cycles and an object kept only by a global, made just before the process ends: the
+    /// capture at exit finds every cycle, run after run (the exiting thread's frames are scanned from exit's caller up,
+    /// or not at all when main returned; the agent's exit handler once let its stale words keep 1 to 2 of them), and
+    /// puts the global at the head of the kept object's path.
+    @Test(.timeLimit(.minutes(8)))
+    func leaksMadeJustBeforeExitAreAllFoundRunAfterRun() throws {
+        if let missing = ProbeRunner.missingPieces { Issue.record(Comment(rawValue: missing)) }
+        try #require(
+            FileManager.default.isExecutableFile(atPath: Self.fixturesPath),
+            "missing: \(Self.fixturesPath) (swift build --product heap-fixtures)")
+        var misses: [String] = []
+        for run in 0..<Self.exitRuns {
+            let how = run % 2 == 0 ? "exit" : "return"
+            let runner = try ProbeRunner()
+            defer { runner.cleanUp() }
+            let summary = try summaryAtExit(how, in: runner)
+            let screens = leaked("heap_fixtures.ExitScreen", in: summary)
+            let workers = leaked("heap_fixtures.Worker", in: summary)
+            if screens != 10 || workers != 10 {
+                misses.append("run \(run) (\(how)): \(screens) screens, \(workers) workers")
+            }
+            // Each closure cycle is the screen and its closure's context: a cycle of its own.
+            #expect(summary.cycleCount >= 11, "run \(run): \(summary.cycleCount) cycles")
+            let path = try #require(summary.paths.first, "run \(run): no path to the Registry")
+            #expect(path.reachableInstances == 1 && path.leakedInstances == 0)
+            guard case .global(let symbol, _) = path.root?.kind, symbol.contains("Registry.shared") else {
+                Issue.record("run \(run): the Registry is kept by \(String(describing: path.root))")
+                continue
+            }
+        }
+        #expect(misses.isEmpty, "\(misses.count) of \(Self.exitRuns) runs missed leaks: \(misses.prefix(5))")
     }
 }

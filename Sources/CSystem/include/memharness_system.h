@@ -20,6 +20,11 @@ int memharness_rename_exchange(const char *a, const char *b);
 /// symbol is not found, lives in the main executable, or the path does not fit.
 int memharness_library_path_of_symbol(const char *symbol, char *buffer, unsigned long size);
 
+/// Opens a file in `directory` that has no name (O_TMPFILE; where the file system has none, a file created and
+/// unlinked at once), for reading and writing: nothing of it is left, whatever ends the process. Returns the
+/// descriptor (close-on-exec), or -1 with errno set.
+int memharness_open_unnamed_file(const char *directory);
+
 /// How to start a child process.
 typedef struct {
     /// The executable's path (no PATH search).

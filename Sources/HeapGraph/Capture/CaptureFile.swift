@@ -1,3 +1,5 @@
+import Attribution
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -8,16 +10,18 @@
 /// modules, threads, roots and stacks are read at once; its blocks and edges (56 bytes a block and an edge) are
 /// streamed from the file when asked for, so that a reader fills its own columns without a copy of them in between.
 ///
-/// The format (little-endian, no padding; version 1): the magic `MHHEAP01`, the version (u32), flags (u32, bit 0:
-/// approximate, a thread ran on), the time (u64, ns since the case process started), the threads signalled and
+/// The format (little-endian, no padding; version 2): the agent's shared first line `memharness-agent-capture 2`
+/// (`AgentFileHeader`), flags (u32, bit 0: a thread ran on; bit 1: blocks went untracked or stayed listed after their
+/// release), the time (u64, ns since the case process started), the threads signalled and
 /// those that did not stop (u32 each), the label (64 bytes, NUL-padded); then sections, each a u64 count and its
 /// entries: modules (base u64, path length u32, path), writable segments (start, end, module: u64 each),
 /// threads (tid u32, state u32 — 1 stopped, 2 the capturing thread —, sp, pc, thread pointer: u64 each, name
 /// 16 bytes, frame count u32, u32 0, then (frame pointer, return address) u64 pairs), roots (kind u32 — 1 global,
 /// 2 stack, 3 register, 4 TLS —, owner u32 — the module for a global, else the thread —, slot u64 — the
 /// register's number for a register —, target block u64), blocks (address, size-class bytes, first word,
-/// second word, stack id: u64 each), edges (from block u32, to block u32, byte offset u64), stacks (id u32,
-/// depth u32, return addresses u64 each). Blocks are sorted by address; roots, edges and stacks index them.
+/// second word, the allocation stack's id: u64 each), edges (from block u32, to block u32, byte offset u64), stacks
+/// (id u32, depth u32, return addresses u64 each: every stack a block names). Blocks are sorted by address; roots and
+/// edges index them. With the heap tracked, every block allocated after the agent started has its stack.
 public struct CaptureFile: Sendable {
     public struct Module: Sendable, Hashable {
         public var baseAddress: UInt64
@@ -70,12 +74,14 @@ public struct CaptureFile: Sendable {
         /// The block's first two words (a Swift object's metadata pointer and refcount); 0 past a small block.
         public var firstWord: UInt64
         public var secondWord: UInt64
-        /// The agent's stack id when the block was sampled (0: none).
+        /// The id of the block's allocation stack in `stacks` (0: none recorded, as for the blocks of the agent's
+        /// own start-up).
         public var stackID: UInt32
     }
 
     public var version: UInt32
-    /// A thread did not stop (it blocks the stop signal): pointers it moved during the capture may be missed.
+    /// A thread did not stop (it blocks the stop signal): pointers it moved during the capture may be missed; or the
+    /// agent lost track of some blocks (allocated or freed by signal handlers past what it could defer).
     public var isApproximate: Bool
     public var timeNanoseconds: Int64
     public var threadsSignalled: Int
@@ -104,14 +110,31 @@ public struct CaptureFile: Sendable {
         case file(String)
         /// The blocks and edges sections, copied (a capture given as bytes, as tests read one).
         case bytes([UInt8])
+        /// A part of an open file (the harness's captures, in a file with no name), read again in chunks.
+        case descriptor(OpenFile, base: Int, length: Int)
     }
+}
+
+/// A descriptor of its own (a duplicate), closed when the last capture reading it is gone.
+final class OpenFile: Sendable {
+    let descriptor: Int32
+    init?(duplicating descriptor: Int32) {
+        let own = fcntl(descriptor, F_DUPFD_CLOEXEC, 0)
+        guard own >= 0 else { return nil }
+        self.descriptor = own
+    }
+    deinit { close(descriptor) }
 }
 
 /// Why a capture file could not be read.
 public struct CaptureFileError: Error, Sendable, Hashable, CustomStringConvertible {
     public var reason: String
     public var offset: Int
-    public var description: String { "heap capture: \(reason) at byte \(offset); the file is damaged or not a capture" }
+    public var description: String {
+        offset == 0 && !reason.hasPrefix("truncated")
+            ? "heap capture: \(reason)"
+            : "heap capture: \(reason) at byte \(offset); the file is damaged or not a capture"
+    }
 }
 
 extension CaptureFile {
@@ -128,13 +151,24 @@ extension CaptureFile {
         try self.init(reader: &reader, source: .file(path))
     }
 
-    private init(reader: inout ByteReader, source: Source) throws(CaptureFileError) {
-        guard reader.count >= 8, try reader.text(8) == "MHHEAP01" else {
-            throw CaptureFileError(reason: "no MHHEAP01 magic", offset: 0)
+    /// Reads the capture that takes `length` bytes from `offset` of the open file `descriptor` (which it duplicates:
+    /// the caller may close its own), as `init(path:)` reads a file.
+    public init(descriptor: Int32, offset: Int, length: Int) throws(CaptureFileError) {
+        guard let file = OpenFile(duplicating: descriptor) else {
+            throw CaptureFileError(reason: "cannot duplicate descriptor \(descriptor) (errno \(errno))", offset: 0)
         }
-        version = try reader.u32()
-        guard version == 1 else { throw CaptureFileError(reason: "version \(version), expected 1", offset: 8) }
-        isApproximate = try reader.u32() & 1 != 0
+        var reader = ByteReader(descriptor: file.descriptor, base: offset, count: length)
+        try self.init(reader: &reader, source: .descriptor(file, base: offset, length: length))
+    }
+
+    private init(reader: inout ByteReader, source: Source) throws(CaptureFileError) {
+        let head = try reader.bytes(min(reader.count, 64))
+        switch AgentFileHeader.check(head, expected: .capture) {
+        case .failure(let problem): throw CaptureFileError(reason: problem.description, offset: 0)
+        case .success(let length): reader.seek(to: length)
+        }
+        version = UInt32(AgentFileHeader.Kind.capture.supportedVersion)
+        isApproximate = try reader.u32() & 3 != 0
         timeNanoseconds = Int64(bitPattern: try reader.u64())
         threadsSignalled = Int(try reader.u32())
         threadsNotStopped = Int(try reader.u32())
@@ -214,6 +248,10 @@ extension CaptureFile {
             var reader = try ByteReader(path: path)
             reader.seek(to: offset)
             try body(&reader)
+        case .descriptor(let file, let base, let length):
+            var reader = ByteReader(descriptor: file.descriptor, base: base, count: length)
+            reader.seek(to: offset)
+            try body(&reader)
         case .bytes(let bytes):
             let result = bytes.withUnsafeBytes { raw in
                 var reader = ByteReader(bytes: raw)
@@ -264,6 +302,10 @@ struct ByteReader: ~Copyable {
     private var windowEnd: Int
     /// The file and the buffer its chunks are read into; -1 and nil for bytes in memory.
     private let descriptor: Int32
+    /// True when the reader opened `descriptor` (and closes it).
+    private let ownsDescriptor: Bool
+    /// Where the capture starts in the file.
+    private let base: Int
     private let buffer: UnsafeMutableRawBufferPointer?
     /// The capture's length, bytes.
     let count: Int
@@ -277,7 +319,21 @@ struct ByteReader: ~Copyable {
         windowEnd = bytes.count
         count = bytes.count
         descriptor = -1
+        ownsDescriptor = false
+        base = 0
         buffer = nil
+    }
+
+    /// The `count` bytes from `base` of an open file the caller keeps open while the reader lives.
+    init(descriptor: Int32, base: Int, count: Int) {
+        self.descriptor = descriptor
+        ownsDescriptor = false
+        self.base = base
+        self.count = count
+        windowEnd = 0
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.chunkBytes, alignment: 16)
+        self.buffer = buffer
+        window = UnsafeRawBufferPointer(buffer)
     }
 
     init(path: String) throws(CaptureFileError) {
@@ -291,6 +347,8 @@ struct ByteReader: ~Copyable {
             throw CaptureFileError(reason: "cannot seek in \(path) (errno \(errno))", offset: 0)
         }
         self.descriptor = descriptor
+        ownsDescriptor = true
+        base = 0
         count = Int(end)
         windowEnd = 0
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.chunkBytes, alignment: 16)
@@ -299,7 +357,7 @@ struct ByteReader: ~Copyable {
     }
 
     deinit {
-        if descriptor >= 0 { close(descriptor) }
+        if ownsDescriptor { close(descriptor) }
         buffer?.deallocate()
     }
 
@@ -324,6 +382,16 @@ struct ByteReader: ~Copyable {
         return UInt64(littleEndian: window.loadUnaligned(fromByteOffset: offset - windowStart, as: UInt64.self))
     }
 
+    /// The next `length` bytes as they are.
+    mutating func bytes(_ length: Int) throws(CaptureFileError) -> [UInt8] {
+        guard length >= 0, length <= Self.chunkBytes, offset + length <= count else {
+            throw CaptureFileError(reason: "truncated", offset: offset)
+        }
+        if offset + length > windowEnd { try refill(length) }
+        defer { offset += length }
+        return Array(UnsafeRawBufferPointer(rebasing: window[(offset - windowStart)..<(offset - windowStart + length)]))
+    }
+
     /// `length` bytes as text up to the first NUL.
     mutating func text(_ length: Int) throws(CaptureFileError) -> String {
         guard length >= 0, length <= Self.chunkBytes, offset + length <= count else {
@@ -338,13 +406,13 @@ struct ByteReader: ~Copyable {
 
     /// Makes the window hold `length` bytes from `offset`, reading the file from there on.
     private mutating func refill(_ length: Int) throws(CaptureFileError) {
-        guard offset + length <= count, let buffer, let base = buffer.baseAddress else {
+        guard offset + length <= count, let buffer, let start = buffer.baseAddress else {
             throw CaptureFileError(reason: "truncated", offset: offset)
         }
         let wanted = min(buffer.count, count - offset)
         var filled = 0
         while filled < wanted {
-            let read = pread(descriptor, base + filled, wanted - filled, off_t(offset + filled))
+            let read = pread(descriptor, start + filled, wanted - filled, off_t(base + offset + filled))
             if read < 0 && errno == EINTR { continue }
             guard read > 0 else {
                 throw CaptureFileError(reason: "cannot read the file (errno \(read < 0 ? errno : 0))", offset: offset)

@@ -24,6 +24,9 @@ public struct CaptureNaming {
     private var symbols: [Int: ELFSymbols] = [:]
     private var demangled: [String: String] = [:]
     private var types: [UInt64: TypeInfo?] = [:]
+    /// Each return address of the capture's stacks, named once (every block has a stack: thousands of stacks share
+    /// their outer frames): its function, and whether it is a leading allocator or library frame; nil: no symbol.
+    private var returnAddresses: [UInt64: (name: String, leading: Bool)?] = [:]
     private let demangler = SwiftDemangler(methods: [.runtimeSimplified, .runtimeFull])
     /// Type names keep their module (`App.Screen`), as the runtime's own names of this process's types do.
     private let typeDemangler = SwiftDemangler(methods: [.runtimeFull])
@@ -376,20 +379,31 @@ public struct CaptureNaming {
         var frames: [String] = []
         var skipped: [String] = []
         for returnAddress in returnAddresses {
-            guard let (symbol, module) = function(at: returnAddress &- 1) else {
+            guard let (name, leading) = frameName(returnAddress) else {
                 frames.append(String(format: "0x%llx", returnAddress))
                 continue
             }
-            let name = demangle(symbol.name)
-            let frame = SymbolizedFrame(
-                function: name, linkageName: symbol.name, module: Self.displayName(of: filePath(of: module)))
-            if frames.isEmpty && Self.leadingRules.contains(where: { $0.matches(frame) }) {
+            if frames.isEmpty && leading {
                 skipped.append(name)
                 continue
             }
             frames.append(name)
         }
         return frames.isEmpty ? skipped : frames
+    }
+
+    /// The function a return address returns into, and whether a stack's leading frames skip it; nil: no symbol.
+    private mutating func frameName(_ returnAddress: UInt64) -> (name: String, leading: Bool)? {
+        if let known = self.returnAddresses[returnAddress] { return known }
+        var named: (name: String, leading: Bool)?
+        if let (symbol, module) = function(at: returnAddress &- 1) {
+            let name = demangle(symbol.name)
+            let frame = SymbolizedFrame(
+                function: name, linkageName: symbol.name, module: Self.displayName(of: filePath(of: module)))
+            named = (name, Self.leadingRules.contains { $0.matches(frame) })
+        }
+        self.returnAddresses[returnAddress] = named
+        return named
     }
 
     private static let leadingRules = StackFolder.standardRules.filter {

@@ -8,7 +8,8 @@
 //   MEMHARNESS_AGENT_RECORD=PATH             write the record at exit (%p in a PATH: the process id; a forked
 //                                            child writes its own only with %p, its figures counted from the fork)
 //   MEMHARNESS_AGENT_ORIGIN_NS=N             CLOCK_MONOTONIC origin of the times written
-//   MEMHARNESS_AGENT_HEAP=1                  track every live block, for heap captures (the heap graph)
+//   MEMHARNESS_AGENT_HEAP=1                  track every live block with its allocation stack, for heap captures
+//   MEMHARNESS_AGENT_HEAP_AT_EXIT=PATH       capture the heap at exit (%p as above; implies HEAP)
 //
 // Nothing links this library: the runner preloads it (LD_PRELOAD="libmemharness-agent.so libjemalloc.so.2")
 // and the harness finds these functions with dlsym(RTLD_DEFAULT, ...). The header exists for the agent's own
@@ -40,7 +41,8 @@ typedef struct {
     int64_t counted_calls;
 } memharness_agent_check_row;
 
-/// The version of this API and of the record format: 1.
+/// The version of this API: 2 (2 added `memharness_agent_capture_heap_fd` and a stack for every captured block). Each
+/// file the agent writes names its own format and version in its first line (`memharness-agent-<kind> <version>`).
 int memharness_agent_version(void);
 /// Live size-class bytes now (every block of the malloc family, as `malloc_usable_size` counts it); -1 unless EXACT.
 int64_t memharness_agent_live_bytes(void);
@@ -82,11 +84,23 @@ int memharness_agent_heap_enabled(void);
 /// Live blocks in the table now; -1 unless the heap is tracked.
 int64_t memharness_agent_heap_blocks(void);
 /// Stops every other thread of the process (a signal each; a thread in a system call is interrupted and resumed),
-/// writes every live block, every pointer between live blocks and every root (module globals, thread stacks,
-/// TLS and registers) to `path` (through `path`.tmp and a rename) in the capture format (HeapGraph's
-/// CaptureFile reader is its specification), and resumes them. `label` (up to 63 bytes) names the capture.
+/// writes every live block with its allocation stack, every pointer between live blocks and every root (module
+/// globals, thread stacks, TLS and registers; of the calling thread, its frames from its caller up and its callee-saved
+/// registers) to `path` (through `path`.tmp and a rename) in the capture format (HeapGraph's CaptureFile reader is its
+/// specification), and resumes them. `label` (up to 63 bytes) names the capture. Captures of several threads wait
+/// for each other.
 /// Returns 0, or an errno with the reason in `memharness_agent_heap_failure`. Allocates nothing.
 int memharness_agent_capture_heap(const char *path, const char *label);
+/// The same capture, appended at the end of `fd` (a file the caller owns: the harness's have no name, so nothing is
+/// left whatever ends the process; the capture's length is the file's growth). With `caller_frames` 1 the calling
+/// thread's frames from its caller up and its callee-saved registers are roots (as `memharness_agent_capture_heap`
+/// takes them); with 0 none of its frames is (its thread-local storage always is).
+int memharness_agent_capture_heap_fd(int fd, const char *label, int caller_frames);
+/// Marks the calling thread's allocations as the harness's own until the matching `_end` (nestable): never sampled,
+/// and tracked without an allocation stack (no walk), so a harness naming and analysing captures in the process it
+/// measures neither pays for stacks nor appears among the program's sites.
+void memharness_agent_harness_begin(void);
+void memharness_agent_harness_end(void);
 /// Why the last capture failed (empty after a success); a static string.
 const char *memharness_agent_heap_failure(void);
 

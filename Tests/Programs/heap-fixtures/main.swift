@@ -2,10 +2,20 @@
 //
 //   heap-fixtures <fixture> [--retained-by TYPE]...
 //
+//   heap-fixtures at-exit (exit | return)
+//   heap-fixtures capture-loop (unnamed | named)
+//   heap-fixtures million
+//
 // Runs with the agent preloaded and tracking the heap (LD_PRELOAD="libmemharness-agent.so libjemalloc.so.2",
 // MEMHARNESS_AGENT_HEAP=1). Each fixture builds its objects, drops every reference the fixture holds, captures
 // the heap ("after teardown"), analyses it and prints the capture's summary as JSON on stdout. The known answer
-// of each fixture is in its comment; Tests/HeapGraphTests/SwiftFixtureTests.swift holds them to it.
+// of each fixture is in its comment; Tests/MemHarnessAgentTests/SwiftHeapFixtureTests.swift holds them to it.
+// `at-exit` leaks just before the process ends (see `leakJustBeforeExit`), for the agent's capture at exit
+// (MEMHARNESS_AGENT_HEAP_AT_EXIT), by calling exit(0) or by returning from main. `capture-loop` captures a heap of
+// 100,000 objects again and again until killed, as a case does (`unnamed`: appended to a file with no name), or as
+// the harness once did (`named`: files under TMPDIR/memharness-heap-<pid>-<n>/, removed at the end), printing
+// `capturing` once the first capture has begun.
+import CSystem
 import Foundation
 import HarnessModel
 import HeapGraph
@@ -90,6 +100,9 @@ final class OneThread: TaskExecutor, @unchecked Sendable {
                 return
             }
             let job = queue.removeFirst()
+            // An emptied queue lets its buffer go: the slots it shifted down keep stale copies of the jobs, which a
+            // conservative scan of a live buffer would take for references to the tasks.
+            if queue.isEmpty { queue = [] }
             jobs.unlock()
             job.runSynchronously(on: asUnownedTaskExecutor())
         }
@@ -110,6 +123,27 @@ final class Worker: @unchecked Sendable {
         task = Task(executorPreference: executor) { await self.waitForever() }
     }
     func waitForever() async { await withCheckedContinuation { self.continuation = $0 } }
+}
+
+// Made just before exit (`at-exit`): 10 closure cycles (an ExitScreen and the context of a closure it stores, which
+// captures it and a second value: 2 blocks each), 10 task cycles (a Worker whose stored task runs a closure that
+// captures it, suspended for good on a continuation the Worker keeps), and one Registry kept only by its static.
+final class ExitScreen {
+    var taps = 0
+    var onTap: (() -> Void)?
+    func bind(step: Int) { onTap = { self.taps += step } }
+}
+
+@inline(never) func leakJustBeforeExit() {
+    for index in 0..<10 { ExitScreen().bind(step: index + 1) }
+    let executor = OneThread()
+    let thread = Thread { executor.run() }
+    thread.start()
+    for _ in 0..<10 { Worker().start(on: executor) }
+    usleep(50_000)
+    executor.stop()
+    usleep(20_000)
+    Registry.shared = Registry()
 }
 
 nonisolated(unsafe) var keptObserver: Observer?
@@ -179,6 +213,28 @@ final class Node {
 
 nonisolated(unsafe) var million: Node?
 
+/// Captures until killed (see the file's head); never returns.
+func captureLoop(named: Bool) -> Never {
+    var head: Node?
+    for _ in 0..<100_000 { head = Node(next: head, payload: nil) }
+    million = head
+    typealias Capture = @convention(c) (UnsafePointer<CChar>?, UnsafePointer<CChar>?) -> Int32
+    let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "memharness_agent_capture_heap")
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("memharness-heap-\(getpid())-1").path
+    let descriptor = named ? -1 : memharness_open_unnamed_file(FileManager.default.temporaryDirectory.path)
+    if named { try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
+    FileHandle.standardOutput.write(Data("capturing\n".utf8))
+    for index in 1... {
+        if let symbol, named {
+            _ = unsafeBitCast(symbol, to: Capture.self)("\(folder)/\(index).heap", "loop")
+        } else {
+            _ = Agent.writeHeapCapture(appendingTo: descriptor, label: "loop", programFrames: .none)
+            ftruncate(descriptor, 0)
+        }
+    }
+    exit(0)
+}
+
 func residentBytes(_ field: String) -> Int {
     let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
     let line = status.split(separator: "\n").first { $0.hasPrefix(field + ":") }
@@ -202,18 +258,22 @@ func runMillion() -> Int32 {
         (one.next, two.next, three.next) = (two, three, one)
     }
     let before = residentBytes("VmRSS")
-    let path = FileManager.default.temporaryDirectory.appendingPathComponent("heap-fixtures-\(getpid()).heap").path
-    defer { try? FileManager.default.removeItem(atPath: path) }
+    let descriptor = memharness_open_unnamed_file(FileManager.default.temporaryDirectory.path)
+    guard descriptor >= 0 else { return 70 }
+    defer { close(descriptor) }
     // The high-water mark restarts before each phase, so each phase's VmHWM is its own peak (what the phases
     // before it left behind included: the snapshot, during the analysis).
     func restartHighWaterMark() { try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8) }
     restartHighWaterMark()
     let start = ContinuousClock.now
-    guard Agent.writeHeapCapture(to: path, label: "million") == nil else { return 70 }
+    Agent.clearDeadStack()
+    let written = Agent.writeHeapCapture(appendingTo: descriptor, label: "million", programFrames: .callers)
+    guard case .written(let extent) = written else { return 70 }
     let captureHighWaterMark = residentBytes("VmHWM")
     restartHighWaterMark()
     let captured = ContinuousClock.now
-    guard case .snapshot(let snapshot) = Agent.readHeapCapture(at: path, label: "million") else { return 70 }
+    guard case .snapshot(let snapshot) = Agent.readHeapCapture(descriptor: descriptor, extent: extent, label: "million")
+    else { return 70 }
     let namingHighWaterMark = residentBytes("VmHWM")
     restartHighWaterMark()
     let named = ContinuousClock.now
@@ -229,6 +289,7 @@ func runMillion() -> Int32 {
         "rss_before \(before) hwm_capture \(captureHighWaterMark) hwm_naming \(namingHighWaterMark)",
         "hwm_analysis \(analysisHighWaterMark)")
     print("rss_before \(before) hwm_during \(max(captureHighWaterMark, namingHighWaterMark, analysisHighWaterMark))")
+    print("capture_file_bytes \(extent.length)")
     return 0
 }
 
@@ -236,16 +297,6 @@ extension Duration {
     var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }
 
-let arguments = Array(CommandLine.arguments.dropFirst())
-if arguments.first == "million" { exit(runMillion()) }
-guard let fixture = arguments.first else {
-    FileHandle.standardError.write(Data("usage: heap-fixtures <fixture> [--retained-by TYPE]...\n".utf8))
-    exit(64)
-}
-var targets: [HeapPathTarget] = []
-for (index, argument) in arguments.enumerated() where argument == "--retained-by" && index + 1 < arguments.count {
-    targets.append(.type(named: arguments[index + 1], reason: .requestedType))
-}
 /// Builds the fixture on a thread of its own that has ended by the capture: stale slots of the frames that
 /// built it are not there to be scanned (a conservative scan takes any word that looks like a pointer).
 func buildOnItsOwnThread(_ fixture: String) -> Bool {
@@ -257,20 +308,47 @@ func buildOnItsOwnThread(_ fixture: String) -> Bool {
     return outcome.built
 }
 
-guard buildOnItsOwnThread(fixture) else {
-    FileHandle.standardError.write(Data("heap-fixtures: no fixture '\(fixture)'\n".utf8))
-    exit(64)
+/// One fixture: built, captured after teardown (this thread's frames from the capture call up are roots: the dead
+/// stack below is zeroed first), analysed, printed.
+@inline(never) func runFixture(_ fixture: String, targets: [HeapPathTarget]) -> Int32 {
+    guard buildOnItsOwnThread(fixture) else {
+        FileHandle.standardError.write(Data("heap-fixtures: no fixture '\(fixture)'\n".utf8))
+        return 64
+    }
+    Agent.clearDeadStack()
+    switch Agent.captureHeap(label: "after teardown", programFrames: .callers) {
+    case .snapshot(let snapshot):
+        let analysis = HeapAnalysis.analyse(snapshot, options: HeapAnalysisOptions(targets: targets))
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        guard let json = try? encoder.encode(analysis.summary) else { return 70 }
+        FileHandle.standardOutput.write(json)
+        FileHandle.standardOutput.write(Data("\n".utf8))
+        return 0
+    case .failure(let failure):
+        FileHandle.standardError.write(Data("heap-fixtures: \(failure)\n".utf8))
+        return 70
+    }
 }
-// The dead slots of the frames below are not references either.
-Agent.clearDeadStack()
-switch Agent.captureHeap(label: "after teardown") {
-case .snapshot(let snapshot):
-    let analysis = HeapAnalysis.analyse(snapshot, options: HeapAnalysisOptions(targets: targets))
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = [.sortedKeys]
-    FileHandle.standardOutput.write(try encoder.encode(analysis.summary))
-    FileHandle.standardOutput.write(Data("\n".utf8))
-case .failure(let failure):
-    FileHandle.standardError.write(Data("heap-fixtures: \(failure)\n".utf8))
-    exit(70)
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+var targets: [HeapPathTarget] = []
+for (index, argument) in arguments.enumerated() where argument == "--retained-by" && index + 1 < arguments.count {
+    targets.append(.type(named: arguments[index + 1], reason: .requestedType))
+}
+switch arguments.first {
+case nil:
+    FileHandle.standardError.write(
+        Data("usage: heap-fixtures <fixture> [--retained-by TYPE]... | at-exit (exit | return) | million\n".utf8))
+    exit(64)
+case "million":
+    exit(runMillion())
+case "capture-loop":
+    captureLoop(named: arguments.dropFirst().first == "named")
+case "at-exit":
+    leakJustBeforeExit()
+    // exit(0) here, or main returns (then no frame of the program is left on this thread at exit).
+    if arguments.dropFirst().first == "exit" { exit(0) }
+case let fixture?:
+    exit(runFixture(fixture, targets: targets))
 }
