@@ -1,6 +1,6 @@
-import Attribution
 import Foundation
 import HarnessModel
+import Symbols
 
 #if canImport(Glibc)
     import Glibc
@@ -20,11 +20,11 @@ import HarnessModel
 public struct CaptureNaming {
     private let capture: CaptureFile
     private let inspectsThisProcess: Bool
-    private let mappings: ProcessMappings
-    private var symbols: [Int: ELFSymbols] = [:]
-    private var demangled: [String: String] = [:]
-    private var types: [UInt64: TypeInfo?] = [:]
-    private let demangler = SwiftDemangler(methods: [.runtimeSimplified, .runtimeFull])
+    private let mappings: ProcessMaps
+    /// The capture's modules, each file's segments where the capture says it was loaded.
+    private let modules: ModuleMap
+    /// Names frames, roots and symbols, as allocation profiles name them.
+    private let symbolizer: Symbolizer
     /// Type names keep their module (`App.Screen`), as the runtime's own names of this process's types do.
     private let typeDemangler = SwiftDemangler(methods: [.runtimeFull])
 
@@ -40,10 +40,14 @@ public struct CaptureNaming {
     /// from the metadata in memory; without it (a capture another program wrote) roots, stacks and types are named
     /// from the modules' files (a class instance by its metadata's symbol, a C++ object by its vtable's), fields
     /// are not, and every other block is an unnamed block of its size.
-    public init(capture: CaptureFile, inspectsThisProcess: Bool) {
+    public init(capture: CaptureFile, inspectsThisProcess: Bool, symbolizer: Symbolizer = .shared) {
         self.capture = capture
         self.inspectsThisProcess = inspectsThisProcess
-        mappings = inspectsThisProcess ? ProcessMappings.current() : ProcessMappings(mappings: [])
+        self.symbolizer = symbolizer
+        mappings = inspectsThisProcess ? ProcessMaps.read() : ProcessMaps(regions: [])
+        // The loader names the main executable with an empty path; the agent writes its file's path instead.
+        modules = ModuleMap(
+            loadedFiles: capture.modules.map { ($0.path.isEmpty ? "/proc/self/exe" : $0.path, $0.baseAddress) })
     }
 
     /// The capture as a named, canonical graph. The blocks and edges are read from the capture one at a time
@@ -52,7 +56,8 @@ public struct CaptureNaming {
         var builder = HeapSnapshotBuilder(label: capture.label, timeNanoseconds: capture.timeNanoseconds)
         builder.reserve(blocks: capture.blockCount, edges: capture.edgeCount)
         var stackIndex: [UInt32: UInt32] = [:]
-        for (id, frames) in capture.stacks { stackIndex[id] = builder.addStack(stackFrames(frames)) }
+        let (frames, _) = symbolizer.symbolize(returnAddresses: capture.stacks.values.joined(), modules: modules)
+        for (id, addresses) in capture.stacks { stackIndex[id] = builder.addStack(Self.stackText(addresses, frames)) }
         do {
             let infos = try readBlocks(into: &builder.blocks, stackIndex: stackIndex)
             let unnamed = builder.intern("")
@@ -166,16 +171,14 @@ public struct CaptureNaming {
 
     /// The type whose metadata or vtable symbol holds `word`, in another process's modules.
     private mutating func foreignType(_ word: UInt64) -> TypeInfo? {
-        guard let (module, base) = module(containing: word), word >= base,
-            let symbol = symbolTable(module).object(containing: word - base)
-        else { return nil }
-        if symbol.name.hasPrefix("_ZTV") { return TypeInfo(kind: .cxxObject, name: cxxClassName(symbol)) }
+        guard let (symbol, readable) = symbolizer.object(at: word, in: modules) else { return nil }
+        if symbol.name.hasPrefix("_ZTV") { return TypeInfo(kind: .cxxObject, name: Self.cxxClassName(readable)) }
         guard symbol.name.hasPrefix("$s"), symbol.name.hasSuffix("CMf") || symbol.name.hasSuffix("CN") else {
             return nil
         }
-        let readable = typeDemangler.demangle([symbol.name]).names[symbol.name] ?? symbol.name
-        for prefix in ["full type metadata for ", "type metadata for "] where readable.hasPrefix(prefix) {
-            let name = String(readable.dropFirst(prefix.count))
+        let full = typeDemangler.demangle([symbol.name]).names[symbol.name] ?? symbol.name
+        for prefix in ["full type metadata for ", "type metadata for "] where full.hasPrefix(prefix) {
+            let name = String(full.dropFirst(prefix.count))
             return TypeInfo(kind: Self.storageKind(of: name), name: name)
         }
         return nil
@@ -233,7 +236,7 @@ public struct CaptureNaming {
     }
 
     /// The runtime's name of class, struct or enum metadata at `metadata`, after checking its descriptor.
-    static func validatedTypeName(_ metadata: UInt64, mappings: ProcessMappings) -> String? {
+    static func validatedTypeName(_ metadata: UInt64, mappings: ProcessMaps) -> String? {
         guard mappings.isReadable(metadata, length: 56), let pointer = UnsafeRawPointer(bitPattern: UInt(metadata))
         else { return nil }
         let kind = pointer.loadUnaligned(as: UInt64.self)
@@ -286,16 +289,15 @@ public struct CaptureNaming {
     }
 
     private mutating func cxxType(vtable: UInt64) -> TypeInfo? {
-        guard mappings.isImage(vtable), let (module, base) = module(containing: vtable),
-            let symbol = symbolTable(module).object(containing: vtable - base), symbol.name.hasPrefix("_ZTV")
+        guard mappings.isImage(vtable), let (symbol, readable) = symbolizer.object(at: vtable, in: modules),
+            symbol.name.hasPrefix("_ZTV")
         else { return nil }
-        return TypeInfo(kind: .cxxObject, name: cxxClassName(symbol))
+        return TypeInfo(kind: .cxxObject, name: Self.cxxClassName(readable))
     }
 
     /// `Shape` of the symbol `_ZTV5Shape` (`vtable for Shape`).
-    private mutating func cxxClassName(_ vtable: ELFSymbols.Symbol) -> String {
-        let readable = demangle(vtable.name)
-        return readable.hasPrefix("vtable for ") ? String(readable.dropFirst("vtable for ".count)) : readable
+    private static func cxxClassName(_ readable: String) -> String {
+        readable.hasPrefix("vtable for ") ? String(readable.dropFirst("vtable for ".count)) : readable
     }
 
     // MARK: Edges
@@ -326,8 +328,7 @@ public struct CaptureNaming {
         case .global:
             let module = capture.modules.indices.contains(root.owner) ? capture.modules[root.owner] : nil
             let moduleName = module.map { Self.displayName(of: $0.path) } ?? "?"
-            let symbol = module.flatMap { symbolTable(root.owner).object(containing: root.slot - $0.baseAddress) }
-            let name = symbol.map { demangle($0.name) } ?? String(format: "0x%llx", root.slot)
+            let name = symbolizer.object(at: root.slot, in: modules)?.name ?? String(format: "0x%llx", root.slot)
             return (.global(symbol: name, module: moduleName), "global \(name) (\(moduleName))")
         case .stack:
             let thread = capture.threads.indices.contains(root.owner) ? capture.threads[root.owner] : nil
@@ -361,7 +362,7 @@ public struct CaptureNaming {
 
     /// The function whose frame holds `slot`: frames run from the innermost out, each frame's locals lying
     /// between its frame pointer and the next one up.
-    private mutating func frameFunction(of thread: CaptureFile.Thread, slot: UInt64) -> String? {
+    private func frameFunction(of thread: CaptureFile.Thread, slot: UInt64) -> String? {
         guard let innermost = thread.frames.first, slot >= innermost.frame else {
             return thread.wasStopped ? functionName(thread.programCounter) : nil
         }
@@ -369,73 +370,21 @@ public struct CaptureNaming {
         return functionName(thread.frames[index].returnAddress &- 1)
     }
 
-    /// A sampled allocation stack, innermost first, without its leading allocator and library frames (the agent,
-    /// the malloc family, the Swift runtime's allocation entry points, the standard library: `StackFolder`'s rules),
-    /// so its first frame is the code that allocated; all of it when every frame is one of those.
-    private mutating func stackFrames(_ returnAddresses: [UInt64]) -> [String] {
-        var frames: [String] = []
-        var skipped: [String] = []
-        for returnAddress in returnAddresses {
-            guard let (symbol, module) = function(at: returnAddress &- 1) else {
-                frames.append(String(format: "0x%llx", returnAddress))
-                continue
-            }
-            let name = demangle(symbol.name)
-            let frame = SymbolizedFrame(
-                function: name, linkageName: symbol.name, module: Self.displayName(of: filePath(of: module)))
-            if frames.isEmpty && Self.leadingRules.contains(where: { $0.matches(frame) }) {
-                skipped.append(name)
-                continue
-            }
-            frames.append(name)
+    /// A sampled allocation stack as the heap graph keeps it: innermost first, folded as allocation profiles fold
+    /// theirs (`StackFolder`: the agent, the malloc family and the runtime's allocation entry points off its leaf end,
+    /// process entry off its root), starting at the innermost frame that is not library code (the allocation site);
+    /// each frame `function (File.swift:41)`.
+    static func stackText(_ returnAddresses: [UInt64], _ frames: [UInt64: [SymbolizedFrame]]) -> [String] {
+        let innermostFirst = returnAddresses.flatMap { address in
+            frames[address] ?? [SymbolizedFrame(function: String(format: "0x%llx", address), module: "[unknown]")]
         }
-        return frames.isEmpty ? skipped : frames
+        var folded = Array(StackFolder().fold(innermostFirst.reversed()).reversed())
+        if let site = folded.firstIndex(where: { !$0.isLibrary }) { folded.removeFirst(site) }
+        return folded.map { frame in frame.function + (frame.shortLocation.map { " (\($0))" } ?? "") }
     }
 
-    private static let leadingRules = StackFolder.standardRules.filter {
-        $0.action == .allocator || $0.action == .library
-    }
-
-    private mutating func functionName(_ address: UInt64) -> String? {
-        function(at: address).map { demangle($0.symbol.name) }
-    }
-
-    /// The function symbol holding `address` and the module it is in.
-    private mutating func function(at address: UInt64) -> (symbol: ELFSymbols.Symbol, module: Int)? {
-        guard let (module, base) = module(containing: address),
-            let symbol = symbolTable(module).function(containing: address - base)
-        else { return nil }
-        return (symbol, module)
-    }
-
-    /// The file of a module: the loader names the main executable with an empty path.
-    private func filePath(of module: Int) -> String {
-        let path = capture.modules[module].path
-        return path.isEmpty ? "/proc/self/exe" : path
-    }
-
-    /// The module loaded at the highest base at or below `address` (modules do not overlap).
-    private func module(containing address: UInt64) -> (Int, UInt64)? {
-        var best: (Int, UInt64)?
-        for (index, module) in capture.modules.enumerated() where module.baseAddress <= address {
-            if best.map({ module.baseAddress > $0.1 }) ?? true { best = (index, module.baseAddress) }
-        }
-        return best
-    }
-
-    private mutating func symbolTable(_ module: Int) -> ELFSymbols {
-        if let table = symbols[module] { return table }
-        let table = ELFSymbols.cached(path: filePath(of: module))
-        symbols[module] = table
-        return table
-    }
-
-    private mutating func demangle(_ name: String) -> String {
-        if let known = demangled[name] { return known }
-        let readable = demangler.demangle([name]).names[name] ?? name
-        demangled[name] = readable
-        return readable
-    }
+    /// The function whose code holds `address` (a program counter; a return address minus one).
+    private func functionName(_ address: UInt64) -> String? { symbolizer.function(at: address, in: modules) }
 
     private static func registerName(_ number: Int) -> String {
         #if arch(x86_64)
@@ -495,53 +444,4 @@ public struct CaptureNaming {
         }
         return nil
     }
-}
-
-/// The process's readable mappings (from /proc/self/maps), for checked reads of its own memory.
-struct ProcessMappings: Sendable {
-    struct Mapping: Sendable {
-        var start: UInt64
-        var end: UInt64
-        /// Backed by a file (a loaded image), not anonymous memory.
-        var isFile: Bool
-    }
-
-    /// Readable mappings, sorted by start.
-    var mappings: [Mapping]
-
-    static func current() -> ProcessMappings {
-        guard let text = try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8) else {
-            return ProcessMappings(mappings: [])
-        }
-        var mappings: [Mapping] = []
-        for line in text.split(separator: "\n") {
-            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-            guard fields.count >= 5, fields[1].hasPrefix("r") else { continue }
-            let range = fields[0].split(separator: "-")
-            guard range.count == 2, let start = UInt64(range[0], radix: 16), let end = UInt64(range[1], radix: 16)
-            else { continue }
-            mappings.append(Mapping(start: start, end: end, isFile: fields.count >= 6 && fields[5].hasPrefix("/")))
-        }
-        return ProcessMappings(mappings: mappings.sorted { $0.start < $1.start })
-    }
-
-    private func mapping(of address: UInt64) -> Mapping? {
-        var low = 0
-        var high = mappings.count
-        while low < high {
-            let middle = (low + high) / 2
-            if mappings[middle].start <= address { low = middle + 1 } else { high = middle }
-        }
-        guard low > 0, address < mappings[low - 1].end else { return nil }
-        return mappings[low - 1]
-    }
-
-    /// True when `length` bytes from `address` lie in one readable mapping.
-    func isReadable(_ address: UInt64, length: Int) -> Bool {
-        guard let mapping = mapping(of: address) else { return false }
-        return address + UInt64(length) <= mapping.end
-    }
-
-    /// True when `address` lies in a file-backed mapping (a loaded image).
-    func isImage(_ address: UInt64) -> Bool { mapping(of: address)?.isFile ?? false }
 }
