@@ -128,11 +128,18 @@ let package = Package(
         // what allocation profiles and heap graphs both name frames, roots and globals with.
         .target(name: "Symbols", dependencies: ["HarnessModel", "ChildProcesses"], swiftSettings: settings),
 
+        // MARK: Swift's own reflection reader (libswiftRemoteMirror.so, dlopen'ed) over this or another process's memory
+        // Type names from metadata (generic instances included), fields and closure captures from the images'
+        // reflection sections. CSwiftRemoteMirror declares the library's types (the toolchain installs no header).
+        .target(name: "CSwiftRemoteMirror"),
+        .target(name: "SwiftReflection", dependencies: ["CSwiftRemoteMirror", "Symbols"], swiftSettings: settings),
+
         // MARK: Attribution: agent records -> symbolized, folded allocation profiles ("where the memory is")
         .target(name: "Attribution", dependencies: ["HarnessModel", "Symbols"], swiftSettings: settings),
 
         // MARK: Heap graph: a heap capture -> reachability, leak groups (cycles), retaining paths, generations
-        .target(name: "HeapGraph", dependencies: ["HarnessModel", "Symbols"], swiftSettings: settings),
+        .target(
+            name: "HeapGraph", dependencies: ["HarnessModel", "Symbols", "SwiftReflection"], swiftSettings: settings),
 
         // MARK: Reports: run.json (the record) and its renderings (depend on the values only)
         .target(
@@ -324,6 +331,10 @@ let package = Package(
         ),
         // Symbolizes this test bundle's own stacks with the machine's tools; reads its own symbol tables.
         .testTarget(name: "SymbolsTests", dependencies: ["Symbols", "HarnessModel"], swiftSettings: settings),
+        // Names this test process's own objects, and a child's it holds, through libswiftRemoteMirror.so.
+        .testTarget(
+            name: "SwiftReflectionTests", dependencies: ["SwiftReflection", "Symbols", "ChildProcesses"],
+            swiftSettings: settings),
         .testTarget(
             name: "HistoryTests", dependencies: ["History", "HarnessModel", "Reports", "TestSupport", "WorkloadKit"],
             swiftSettings: settings),

@@ -56,15 +56,17 @@ extension Agent {
         return HeapCaptureFailure(label: label, reason: reason, detail: detail)
     }
 
-    /// A capture written by `writeHeapCapture` (of this process) or by the agent of another process (`ofThisProcess`
-    /// false: a program's capture at exit), read and named. Naming a capture of this process reads the type metadata
-    /// the blocks point at, which lives as long as the process: it can be read any time after it was written.
-    public static func readHeapCapture(at path: String, label: String, ofThisProcess: Bool = true) -> HeapCaptureResult
+    /// A capture written by `writeHeapCapture` (of this process) or by the agent of another process (a program's
+    /// capture at exit), read and named from `memory`: the type metadata the blocks point at lives as long as the
+    /// process, so a capture of this process can be named any time after it was written, and another process's while
+    /// it is held at its exit.
+    public static func readHeapCapture(at path: String, label: String, memory: CaptureMemory = .thisProcess)
+        -> HeapCaptureResult
     {
         do {
             // Read in chunks straight into the snapshot's columns: neither the file nor a copy of its blocks is held.
             let capture = try CaptureFile(path: path)
-            var naming = CaptureNaming(capture: capture, inspectsThisProcess: ofThisProcess)
+            var naming = CaptureNaming(capture: capture, memory: memory)
             return .snapshot(try naming.snapshot())
         } catch {
             return .failure(HeapCaptureFailure(label: label, reason: .unreadable, detail: "\(error)"))

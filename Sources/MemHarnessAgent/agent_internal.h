@@ -220,6 +220,9 @@ MH_HIDDEN void mh_sampler_fork_parent(void);
 MH_HIDDEN void mh_sampler_fork_child(void);
 extern bool mh_forked_child MH_HIDDEN;
 
+// ---- Held at exit for the capture's reader (hold.c) ----------------------------------------------
+MH_HIDDEN void mh_hold_for_reader(void);  // the exit path's last step: waits for MEMHARNESS_AGENT_HOLD_AT_EXIT's reader
+
 // ---- Text helpers (no stdio: nothing here may allocate) -----------------------------------------
 MH_HIDDEN bool mh_expand_path(const char *pattern, char *out, size_t capacity);
 MH_HIDDEN bool mh_pattern_has_pid(const char *pattern);

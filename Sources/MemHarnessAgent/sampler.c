@@ -231,6 +231,7 @@ static void finish(int status) {
             mh_warn("cannot write the record to MEMHARNESS_AGENT_RECORD");
         }
     }
+    mh_hold_for_reader();
 }
 
 // on_exit passes the status given to exit() (or returned by main). The handler is registered by the

@@ -30,12 +30,34 @@ public struct ELFSymbols: Sendable {
 
     /// The file, mapped: the string table the entries' names are in.
     private let file: MappedFile?
-    /// Functions, sorted by value.
-    private var functions: [Entry] = []
-    /// Data objects (globals, statics, vtables, TLS), sorted by value.
-    private var objects: [Entry] = []
-    /// Where the string table ends in `file`.
-    private var stringsEnd = 0
+    /// The symbol table, indexed on the first lookup: a capture's reader opens every module for its reflection
+    /// sections and segments, and looks symbols up in few of them.
+    private let index = SymbolIndex()
+
+    /// Functions and data objects (globals, statics, vtables, TLS), each sorted by value, and where the string table
+    /// ends in the file.
+    private struct Tables: Sendable {
+        var functions: [Entry] = []
+        var objects: [Entry] = []
+        var stringsEnd = 0
+    }
+
+    private final class SymbolIndex: Sendable {
+        private let tables = Mutex<Tables?>(nil)
+
+        func tables(_ build: () -> Tables) -> Tables {
+            tables.withLock { known in
+                if let known { return known }
+                let made = build()
+                known = made
+                return made
+            }
+        }
+    }
+
+    private var tables: Tables {
+        index.tables { file.map { Self.readSymbols($0) } ?? Tables() }
+    }
     /// The file's `PT_LOAD` segments (code and data), as file virtual addresses (add the load bias for the process's).
     public private(set) var loadSegments: [Range<UInt64>] = []
     /// Where each of `loadSegments` starts in the file.
@@ -91,15 +113,12 @@ public struct ELFSymbols: Sendable {
     public init(path: String) {
         file = MappedFile(path: path)
         if let file { index(file.bytes) }
-        functions.sort { $0.value < $1.value }
-        objects.sort { $0.value < $1.value }
     }
 
     private mutating func index(_ bytes: UnsafeRawBufferPointer) {
         guard bytes.count > 64, bytes.load(as: UInt32.self) == 0x464C_457F, bytes[4] == 2, bytes[5] == 1 else { return }
         readSegments(bytes)
         readSections(bytes)
-        readSymbols(bytes)
     }
 
     /// The file virtual address that the file's byte `offset` is loaded at (a `PT_LOAD` segment maps its bytes at its
@@ -177,17 +196,20 @@ public struct ELFSymbols: Sendable {
         return UnsafeRawBufferPointer(rebasing: file.bytes[section.fileOffset..<(section.fileOffset + section.size)])
     }
 
-    private mutating func readSymbols(_ bytes: UnsafeRawBufferPointer) {
+    private static func readSymbols(_ file: MappedFile) -> Tables {
+        let bytes = file.bytes
+        var result = Tables()
+        guard bytes.count > 64 else { return result }
         let count = Int(bytes.loadUnaligned(fromByteOffset: 0x3C, as: UInt16.self))
         let tables = (0..<count).compactMap { Self.sectionHeader(bytes, $0) }
         // SHT_SYMTAB (2) when the file has one, else SHT_DYNSYM (11).
         guard let table = tables.first(where: { $0.type == 2 }) ?? tables.first(where: { $0.type == 11 }),
             table.link < tables.count, table.offset + table.size <= bytes.count
-        else { return }
+        else { return result }
         let strings = tables[table.link]
         // Name offsets are kept in 32 bits: a string table past 4 GiB is not read.
-        guard strings.offset + strings.size <= min(bytes.count, Int(UInt32.max)) else { return }
-        stringsEnd = strings.offset + strings.size
+        guard strings.offset + strings.size <= min(bytes.count, Int(UInt32.max)) else { return result }
+        result.stringsEnd = strings.offset + strings.size
         let entries = stride(from: table.offset, to: table.offset + table.size - 23, by: 24)
         // STT_OBJECT 1, STT_FUNC 2, STT_TLS 6; an undefined symbol has no value.
         func kind(_ entry: Int) -> UInt8? {
@@ -200,42 +222,54 @@ public struct ELFSymbols: Sendable {
         }
         // Counted first, so that each table is allocated once at its size (no doubling left over).
         let functionCount = entries.reduce(0) { $0 + (kind($1) == 2 ? 1 : 0) }
-        functions.reserveCapacity(functionCount)
-        objects.reserveCapacity(entries.reduce(0) { $0 + (kind($1) != nil ? 1 : 0) } - functionCount)
+        result.functions.reserveCapacity(functionCount)
+        result.objects.reserveCapacity(entries.reduce(0) { $0 + (kind($1) != nil ? 1 : 0) } - functionCount)
         for entry in entries {
             guard let kind = kind(entry) else { continue }
             let symbol = Entry(
                 value: bytes.loadUnaligned(fromByteOffset: entry + 8, as: UInt64.self),
                 size: UInt32(clamping: bytes.loadUnaligned(fromByteOffset: entry + 16, as: UInt64.self)),
                 nameOffset: UInt32(strings.offset) + bytes.loadUnaligned(fromByteOffset: entry, as: UInt32.self))
-            if kind == 2 { functions.append(symbol) } else { objects.append(symbol) }
+            if kind == 2 { result.functions.append(symbol) } else { result.objects.append(symbol) }
         }
+        result.functions.sort { $0.value < $1.value }
+        result.objects.sort { $0.value < $1.value }
         // The symbol table is read: its pages leave the resident set (the names stay mapped, read on demand).
-        file?.release(table.offset..<(table.offset + table.size))
+        file.release(table.offset..<(table.offset + table.size))
+        return result
     }
 
     /// Symbols in the file, functions and objects.
-    public var count: Int { functions.count + objects.count }
+    public var count: Int {
+        let tables = tables
+        return tables.functions.count + tables.objects.count
+    }
 
     /// The function holding `value` (a file address): the last one starting at or before it, within its size
     /// when it has one.
-    public func function(containing value: UInt64) -> Symbol? { lookUp(value, in: functions, slack: 1 << 20) }
+    public func function(containing value: UInt64) -> Symbol? {
+        let tables = tables
+        return lookUp(value, in: tables.functions, slack: 1 << 20, stringsEnd: tables.stringsEnd)
+    }
 
     /// The data object holding `value` (a file address), within its size.
-    public func object(containing value: UInt64) -> Symbol? { lookUp(value, in: objects, slack: 0) }
+    public func object(containing value: UInt64) -> Symbol? {
+        let tables = tables
+        return lookUp(value, in: tables.objects, slack: 0, stringsEnd: tables.stringsEnd)
+    }
 
-    private func lookUp(_ value: UInt64, in symbols: [Entry], slack: UInt64) -> Symbol? {
+    private func lookUp(_ value: UInt64, in symbols: [Entry], slack: UInt64, stringsEnd: Int) -> Symbol? {
         guard let index = symbols.lastIndex(startingAtOrBelow: value, start: \.value) else { return nil }
         let symbol = symbols[index]
         let size = UInt64(symbol.size)
         // A symbol without a size (hand-written assembly) holds what follows it up to `slack` bytes.
         let end = size > 0 ? symbol.value + size : symbol.value + slack
         guard value < end || (size == 0 && slack > 0 && value - symbol.value < slack) else { return nil }
-        return Symbol(value: symbol.value, size: size, name: name(at: Int(symbol.nameOffset)))
+        return Symbol(value: symbol.value, size: size, name: name(at: Int(symbol.nameOffset), stringsEnd: stringsEnd))
     }
 
     /// The NUL-terminated name at `offset` of the file, within the string table.
-    private func name(at offset: Int) -> String {
+    private func name(at offset: Int, stringsEnd: Int) -> String {
         guard let base = file?.bytes.baseAddress, offset < stringsEnd else { return "" }
         let length = strnlen(base.advanced(by: offset).assumingMemoryBound(to: CChar.self), stringsEnd - offset)
         return String(decoding: UnsafeRawBufferPointer(start: base.advanced(by: offset), count: length), as: UTF8.self)

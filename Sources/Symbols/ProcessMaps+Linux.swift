@@ -69,10 +69,25 @@ public struct ProcessMaps: Sendable {
         return regions[index]
     }
 
-    /// True when the `length` bytes from `address` lie in one readable mapping.
+    /// True when the `length` bytes from `address` are readable (in one readable mapping, or in readable mappings
+    /// that follow each other without a gap).
     public func isReadable(_ address: UInt64, length: Int) -> Bool {
-        guard let region = region(containing: address), region.isReadable else { return false }
-        return UInt64(length) <= region.end - address
+        length <= readableLength(from: address, atLeast: length)
+    }
+
+    /// How many bytes from `address` on are readable without a gap; reading stops counting past `atLeast`.
+    public func readableLength(from address: UInt64, atLeast wanted: Int = .max) -> Int {
+        guard var index = regions.lastIndex(startingAtOrBelow: address, start: \.start),
+            address < regions[index].end, regions[index].isReadable
+        else { return 0 }
+        var end = regions[index].end
+        while end - address < UInt64(wanted), index + 1 < regions.count, regions[index + 1].start == end,
+            regions[index + 1].isReadable
+        {
+            index += 1
+            end = regions[index].end
+        }
+        return Int(clamping: end - address)
     }
 
     /// True when `address` lies in a file-backed mapping (a loaded image).

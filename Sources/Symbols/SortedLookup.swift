@@ -1,7 +1,7 @@
 extension RandomAccessCollection where Index == Int {
     /// The index of the last element whose `start` is at or below `value`, in a collection sorted by `start`; nil when
     /// every element starts above it. The one search by address of the symbol tables, segments and mappings.
-    func lastIndex(startingAtOrBelow value: UInt64, start: (Element) -> UInt64) -> Int? {
+    package func lastIndex(startingAtOrBelow value: UInt64, start: (Element) -> UInt64) -> Int? {
         var low = startIndex
         var high = endIndex
         while low < high {

@@ -34,7 +34,7 @@ struct OneSymbolTableTests {
             ["leaks", path], environment: ["MEMHARNESS_AGENT_HEAP": "1", "MEMHARNESS_AGENT_STACK_SAMPLE_BYTES": "1"])
         try #require(outcome.status == 0 && !outcome.timedOut, "\(outcome.stdout)\(outcome.stderr)")
         let capture = try CaptureFile(path: path)
-        var naming = CaptureNaming(capture: capture, inspectsThisProcess: false)
+        var naming = CaptureNaming(capture: capture, memory: .none)
         let heapStacks = Set(try naming.snapshot().stacks)
         let modules = ModuleMap(loadedFiles: capture.modules.map { ($0.path, $0.baseAddress) }).modules
         let profile = try Attribution.profile(
