@@ -1,8 +1,8 @@
 # memharness: two commands do all the set-up on a fresh machine.
 #   make run    installs what is missing, builds (release), runs every scenario, writes Reports/latest/
 #   make test   installs what is missing, builds (debug) and runs the whole test suite, the example's included
-# Other targets: deps, build, example, docs, bench, bench-stability, bench-history, bench-corpus, soak, sample-report,
-# clean.
+# Other targets: deps, build, example, docs, bench, bench-stability, bench-history, bench-corpus, bench-naming, soak,
+# sample-report, clean.
 
 SWIFT        ?= swift
 # Debian packages the build and the tests need; installed only when missing (python3: the lint's
@@ -21,6 +21,7 @@ ARGS         ?=
 BENCH        ?=
 
 .PHONY: deps bench-deps build run test example docs soak lint format bench bench-stability bench-history bench-corpus sample-report clean
+.PHONY: bench-naming
 .PHONY: browser-deps browser-test
 
 # $(call install-missing,PACKAGES): apt-get install those of PACKAGES that are not installed.
@@ -149,6 +150,13 @@ bench-history: build
 bench-corpus: build
 	$(SWIFT) build -c release $(FRAME_POINTERS) --product memharness-bench
 	$(RELEASE_BIN)/memharness-bench corpus
+
+# How much of a heap is named: swift-package describe and swift-format held at their exit, their capture named from
+# their files alone and from their memory side by side; the subscriptions scenario's own captures beside the sample
+# report's; writes Reports/benchmarks/naming.md. About a minute after the build.
+bench-naming: build
+	$(SWIFT) build -c release $(FRAME_POINTERS) --product heap-graph-bench
+	python3 scripts/measure-naming.py --bin $(RELEASE_BIN)
 
 # Regenerates the committed sample report: three runs merged into one folder, so the report shows where the
 # memory is (allocation stacks, --attribute) for the scenarios whose strategies differ in where memory sits, and
