@@ -3,14 +3,14 @@ import Testing
 
 @testable import Symbols
 
-/// The files of a Swift program's frames, as a record of this machine names them.
+/// The files frames come from (the fold rules read a module by its file name only).
 private enum Paths {
-    static let executable = "/work/.build/debug/memharness"
-    static let swiftCore = "/opt/swift/usr/lib/swift/linux/libswiftCore.so"
-    static let libc = "/usr/lib/x86_64-linux-gnu/libc.so.6"
-    static let jemalloc = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"
-    static let agent = "/work/.build/debug/libmemharness-agent.so"
-    static let dispatch = "/opt/swift/usr/lib/swift/linux/libdispatch.so"
+    static let executable = "/srv/app/bin/app"
+    static let swiftCore = "/srv/toolchain/libswiftCore.so"
+    static let libc = "/lib/libc.so.6"
+    static let jemalloc = "/lib/libjemalloc.so.2"
+    static let agent = "/srv/app/bin/libmemharness-agent.so"
+    static let dispatch = "/srv/toolchain/libdispatch.so"
 }
 
 struct FoldTests {
