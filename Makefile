@@ -2,7 +2,7 @@
 #   make run    installs what is missing, builds (release), runs every scenario, writes Reports/latest/
 #   make test   installs what is missing, builds (debug) and runs the whole test suite, the example's included
 # Other targets: deps, build, example, docs, bench, bench-stability, bench-history, history-series, bench-corpus,
-# soak, sample-report, clean.
+# bench-naming, soak, sample-report, clean.
 
 SWIFT        ?= swift
 # Debian packages the build and the tests need; installed only when missing (python3: the lint's
@@ -21,7 +21,7 @@ ARGS         ?=
 BENCH        ?=
 
 .PHONY: deps bench-deps build run test example docs soak lint format bench bench-stability bench-history history-series
-.PHONY: bench-corpus sample-report clean
+.PHONY: bench-corpus bench-naming sample-report clean
 .PHONY: browser-deps browser-test
 
 # $(call install-missing,PACKAGES): apt-get install those of PACKAGES that are not installed.
@@ -163,6 +163,13 @@ history-series: build
 	$(SWIFT) build -c release $(FRAME_POINTERS) --product history-bench
 	scripts/record-history-series.sh .build/history-series > $(HISTORY_SERIES).new
 	mv $(HISTORY_SERIES).new $(HISTORY_SERIES)
+
+# How much of a heap is named: swift-package describe and swift-format held at their exit, their capture named from
+# their files alone and from their memory side by side; the subscriptions scenario's own captures beside the sample
+# report's; writes Reports/benchmarks/naming.md. About a minute after the build.
+bench-naming: build
+	$(SWIFT) build -c release $(FRAME_POINTERS) --product heap-graph-bench
+	python3 scripts/measure-naming.py --bin $(RELEASE_BIN)
 
 # Regenerates the committed sample report: three runs merged into one folder, so the report shows where the
 # memory is (allocation stacks, --attribute) for the scenarios whose strategies differ in where memory sits, and

@@ -122,17 +122,29 @@ let package = Package(
         .target(
             name: "Runner",
             dependencies: [
-                "Scenarios", "Measurement", "Attribution", "Reports", "WorkloadKit", "AllocatorProbe", "HarnessModel",
-                "CSystem", "ChildProcesses",
+                "Scenarios", "Measurement", "Attribution", "Symbols", "Reports", "WorkloadKit", "AllocatorProbe",
+                "HarnessModel", "CSystem", "ChildProcesses",
             ],
             swiftSettings: settings
         ),
 
+        // MARK: Symbols: the one symbol table (addresses -> module, function, file:line; demangling; fold rules)
+        // ELF symbol tables, llvm-symbolizer or addr2line (run through ChildProcesses), the return-address adjustment:
+        // what allocation profiles and heap graphs both name frames, roots and globals with.
+        .target(name: "Symbols", dependencies: ["HarnessModel", "ChildProcesses"], swiftSettings: settings),
+
+        // MARK: Swift's own reflection reader (libswiftRemoteMirror.so, dlopen'ed) over this or another process's memory
+        // Type names from metadata (generic instances included), fields and closure captures from the images'
+        // reflection sections. CSwiftRemoteMirror declares the library's types (the toolchain installs no header).
+        .target(name: "CSwiftRemoteMirror"),
+        .target(name: "SwiftReflection", dependencies: ["CSwiftRemoteMirror", "Symbols"], swiftSettings: settings),
+
         // MARK: Attribution: agent records -> symbolized, folded allocation profiles ("where the memory is")
-        .target(name: "Attribution", dependencies: ["HarnessModel", "ChildProcesses"], swiftSettings: settings),
+        .target(name: "Attribution", dependencies: ["HarnessModel", "Symbols"], swiftSettings: settings),
 
         // MARK: Heap graph: a heap capture -> reachability, leak groups (cycles), retaining paths, generations
-        .target(name: "HeapGraph", dependencies: ["HarnessModel", "Attribution"], swiftSettings: settings),
+        .target(
+            name: "HeapGraph", dependencies: ["HarnessModel", "Symbols", "SwiftReflection"], swiftSettings: settings),
 
         // MARK: Reports: run.json (the record) and its renderings (depend on the values only)
         .target(
@@ -143,7 +155,7 @@ let package = Package(
 
         // MARK: History: run records across commits -> a SQLite index -> series, change points (PELT), gates, diffs
         .target(
-            name: "History", dependencies: ["HarnessModel", "Verdicts", "FileIO", "Reports", "Attribution", "CSQLite"],
+            name: "History", dependencies: ["HarnessModel", "Verdicts", "FileIO", "Reports", "Symbols", "CSQLite"],
             swiftSettings: settings),
 
         // MARK: The command line over a catalog of workloads: `MemHarness.main(workloads:)`
@@ -281,7 +293,8 @@ let package = Package(
         ),
         // Spawns agent-probe with the built agent preloaded (`make test` builds both first).
         .testTarget(
-            name: "MemHarnessAgentTests", dependencies: ["TestSupport", "HeapGraph", "HarnessModel", "ChildProcesses"],
+            name: "MemHarnessAgentTests",
+            dependencies: ["TestSupport", "HeapGraph", "Attribution", "Symbols", "HarnessModel", "ChildProcesses"],
             swiftSettings: settings),
         // Spawns /bin/sh children: ends, signals, bounds, group kills, standard streams.
         .testTarget(
@@ -332,9 +345,15 @@ let package = Package(
         .testTarget(
             name: "HeapGraphTests", dependencies: ["HeapGraph", "HarnessModel", "WorkloadKit"], swiftSettings: settings),
         .testTarget(
-            name: "AttributionTests", dependencies: ["Attribution", "HarnessModel"], exclude: ["Golden"],
+            name: "AttributionTests", dependencies: ["Attribution", "Symbols", "HarnessModel"], exclude: ["Golden"],
             swiftSettings: settings
         ),
+        // Symbolizes this test bundle's own stacks with the machine's tools; reads its own symbol tables.
+        .testTarget(name: "SymbolsTests", dependencies: ["Symbols", "HarnessModel"], swiftSettings: settings),
+        // Names this test process's own objects, and a child's it holds, through libswiftRemoteMirror.so.
+        .testTarget(
+            name: "SwiftReflectionTests", dependencies: ["SwiftReflection", "Symbols", "ChildProcesses"],
+            swiftSettings: settings),
         .testTarget(
             name: "HistoryTests", dependencies: ["History", "HarnessModel", "Reports", "TestSupport", "WorkloadKit"],
             exclude: ["Fixtures"], swiftSettings: settings),

@@ -1,3 +1,5 @@
+import Symbols
+
 /// What the memharness agent wrote about one process: modules, sampled allocation stacks, and
 /// labelled marks of the live bytes per stack (the format of `notes/agent-contract.md`, version 1).
 ///
@@ -5,28 +7,6 @@
 /// nothing is netted against the baseline. `AllocationProfile` is what a reader wants; this is
 /// the input it is built from.
 public struct AgentRecord: Sendable, Hashable, Codable {
-    /// One executable segment of a loaded binary (`module loadBias start end path`).
-    public struct Module: Sendable, Hashable, Codable {
-        /// What was added to the binary's virtual addresses when it was loaded (0 for a non-PIE executable).
-        public var loadBias: UInt64
-        /// First address of the segment in the process.
-        public var start: UInt64
-        /// One past the last address of the segment.
-        public var end: UInt64
-        /// Path of the binary.
-        public var path: String
-
-        public init(loadBias: UInt64, start: UInt64, end: UInt64, path: String) {
-            self.loadBias = loadBias
-            self.start = start
-            self.end = end
-            self.path = path
-        }
-
-        /// True when `address` lies in this segment.
-        public func contains(_ address: UInt64) -> Bool { address >= start && address < end }
-    }
-
     /// One sampled allocation stack (`stack id address...`).
     public struct Stack: Sendable, Hashable, Codable {
         /// The agent's id of the stack, unique in the record.
@@ -105,7 +85,7 @@ public struct AgentRecord: Sendable, Hashable, Codable {
     /// Exact counts, nil unless the agent counted every allocation.
     public var exact: Exact?
     /// Executable segments, in record order.
-    public var modules: [Module]
+    public var modules: [LoadedModule]
     /// Stacks, in record order.
     public var stacks: [Stack]
     /// Marks, in record order (a label written twice appears twice).
@@ -113,7 +93,7 @@ public struct AgentRecord: Sendable, Hashable, Codable {
 
     public init(
         version: Int = 1, processID: Int? = nil, program: String? = nil, stackSampleBytes: Int = 0, exact: Exact? = nil,
-        modules: [Module] = [], stacks: [Stack] = [], marks: [Mark] = []
+        modules: [LoadedModule] = [], stacks: [Stack] = [], marks: [Mark] = []
     ) {
         self.version = version
         self.processID = processID
@@ -131,8 +111,8 @@ public struct AgentRecord: Sendable, Hashable, Codable {
     }
 
     /// The module segment holding `address`, nil when none does.
-    public func module(containing address: UInt64) -> Module? {
-        modules.first { $0.contains(address) }
+    public func module(containing address: UInt64) -> LoadedModule? {
+        ModuleMap(modules).module(containing: address)
     }
 }
 
@@ -238,9 +218,9 @@ extension AgentRecord {
                 allocationCalls: try count(fields[3], "allocation calls"))
         }
 
-        private func module(_ fields: [Substring], line: Substring) throws(AttributionError) -> Module {
+        private func module(_ fields: [Substring], line: Substring) throws(AttributionError) -> LoadedModule {
             try expectFields(fields, 5, "module LOAD_BIAS START END PATH")
-            let module = Module(
+            let module = LoadedModule(
                 loadBias: try address(fields[1], "load bias"), start: try address(fields[2], "start"),
                 end: try address(fields[3], "end"), path: rest(of: line, after: 4))
             guard module.start < module.end else {

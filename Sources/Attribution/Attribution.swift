@@ -1,13 +1,14 @@
 import HarnessModel
+import Symbols
 
 /// A profile with what the caller should know about how it was made.
 public struct AttributedProfile: Sendable, Hashable, Codable {
     /// The symbolized, folded live set at the peak.
     public var profile: AllocationProfile
     /// Tools missing or failing, modules without symbols, marks that could not be read; sorted.
-    public var diagnostics: [AttributionDiagnostic]
+    public var diagnostics: [SymbolDiagnostic]
 
-    public init(profile: AllocationProfile, diagnostics: [AttributionDiagnostic]) {
+    public init(profile: AllocationProfile, diagnostics: [SymbolDiagnostic]) {
         self.profile = profile
         self.diagnostics = diagnostics
     }
@@ -41,7 +42,7 @@ public enum Attribution {
         let peak = try peakMark(record, source: source)
         let used = Set(([peak] + iterationMarks(record).map(\.mark)).flatMap { $0.live.map(\.stackID) })
         let addresses = record.stacks.filter { used.contains($0.id) }.flatMap(\.returnAddresses)
-        let (frames, diagnostics) = symbolizer.symbolize(returnAddresses: addresses, modules: record.modules)
+        let (frames, diagnostics) = symbolizer.symbolize(returnAddresses: addresses, modules: ModuleMap(record.modules))
         let profile = try build(record, source: source, frames: frames, folder: folder)
         return AttributedProfile(
             profile: profile,

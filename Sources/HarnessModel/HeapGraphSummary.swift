@@ -109,6 +109,8 @@ public struct HeapCaptureSummary: Sendable, Hashable, Codable {
     /// Types left out by the bound, and their bytes.
     public var omittedTypes: Int
     public var omittedTypeBytes: Int
+    /// How much of the capture was named, and why the rest was not; nil in a summary written before it was kept.
+    public var naming: HeapNamingSummary?
 
     public init(label: String, timeNanoseconds: Int64) {
         self.label = label

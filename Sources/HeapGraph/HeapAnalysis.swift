@@ -81,6 +81,7 @@ public enum HeapAnalysis {
         summary.liveBlocks = snapshot.blockCount
         summary.liveBytes = snapshot.sizes.reduce(0) { $0 + Int($1) }
         summary.rootCount = snapshot.roots.count
+        summary.naming = snapshot.naming
         for block in 0..<snapshot.blockCount {
             if reach.isReached(block) {
                 summary.reachableBlocks += 1

@@ -45,6 +45,9 @@ public struct HeapSnapshot: Sendable {
     /// The roots, in canonical order (globals first).
     public let roots: [HeapSnapshotRoot]
 
+    /// How much of the capture its reader could name, and why not the rest; nil for a graph not read from a capture.
+    public let naming: HeapNamingSummary?
+
     /// The "no index" marker of `stackIndices` and `edgeFieldNames`.
     public static let none = UInt32.max
 
@@ -61,7 +64,8 @@ public struct HeapSnapshot: Sendable {
 
     init(
         label: String, timeNanoseconds: Int64, names: [String], stacks: [[String]], blocks: HeapBlockColumns,
-        edgeStart: ContiguousArray<UInt32>, edges: HeapEdgeColumns, roots: [HeapSnapshotRoot]
+        edgeStart: ContiguousArray<UInt32>, edges: HeapEdgeColumns, roots: [HeapSnapshotRoot],
+        naming: HeapNamingSummary?
     ) {
         self.label = label
         self.timeNanoseconds = timeNanoseconds
@@ -78,6 +82,7 @@ public struct HeapSnapshot: Sendable {
         edgeKinds = edges.kinds
         edgeFieldNames = edges.fieldNames
         self.roots = roots
+        self.naming = naming
     }
 
     /// The block at `address` exactly (a block's start), or nil.

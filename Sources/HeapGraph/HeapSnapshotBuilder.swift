@@ -21,6 +21,8 @@ public struct HeapSnapshotBuilder: Sendable {
     public var edges = HeapEdgeColumns()
     /// Roots; `block` is a builder index.
     public var roots: [HeapSnapshotRoot] = []
+    /// How much of the capture was named (set by the capture's reader).
+    public var naming: HeapNamingSummary?
     private var nameIndices: [String: UInt32] = [:]
     private var stackIndices: [[String]: UInt32] = [:]
 
@@ -125,7 +127,7 @@ public struct HeapSnapshotBuilder: Sendable {
         let sortedRoots = canonicalRoots(newIndex: newIndex, addresses: ordered.addresses)
         return HeapSnapshot(
             label: label, timeNanoseconds: timeNanoseconds, names: names, stacks: stacks, blocks: ordered,
-            edgeStart: edgeStart, edges: rows, roots: sortedRoots)
+            edgeStart: edgeStart, edges: rows, roots: sortedRoots, naming: naming)
     }
 }
 

@@ -6,6 +6,8 @@ import WorkloadKit
 // heap-graph-bench: the heap graph's analysis on a synthetic heap, timed, with its memory beside the snapshot's.
 //
 //   heap-graph-bench [--blocks N] [--edges N] [--rounds N] [--leaked PERCENT]
+//   heap-graph-bench name CAPTURE [PID]      a capture named from its files, and from its held process's memory
+//                                            (NamingShare.swift; scripts/measure-naming.py drives it)
 //
 // Builds a snapshot of N blocks (default 1,000,000) and about M edges (default 3,000,000, listed by source as a
 // capture reader walks each block's words): all but PERCENT% (default 10) of the blocks reachable from 2,000
@@ -83,6 +85,7 @@ func syntheticHeap(blocks: Int, edges: Int, leakedPercent: Int) throws -> HeapSn
 
 func snapshotBytes(_ snapshot: HeapSnapshot) -> Int { snapshot.columnBytes }
 
+if CommandLine.arguments.dropFirst().first == "name" { exit(runNamingShare(Array(CommandLine.arguments.dropFirst(2)))) }
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
 var (blocks, edges, rounds, leakedPercent) = (1_000_000, 3_000_000, 3, 10)
 while let argument = arguments.next() {

@@ -1,6 +1,6 @@
-import Attribution
 import Foundation
 import HarnessModel
+import Symbols
 
 /// Reads a run's provenance from git and from the CI environment; every field can be given instead.
 public enum ProvenanceReader {

@@ -105,28 +105,29 @@ extension Agent {
         return .failed(HeapCaptureFailure(label: label, reason: reason, detail: detail))
     }
 
-    /// A capture `writeHeapCapture` appended to `descriptor` (of this process), read and named. Naming reads the type
-    /// metadata the blocks point at, which lives as long as the process: it can be read any time after it was written.
+    /// A capture `writeHeapCapture` appended to `descriptor` (of this process), read and named from this process's
+    /// memory: the type metadata the blocks point at lives as long as the process, so it can be read any time after it
+    /// was written.
     public static func readHeapCapture(descriptor: Int32, extent: CaptureExtent, label: String) -> HeapCaptureResult {
-        name(ofThisProcess: true, label: label) { () throws(CaptureFileError) in
+        name(memory: .thisProcess, label: label) { () throws(CaptureFileError) in
             try CaptureFile(descriptor: descriptor, offset: extent.offset, length: extent.length)
         }
     }
 
-    /// A capture the agent of another process wrote to `path` (a program's capture at exit), read and named from the
-    /// program's modules (its symbols, not its memory).
-    public static func readHeapCapture(at path: String, label: String) -> HeapCaptureResult {
-        name(ofThisProcess: false, label: label) { () throws(CaptureFileError) in try CaptureFile(path: path) }
+    /// A capture the agent of another process wrote to `path` (a program's capture at exit), read and named from
+    /// `memory`: the program's own while it is held at its exit, else nothing but its modules' symbols.
+    public static func readHeapCapture(at path: String, label: String, memory: CaptureMemory) -> HeapCaptureResult {
+        name(memory: memory, label: label) { () throws(CaptureFileError) in try CaptureFile(path: path) }
     }
 
     private static func name(
-        ofThisProcess: Bool, label: String, _ read: () throws(CaptureFileError) -> CaptureFile
+        memory: CaptureMemory, label: String, _ read: () throws(CaptureFileError) -> CaptureFile
     ) -> HeapCaptureResult {
         asHarness {
             do {
                 // Read in chunks straight into the snapshot's columns: neither the file nor a copy of its blocks is
                 // held.
-                var naming = CaptureNaming(capture: try read(), inspectsThisProcess: ofThisProcess)
+                var naming = CaptureNaming(capture: try read(), memory: memory)
                 return .snapshot(try naming.snapshot())
             } catch {
                 return .failure(HeapCaptureFailure(label: label, reason: .unreadable, detail: "\(error)"))

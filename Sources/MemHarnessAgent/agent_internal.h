@@ -412,6 +412,10 @@ MH_HIDDEN void mh_put_address(struct mh_writer *writer, uint64_t value);
 MH_HIDDEN void mh_put_path(struct mh_writer *writer, const char *path);  // a newline in it becomes '?'
 MH_HIDDEN void mh_put_key(struct mh_writer *writer, const char *key, int64_t value);  // "key value\n"
 
+// ---- Held at exit for the capture's reader (hold.c) ----------------------------------------------
+// The exit path's last step: waits for MEMHARNESS_AGENT_HOLD_AT_EXIT's reader (every file is written by then).
+MH_HIDDEN void mh_hold_at_exit(int status, const struct mh_stopped *caller);
+
 // ---- Text helpers (no stdio: nothing here may allocate) -----------------------------------------
 MH_HIDDEN bool mh_expand_path(const char *pattern, char *out, size_t capacity);
 MH_HIDDEN bool mh_pattern_has_pid(const char *pattern);

@@ -39,7 +39,8 @@
 static bool no_init(void) { return true; }
 
 // The table. A module's place in it is its place in the lock order and in the exit order: the capture at exit first
-// (the heap as the program left it), then the sampler's last sample and its `x` line, then the record.
+// (the heap as the program left it), then the sampler's last sample and its `x` line, then the record, and last the
+// hold for the capture's reader (the process stays alive, its files written, while its memory is read).
 static const struct mh_module modules[] = {
     {"exact counts", mh_counts_init, NULL, NULL, mh_counts_child, NULL},
     {"heap capture", no_init, NULL, NULL, NULL, mh_capture_at_exit},
@@ -47,6 +48,7 @@ static const struct mh_module modules[] = {
     {"marks and record", mh_marks_init, mh_marks_lock, mh_marks_unlock, mh_marks_child, mh_record_at_exit},
     {"stacks", mh_stacks_init, mh_stacks_lock, mh_stacks_unlock, mh_stacks_child, NULL},
     {"live blocks", no_init, mh_blocks_lock, mh_blocks_unlock, mh_blocks_child, NULL},
+    {"hold for the reader", no_init, NULL, NULL, NULL, mh_hold_at_exit},
 };
 #define MODULE_COUNT (sizeof(modules) / sizeof(modules[0]))
 

@@ -1,6 +1,7 @@
 import Attribution
 import Foundation
 import HarnessModel
+import Symbols
 import WorkloadKit
 
 /// Turns the agent's record of an attributed case into the case's allocation profile: symbolized,
@@ -14,7 +15,7 @@ enum CaseAttribution {
         do {
             let text = try String(contentsOfFile: recordFile, encoding: .utf8)
             let record = try AgentRecord.parse(text, source: "record of \(label)")
-            let symbolizer = Symbolizer.system(environment: ProcessInfo.processInfo.environment)
+            let symbolizer = Symbolizer.shared
             let attributed = try Attribution.profile(record, source: "record of \(label)", symbolizer: symbolizer)
             var profile = attributed.profile
             let leaks = Attribution.leakSites(

@@ -8,11 +8,16 @@ extension ProgramCase {
     /// that exits normally writes its own).
     var heapCapturePattern: String { "\(work.root)/heap.%p" }
 
-    /// The heap graph of the program started as `pid`: its capture at exit, analysed here. The capture is of another
-    /// process, so its blocks are named from the modules' symbols only (roots, stacks), not from live metadata.
-    func heapGraphAtExit(pid: Int32, termination: TerminationStatus?) -> HeapGraphSummary {
+    /// The capture process `pid` writes at its exit.
+    func heapCapturePath(of pid: Int32) -> String { "\(work.root)/heap.\(pid)" }
+
+    /// The heap graph of the program started as `pid`: its capture at exit, analysed here, its blocks named from
+    /// `memory`: the program's own while it is held at its exit (`ExitHold`), else nothing but its files' symbols.
+    func heapGraphAtExit(pid: Int32, termination: TerminationStatus? = nil, memory: CaptureMemory = .none)
+        -> HeapGraphSummary
+    {
         let label = "at exit"
-        let path = "\(work.root)/heap.\(pid)"
+        let path = heapCapturePath(of: pid)
         guard FileManager.default.fileExists(atPath: path) else {
             let why: String
             switch termination {
@@ -29,7 +34,7 @@ extension ProgramCase {
         }
         defer { try? FileManager.default.removeItem(atPath: path) }
         var tracker = HeapGenerationTracker(options: HeapAnalysisOptions(retainedBy: spec.heapGraph?.retainedBy ?? []))
-        tracker.add(Agent.readHeapCapture(at: path, label: label), isGeneration: false)
+        tracker.add(Agent.readHeapCapture(at: path, label: label, memory: memory), isGeneration: false)
         var summary = tracker.summary
         // The program's process started with an empty heap: nothing was unreachable before its work.
         summary.unreachableBefore = .none

@@ -3,6 +3,7 @@ import Attribution
 import ChildProcesses
 import Foundation
 import HarnessModel
+import HeapGraph
 import Synchronization
 import WorkloadKit
 
@@ -30,8 +31,9 @@ struct ProgramCase {
         let harnessRSSBytes = (try? KernelMemory.status().rssBytes) ?? 0
         let child: ChildProcess
         let waited: BoundedWait
+        let heldHeapGraph: HeapGraphSummary?
         do {
-            (child, waited) = try runToEnd(program)
+            (child, waited, heldHeapGraph) = try runToEnd(program)
         } catch {
             return .notMeasured(reason: error.description)
         }
@@ -54,7 +56,9 @@ struct ProgramCase {
             samples, usage: usage, harnessRSSBytes: harnessRSSBytes, exact: exact.figures, report: programReport,
             requestedIntervalNanoseconds: spec.samplingIntervalNanoseconds
         ).adding(
-            heapGraph: spec.heapGraph.map { _ in heapGraphAtExit(pid: child.pid, termination: ended?.termination) })
+            heapGraph: spec.heapGraph.map { _ in
+                heldHeapGraph ?? heapGraphAtExit(pid: child.pid, termination: ended?.termination)
+            })
         guard let ended else {
             return .timedOut(limitNanoseconds: spec.timeoutNanoseconds, measurements: measurements)
         }
@@ -74,8 +78,9 @@ struct ProgramCase {
         }
     }
 
-    /// The launcher's environment plus the agent's sampler, sample stream, record and clock.
-    func agentEnvironment() -> [String: String] {
+    /// The launcher's environment plus the agent's sampler, sample stream, record and clock, and the socket the agent
+    /// waits on at exit for the heap capture's reader (`hold`).
+    func agentEnvironment(hold: String? = nil) -> [String: String] {
         var variables = environment
         let interval =
             spec.samplingIntervalNanoseconds > 0 ? spec.samplingIntervalNanoseconds : Self.idleIntervalNanoseconds
@@ -88,13 +93,18 @@ struct ProgramCase {
         if variables["PYTHONMALLOC"] == nil { variables["PYTHONMALLOC"] = "malloc" }
         if recordsExactCounts { variables["MEMHARNESS_AGENT_RECORD"] = "\(work.root)/record.%p" }
         if spec.heapGraph != nil { variables["MEMHARNESS_AGENT_HEAP_AT_EXIT"] = heapCapturePattern }
+        if let hold { variables["MEMHARNESS_AGENT_HOLD_AT_EXIT"] = hold }
         return variables
     }
 
     /// Starts the program and waits for it (at most the case's timeout). Its output goes to the case's folder; the
     /// first measured run of a program that passes its output through writes to this process's standard output as it
     /// runs, and its standard error to both this process's and the folder's (whose last lines the report quotes).
-    func runToEnd(_ program: ProgramInvocation) throws(ChildProcessError) -> (ChildProcess, BoundedWait) {
+    /// With a heap graph, the program is held at its exit while its capture is named from its memory: that graph
+    /// comes back with it (nil when the program was not held).
+    func runToEnd(_ program: ProgramInvocation) throws(ChildProcessError)
+        -> (ChildProcess, BoundedWait, HeapGraphSummary?)
+    {
         let passThrough = program.passesOutputThrough && spec.repetition == 1 && spec.instrumentationLabel == nil
         let stdout = passThrough ? -1 : open(work.stdout, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         let stderr = open(work.stderr, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
@@ -103,20 +113,27 @@ struct ProgramCase {
             if stderr >= 0 { close(stderr) }
         }
         let tee = passThrough && stderr >= 0 ? try OutputTee(copyingTo: [STDERR_FILENO, stderr]) : nil
+        let hold = spec.heapGraph != nil ? ExitHold<HeapGraphSummary>() : nil
+        defer { _ = hold?.finish() }
         let child: ChildProcess
         do {
             child = try ChildProcess.spawn(
-                path: program.executable, arguments: program.arguments, environment: agentEnvironment(),
+                path: program.executable, arguments: program.arguments, environment: agentEnvironment(hold: hold?.name),
                 stdout: passThrough ? STDOUT_FILENO : (stdout >= 0 ? stdout : nil),
                 stderr: tee?.input ?? (stderr >= 0 ? stderr : nil), workingDirectory: program.workingDirectory)
         } catch {
             tee?.finish()
             throw error
         }
+        hold?.serve(program: child.pid) { [self] pid in
+            FileManager.default.fileExists(atPath: heapCapturePath(of: pid))
+                ? heapGraphAtExit(pid: pid, memory: .process(pid: pid)) : nil
+        }
         // The child holds its own copy of the pipe now; the copy stops at the end of what it (and its group) wrote.
         tee?.closeInput()
         defer { tee?.finish() }
-        return (child, try child.wait(upTo: spec.timeoutNanoseconds))
+        let waited = try child.wait(upTo: spec.timeoutNanoseconds)
+        return (child, waited, hold?.finish())
     }
 
     /// The exact figures of the program (the sum over its processes for a tree, see `treeExact`) and, for a tree

@@ -1,5 +1,6 @@
 import Attribution
 import HarnessModel
+import Symbols
 import Testing
 
 struct ProfileBuildTests {

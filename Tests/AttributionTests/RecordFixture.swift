@@ -1,5 +1,6 @@
 import Attribution
 import Foundation
+import Symbols
 import Testing
 
 /// A made-up record of a live-query case, and made-up frames for its addresses (what a symbolizer

@@ -1,4 +1,5 @@
 import Attribution
+import Symbols
 import Testing
 
 struct RecordTests {

@@ -86,13 +86,16 @@ import WorkloadKit
         }
         #expect(fileEdges.count == 59_997 && fileEdges == byteEdges)
 
-        var naming = CaptureNaming(capture: fromFile, inspectsThisProcess: false)
+        var naming = CaptureNaming(capture: fromFile, memory: .none)
         let snapshot = try naming.snapshot()
         #expect(snapshot.blockCount == 30_000 && snapshot.edgeCount == 59_997)
         #expect(snapshot.sizes[3] == 5 << 30 && snapshot.sizes[4] == 64)
         #expect(snapshot.edgeStart[1] == 2 && snapshot.edgeTargets[0] == 1 && snapshot.edgeByteOffsets[1] == 24)
         let summary = HeapAnalysis.analyse(snapshot).summary
         #expect(summary.reachableBlocks == 30_000 && summary.leakedBlocks == 0)
+        // Without the process's memory its blocks are named from its files only, and the summary says so.
+        #expect(summary.naming?.source == .filesOnly)
+        #expect(summary.naming?.unnamed.map(\.reason) == [.processMemoryUnavailable])
         #expect(summary.liveBytes == 29_999 * 64 + 5 << 30)
     }
 

@@ -22,7 +22,7 @@ struct HeapCaptureTests {
         #expect(outcome.line("capture") == ["capture", "rc", "0"])
         let data = try Data(contentsOf: URL(fileURLWithPath: path))
         let file = try data.withUnsafeBytes { bytes in try CaptureFile(bytes: bytes) }
-        var naming = CaptureNaming(capture: file, inspectsThisProcess: false)
+        var naming = CaptureNaming(capture: file, memory: .none)
         let snapshot = try naming.snapshot()
         return (snapshot, HeapAnalysis.analyse(snapshot).summary)
     }

@@ -69,6 +69,36 @@ struct ProgramHeapGraphTests {
         #expect(emptyCapture.liveBlocks > 100 && emptyCapture.leakedBlocks == 0, "\(emptyCapture.groups)")
     }
 
+    /// A Swift program's own heap objects, named from outside: the program is held at its exit while its memory is read
+    /// (generic instances, closures, boxes, tasks and their frames have no symbol; their metadata is in its memory).
+    @Test func aSwiftProgramsObjectsAreNamedFromItsMemoryAtExit() throws {
+        let trial = try ProgramTrial()
+        defer { trial.remove() }
+        let fixtures = CommandLineTests.binary(named: "heap-fixtures")
+        try #require(FileManager.default.isExecutableFile(atPath: fixtures), "`make test` builds heap-fixtures")
+        let outcome = try trial.memharness(
+            ["profile", "--heap-graph", "--out", trial.out, "--", fixtures, "swift-kinds"],
+            environment: ["MEMHARNESS_AGENT_HEAP": "1"])
+        #expect(outcome.status == 2, "\(outcome.stdout)\(outcome.stderr)")
+        let record = try ReportFolder.read(trial.out)
+        let capture = try #require(record.report.scenarios.first?.attributedCases.first?.measurements?.heapGraph?.last)
+        let naming = try #require(capture.naming)
+        #expect(naming.source == .heldProcess)
+        // The probe sees the program's Swift objects (its runtime's as well as the fixtures') ...
+        #expect(naming.swiftObjectBlocks > 100, "\(naming)")
+        // ... names at least 90% of them by their Swift type, and each kind of the fixtures as Swift names it.
+        #expect(Double(naming.swiftObjectsNamedByType) >= 0.9 * Double(naming.swiftObjectBlocks), "\(naming)")
+        let names = Set(capture.groups.flatMap(\.types).map(\.type.name))
+        let expected: Set<String> = [
+            "[heap_fixtures.Document]", "[String : heap_fixtures.Image]",
+            "closure #1 in bindController(_:log:threshold:)",
+            "box of heap_fixtures.Counter?", "box of Int", "AsyncStream<Int>._Storage",
+            "Task running closure #1 in Worker.start(on:)", "CheckedContinuationCanary",
+        ]
+        #expect(names.isSuperset(of: expected), "missing: \(expected.subtracting(names))")
+        #expect(capture.cycleCount >= 6)
+    }
+
     @Test func anExpectationOnACommandIsAssessedByItsHeapGraph() throws {
         let trial = try ProgramTrial()
         defer { trial.remove() }

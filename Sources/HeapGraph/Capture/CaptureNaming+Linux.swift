@@ -1,52 +1,109 @@
-import Attribution
 import Foundation
 import HarnessModel
+import SwiftReflection
+import Symbols
 
 #if canImport(Glibc)
     import Glibc
 #endif
 
-/// Names a capture of this very process: Swift types from their metadata, fields from the reflection metadata,
-/// side tables and `weak` references from the refcount word, C++ objects from their vtable, roots and stacks
-/// from the modules' symbol tables. Must run in the process the capture was taken of, soon after it (it reads
-/// the metadata the blocks point at); every read is checked against the process's readable mappings first.
+/// Whose memory a capture's reader may read to name its blocks.
+public enum CaptureMemory: Sendable, Hashable {
+    /// The capture is of this very process: its metadata is in this process's memory.
+    case thisProcess
+    /// The capture is of process `pid`, held at its exit until naming is done (`/proc/PID/mem` is read).
+    case process(pid: Int32)
+    /// The capture's process has ended: blocks are named from its files' symbols only.
+    case none
+}
+
+/// Names a heap capture as Swift names it: every block that starts with Swift metadata by its type (generic
+/// arguments included, `[App.Document]` for the storage of an array of documents), closure contexts by the function
+/// they belong to and their captures, boxes by their value's type, tasks by their entry function, fields of classes
+/// from the reflection metadata, side tables and `weak` references from the refcount word, C++ objects by their
+/// vtable; roots, frames and allocation stacks through `Symbols`, as allocation profiles name them.
 ///
-/// How a block is recognised as a Swift heap object (stdlib/public/SwiftShims/HeapObject.h): its first word is
-/// a metadata pointer. For a class instance the metadata's kind word is 0 (no Objective-C interop), its nominal
-/// type descriptor (at +40) lies in a loaded image and says "class" (kind 16), and the instance size it states
-/// (at +24) fits in the block; closure contexts, boxes and tasks have metadata kinds 0x400, 0x500 and 0x502. The
-/// second word is the inline refcount; with its two top bits set it holds a side table's address shifted right
+/// Types and fields are read by Swift's own reflection reader (`SwiftReflector`, over `libswiftRemoteMirror.so`) from
+/// the memory of the process the capture was taken of: this process, or another one held at its exit. Without that
+/// memory (the process has ended), a class instance is named by its metadata's symbol and a C++ object by its
+/// vtable's; generic instances, closures, boxes and tasks are then unnamed blocks, and the naming summary says why.
+///
+/// How a block is recognised as a Swift heap object (stdlib/public/SwiftShims/HeapObject.h): its first word is a
+/// metadata pointer. For a class instance the metadata's kind word is 0 (no Objective-C interop), its nominal type
+/// descriptor (at +40) lies in a loaded image and says "class" (kind 16), and the instance size it states (at +24)
+/// fits in the block; closure contexts and fixed boxes have metadata kind 0x400, generic boxes 0x500, tasks 0x502.
+/// The second word is the inline refcount; with its two top bits set it holds a side table's address shifted right
 /// by 3 (RefCount.h), and the side table's first word points back at the object.
 public struct CaptureNaming {
-    private let capture: CaptureFile
-    private let inspectsThisProcess: Bool
-    private let mappings: ProcessMappings
-    private var symbols: [Int: ELFSymbols] = [:]
-    private var demangled: [String: String] = [:]
-    private var types: [UInt64: TypeInfo?] = [:]
-    /// Each return address of the capture's stacks, named once (every block has a stack: thousands of stacks share
-    /// their outer frames): its function, and whether it is a leading allocator or library frame; nil: no symbol.
-    private var returnAddresses: [UInt64: (name: String, leading: Bool)?] = [:]
-    private let demangler = SwiftDemangler(methods: [.runtimeSimplified, .runtimeFull])
-    /// Type names keep their module (`App.Screen`), as the runtime's own names of this process's types do.
-    private let typeDemangler = SwiftDemangler(methods: [.runtimeFull])
+    let capture: CaptureFile
+    /// The memory of the capture's process, nil when it could not be read.
+    let memory: TargetMemory?
+    /// Swift's reflection reader over `memory`; nil without memory or without the library (`reflectionProblem`).
+    let reflector: SwiftReflector?
+    /// Why there is no reflector although there is memory.
+    let reflectionProblem: ReflectionUnavailable?
+    /// Where the names come from, for the naming summary.
+    let source: HeapNamingSource
+    /// The capture's modules, each file's segments where the capture says it was loaded.
+    let modules: ModuleMap
+    /// Names frames, roots and symbols, as allocation profiles name them.
+    let symbolizer: Symbolizer
+    /// Type names from symbols keep their module (`App.Screen`), as the runtime's own names do.
+    let typeDemangler = SwiftDemangler(methods: [.runtimeFull])
 
-    /// What one metadata pointer says of the blocks that start with it.
+    /// What one metadata pointer (or vtable) says of the blocks that start with it.
     struct TypeInfo {
         var kind: HeapBlockKind
         var name: String
-        /// (byte offset, field name, the field is `unowned`), sorted by offset.
-        var fields: [(offset: UInt64, name: String, unowned: Bool)] = []
+        /// Fields (a class's) or captures (a closure context's), sorted by offset.
+        var fields: [Field] = []
+        /// The blocks are Swift heap objects.
+        var isSwiftObject = false
+        /// Named by what the blocks are (a type, a function); false for a name that only says what kind they are.
+        var isTyped = true
+        /// A closure context (or fixed box) whose function a reference to it names (`functionBeside`).
+        var awaitsFunction = false
+        /// Array storage whose elements the runtime erased to `AnyObject`: the elements say what it holds.
+        var erasesElements = false
+        /// An async task, named by its entry function block by block.
+        var isTask = false
+        /// The smallest block an instance fits in (a class's instance size), 0 when any block does.
+        var instanceBytes: UInt64 = 0
     }
 
-    /// Names `capture`. With `inspectsThisProcess` (the capture is of this process, just taken), types are named
-    /// from the metadata in memory; without it (a capture another program wrote) roots, stacks and types are named
-    /// from the modules' files (a class instance by its metadata's symbol, a C++ object by its vtable's), fields
-    /// are not, and every other block is an unnamed block of its size.
-    public init(capture: CaptureFile, inspectsThisProcess: Bool) {
+    /// A stored field or a capture, and how it holds what it points at.
+    struct Field {
+        var offset: UInt64
+        var name: String
+        var ownership: ReflectedField.Ownership
+    }
+
+    /// Names `capture`, reading `memory` for its types and fields.
+    public init(capture: CaptureFile, memory: CaptureMemory, symbolizer: Symbolizer = .shared) {
         self.capture = capture
-        self.inspectsThisProcess = inspectsThisProcess
-        mappings = inspectsThisProcess ? ProcessMappings.current() : ProcessMappings(mappings: [])
+        self.symbolizer = symbolizer
+        // The loader names the main executable with an empty path; the agent writes its file's path instead.
+        let images = capture.modules.map { ($0.path.isEmpty ? "/proc/self/exe" : $0.path, $0.baseAddress) }
+        modules = ModuleMap(loadedFiles: images)
+        switch memory {
+        case .thisProcess: self.memory = TargetMemory()
+        case .process(let pid): self.memory = TargetMemory(pid: pid)
+        case .none: self.memory = nil
+        }
+        source =
+            self.memory == nil ? .filesOnly : (self.memory?.isThisProcess == true ? .thisProcess : .heldProcess)
+        var problem: ReflectionUnavailable?
+        if let target = self.memory {
+            do {
+                reflector = try SwiftReflector(memory: target, images: images.map { (path: $0.0, loadBias: $0.1) })
+            } catch {
+                reflector = nil
+                problem = error
+            }
+        } else {
+            reflector = nil
+        }
+        reflectionProblem = problem
     }
 
     /// The capture as a named, canonical graph. The blocks and edges are read from the capture one at a time
@@ -55,13 +112,18 @@ public struct CaptureNaming {
         var builder = HeapSnapshotBuilder(label: capture.label, timeNanoseconds: capture.timeNanoseconds)
         builder.reserve(blocks: capture.blockCount, edges: capture.edgeCount)
         var stackIndex: [UInt32: UInt32] = [:]
-        for (id, frames) in capture.stacks { stackIndex[id] = builder.addStack(stackFrames(frames)) }
+        let (frames, _) = symbolizer.symbolize(returnAddresses: capture.stacks.values.joined(), modules: modules)
+        for (id, addresses) in capture.stacks { stackIndex[id] = builder.addStack(Self.stackText(addresses, frames)) }
         do {
-            let infos = try readBlocks(into: &builder.blocks, stackIndex: stackIndex)
+            var table = try readBlocks(into: &builder.blocks, stackIndex: stackIndex)
+            try readEdges(into: &builder, table: &table)
+            nameUnreferencedContexts(builder.blocks, &table)
+            table.refine(&builder.blocks)
+            valueFields(ofBoxes: table, &builder)
+            builder.naming = namingSummary(builder.blocks, table)
             let unnamed = builder.intern("")
-            let infoNames = infos.map { builder.intern($0.name) }
-            try readEdges(into: &builder, infos: infos)
-            // The type column held indices into `infos` while the edges needed them: now into the names.
+            let infoNames = table.infos.map { builder.intern($0.name) }
+            // The type column held indices into the type table while the edges needed them: now into the names.
             for block in builder.blocks.typeNames.indices {
                 let info = builder.blocks.typeNames[block]
                 builder.blocks.typeNames[block] = info == HeapSnapshot.none ? unnamed : infoNames[Int(info)]
@@ -79,13 +141,12 @@ public struct CaptureNaming {
     // MARK: Blocks
 
     /// Reads the blocks into `columns`, each named as it comes: a million blocks share a few hundred types, each
-    /// named once. Until the edges are read, `typeNames` holds each block's index into the returned types
+    /// named once. Until the names are final, `typeNames` holds each block's index into the returned table
     /// (`HeapSnapshot.none`: unnamed).
     private mutating func readBlocks(
         into columns: inout HeapBlockColumns, stackIndex: [UInt32: UInt32]
-    ) throws(CaptureFileError) -> [TypeInfo] {
-        var infos: [TypeInfo] = []
-        var indexOfWord: [UInt64: UInt32] = [:]
+    ) throws(CaptureFileError) -> TypeTable {
+        var table = TypeTable()
         // Blocks whose refcount word may hold a side table's address, with that address (few: objects that are
         // referenced weakly, and data whose second word has its two top bits set).
         var refcounts: [(block: Int, sideTable: UInt64)] = []
@@ -95,100 +156,70 @@ public struct CaptureNaming {
             columns.sizes.append(block.sizeBytes)
             columns.stackIndices.append(
                 block.stackID == 0 ? HeapSnapshot.none : stackIndex[block.stackID] ?? HeapSnapshot.none)
-            columns.typeNames.append(type(of: block, infos: &infos, indexOfWord: &indexOfWord))
-            if inspectsThisProcess && block.secondWord >> 62 == 3 {
+            columns.typeNames.append(type(of: block, index: index, table: &table))
+            if memory != nil && block.secondWord >> 62 == 3 {
                 refcounts.append((index, (block.secondWord & 0x3FFF_FFFF_FFFF_FFFF) << 3))
             }
         }
-        if inspectsThisProcess {
+        if memory != nil {
             // Side tables: named from their object's refcount word, once every object is known.
-            let sideTable = UInt32(infos.count)
-            infos.append(TypeInfo(kind: .sideTable, name: "side table"))
+            let sideTable = table.add(TypeInfo(kind: .sideTable, name: "side table"))
             for (block, address) in refcounts {
                 let type = columns.typeNames[block]
-                guard type != HeapSnapshot.none, infos[Int(type)].kind != .cxxObject,
+                guard type != HeapSnapshot.none, table.infos[Int(type)].isSwiftObject,
                     let side = Self.block(at: address, in: columns.addresses),
                     columns.typeNames[side] == HeapSnapshot.none
                 else { continue }
                 columns.typeNames[side] = sideTable
             }
         }
+        nameMetadataPools(&columns, &table)
         for type in columns.typeNames {
-            columns.kinds.append(type == HeapSnapshot.none ? .unknown : infos[Int(type)].kind)
+            columns.kinds.append(type == HeapSnapshot.none ? .unknown : table.infos[Int(type)].kind)
         }
-        return infos
+        return table
     }
 
-    /// The index in `infos` of the type of `block` (added when new), or `HeapSnapshot.none`. In this process a
-    /// block is named from the metadata or vtable its first word points at; in another process's capture from the
-    /// modules' symbol tables alone: a block whose first word is the address of a class's metadata (a `…CN`/`…CMf`
-    /// symbol) or a C++ vtable is an instance of it. A class whose metadata the runtime makes at run time (a generic
-    /// class) has no symbol: its blocks stay unnamed there.
-    private mutating func type(
-        of block: CaptureFile.Block, infos: inout [TypeInfo], indexOfWord: inout [UInt64: UInt32]
-    ) -> UInt32 {
-        let first = block.firstWord
-        if inspectsThisProcess {
-            guard mappings.isReadable(first, length: 8) else { return HeapSnapshot.none }
-        } else {
-            guard first >= 4096 else { return HeapSnapshot.none }  // a small integer, not an address
+    /// The blocks Swift objects' metadata lies in: the runtime makes the metadata of generic types (and others) at run
+    /// time in pools it allocates from malloc, 16 KiB at a time.
+    private func nameMetadataPools(_ columns: inout HeapBlockColumns, _ table: inout TypeTable) {
+        let metadata = table.indexOfWord.filter {
+            $0.value != HeapSnapshot.none && table.infos[Int($0.value)].isSwiftObject
         }
+        guard memory != nil, !metadata.isEmpty else { return }
+        let pool = table.add(TypeInfo(kind: .unknown, name: "Swift type metadata (the runtime's allocation pool)"))
+        for word in metadata.keys.sorted() {
+            guard let block = columns.addresses.lastIndex(startingAtOrBelow: word, start: { $0 }),
+                word - columns.addresses[block] < UInt64(columns.sizes[block]),
+                columns.typeNames[block] == HeapSnapshot.none
+            else { continue }
+            columns.typeNames[block] = pool
+        }
+    }
+
+    /// The index in the table of the type of `block` (added when new), or `HeapSnapshot.none`. With the process's
+    /// memory, a block is named from the metadata or vtable its first word points at; without it from the modules'
+    /// symbol tables alone: a block whose first word is the address of a class's metadata (a `…CN`/`…CMf` symbol) or
+    /// a C++ vtable is an instance of it (a generic class's metadata is made at run time and has no symbol).
+    private mutating func type(of block: CaptureFile.Block, index: Int, table: inout TypeTable) -> UInt32 {
+        let first = block.firstWord
+        guard first >= 4096 else { return HeapSnapshot.none }  // a small integer, not an address
         let known: UInt32
-        if let cached = indexOfWord[first] {
+        if let cached = table.indexOfWord[first] {
             known = cached
         } else {
-            let info = inspectsThisProcess ? swiftType(metadata: first) ?? cxxType(vtable: first) : foreignType(first)
-            if let info {
-                infos.append(info)
-                known = UInt32(infos.count - 1)
-            } else {
-                known = HeapSnapshot.none
-            }
-            indexOfWord[first] = known
+            let info =
+                memory != nil
+                ? swiftType(metadata: first, object: block.address) ?? cxxType(vtable: first) : foreignType(first)
+            known = info.map { table.add($0) } ?? HeapSnapshot.none
+            table.indexOfWord[first] = known
         }
-        guard known != HeapSnapshot.none, !inspectsThisProcess || fits(infos[Int(known)], first, in: block.sizeBytes)
-        else { return HeapSnapshot.none }
+        // A Swift class instance is at least as big as its metadata says.
+        guard known != HeapSnapshot.none, table.infos[Int(known)].instanceBytes <= block.sizeBytes else {
+            return HeapSnapshot.none
+        }
+        if table.infos[Int(known)].isTask { return table.refined(known, name: taskName(block.address)) }
         return known
-    }
-
-    /// Reads the edges into the builder, each classified by the types of the blocks at its ends (`infos`, which
-    /// the builder's type column indexes for now).
-    private mutating func readEdges(into builder: inout HeapSnapshotBuilder, infos: [TypeInfo]) throws(CaptureFileError)
-    {
-        try capture.forEachEdge { from, to, offset in
-            let fromType = builder.blocks.typeNames[Int(from)]
-            let toType = builder.blocks.typeNames[Int(to)]
-            let (kind, field) = Self.classify(
-                from: fromType == HeapSnapshot.none ? nil : infos[Int(fromType)],
-                to: toType == HeapSnapshot.none ? nil : infos[Int(toType)], offset: offset)
-            let fieldIndex = field.map { builder.intern($0) } ?? HeapSnapshot.none
-            builder.addEdge(
-                from: from, to: to, byteOffset: UInt32(clamping: offset), kind: kind, fieldNameIndex: fieldIndex)
-        }
-    }
-
-    /// The type whose metadata or vtable symbol holds `word`, in another process's modules.
-    private mutating func foreignType(_ word: UInt64) -> TypeInfo? {
-        guard let (module, base) = module(containing: word), word >= base,
-            let symbol = symbolTable(module).object(containing: word - base)
-        else { return nil }
-        if symbol.name.hasPrefix("_ZTV") { return TypeInfo(kind: .cxxObject, name: cxxClassName(symbol)) }
-        guard symbol.name.hasPrefix("$s"), symbol.name.hasSuffix("CMf") || symbol.name.hasSuffix("CN") else {
-            return nil
-        }
-        let readable = typeDemangler.demangle([symbol.name]).names[symbol.name] ?? symbol.name
-        for prefix in ["full type metadata for ", "type metadata for "] where readable.hasPrefix(prefix) {
-            let name = String(readable.dropFirst(prefix.count))
-            return TypeInfo(kind: Self.storageKind(of: name), name: name)
-        }
-        return nil
-    }
-
-    /// A Swift class instance must be at least as big as its metadata says.
-    private func fits(_ info: TypeInfo, _ metadata: UInt64, in blockBytes: UInt64) -> Bool {
-        guard info.kind != .cxxObject, info.kind != .closureContext, info.kind != .box else { return true }
-        guard let size: UInt32 = load(metadata + 24) else { return false }
-        return UInt64(size) <= blockBytes
     }
 
     /// The block starting at `address` in ascending `addresses`, or nil.
@@ -202,124 +233,118 @@ public struct CaptureNaming {
         return low < addresses.count && addresses[low] == address ? low : nil
     }
 
-    private mutating func swiftType(metadata: UInt64) -> TypeInfo? {
-        guard let kind: UInt64 = load(metadata) else { return nil }
-        switch kind {
-        case 0:
-            guard let name = Self.validatedTypeName(metadata, mappings: mappings) else { return nil }
-            var info = TypeInfo(kind: Self.storageKind(of: name), name: name)
-            info.fields = classFields(metadata)
-            return info
-        case 0x400:
-            return mappings.isImage(metadata) ? TypeInfo(kind: .closureContext, name: "closure context") : nil
-        case 0x500:
-            let boxed: UInt64? = load(metadata + 16)
-            let inner = boxed.flatMap { Self.validatedTypeName($0, mappings: mappings) }
-            return TypeInfo(kind: .box, name: inner.map { "box of \($0)" } ?? "box")
-        case 0x502:
-            return mappings.isImage(metadata) ? TypeInfo(kind: .swiftObject, name: "Swift.Task") : nil
-        default:
-            return nil
-        }
-    }
-
-    private static func storageKind(of name: String) -> HeapBlockKind {
-        if name.hasPrefix("Swift._ContiguousArrayStorage<") || name.hasPrefix("Swift.__EmptyArrayStorage") {
-            return .arrayStorage
-        }
-        if name.hasPrefix("Swift._DictionaryStorage<") { return .dictionaryStorage }
-        if name.hasPrefix("Swift._SetStorage<") { return .setStorage }
-        if name.hasPrefix("Swift.__StringStorage") || name.hasPrefix("Swift.__SharedStringStorage") {
-            return .stringStorage
-        }
-        return .swiftObject
-    }
-
-    /// The runtime's name of class, struct or enum metadata at `metadata`, after checking its descriptor.
-    static func validatedTypeName(_ metadata: UInt64, mappings: ProcessMappings) -> String? {
-        guard mappings.isReadable(metadata, length: 56), let pointer = UnsafeRawPointer(bitPattern: UInt(metadata))
-        else { return nil }
-        let kind = pointer.loadUnaligned(as: UInt64.self)
-        // Classes keep their descriptor at +40, value types at +8 (swift/ABI/Metadata.h).
-        let (descriptorOffset, expected): (Int, ClosedRange<UInt32>) =
-            switch kind {
-            case 0: (40, 16...16)
-            case 0x200: (8, 17...17)
-            case 0x201, 0x202: (8, 18...18)
-            default: (0, 1...0)
-            }
-        guard !expected.isEmpty else { return nil }
-        let descriptor = pointer.loadUnaligned(fromByteOffset: descriptorOffset, as: UInt64.self)
-        guard mappings.isImage(descriptor), mappings.isReadable(descriptor, length: 44),
-            let flags = UnsafeRawPointer(bitPattern: UInt(descriptor))?.loadUnaligned(as: UInt32.self),
-            expected.contains(flags & 0x1F)
-        else { return nil }
-        if kind == 0 {
-            // A class: its instance size and alignment mask must be sane.
-            let size = pointer.loadUnaligned(fromByteOffset: 24, as: UInt32.self)
-            let alignMask = pointer.loadUnaligned(fromByteOffset: 28, as: UInt16.self)
-            guard size >= 16, size < 1 << 30, alignMask < 4096 else { return nil }
-        }
-        return _typeName(unsafeBitCast(pointer, to: Any.Type.self), qualified: true)
-    }
-
-    /// Field offsets and names of a class and its superclasses, from their descriptors' field records.
-    private func classFields(_ metadata: UInt64) -> [(offset: UInt64, name: String, unowned: Bool)] {
-        var fields: [(offset: UInt64, name: String, unowned: Bool)] = []
-        var current = metadata
-        for _ in 0..<32 where current != 0 {
-            guard let descriptor: UInt64 = load(current + 40), mappings.isImage(descriptor),
-                let flags: UInt32 = load(descriptor), flags & 0x1F == 16,
-                flags & (1 << 29) == 0,  // a resilient superclass moves the field offsets: not named
-                let fieldCount: UInt32 = load(descriptor + 36), fieldCount < 4096,
-                let vectorOffset: UInt32 = load(descriptor + 40),
-                let fieldDescriptor = relative(descriptor + 16)
-            else { break }
-            for field in 0..<UInt64(fieldCount) {
-                let record = fieldDescriptor + 16 + 12 * field
-                guard let offset: UInt64 = load(current + 8 * UInt64(vectorOffset) + 8 * field),
-                    let nameAddress = relative(record + 8), let name = cString(nameAddress)
-                else { continue }
-                let ownership = relative(record + 4).flatMap { mangledSuffix($0) }
-                fields.append((offset, name, ownership == "Xo" || ownership == "Xu"))
-            }
-            current = load(current + 8) ?? 0
-        }
-        return fields.sorted { $0.offset < $1.offset }
-    }
-
-    private mutating func cxxType(vtable: UInt64) -> TypeInfo? {
-        guard mappings.isImage(vtable), let (module, base) = module(containing: vtable),
-            let symbol = symbolTable(module).object(containing: vtable - base), symbol.name.hasPrefix("_ZTV")
-        else { return nil }
-        return TypeInfo(kind: .cxxObject, name: cxxClassName(symbol))
-    }
-
-    /// `Shape` of the symbol `_ZTV5Shape` (`vtable for Shape`).
-    private mutating func cxxClassName(_ vtable: ELFSymbols.Symbol) -> String {
-        let readable = demangle(vtable.name)
-        return readable.hasPrefix("vtable for ") ? String(readable.dropFirst("vtable for ".count)) : readable
-    }
-
     // MARK: Edges
 
-    static func classify(from source: TypeInfo?, to target: TypeInfo?, offset: UInt64) -> (HeapEdgeKind, String?) {
-        if source?.kind == .sideTable { return (.sideTableToObject, nil) }
-        if target?.kind == .sideTable { return (.weak, field(of: source, at: offset)?.name) }
-        guard let source else { return (.strong, nil) }
-        switch source.kind {
-        case .arrayStorage, .dictionaryStorage, .setStorage: return (.strong, offset >= 32 ? "element" : nil)
-        case .closureContext: return (.strong, offset >= 16 ? "capture" : nil)
-        case .box: return (.strong, offset >= 16 ? "value" : nil)
-        default:
-            guard let found = field(of: source, at: offset) else { return (.strong, nil) }
-            return (found.unowned ? .unowned : .strong, found.name)
+    /// Reads the edges into the builder, each classified by the types of the blocks at its ends (the table, which
+    /// the builder's type column indexes for now). A reference to a closure context names its function (the word
+    /// before it is the function pointer of a closure value); the references out of array storage whose elements
+    /// the runtime erased to `AnyObject` say what the array holds.
+    private mutating func readEdges(into builder: inout HeapSnapshotBuilder, table: inout TypeTable)
+        throws(CaptureFileError)
+    {
+        try capture.forEachEdge { from, to, offset in
+            let fromType = builder.blocks.typeNames[Int(from)]
+            let toType = builder.blocks.typeNames[Int(to)]
+            if toType != HeapSnapshot.none, table.infos[Int(toType)].awaitsFunction, table.functions[Int(to)] == nil {
+                let holder = builder.blocks.addresses[Int(from)]
+                if let function = functionBeside(holder + offset, context: builder.blocks.addresses[Int(to)]) {
+                    table.functions[Int(to)] = function
+                } else if fromType != HeapSnapshot.none, table.infos[Int(fromType)].awaitsFunction {
+                    table.heldByContext.insert(Int(to))
+                }
+            }
+            if fromType != HeapSnapshot.none, offset >= 32, table.infos[Int(fromType)].erasesElements {
+                table.noteElement(of: Int(from), type: toType)
+            }
+            let (kind, field) = Self.classify(from: fromType, to: toType, in: table.infos, offset: offset)
+            let fieldIndex = field.map { builder.intern($0) } ?? HeapSnapshot.none
+            builder.addEdge(
+                from: from, to: to, byteOffset: UInt32(clamping: offset), kind: kind, fieldNameIndex: fieldIndex)
         }
     }
 
-    private static func field(of info: TypeInfo?, at offset: UInt64) -> (name: String, unowned: Bool)? {
-        guard let info, let index = info.fields.lastIndex(where: { $0.offset <= offset }) else { return nil }
-        return (info.fields[index].name, info.fields[index].unowned)
+    /// Closure contexts no reference named (held by a task, a stack word): named by the closure they hold, when they
+    /// are a thunk's.
+    private func nameUnreferencedContexts(_ columns: HeapBlockColumns, _ table: inout TypeTable) {
+        for block in columns.typeNames.indices {
+            let type = columns.typeNames[block]
+            guard type != HeapSnapshot.none, table.infos[Int(type)].awaitsFunction, table.functions[block] == nil,
+                !table.heldByContext.contains(block), let function = innerFunction(context: columns.addresses[block])
+            else { continue }
+            table.functions[block] = function
+        }
+    }
+
+    /// The references out of `var` boxes are their value: the box's only capture, named so once it is known to be a box.
+    private func valueFields(ofBoxes table: TypeTable, _ builder: inout HeapSnapshotBuilder) {
+        let boxes = Set(table.heldByContext.filter { builder.blocks.kinds[$0] == .box })
+        guard !boxes.isEmpty else { return }
+        let value = builder.intern("value")
+        for edge in builder.edges.sources.indices where boxes.contains(Int(builder.edges.sources[edge])) {
+            builder.edges.fieldNames[edge] = value
+        }
+    }
+
+    /// What an edge from a block of type `source` (an index into `infos`) to one of type `target` at `offset` is, and
+    /// the field it is in.
+    static func classify(from source: UInt32, to target: UInt32, in infos: [TypeInfo], offset: UInt64)
+        -> (HeapEdgeKind, String?)
+    {
+        let none = HeapSnapshot.none
+        if source != none, infos[Int(source)].kind == .sideTable { return (.sideTableToObject, nil) }
+        if target != none, infos[Int(target)].kind == .sideTable {
+            return (.weak, source == none ? nil : field(of: infos[Int(source)], at: offset)?.name)
+        }
+        guard source != none else { return (.strong, nil) }
+        switch infos[Int(source)].kind {
+        case .arrayStorage, .dictionaryStorage, .setStorage: return (.strong, offset >= 32 ? "element" : nil)
+        default:
+            guard let found = field(of: infos[Int(source)], at: offset) else { return (.strong, nil) }
+            return (found.ownership == .strong || found.ownership == .weak ? .strong : .unowned, found.name)
+        }
+    }
+
+    private static func field(of info: TypeInfo, at offset: UInt64) -> Field? {
+        guard let index = info.fields.lastIndex(where: { $0.offset <= offset }) else { return nil }
+        return info.fields[index]
+    }
+
+    // MARK: What was named
+
+    /// How much of the capture is named: by type, by allocation site only, or not, and why not.
+    private func namingSummary(_ columns: HeapBlockColumns, _ table: TypeTable) -> HeapNamingSummary {
+        var summary = HeapNamingSummary(source: source)
+        var unnamed: [HeapNameMissing: (blocks: Int, bytes: Int)] = [:]
+        let defaultReason: HeapNameMissing = memory == nil ? .processMemoryUnavailable : .noTypeInformation
+        for block in columns.addresses.indices {
+            let bytes = Int(columns.sizes[block])
+            let type = columns.typeNames[block]
+            let isSwiftObject = type != HeapSnapshot.none && table.infos[Int(type)].isSwiftObject
+            let isTyped = type != HeapSnapshot.none && table.infos[Int(type)].isTyped
+            if isSwiftObject {
+                summary.swiftObjectBlocks += 1
+                if isTyped { summary.swiftObjectsNamedByType += 1 }
+            }
+            if isTyped {
+                summary.typedBlocks += 1
+                summary.typedBytes += bytes
+            } else if columns.stackIndices[block] != HeapSnapshot.none {
+                summary.siteOnlyBlocks += 1
+                summary.siteOnlyBytes += bytes
+            } else {
+                let reason: HeapNameMissing =
+                    type == HeapSnapshot.none
+                    ? defaultReason
+                    : table.infos[Int(type)].kind == .closureContext ? .contextWithoutFunction : .reflectionFailed
+                unnamed[reason, default: (0, 0)].blocks += 1
+                unnamed[reason, default: (0, 0)].bytes += bytes
+            }
+        }
+        summary.unnamed = unnamed.map {
+            HeapUnnamedBlocks(reason: $0.key, blocks: $0.value.blocks, bytes: $0.value.bytes)
+        }
+        .sorted { ($1.bytes, $0.reason.rawValue) < ($0.bytes, $1.reason.rawValue) }
+        return summary
     }
 
     // MARK: Roots, frames, symbols
@@ -329,8 +354,7 @@ public struct CaptureNaming {
         case .global:
             let module = capture.modules.indices.contains(root.owner) ? capture.modules[root.owner] : nil
             let moduleName = module.map { Self.displayName(of: $0.path) } ?? "?"
-            let symbol = module.flatMap { symbolTable(root.owner).object(containing: root.slot - $0.baseAddress) }
-            let name = symbol.map { demangle($0.name) } ?? String(format: "0x%llx", root.slot)
+            let name = symbolizer.object(at: root.slot, in: modules)?.name ?? String(format: "0x%llx", root.slot)
             return (.global(symbol: name, module: moduleName), "global \(name) (\(moduleName))")
         case .stack:
             let thread = capture.threads.indices.contains(root.owner) ? capture.threads[root.owner] : nil
@@ -364,7 +388,7 @@ public struct CaptureNaming {
 
     /// The function whose frame holds `slot`: frames run from the innermost out, each frame's locals lying
     /// between its frame pointer and the next one up.
-    private mutating func frameFunction(of thread: CaptureFile.Thread, slot: UInt64) -> String? {
+    private func frameFunction(of thread: CaptureFile.Thread, slot: UInt64) -> String? {
         guard let innermost = thread.frames.first, slot >= innermost.frame else {
             return thread.wasStopped ? functionName(thread.programCounter) : nil
         }
@@ -372,84 +396,21 @@ public struct CaptureNaming {
         return functionName(thread.frames[index].returnAddress &- 1)
     }
 
-    /// A sampled allocation stack, innermost first, without its leading allocator and library frames (the agent,
-    /// the malloc family, the Swift runtime's allocation entry points, the standard library: `StackFolder`'s rules),
-    /// so its first frame is the code that allocated; all of it when every frame is one of those.
-    private mutating func stackFrames(_ returnAddresses: [UInt64]) -> [String] {
-        var frames: [String] = []
-        var skipped: [String] = []
-        for returnAddress in returnAddresses {
-            guard let (name, leading) = frameName(returnAddress) else {
-                frames.append(String(format: "0x%llx", returnAddress))
-                continue
-            }
-            if frames.isEmpty && leading {
-                skipped.append(name)
-                continue
-            }
-            frames.append(name)
+    /// A sampled allocation stack as the heap graph keeps it: innermost first, folded as allocation profiles fold
+    /// theirs (`StackFolder`: the agent, the malloc family and the runtime's allocation entry points off its leaf end,
+    /// process entry off its root), starting at the innermost frame that is not library code (the allocation site);
+    /// each frame `function (File.swift:41)`.
+    static func stackText(_ returnAddresses: [UInt64], _ frames: [UInt64: [SymbolizedFrame]]) -> [String] {
+        let innermostFirst = returnAddresses.flatMap { address in
+            frames[address] ?? [SymbolizedFrame(function: String(format: "0x%llx", address), module: "[unknown]")]
         }
-        return frames.isEmpty ? skipped : frames
+        var folded = Array(StackFolder().fold(innermostFirst.reversed()).reversed())
+        if let site = folded.firstIndex(where: { !$0.isLibrary }) { folded.removeFirst(site) }
+        return folded.map { frame in frame.function + (frame.shortLocation.map { " (\($0))" } ?? "") }
     }
 
-    /// The function a return address returns into, and whether a stack's leading frames skip it; nil: no symbol.
-    private mutating func frameName(_ returnAddress: UInt64) -> (name: String, leading: Bool)? {
-        if let known = self.returnAddresses[returnAddress] { return known }
-        var named: (name: String, leading: Bool)?
-        if let (symbol, module) = function(at: returnAddress &- 1) {
-            let name = demangle(symbol.name)
-            let frame = SymbolizedFrame(
-                function: name, linkageName: symbol.name, module: Self.displayName(of: filePath(of: module)))
-            named = (name, Self.leadingRules.contains { $0.matches(frame) })
-        }
-        self.returnAddresses[returnAddress] = named
-        return named
-    }
-
-    private static let leadingRules = StackFolder.standardRules.filter {
-        $0.action == .allocator || $0.action == .library
-    }
-
-    private mutating func functionName(_ address: UInt64) -> String? {
-        function(at: address).map { demangle($0.symbol.name) }
-    }
-
-    /// The function symbol holding `address` and the module it is in.
-    private mutating func function(at address: UInt64) -> (symbol: ELFSymbols.Symbol, module: Int)? {
-        guard let (module, base) = module(containing: address),
-            let symbol = symbolTable(module).function(containing: address - base)
-        else { return nil }
-        return (symbol, module)
-    }
-
-    /// The file of a module: the loader names the main executable with an empty path.
-    private func filePath(of module: Int) -> String {
-        let path = capture.modules[module].path
-        return path.isEmpty ? "/proc/self/exe" : path
-    }
-
-    /// The module loaded at the highest base at or below `address` (modules do not overlap).
-    private func module(containing address: UInt64) -> (Int, UInt64)? {
-        var best: (Int, UInt64)?
-        for (index, module) in capture.modules.enumerated() where module.baseAddress <= address {
-            if best.map({ module.baseAddress > $0.1 }) ?? true { best = (index, module.baseAddress) }
-        }
-        return best
-    }
-
-    private mutating func symbolTable(_ module: Int) -> ELFSymbols {
-        if let table = symbols[module] { return table }
-        let table = ELFSymbols.cached(path: filePath(of: module))
-        symbols[module] = table
-        return table
-    }
-
-    private mutating func demangle(_ name: String) -> String {
-        if let known = demangled[name] { return known }
-        let readable = demangler.demangle([name]).names[name] ?? name
-        demangled[name] = readable
-        return readable
-    }
+    /// The function whose code holds `address` (a program counter; a return address minus one).
+    private func functionName(_ address: UInt64) -> String? { symbolizer.function(at: address, in: modules) }
 
     private static func registerName(_ number: Int) -> String {
         #if arch(x86_64)
@@ -462,100 +423,4 @@ public struct CaptureNaming {
             return number == 31 ? "sp" : number == 32 ? "pc" : "x\(number)"
         #endif
     }
-
-    // MARK: Checked reads
-
-    private func load<T: BitwiseCopyable>(_ address: UInt64) -> T? {
-        guard mappings.isReadable(address, length: MemoryLayout<T>.size),
-            let pointer = UnsafeRawPointer(bitPattern: UInt(address))
-        else { return nil }
-        return pointer.loadUnaligned(as: T.self)
-    }
-
-    /// The target of a 32-bit relative pointer stored at `address` (nil when it is null or unreadable).
-    private func relative(_ address: UInt64) -> UInt64? {
-        guard let offset: Int32 = load(address), offset != 0 else { return nil }
-        return UInt64(bitPattern: Int64(bitPattern: address) &+ Int64(offset))
-    }
-
-    private func cString(_ address: UInt64) -> String? {
-        var bytes: [UInt8] = []
-        for index in 0..<UInt64(256) {
-            guard let byte: UInt8 = load(address + index) else { return nil }
-            if byte == 0 { return String(decoding: bytes, as: UTF8.self) }
-            bytes.append(byte)
-        }
-        return nil
-    }
-
-    /// The last two plain characters of a mangled type name (symbolic references skipped): `Xw`, `Xo`, `Xu`
-    /// mark `weak`, `unowned` and `unowned(unsafe)` storage.
-    private func mangledSuffix(_ address: UInt64) -> String? {
-        var last: [UInt8] = []
-        var cursor = address
-        for _ in 0..<512 {
-            guard let byte: UInt8 = load(cursor) else { return nil }
-            if byte == 0 { return last.count == 2 ? String(decoding: last, as: UTF8.self) : nil }
-            if byte <= 0x17 {
-                cursor += 5
-                last = []
-            } else if byte <= 0x1F {
-                cursor += 9
-                last = []
-            } else {
-                last = Array((last + [byte]).suffix(2))
-                cursor += 1
-            }
-        }
-        return nil
-    }
-}
-
-/// The process's readable mappings (from /proc/self/maps), for checked reads of its own memory.
-struct ProcessMappings: Sendable {
-    struct Mapping: Sendable {
-        var start: UInt64
-        var end: UInt64
-        /// Backed by a file (a loaded image), not anonymous memory.
-        var isFile: Bool
-    }
-
-    /// Readable mappings, sorted by start.
-    var mappings: [Mapping]
-
-    static func current() -> ProcessMappings {
-        guard let text = try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8) else {
-            return ProcessMappings(mappings: [])
-        }
-        var mappings: [Mapping] = []
-        for line in text.split(separator: "\n") {
-            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-            guard fields.count >= 5, fields[1].hasPrefix("r") else { continue }
-            let range = fields[0].split(separator: "-")
-            guard range.count == 2, let start = UInt64(range[0], radix: 16), let end = UInt64(range[1], radix: 16)
-            else { continue }
-            mappings.append(Mapping(start: start, end: end, isFile: fields.count >= 6 && fields[5].hasPrefix("/")))
-        }
-        return ProcessMappings(mappings: mappings.sorted { $0.start < $1.start })
-    }
-
-    private func mapping(of address: UInt64) -> Mapping? {
-        var low = 0
-        var high = mappings.count
-        while low < high {
-            let middle = (low + high) / 2
-            if mappings[middle].start <= address { low = middle + 1 } else { high = middle }
-        }
-        guard low > 0, address < mappings[low - 1].end else { return nil }
-        return mappings[low - 1]
-    }
-
-    /// True when `length` bytes from `address` lie in one readable mapping.
-    func isReadable(_ address: UInt64, length: Int) -> Bool {
-        guard let mapping = mapping(of: address) else { return false }
-        return address + UInt64(length) <= mapping.end
-    }
-
-    /// True when `address` lies in a file-backed mapping (a loaded image).
-    func isImage(_ address: UInt64) -> Bool { mapping(of: address)?.isFile ?? false }
 }

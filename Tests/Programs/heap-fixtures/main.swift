@@ -144,6 +144,59 @@ final class ExitScreen {
     executor.stop()
     usleep(20_000)
     Registry.shared = Registry()
+
+// An array that holds its owner: the document and the storage of its `[Document]`, 2 blocks in one cycle. The runtime
+// stores any array of class instances as one of AnyObject; its element names it `[heap_fixtures.Document]`.
+final class Document {
+    var title = "draft"
+    var related: [Document] = []
+}
+
+// A dictionary whose values point back at its owner: the gallery, the storage of its `[String : Image]` and the one
+// image, 3 blocks in one cycle.
+final class Gallery { var images: [String: Image] = [:] }
+final class Image {
+    let gallery: Gallery
+    init(gallery: Gallery) { self.gallery = gallery }
+}
+
+// A closure with three captures stored on one of them: the controller, the closure's context (named by the closure)
+// and the logger it captures, 3 blocks; the cycle is the controller and the context.
+final class Controller {
+    var events = 0
+    var onEvent: (() -> Void)?
+}
+final class EventLog { var lines = 0 }
+@inline(never) func bindController(_ controller: Controller, log: EventLog, threshold: Int) {
+    controller.onEvent = {
+        if controller.events > threshold { log.lines += 1 }
+    }
+}
+
+// Two `var`s captured by an escaping closure stored on the object one of them holds: the counter, the closure's
+// context and the two boxes (of an Int and of a Counter?), 4 blocks; the cycle runs counter, context, box, counter.
+final class Counter { var increment: (() -> Void)? }
+@inline(never) func makeCounter() {
+    var count = 0
+    var owner: Counter? = Counter()
+    owner?.increment = {
+        count += 1
+        if count < 0 { owner = nil }
+    }
+}
+
+// An AsyncStream whose termination handler captures the object that keeps the stream: a cycle through the stream's
+// storage (AsyncStream<Int>._Storage) and the handler's context. (@unchecked: the fixture never shares it across threads.)
+final class Feed: @unchecked Sendable {
+    var stream: AsyncStream<Int>?
+    var continuation: AsyncStream<Int>.Continuation?
+}
+@inline(never) func makeFeed() {
+    let feed = Feed()
+    feed.stream = AsyncStream { continuation in
+        feed.continuation = continuation
+        continuation.onTermination = { _ in _ = feed.stream }
+    }
 }
 
 nonisolated(unsafe) var keptObserver: Observer?
@@ -186,6 +239,19 @@ nonisolated(unsafe) var keptParents: [AnyObject] = []
         let auditor = Auditor()
         auditor.account = Account(auditor: auditor)
     case "combine-assign": ViewModel().bind()
+    case "array-cycle":
+        let document = Document()
+        document.related = [document]
+    case "dictionary-cycle":
+        let gallery = Gallery()
+        gallery.images["cover"] = Image(gallery: gallery)
+    case "closure-cycle": bindController(Controller(), log: EventLog(), threshold: Int.random(in: 1...9))
+    case "box-cycle": makeCounter()
+    case "stream-cycle": makeFeed()
+    case "swift-kinds":
+        // Every cycle above made of Swift's own objects, in one process: what `profile` names from outside.
+        return ["array-cycle", "dictionary-cycle", "closure-cycle", "box-cycle", "stream-cycle", "task-on-self"]
+            .allSatisfy(build)
     case "task-on-self":
         let executor = OneThread()
         let thread = Thread { executor.run() }
@@ -352,3 +418,6 @@ case "at-exit":
 case let fixture?:
     exit(runFixture(fixture, targets: targets))
 }
+// The naming above walked the fixture's objects in frames now dead, and the agent's exit handlers (a capture at exit,
+// under `profile --heap-graph`) run in those same slots without clearing them: cleared, as before the capture above.
+Agent.clearDeadStack()

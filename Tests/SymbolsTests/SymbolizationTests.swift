@@ -1,6 +1,6 @@
-import Attribution
 import Foundation
 import HarnessModel
+import Symbols
 import Testing
 
 #if canImport(Glibc)
@@ -46,57 +46,16 @@ func stackThroughQsort() -> [UInt64] {
     return capturedReturnAddresses
 }
 
-/// The executable segments of every loaded file, from /proc/self/maps: what the agent writes from
-/// `dl_iterate_phdr`. The load bias is where the file's offset-0 mapping starts (its first segment
-/// has virtual address 0, as in every shared object and PIE executable).
-func loadedModules() throws -> [AgentRecord.Module] {
-    // Read to the end: /proc files have size 0, and `String(contentsOfFile:)` stops after the first 4 KiB.
-    guard let handle = FileHandle(forReadingAtPath: "/proc/self/maps") else { return [] }
-    defer { try? handle.close() }
-    let maps = String(decoding: try handle.readToEnd() ?? Data(), as: UTF8.self)
-    var base: [String: UInt64] = [:]
-    var executable: [(start: UInt64, end: UInt64, path: String)] = []
-    for line in maps.split(separator: "\n") {
-        let fields = line.split(separator: " ", maxSplits: 5, omittingEmptySubsequences: true)
-        guard fields.count == 6, fields[5].drop(while: { $0 == " " }).hasPrefix("/") else { continue }
-        let range = fields[0].split(separator: "-")
-        guard range.count == 2, let start = UInt64(range[0], radix: 16), let end = UInt64(range[1], radix: 16),
-            let offset = UInt64(fields[2], radix: 16)
-        else { continue }
-        let path = String(fields[5].drop(while: { $0 == " " }))
-        if offset == 0, base[path] == nil { base[path] = start }
-        if fields[1].contains("x") { executable.append((start, end, path)) }
-    }
-    return executable.compactMap { segment in
-        base[segment.path].map {
-            AgentRecord.Module(loadBias: $0, start: segment.start, end: segment.end, path: segment.path)
-        }
-    }
-}
-
-/// The record the agent would write for one stack live at the peak.
-func record(for addresses: [UInt64], modules: [AgentRecord.Module]) -> String {
-    var lines = ["memharness-agent-record 1", "pid \(getpid())", "stackSampleBytes 65536"]
-    for module in modules {
-        lines.append(
-            "module 0x\(String(module.loadBias, radix: 16)) 0x\(String(module.start, radix: 16)) 0x\(String(module.end, radix: 16)) \(module.path)"
-        )
-    }
-    lines.append("stack 1 " + addresses.map { "0x" + String($0, radix: 16) }.joined(separator: " "))
-    lines += ["mark baseline 0 0", "mark peak 10 1048576", "live 1 1048576 16", "end", ""]
-    return lines.joined(separator: "\n")
-}
-
 @Suite(.serialized, .timeLimit(.minutes(2)))
 struct SymbolizationTests {
     static let thisFile = #filePath
     let environment = ProcessInfo.processInfo.environment
 
-    func realStack() throws -> (addresses: [UInt64], modules: [AgentRecord.Module]) {
+    func realStack() throws -> (addresses: [UInt64], modules: ModuleMap) {
         let addresses = stackThroughQsort()
         try #require(addresses.count >= 4, "backtrace gave \(addresses.count) frames")
-        let modules = try loadedModules()
-        let uncovered = addresses.filter { address in !modules.contains { $0.contains(address) } }
+        let modules = ProcessMaps.read().modules
+        let uncovered = addresses.filter { modules.module(containing: $0) == nil }
         #expect(uncovered.isEmpty, "addresses outside every module: \(uncovered.map { String($0, radix: 16) })")
         return (addresses, modules)
     }
@@ -156,23 +115,5 @@ struct SymbolizationTests {
             #expect(libcFrames.contains { $0.function.hasPrefix("qsort") }, "libc frames: \(libcFrames)")
         }
         #expect(!names.contains { SwiftDemangler.containsSwiftMangling($0) }, "mangled names: \(names)")
-    }
-
-    @Test func aRealRecordBecomesAProfileEndingInTheRealSite() throws {
-        let (addresses, modules) = try realStack()
-        let text = record(for: addresses, modules: modules)
-        let attributed = try Attribution.profile(
-            recordText: text, source: "real.record", symbolizer: .system(environment: environment))
-        let profile = attributed.profile
-        let stack = try #require(profile.stacks.first)
-        let frames = profile.frames(of: stack)
-        #expect(frames.last?.function == "captureReturnAddresses()")
-        #expect(frames.last?.line == captureLine)
-        #expect(stack.peakLiveBytes == 1_048_576)
-        let sites = profile.siteTable()
-        #expect(sites.rows.first?.site.function == "captureReturnAddresses()")
-        #expect(sites.rows.first?.site.shortLocation == "SymbolizationTests.swift:\(captureLine)")
-        let json = try Golden.json(attributed)
-        #expect(!json.contains("$s"), "\(json)")
     }
 }

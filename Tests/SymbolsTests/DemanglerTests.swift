@@ -1,14 +1,14 @@
 import Foundation
 import Testing
 
-@testable import Attribution
+@testable import Symbols
 
 /// A tool that answers every address with the names it was given, as llvm-symbolizer would (Swift left mangled).
 struct ScriptedTool: SymbolizerTool {
     var answers: [UInt64: [ToolLocation]]
     var name: String { "scripted" }
 
-    func symbolize(modulePath: String, addresses: [UInt64]) throws(AttributionError) -> [[ToolLocation]] {
+    func symbolize(modulePath: String, addresses: [UInt64]) throws(SymbolsError) -> [[ToolLocation]] {
         addresses.map { answers[$0] ?? [] }
     }
 }
@@ -67,7 +67,7 @@ struct DemanglerTests {
     }
 
     @Test func aNameNoDemanglerUnderstandsNeverReachesTheProfile() throws {
-        let module = AgentRecord.Module(loadBias: 0x1000, start: 0x2000, end: 0x9000, path: "/app/bin/app")
+        let module = LoadedModule(loadBias: 0x1000, start: 0x2000, end: 0x9000, path: "/app/bin/app")
         let tool = ScriptedTool(answers: [
             0x1fff: [ToolLocation(function: "$sThisIsNotAValidMangling!", file: "/app/a.swift", line: 3)],
             0x2fff: [
@@ -77,7 +77,7 @@ struct DemanglerTests {
             0x3fff: [ToolLocation(function: "??", file: "??", line: 0)],
         ])
         let (frames, diagnostics) = Symbolizer(tools: [tool]).symbolize(
-            returnAddresses: [0x3000, 0x4000, 0x5000], modules: [module])
+            returnAddresses: [0x3000, 0x4000, 0x5000], modules: ModuleMap([module]))
         #expect(
             diagnostics.map(\.description) == [
                 "/app/bin/app: 1 of 3 addresses have no symbol and are named module+0xoffset: "

@@ -1,7 +1,7 @@
 import Glibc
 import Testing
 
-@testable import Attribution
+@testable import Symbols
 
 /// The tool runner: input and output through files, a bounded wait without polling, the tool killed at the bound.
 @Suite(.timeLimit(.minutes(1)))
@@ -13,7 +13,7 @@ struct ToolProcessTests {
     }
 
     @Test func aFailingToolReportsItsStatusAndStderr() {
-        let error = #expect(throws: AttributionError.self) {
+        let error = #expect(throws: SymbolsError.self) {
             try ToolProcess.run(
                 executable: "/bin/sh", arguments: ["-c", "echo broken >&2; exit 3"], input: "", timeout: .seconds(30))
         }
@@ -21,7 +21,7 @@ struct ToolProcessTests {
     }
 
     @Test func aToolKilledByASignalSaysWhichSignal() {
-        let error = #expect(throws: AttributionError.self) {
+        let error = #expect(throws: SymbolsError.self) {
             try ToolProcess.run(
                 executable: "/bin/sh", arguments: ["-c", "kill -9 $$"], input: "", timeout: .seconds(30))
         }
@@ -30,14 +30,14 @@ struct ToolProcessTests {
     }
 
     @Test func aToolPastItsBoundIsKilledAndReported() {
-        let error = #expect(throws: AttributionError.self) {
+        let error = #expect(throws: SymbolsError.self) {
             try ToolProcess.run(executable: "/bin/sleep", arguments: ["30"], input: "", timeout: .milliseconds(200))
         }
         #expect(error == .toolTimedOut(executable: "/bin/sleep", after: .milliseconds(200)))
     }
 
     @Test func aMissingToolCannotStart() {
-        let error = #expect(throws: AttributionError.self) {
+        let error = #expect(throws: SymbolsError.self) {
             try ToolProcess.run(executable: "/nonexistent/tool", arguments: [], input: "", timeout: .seconds(30))
         }
         #expect(error == .toolCouldNotStart(executable: "/nonexistent/tool", reason: "No such file or directory"))

@@ -1,12 +1,22 @@
 import HarnessModel
 import Testing
 
-@testable import Attribution
+@testable import Symbols
+
+/// The files frames come from (the fold rules read a module by its file name only).
+private enum Paths {
+    static let executable = "/srv/app/bin/app"
+    static let swiftCore = "/srv/toolchain/libswiftCore.so"
+    static let libc = "/lib/libc.so.6"
+    static let jemalloc = "/lib/libjemalloc.so.2"
+    static let agent = "/srv/app/bin/libmemharness-agent.so"
+    static let dispatch = "/srv/toolchain/libdispatch.so"
+}
 
 struct FoldTests {
     let folder = StackFolder()
 
-    func frame(_ function: String, _ module: String = RecordFixture.executable, linkage: String? = nil)
+    func frame(_ function: String, _ module: String = Paths.executable, linkage: String? = nil)
         -> SymbolizedFrame
     {
         SymbolizedFrame(function: function, linkageName: linkage, module: module)
@@ -18,21 +28,21 @@ struct FoldTests {
     }
 
     @Test(arguments: [
-        ("malloc", RecordFixture.agent),
-        ("memharness_agent_sample_stack", RecordFixture.agent),
-        ("malloc_default", RecordFixture.jemalloc),
+        ("malloc", Paths.agent),
+        ("memharness_agent_sample_stack", Paths.agent),
+        ("malloc_default", Paths.jemalloc),
         ("je_malloc", "/app/static-binary"),
-        ("calloc", RecordFixture.libc),
-        ("posix_memalign", RecordFixture.libc),
-        ("realloc", RecordFixture.libc),
-        ("swift_slowAlloc", RecordFixture.swiftCore),
-        ("swift::swift_slowAllocTyped(unsigned long, unsigned long, unsigned long long)", RecordFixture.swiftCore),
-        ("swift_allocObject", RecordFixture.swiftCore),
+        ("calloc", Paths.libc),
+        ("posix_memalign", Paths.libc),
+        ("realloc", Paths.libc),
+        ("swift_slowAlloc", Paths.swiftCore),
+        ("swift::swift_slowAllocTyped(unsigned long, unsigned long, unsigned long long)", Paths.swiftCore),
+        ("swift_allocObject", Paths.swiftCore),
         (
             "_swift_allocObject_(swift::TargetHeapMetadata<swift::InProcess> const*, unsigned long, unsigned long)",
-            RecordFixture.swiftCore
+            Paths.swiftCore
         ),
-        ("swift_allocBox", RecordFixture.swiftCore),
+        ("swift_allocBox", Paths.swiftCore),
         ("operator new(unsigned long)", "/usr/lib/x86_64-linux-gnu/libstdc++.so.6"),
         ("operator new[](unsigned long, std::align_val_t)", "/usr/lib/x86_64-linux-gnu/libstdc++.so.6"),
     ])
@@ -50,7 +60,7 @@ struct FoldTests {
             ])
         // Nothing but allocator frames: the outermost stays so the bytes remain visible.
         #expect(
-            folded([frame("swift_allocObject"), frame("swift_slowAlloc"), frame("malloc", RecordFixture.agent)]) == [
+            folded([frame("swift_allocObject"), frame("swift_slowAlloc"), frame("malloc", Paths.agent)]) == [
                 "swift_allocObject"
             ])
         #expect(folded([]) == [])
@@ -78,14 +88,14 @@ struct FoldTests {
         // Library code that called the allocator is kept: the site is still the user's frame below it.
         let growing = [
             frame("Cache.store(_:)"), frame("specialized Array.append(_:)", linkage: "$sSa6appendyyxnFSi_Tg5"),
-            frame("swift_allocObject", RecordFixture.swiftCore), frame("malloc", RecordFixture.agent),
+            frame("swift_allocObject", Paths.swiftCore), frame("malloc", Paths.agent),
         ]
         #expect(folded(growing) == ["Cache.store(_:)", "specialized Array.append(_:)"])
     }
 
     @Test func harnessFramesAboveTheWorkloadFoldOffTheRoot() {
         let stack = [
-            frame("_start"), frame("__libc_start_call_main", RecordFixture.libc), frame("main"),
+            frame("_start"), frame("__libc_start_call_main", Paths.libc), frame("main"),
             frame("RunCaseCommand.run()", linkage: "$s10MemHarness14RunCaseCommandV3runyyKF"),
             frame("ParsableCommand.main()", linkage: "$s14ArgumentParser15ParsableCommandPAAE4mainyyFZ"),
             frame("CaseExecutor.run(_:)", linkage: "$s11Measurement12CaseExecutorV3runyyF"),
@@ -93,7 +103,7 @@ struct FoldTests {
             frame("thunk for @escaping @callee_guaranteed () -> ()", linkage: "$sIeg_IeyB_TR"),
             frame("LiveQueryCase.run(_:context:)", linkage: "$s17LiveQueryWorkload0aB4CaseC3runyyF"),
             frame("CaseContext.gauge(_:_:)", linkage: "$s11Measurement11CaseContextC5gaugeyySS_SitF"),
-            frame("malloc", RecordFixture.agent),
+            frame("malloc", Paths.agent),
         ]
         // Everything up to the innermost harness frame goes, the thunk below it too;
         // the harness's CaseContext, called by the workload, stays.
@@ -103,19 +113,19 @@ struct FoldTests {
     @Test func threadAndProcessEntryFoldOffTheRoot() {
         #expect(
             folded([
-                frame("clone3", RecordFixture.libc), frame("start_thread", RecordFixture.libc),
-                frame("_dispatch_worker_thread2", RecordFixture.dispatch), frame("work()"), frame("malloc"),
+                frame("clone3", Paths.libc), frame("start_thread", Paths.libc),
+                frame("_dispatch_worker_thread2", Paths.dispatch), frame("work()"), frame("malloc"),
             ])
                 == ["_dispatch_worker_thread2", "work()"])
         #expect(
-            folded([frame("_start"), frame("__libc_start_main", RecordFixture.libc), frame("main"), frame("malloc")])
+            folded([frame("_start"), frame("__libc_start_main", Paths.libc), frame("main"), frame("malloc")])
                 == ["main"], "a program's own main is the user's code")
     }
 
     @Test func aHarnessFrameThatAllocatesItselfStays() {
         let executor = frame("CaseExecutor.run(_:)", linkage: "$s11Measurement12CaseExecutorV3runyyF")
         #expect(
-            folded([frame("main"), executor, frame("swift_allocObject", RecordFixture.swiftCore)]) == [
+            folded([frame("main"), executor, frame("swift_allocObject", Paths.swiftCore)]) == [
                 "CaseExecutor.run(_:)"
             ])
     }
@@ -134,9 +144,9 @@ struct FoldTests {
         let frames = folder.fold([
             frame("LiveQueryApp.deliver(_:)", linkage: "$s17LiveQueryWorkload0aB3AppC7deliveryySaySiGF"),
             frame("specialized Array.append(_:)", linkage: "$sSa6appendyyxnFSi_Tg5"),
-            frame("specialized _NativeDictionary.resize(capacity:)", RecordFixture.swiftCore),
-            frame("strdup", RecordFixture.libc),
-            frame("malloc", RecordFixture.agent),
+            frame("specialized _NativeDictionary.resize(capacity:)", Paths.swiftCore),
+            frame("strdup", Paths.libc),
+            frame("malloc", Paths.agent),
         ])
         #expect(
             frames.map(\.function) == [

@@ -18,7 +18,7 @@ public struct LLVMSymbolizerTool: SymbolizerTool {
 
     public var name: String { "llvm-symbolizer" }
 
-    public func symbolize(modulePath: String, addresses: [UInt64]) throws(AttributionError) -> [[ToolLocation]] {
+    public func symbolize(modulePath: String, addresses: [UInt64]) throws(SymbolsError) -> [[ToolLocation]] {
         guard !addresses.isEmpty else { return [] }
         let input = addresses.map { "0x" + String($0, radix: 16) }.joined(separator: "\n") + "\n"
         let output = try ToolProcess.run(
@@ -91,7 +91,7 @@ public struct Addr2LineTool: SymbolizerTool {
 
     public var name: String { "addr2line" }
 
-    public func symbolize(modulePath: String, addresses: [UInt64]) throws(AttributionError) -> [[ToolLocation]] {
+    public func symbolize(modulePath: String, addresses: [UInt64]) throws(SymbolsError) -> [[ToolLocation]] {
         guard !addresses.isEmpty else { return [] }
         let input = addresses.map { "0x" + String($0, radix: 16) }.joined(separator: "\n") + "\n"
         // -a prints each address before its frames, which is how the answers are told apart;
@@ -131,5 +131,20 @@ public struct Addr2LineTool: SymbolizerTool {
         let file = String(location[..<colon])
         let line = Int(location[location.index(after: colon)...])
         return (file == "??" ? nil : file, line)
+    }
+}
+
+/// The module's own ELF symbol table: the function holding each address, without file:line or inlined frames. The
+/// last tool: it needs no program, and a binary that is not stripped always has one.
+public struct ELFSymbolTool: SymbolizerTool {
+    public init() {}
+
+    public var name: String { "symbol table" }
+
+    public func symbolize(modulePath: String, addresses: [UInt64]) throws(SymbolsError) -> [[ToolLocation]] {
+        let table = ELFSymbols.cached(path: modulePath)
+        return addresses.map { address in
+            table.function(containing: address).map { [ToolLocation(function: $0.name)] } ?? []
+        }
     }
 }

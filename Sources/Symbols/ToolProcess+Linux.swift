@@ -12,7 +12,7 @@ import HarnessModel
 /// and stall either side), killed when the bound is hit.
 package enum ToolProcess {
     package static func run(executable: String, arguments: [String], input: String, timeout: Duration)
-        throws(AttributionError)
+        throws(SymbolsError)
         -> String
     {
         let fileManager = FileManager.default
@@ -44,7 +44,7 @@ package enum ToolProcess {
         let child: ChildProcess
         do {
             child = try ChildProcess.spawn(
-                path: executable, arguments: arguments, environment: ProcessInfo.processInfo.environment,
+                path: executable, arguments: arguments, environment: toolEnvironment,
                 stdin: handles.input.fileDescriptor, stdout: handles.output.fileDescriptor,
                 stderr: handles.error.fileDescriptor)
         } catch {
@@ -66,7 +66,7 @@ package enum ToolProcess {
     /// Waits for the tool without polling, at most `timeout`. When the bound is hit (or the wait itself
     /// fails), the tool and everything it started have been killed and reaped, and the error says so; the
     /// caller falls back to the next tool.
-    private static func waitBounded(_ child: ChildProcess, timeout: Duration) throws(AttributionError)
+    private static func waitBounded(_ child: ChildProcess, timeout: Duration) throws(SymbolsError)
         -> TerminationStatus
     {
         let waited: BoundedWait
@@ -79,6 +79,12 @@ package enum ToolProcess {
         case .ended(let end): return end.termination
         case .timedOut: throw .toolTimedOut(executable: child.path, after: timeout)
         }
+    }
+
+    /// This process's environment without the agent's variables: a tool started from a case process (which names its
+    /// own heap captures) must not load the agent, which would track, sample and capture the tool instead.
+    static var toolEnvironment: [String: String] {
+        ProcessInfo.processInfo.environment.filter { $0.key != "LD_PRELOAD" && !$0.key.hasPrefix("MEMHARNESS_AGENT_") }
     }
 
     /// The first executable named `name` in `PATH`, nil when there is none.

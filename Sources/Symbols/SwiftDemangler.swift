@@ -75,11 +75,11 @@ public struct SwiftDemangler: Sendable, Hashable {
     /// Never returns a mangled Swift name: one no method understands is left out, and the caller
     /// names the frame by its address instead.
     public func demangle(_ names: some Sequence<String>) -> (
-        names: [String: String], diagnostics: [AttributionDiagnostic]
+        names: [String: String], diagnostics: [SymbolDiagnostic]
     ) {
         var pending = Set(names.filter { Self.isSwiftMangled($0) || Self.isCxxMangled($0) }).sorted()
         var result: [String: String] = [:]
-        var diagnostics: [AttributionDiagnostic] = []
+        var diagnostics: [SymbolDiagnostic] = []
         func accept(_ name: String, _ readable: String?) {
             // A demangler that hands the input back (or another mangled name) has not demangled it.
             guard let readable, !readable.isEmpty, readable != name else { return }
@@ -108,7 +108,7 @@ public struct SwiftDemangler: Sendable, Hashable {
                     for (name, line) in zip(swiftNames, lines) { accept(name, String(line)) }
                 } catch {
                     diagnostics.append(
-                        AttributionDiagnostic(
+                        SymbolDiagnostic(
                             module: nil,
                             message: "swift-demangle failed: \(error); Swift names were demangled in process"))
                 }

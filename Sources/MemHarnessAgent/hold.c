@@ -1,0 +1,65 @@
+// Holding the process at its exit for the reader of its heap capture (MEMHARNESS_AGENT_HOLD_AT_EXIT=SOCKET; a name
+// starting with @ is in Linux's abstract namespace, which leaves no file behind).
+//
+// A heap capture holds each block's first words, not the Swift metadata they point at; that metadata is made at run
+// time (generic types), in memory that ends with the process. So the process that reads the capture names its blocks
+// from the process's own memory (/proc/PID/mem), and needs the process alive while it does: at the very end of the
+// exit path, once the capture and every file are written, the agent connects to the reader's Unix socket, sends one
+// byte and waits until the reader answers, closes the connection (the reader ended) or MH_HOLD_LIMIT_NS passes.
+// Without the variable, or without a listener, the process exits at once. Nothing here allocates.
+#include "agent_internal.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+// Past this the process goes on exiting whatever the reader does: a reader that hangs never keeps it forever.
+#define MH_HOLD_LIMIT_NS ((int64_t)600 * 1000000000)
+
+static char hold_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+
+// Read at load, before the program can change its environment.
+__attribute__((constructor)) static void mh_hold_read_environment(void) {
+    const char *path = getenv("MEMHARNESS_AGENT_HOLD_AT_EXIT");
+    if (path == NULL) return;
+    size_t length = strlen(path);
+    if (length == 0 || length >= sizeof(hold_path)) {
+        if (length > 0) mh_warn("MEMHARNESS_AGENT_HOLD_AT_EXIT is longer than a socket path may be; not held at exit");
+        return;
+    }
+    memcpy(hold_path, path, length + 1);
+}
+
+void mh_hold_at_exit(int status, const struct mh_stopped *caller) {
+    (void)status;
+    (void)caller;
+    if (hold_path[0] == 0) return;
+    int socket_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (socket_fd < 0) return;
+    struct sockaddr_un address;
+    memset(&address, 0, sizeof(address));
+    address.sun_family = AF_UNIX;
+    size_t length = strlen(hold_path);
+    memcpy(address.sun_path, hold_path, length);
+    if (hold_path[0] == '@') address.sun_path[0] = 0;  // abstract: the name's bytes, no terminator
+    socklen_t size = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + length + (hold_path[0] == '@' ? 0 : 1));
+    if (connect(socket_fd, (struct sockaddr *)&address, size) == 0) {
+        char byte = 'x';
+        if (send(socket_fd, &byte, 1, MSG_NOSIGNAL) == 1) {
+            int64_t deadline = mh_now_ns() + MH_HOLD_LIMIT_NS;
+            struct pollfd waiting = {.fd = socket_fd, .events = POLLIN};
+            for (;;) {
+                int64_t left_ms = (deadline - mh_now_ns()) / 1000000;
+                if (left_ms <= 0) break;
+                int ready = poll(&waiting, 1, left_ms > 60000 ? 60000 : (int)left_ms);
+                if (ready > 0) break;  // the answer, or the reader's end
+                if (ready < 0 && errno != EINTR) break;
+            }
+        }
+    }
+    close(socket_fd);
+}

@@ -1,0 +1,13 @@
+extension RandomAccessCollection where Index == Int {
+    /// The index of the last element whose `start` is at or below `value`, in a collection sorted by `start`; nil when
+    /// every element starts above it. The one search by address of the symbol tables, segments and mappings.
+    package func lastIndex(startingAtOrBelow value: UInt64, start: (Element) -> UInt64) -> Int? {
+        var low = startIndex
+        var high = endIndex
+        while low < high {
+            let middle = (low + high) / 2
+            if start(self[middle]) <= value { low = middle + 1 } else { high = middle }
+        }
+        return low > startIndex ? low - 1 : nil
+    }
+}
