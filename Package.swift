@@ -144,7 +144,8 @@ let package = Package(
 
         // MARK: Heap graph: a heap capture -> reachability, leak groups (cycles), retaining paths, generations
         .target(
-            name: "HeapGraph", dependencies: ["HarnessModel", "Symbols", "SwiftReflection"], swiftSettings: settings),
+            name: "HeapGraph", dependencies: ["HarnessModel", "Attribution", "Symbols", "SwiftReflection"],
+            swiftSettings: settings),
 
         // MARK: Reports: run.json (the record) and its renderings (depend on the values only)
         .target(

@@ -144,6 +144,7 @@ final class ExitScreen {
     executor.stop()
     usleep(20_000)
     Registry.shared = Registry()
+}
 
 // An array that holds its owner: the document and the storage of its `[Document]`, 2 blocks in one cycle. The runtime
 // stores any array of class instances as one of AnyObject; its element names it `[heap_fixtures.Document]`.
