@@ -105,6 +105,7 @@ struct mh_thread {
     uint64_t rng;        // xorshift state
     uintptr_t stack_hi;  // top of this thread's stack; 0: unknown
     uint32_t guard;      // inside the agent: allocations made now are counted, never sampled
+    uint32_t harness;    // inside the harness's own work (memharness_agent_harness_begin): its blocks are not the program's
     uint32_t depth;      // agent locks this thread holds now (see mh_lock_take)
     uint8_t ready;       // countdown and rng drawn
     uint8_t bounds_known;
@@ -297,6 +298,10 @@ struct mh_block_slot {
     uint64_t size_and_stack;
 };
 #define MH_BLOCK_SIZE_BITS 40
+// The stack id of a block the harness allocated for itself (between memharness_agent_harness_begin and _end: naming and
+// analysing captures, its symbol tables): listed, so its release is seen, but never in a capture, so the harness's
+// own memory is never a type, a path or a leak of the program's. The depot's ids stay below it (4 Mi stacks).
+#define MH_STACK_HARNESS ((uint32_t)((1u << (64 - MH_BLOCK_SIZE_BITS)) - 1))
 static inline uint64_t mh_block_bytes(const struct mh_block_slot *slot) {
     return slot->size_and_stack & (((uint64_t)1 << MH_BLOCK_SIZE_BITS) - 1);
 }

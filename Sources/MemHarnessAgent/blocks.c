@@ -128,7 +128,9 @@ uint64_t mh_blocks_copy(struct mh_block_slot *out, uint64_t capacity) {
     for (size_t i = 0; i < MH_HEAP_SHARDS; i++) {
         size_t slots = (size_t)1 << heap_shards[i].capacity_log2;
         for (size_t s = 0; s < slots && count < capacity; s++) {
-            if (heap_shards[i].slots[s].address != 0) out[count++] = heap_shards[i].slots[s];
+            const struct mh_block_slot *slot = &heap_shards[i].slots[s];
+            // The harness's own blocks are left out: what a capture lists is the program's.
+            if (slot->address != 0 && mh_block_stack(slot) != MH_STACK_HARNESS) out[count++] = *slot;
         }
     }
     return count;

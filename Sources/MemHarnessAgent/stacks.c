@@ -161,9 +161,13 @@ int mh_walk(void *frame, uintptr_t *frames, int capacity, bool *truncated) {
     return depth;
 }
 
-void memharness_agent_harness_begin(void) { mh_tls.guard++; }
+void memharness_agent_harness_begin(void) {
+    mh_tls.guard++;
+    mh_tls.harness++;
+}
 void memharness_agent_harness_end(void) {
     if (mh_tls.guard > 0) mh_tls.guard--;
+    if (mh_tls.harness > 0) mh_tls.harness--;
 }
 
 int memharness_agent_capture_stack(uintptr_t *frames, int capacity) {
@@ -264,7 +268,9 @@ static uint32_t stack_of(struct mh_thread *thread, void *frame) {
 
 uint32_t mh_allocation_stack(void *frame) {
     struct mh_thread *thread = &mh_tls;
-    // The agent's own allocations (pthread_getattr_np's, while a walk finds a thread's bounds) have no stack.
+    // The harness's own blocks are marked as such; the agent's own allocations (pthread_getattr_np's, while a walk finds
+    // a thread's bounds) have no stack.
+    if (thread->harness) return MH_STACK_HARNESS;
     if (frame == NULL || mh_stacks == NULL || thread->guard) return 0;
     thread->guard = 1;
     uint32_t id = stack_of(thread, frame);

@@ -300,7 +300,11 @@ public struct CaptureNaming {
         case .arrayStorage, .dictionaryStorage, .setStorage: return (.strong, offset >= 32 ? "element" : nil)
         default:
             guard let found = field(of: infos[Int(source)], at: offset) else { return (.strong, nil) }
-            return (found.ownership == .strong || found.ownership == .weak ? .strong : .unowned, found.name)
+            // A weak, unowned or unmanaged reference is the one word at its field's offset: a word further on is in
+            // a struct the field holds or past the declared fields (a task's or a buffer's tail), and keeps what it
+            // points at as any word does.
+            let keeps = found.ownership == .strong || found.ownership == .weak || offset != found.offset
+            return (keeps ? .strong : .unowned, found.name)
         }
     }
 
