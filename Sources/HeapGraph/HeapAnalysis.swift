@@ -82,13 +82,15 @@ public enum HeapAnalysis {
         summary.liveBytes = snapshot.sizes.reduce(0) { $0 + Int($1) }
         summary.rootCount = snapshot.roots.count
         summary.naming = snapshot.naming
+        // Every live block is reachable or leaked: a side table no word points at belongs to its object (kept by it,
+        // or freed by the runtime with the last weak reference once the object is gone), so it counts as reachable.
         for block in 0..<snapshot.blockCount {
-            if reach.isReached(block) {
-                summary.reachableBlocks += 1
-                summary.reachableBytes += Int(snapshot.sizes[block])
-            } else if reach.leaked[block] {
+            if reach.leaked[block] {
                 summary.leakedBlocks += 1
                 summary.leakedBytes += Int(snapshot.sizes[block])
+            } else {
+                summary.reachableBlocks += 1
+                summary.reachableBytes += Int(snapshot.sizes[block])
             }
         }
         let grouping = LeakGrouping(LeakedGraph(snapshot, leaked: reach.leaked))

@@ -10,12 +10,17 @@ public enum MarkdownReport {
         var out: [String] = []
         let cases = report.scenarios.flatMap(\.cases)
         let failed = cases.filter { $0.status != .ok }.count
+        let instrumented = report.scenarios.flatMap(\.instrumentedCases)
         out.append("# memharness report")
         out.append("")
         out.append(
             "Generated \(report.generatedAt) by memharness \(report.environment.toolVersion) · "
                 + "\(report.scenarios.count) scenario\(report.scenarios.count == 1 ? "" : "s"), "
-                + "\(cases.count) case\(cases.count == 1 ? "" : "s") (\(cases.count - failed) ok, \(failed) not ok).")
+                + "\(cases.count) case\(cases.count == 1 ? "" : "s") (\(cases.count - failed) ok, \(failed) not ok)"
+                + (instrumented.isEmpty
+                    ? "."
+                    : " and \(instrumented.count) instrumented (allocation stacks or heap captures; their figures are "
+                        + "not measurements: instrumented.csv)."))
         out.append("")
         // Records that measured the floor read the live heap; older ones `stats.allocated`.
         out.append(
@@ -261,12 +266,15 @@ public enum MarkdownReport {
             )
             out.append("")
         }
-        out.append("| Scenario | Cases | Case time | Share |")
-        out.append("|---|---:|---:|---:|")
+        let anyInstrumented = times.contains { $0.instrumentedCases > 0 }
+        out.append("| Scenario | Cases |\(anyInstrumented ? " Instrumented |" : "") Case time | Share |")
+        out.append("|---|---:|\(anyInstrumented ? "---:|" : "")---:|---:|")
         for time in times {
             let share = Units.fixed(Double(time.nanoseconds) / Double(total) * 100, decimals: 0) + "%"
+            let instrumented = anyInstrumented ? " \(time.instrumentedCases) |" : ""
             out.append(
-                "| \(cell(time.scenario)) | \(time.cases) | \(Units.formatSeconds(time.nanoseconds)) | \(share) |")
+                "| \(cell(time.scenario)) | \(time.cases) |\(instrumented) \(Units.formatSeconds(time.nanoseconds)) "
+                    + "| \(share) |")
         }
         return out
     }

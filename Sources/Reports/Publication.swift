@@ -65,7 +65,7 @@ public struct Publication: Sendable {
     /// then its notes (`ProgramNotes`), indented.
     public static func profileSummary(_ report: RunReport, folder: String) -> String {
         var lines: [String] = []
-        for result in report.scenarios.flatMap({ $0.cases + $0.attributedCases }) {
+        for result in report.scenarios.flatMap({ $0.cases + $0.instrumentedCases }) {
             guard let m = result.measurements else { continue }
             var parts = ["peak allocated \(Units.formatBytes(m.peakAllocatedNetBytes)) above its start"]
             if let exact = m.exact {

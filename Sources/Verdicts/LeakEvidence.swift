@@ -92,12 +92,12 @@ extension LeakEvidence {
     /// instrumented for (its own byte figures hold the instrumentation's allocations); every other case by its tracked
     /// objects and `repeat` steps. A case that did not complete gives no evidence.
     public init(case result: CaseResult) {
-        let source: Source = result.attributed ? .instrumented : .repetition(result.repetition)
+        let source: Source = result.isInstrumented ? .instrumented : .repetition(result.repetition)
         guard let measurements = result.completed else {
             self.init(source: source)
             return
         }
-        if result.attributed, let heapGraph = measurements.heapGraph {
+        if result.isInstrumented, let heapGraph = measurements.heapGraph {
             self.init(source: source, heap: HeapEvidence(heapGraph))
         } else {
             self.init(source: source, measurements: measurements.leaks)

@@ -96,7 +96,7 @@ public struct StrategyLeakSummary: Sendable, Hashable {
     /// One summary per strategy of `run`, in the file's order.
     public static func summaries(_ run: ScenarioRun, criteria: LeakCriteria = .standard) -> [StrategyLeakSummary] {
         run.strategies.map {
-            StrategyLeakSummary(strategy: $0, cases: run.cases, instrumented: run.attributedCases, criteria: criteria)
+            StrategyLeakSummary(strategy: $0, cases: run.cases, instrumented: run.instrumentedCases, criteria: criteria)
         }
     }
 
