@@ -227,7 +227,7 @@ struct ProfileCommand: ParsableCommand {
             invocation, name: name, repetitions: repetitions, timeout: timeout.duration, options: options)
         let outcome = try Publishing.run(
             request, output: RunOutput(directory: out), display: display, progressInPlace: false)
-        Terminal.note(Publication.profileSummary(outcome.record.report, folder: out))
+        Terminal.note(Publication.profileSummary(outcome.record.report, folder: out, quiet: display.quiet))
         try Publishing.finish(outcome, folder: out, showTime: false)
     }
 }
