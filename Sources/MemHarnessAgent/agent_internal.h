@@ -319,6 +319,8 @@ MH_HIDDEN int64_t mh_blocks_lost(void);  // blocks left out or left behind (a fu
 MH_HIDDEN void mh_blocks_note_lost(void);
 // The table, read with every lock held (a capture): the number of live blocks and a copy of them into `out`.
 MH_HIDDEN uint64_t mh_blocks_copy(struct mh_block_slot *out, uint64_t capacity);
+// Calls `visit` with each block the harness allocated for itself (MH_STACK_HARNESS): a capture scans them as roots.
+MH_HIDDEN void mh_blocks_each_harness(void (*visit)(uintptr_t address, uint64_t bytes, void *context), void *context);
 
 // ---- Stopping the world (world.c) ----------------------------------------------------------------------------------
 #define MH_MAX_THREADS 4096

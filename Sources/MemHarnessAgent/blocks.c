@@ -136,6 +136,18 @@ uint64_t mh_blocks_copy(struct mh_block_slot *out, uint64_t capacity) {
     return count;
 }
 
+void mh_blocks_each_harness(void (*visit)(uintptr_t address, uint64_t bytes, void *context), void *context) {
+    for (size_t i = 0; i < MH_HEAP_SHARDS; i++) {
+        size_t slots = (size_t)1 << heap_shards[i].capacity_log2;
+        for (size_t s = 0; s < slots; s++) {
+            const struct mh_block_slot *slot = &heap_shards[i].slots[s];
+            if (slot->address != 0 && mh_block_stack(slot) == MH_STACK_HARNESS) {
+                visit(slot->address, mh_block_bytes(slot), context);
+            }
+        }
+    }
+}
+
 // ---- The lifecycle's steps ------------------------------------------------------------------------------------------
 void mh_blocks_lock(void) {
     if (!heap_ready) return;

@@ -187,10 +187,13 @@ struct MemHarnessPluginTests {
         #expect(outcome.stderr.contains("[MemHarnessPlugin] building json-cache-harness (debug)"))
         #expect(outcome.stderr.contains("[MemHarnessPlugin] building memharness-agent (debug)"))
         let rows = CSVTable.parse(try String(contentsOf: report.appendingPathComponent("summary.csv"), encoding: .utf8))
-        // A header, one row per strategy (--quick: one repetition), and the case of each that captured its heap for
-        // its `expect:`.
-        #expect(rows.count == 5, "\(rows)")
-        #expect(rows.first.map { $0.contains("leaked_blocks") } == true)
+        // A header and one row per strategy (--quick: one repetition); the case of each that captured its heap for its
+        // `expect:` is in instrumented.csv, with the heap graph's figures.
+        #expect(rows.count == 3, "\(rows)")
+        let instrumented = CSVTable.parse(
+            try String(contentsOf: report.appendingPathComponent("instrumented.csv"), encoding: .utf8))
+        #expect(instrumented.count == 3, "\(instrumented)")
+        #expect(instrumented.first.map { $0.contains("leaked_blocks") && $0.contains("instrumentation") } == true)
         #expect(
             FileManager.default.isReadableFile(
                 atPath: ExamplePaths.example.appendingPathComponent(".build/debug/libmemharness-agent.so").path))

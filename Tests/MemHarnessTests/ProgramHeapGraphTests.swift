@@ -73,7 +73,11 @@ struct ProgramHeapGraphTests {
             try ReportFolder.read(emptyOut).report.scenarios.first?.instrumentedCases.first?.measurements?.heapGraph?
                 .last
         )
-        #expect(emptyCapture.liveBlocks > 100 && emptyCapture.leakedBlocks == 0, "\(emptyCapture.groups)")
+        // The probe sees the program's live heap at exit (the runtime's and the C library's blocks; not the ones the
+        // fixture's own in-process capture made naming its heap: the harness's blocks are in no capture).
+        #expect(
+            emptyCapture.liveBlocks > 20 && emptyCapture.leakedBlocks == 0,
+            "\(emptyCapture.liveBlocks) live: \(emptyCapture.groups)")
     }
 
     /// A Swift program's own heap objects, named from outside: the program is held at its exit while its memory is read

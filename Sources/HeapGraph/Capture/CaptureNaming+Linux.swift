@@ -381,6 +381,8 @@ public struct CaptureNaming {
             }
             let thread = capture.threads[root.owner]
             return (.tls(threadID: Int(thread.id)), "\(Self.threadText(thread)) thread-local storage")
+        case .harness:
+            return (.other, "memory memharness allocated for itself (naming and analysing captures)")
         }
     }
 
