@@ -119,7 +119,7 @@ def program_rows(bin_dir, scratch):
 def heap_cases(run):
     """(strategy, heap graph) of every case of a run.json with a heap graph."""
     for scenario in run["report"]["scenarios"]:
-        for case in scenario.get("attributedCases", []):
+        for case in scenario.get("instrumentedCases", scenario.get("attributedCases", [])):
             for outcome in case.get("outcome", {}).values():
                 graph = (outcome.get("measurements") or {}).get("heapGraph") if isinstance(outcome, dict) else None
                 if graph:
