@@ -123,28 +123,33 @@ int64_t mh_blocks_count(void) {
 int64_t mh_blocks_lost(void) { return atomic_load_explicit(&blocks_lost, memory_order_relaxed); }
 void mh_blocks_note_lost(void) { atomic_fetch_add_explicit(&blocks_lost, 1, memory_order_relaxed); }
 
+// The next listed slot from (*shard, *index) on, moving the cursor past it; NULL after the last. The one walk of the
+// table, for the capture's copy and for the harness's blocks (the world is stopped, every shard's lock held).
+static inline const struct mh_block_slot *next_listed(size_t *shard, size_t *index) {
+    for (; *shard < MH_HEAP_SHARDS; (*shard)++, *index = 0) {
+        size_t slots = (size_t)1 << heap_shards[*shard].capacity_log2;
+        while (*index < slots) {
+            const struct mh_block_slot *slot = &heap_shards[*shard].slots[(*index)++];
+            if (slot->address != 0) return slot;
+        }
+    }
+    return NULL;
+}
+
 uint64_t mh_blocks_copy(struct mh_block_slot *out, uint64_t capacity) {
     uint64_t count = 0;
-    for (size_t i = 0; i < MH_HEAP_SHARDS; i++) {
-        size_t slots = (size_t)1 << heap_shards[i].capacity_log2;
-        for (size_t s = 0; s < slots && count < capacity; s++) {
-            const struct mh_block_slot *slot = &heap_shards[i].slots[s];
-            // The harness's own blocks are left out: what a capture lists is the program's.
-            if (slot->address != 0 && mh_block_stack(slot) != MH_STACK_HARNESS) out[count++] = *slot;
-        }
+    size_t shard = 0, index = 0;
+    for (const struct mh_block_slot *slot; count < capacity && (slot = next_listed(&shard, &index)) != NULL;) {
+        // The harness's own blocks are left out: what a capture lists is the program's.
+        if (mh_block_stack(slot) != MH_STACK_HARNESS) out[count++] = *slot;
     }
     return count;
 }
 
 void mh_blocks_each_harness(void (*visit)(uintptr_t address, uint64_t bytes, void *context), void *context) {
-    for (size_t i = 0; i < MH_HEAP_SHARDS; i++) {
-        size_t slots = (size_t)1 << heap_shards[i].capacity_log2;
-        for (size_t s = 0; s < slots; s++) {
-            const struct mh_block_slot *slot = &heap_shards[i].slots[s];
-            if (slot->address != 0 && mh_block_stack(slot) == MH_STACK_HARNESS) {
-                visit(slot->address, mh_block_bytes(slot), context);
-            }
-        }
+    size_t shard = 0, index = 0;
+    for (const struct mh_block_slot *slot; (slot = next_listed(&shard, &index)) != NULL;) {
+        if (mh_block_stack(slot) == MH_STACK_HARNESS) visit(slot->address, mh_block_bytes(slot), context);
     }
 }
 
