@@ -113,7 +113,13 @@ public struct CaptureNaming {
         builder.reserve(blocks: capture.blockCount, edges: capture.edgeCount)
         var stackIndex: [UInt32: UInt32] = [:]
         let (frames, _) = symbolizer.symbolize(returnAddresses: capture.stacks.values.joined(), modules: modules)
-        for (id, addresses) in capture.stacks { stackIndex[id] = builder.addStack(Self.stackText(addresses, frames)) }
+        for (id, addresses) in capture.stacks {
+            // A return address is in a module's code: any other word is what a walk read past a frame without a frame
+            // pointer. A stack with none left is no allocation site.
+            let code = addresses.filter { modules.module(containing: $0) != nil }
+            guard !code.isEmpty else { continue }
+            stackIndex[id] = builder.addStack(Self.stackText(code, frames))
+        }
         do {
             var table = try readBlocks(into: &builder.blocks, stackIndex: stackIndex)
             try readEdges(into: &builder, table: &table)
