@@ -53,7 +53,8 @@ enum RealProgramsBenchmark {
             }
             row.heapGraph.append(graphed.seconds)
             row.capture = capture ?? row.capture
-            let problems = CorpusCheck.problems(program, plain: alone, profiled: graphed)
+            let problems =
+                CorpusCheck.problems(program, plain: alone, profiled: graphed)
                 + (capture == nil ? ["no heap capture in the report"] : [])
             row.problems += problems.filter { !row.problems.contains($0) }
         }
@@ -127,8 +128,9 @@ enum RealProgramsBenchmark {
                 lines.append("- \(row.program.name): no leak.")
                 continue
             }
-            lines.append("- \(row.program.name): \(capture.leakedBlocks) blocks (\(Units.formatBytes(capture.leakedBytes))) "
-                + "in \(capture.groups.count + capture.omittedGroups) groups; the largest:")
+            lines.append(
+                "- \(row.program.name): \(capture.leakedBlocks) blocks (\(Units.formatBytes(capture.leakedBytes))) "
+                    + "in \(capture.groups.count + capture.omittedGroups) groups; the largest:")
             for group in capture.groups.prefix(5) {
                 let types = group.types.prefix(3).map { "\(HeapGraphSection.typeLabel($0.type)) ×\($0.count)" }
                     .joined(separator: ", ")

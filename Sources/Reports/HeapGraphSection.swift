@@ -217,7 +217,8 @@ public enum HeapGraphSection {
 
     /// An unnamed type in Markdown: what the block is, its allocation site as code.
     static func markdownLabel(_ type: HeapTypeName, inTable: Bool) -> String {
-        kindLabel(type) + (type.allocationSite.map { " allocated at " + MarkdownReport.code($0, inTable: inTable) } ?? "")
+        kindLabel(type)
+            + (type.allocationSite.map { " allocated at " + MarkdownReport.code($0, inTable: inTable) } ?? "")
     }
 
     /// What an unnamed block is: `closure context`, `block of 48 bytes`.

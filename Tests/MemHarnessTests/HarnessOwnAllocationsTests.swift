@@ -42,7 +42,8 @@ struct HarnessOwnAllocationsTests {
         let record = try ReportFolder.read(trial.out)
         let measurements = record.report.scenarios.flatMap(\.attributedCases).compactMap(\.measurements)
         var sampled = Names()
-        sampled.collect(try JSONSerialization.jsonObject(with: JSONEncoder().encode(measurements.compactMap(\.profile))))
+        sampled.collect(
+            try JSONSerialization.jsonObject(with: JSONEncoder().encode(measurements.compactMap(\.profile))))
         var graphed = Names()
         graphed.collect(
             try JSONSerialization.jsonObject(with: JSONEncoder().encode(measurements.compactMap(\.heapGraph))))

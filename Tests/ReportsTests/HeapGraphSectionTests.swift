@@ -180,7 +180,8 @@ struct HeapGraphSectionTests {
     @Test func anUnnamedBlockWithAStackIsNamedByItsSite() {
         let buffer = HeapTypeName(
             name: "", kind: .unknown, unnamedBlockBytes: 4096, allocationSite: "App.Cache.grow() (Cache.swift:12)")
-        #expect(HeapGraphSection.typeLabel(buffer) == "block of 4096 bytes allocated at App.Cache.grow() (Cache.swift:12)")
+        #expect(
+            HeapGraphSection.typeLabel(buffer) == "block of 4096 bytes allocated at App.Cache.grow() (Cache.swift:12)")
         #expect(
             HeapGraphSection.typeCell(buffer) == "block of 4096 bytes allocated at `App.Cache.grow() (Cache.swift:12)`")
     }
