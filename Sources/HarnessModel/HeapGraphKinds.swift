@@ -58,10 +58,13 @@ public enum HeapPathReason: String, Sendable, Hashable, Codable, CaseIterable {
     case requestedType = "requested-type"
 }
 
-/// A type as the heap graph tallies it: its name and kind; unnamed blocks are told apart by their size.
+/// A type as the heap graph tallies it: its name and kind; unnamed blocks are told apart by their size and the site
+/// that allocated them.
 ///
-/// A block without a type name (an `unknown` block the capture could not name) has an empty `name` and its
-/// size in `unnamedBlockBytes`; a renderer calls it "block of N bytes". Named types have `unnamedBlockBytes` nil.
+/// A block without a type name (an `unknown` block the capture could not name) has an empty `name`, its size in
+/// `unnamedBlockBytes` and, when its allocation stack was recorded, that stack's site in `allocationSite`: a renderer
+/// calls it "block of N bytes allocated at `Foo.bar() (Foo.swift:41)`", as macOS `heap` names a block that is no
+/// object by its allocation site. Named types have both nil.
 public struct HeapTypeName: Sendable, Hashable, Codable, Comparable {
     /// The type's name as the runtime spells it (`App.ProfileScreen`), or empty for an unnamed block.
     public var name: String
@@ -69,16 +72,21 @@ public struct HeapTypeName: Sendable, Hashable, Codable, Comparable {
     public var kind: HeapBlockKind
     /// The block's size, bytes, when `name` is empty; nil otherwise.
     public var unnamedBlockBytes: Int?
+    /// The first frame of the allocation stack of an unnamed block (its first frame of the program's code, or the
+    /// library function that called malloc when the stack holds no program code); nil when the stack was not
+    /// recorded, and for a named type.
+    public var allocationSite: String?
 
-    public init(name: String, kind: HeapBlockKind, unnamedBlockBytes: Int? = nil) {
+    public init(name: String, kind: HeapBlockKind, unnamedBlockBytes: Int? = nil, allocationSite: String? = nil) {
         self.name = name
         self.kind = kind
         self.unnamedBlockBytes = name.isEmpty ? unnamedBlockBytes : nil
+        self.allocationSite = name.isEmpty ? allocationSite : nil
     }
 
     public static func < (lhs: HeapTypeName, rhs: HeapTypeName) -> Bool {
-        (lhs.name, lhs.kind.rawValue, lhs.unnamedBlockBytes ?? 0) < (
-            rhs.name, rhs.kind.rawValue, rhs.unnamedBlockBytes ?? 0
+        (lhs.name, lhs.kind.rawValue, lhs.unnamedBlockBytes ?? 0, lhs.allocationSite ?? "") < (
+            rhs.name, rhs.kind.rawValue, rhs.unnamedBlockBytes ?? 0, rhs.allocationSite ?? ""
         )
     }
 }

@@ -265,6 +265,8 @@ unsigned mh_read_environment(void) {
     if (mh_config.heap) {
         if (mh_blocks_create()) {
             state |= MH_BLOCKS;
+            // Every tracked block gets its allocation stack from the first one on (the agent's frames skipped).
+            if (mh_stacks_create()) mh_find_agent_text();
         } else {
             mh_warn("could not map the table of live blocks; heap captures are off");
         }

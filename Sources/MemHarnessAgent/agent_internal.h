@@ -218,6 +218,7 @@ MH_HIDDEN void mh_marks_unlock(void);
 MH_HIDDEN void mh_marks_child(void);
 MH_HIDDEN void mh_record_at_exit(int status, const struct mh_stopped *caller);
 MH_HIDDEN bool mh_stacks_init(void);                      // stacks.c
+MH_HIDDEN bool mh_stacks_create(void);                    // stacks.c: the depot's mappings, at the first call
 MH_HIDDEN void mh_stacks_lock(void);
 MH_HIDDEN void mh_stacks_unlock(void);
 MH_HIDDEN void mh_stacks_child(void);

@@ -153,7 +153,8 @@ public enum HeapGraphSection {
     static func hop(_ type: HeapTypeName, field: String?, kind: HeapEdgeKind?, inTable: Bool = false) -> String {
         let text =
             type.name.isEmpty
-            ? typeLabel(type) + (field.map { " " + MarkdownReport.code(member($0), inTable: inTable) } ?? "")
+            ? markdownLabel(type, inTable: inTable)
+                + (field.map { " " + MarkdownReport.code(member($0), inTable: inTable) } ?? "")
             : MarkdownReport.code(type.name + (field.map(member) ?? ""), inTable: inTable)
         return text + (kind == .unowned ? " (unowned)" : "")
     }
@@ -163,7 +164,7 @@ public enum HeapGraphSection {
 
     /// A type for a table cell: a named type as code, an unnamed block in words.
     static func typeCell(_ type: HeapTypeName) -> String {
-        type.name.isEmpty ? typeLabel(type) : MarkdownReport.code(type.name)
+        type.name.isEmpty ? markdownLabel(type, inTable: true) : MarkdownReport.code(type.name)
     }
 
     static func pathLines(_ capture: HeapCaptureSummary) -> [String] {
@@ -207,9 +208,21 @@ public enum HeapGraphSection {
         }
     }
 
-    /// A type as a reader names it: its name, or what the block is (`closure context`, `block of 48 bytes`).
+    /// A type as a reader names it: its name, or what the block is (`closure context`, `block of 48 bytes`) and,
+    /// when its allocation stack was recorded, where it was allocated (`block of 48 bytes allocated at Foo.bar()`).
     public static func typeLabel(_ type: HeapTypeName) -> String {
         guard type.name.isEmpty else { return type.name }
+        return kindLabel(type) + (type.allocationSite.map { " allocated at " + $0 } ?? "")
+    }
+
+    /// An unnamed type in Markdown: what the block is, its allocation site as code.
+    static func markdownLabel(_ type: HeapTypeName, inTable: Bool) -> String {
+        kindLabel(type)
+            + (type.allocationSite.map { " allocated at " + MarkdownReport.code($0, inTable: inTable) } ?? "")
+    }
+
+    /// What an unnamed block is: `closure context`, `block of 48 bytes`.
+    private static func kindLabel(_ type: HeapTypeName) -> String {
         let size = type.unnamedBlockBytes.map { " of \($0) bytes" } ?? ""
         switch type.kind {
         case .swiftObject: return "Swift object" + size

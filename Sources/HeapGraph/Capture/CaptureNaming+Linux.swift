@@ -115,7 +115,11 @@ public struct CaptureNaming {
         let (frames, _) = symbolizer.symbolize(returnAddresses: capture.stacks.values.joined(), modules: modules)
         let memo = FoldMemo()
         for (id, addresses) in capture.stacks {
-            stackIndex[id] = builder.addStack(Self.stackText(addresses, frames, memo: memo))
+            // A return address is in a module's code: any other word is what a walk read past a frame without a frame
+            // pointer. A stack with none left is no allocation site.
+            let code = addresses.filter { modules.module(containing: $0) != nil }
+            guard !code.isEmpty else { continue }
+            stackIndex[id] = builder.addStack(Self.stackText(code, frames, memo: memo))
         }
         do {
             var table = try readBlocks(into: &builder.blocks, stackIndex: stackIndex)
