@@ -94,9 +94,10 @@ public struct HeapCaptureSummary: Sendable, Hashable, Codable {
     public var rootCycleCount: Int
     /// Groups whose root is one leaked block no other leaked block references.
     public var rootLeakCount: Int
-    /// The largest groups (bytes, most first); their blocks and bytes plus the omitted ones' sum to the totals.
+    /// The largest groups, those of one signature in one value with their count (bytes, most first); their counts,
+    /// blocks and bytes plus the omitted ones' sum to the totals.
     public var groups: [HeapLeakGroup]
-    /// Groups left out by the bound, their blocks and their bytes.
+    /// Groups left out by the bound (all the groups of the signatures left out), their blocks and their bytes.
     public var omittedGroups: Int
     public var omittedGroupBlocks: Int
     public var omittedGroupBytes: Int
@@ -151,8 +152,8 @@ public struct HeapTypeTally: Sendable, Hashable, Codable {
     }
 }
 
-/// A group of leaked blocks as macOS `leaks` groups them: a root (a cycle or one block) and every leaked
-/// block it reaches that an earlier group did not.
+/// Groups of leaked blocks as macOS `leaks` groups them (a root, a cycle or one block, and every leaked block it
+/// reaches that an earlier group did not), the groups of one signature together: one row with their count.
 public struct HeapLeakGroup: Sendable, Hashable, Codable {
     /// What the group's root is.
     public enum Kind: String, Sendable, Hashable, Codable {
@@ -164,14 +165,18 @@ public struct HeapLeakGroup: Sendable, Hashable, Codable {
 
     /// A root cycle or a root leak.
     public var kind: Kind
-    /// Blocks in the group: the root's and those it reaches.
+    /// What the groups have in common, hashed (`LeakSignature`); nil in a summary written before it was kept.
+    public var signature: String?
+    /// Groups of this signature (1 in a summary written before they were counted).
+    public var count: Int
+    /// Blocks in the groups: their roots' and those the roots reach.
     public var blocks: Int
     public var bytes: Int
-    /// Blocks of the root itself: the cycle's members, or 1.
+    /// Blocks of one group's root itself: the cycle's members, or 1.
     public var rootBlocks: Int
     /// The root's type (for a cycle, the type of the block its edges start from).
     public var rootType: HeapTypeName
-    /// Blocks per type, bytes most first, then by name.
+    /// Blocks per type over the groups, bytes most first, then by name.
     public var types: [HeapTypeTally]
     public var omittedTypes: Int
     /// One member's allocation stack, innermost frame first (the root's when it has one); nil when no member has.
@@ -184,11 +189,13 @@ public struct HeapLeakGroup: Sendable, Hashable, Codable {
     public var omittedNestedCycles: Int
 
     public init(
-        kind: Kind, blocks: Int, bytes: Int, rootBlocks: Int, rootType: HeapTypeName, types: [HeapTypeTally],
-        omittedTypes: Int = 0, allocationStack: [String]? = nil, cycle: HeapCycle? = nil,
-        nestedCycles: [HeapCycle] = [], omittedNestedCycles: Int = 0
+        kind: Kind, signature: String? = nil, count: Int = 1, blocks: Int, bytes: Int, rootBlocks: Int,
+        rootType: HeapTypeName, types: [HeapTypeTally], omittedTypes: Int = 0, allocationStack: [String]? = nil,
+        cycle: HeapCycle? = nil, nestedCycles: [HeapCycle] = [], omittedNestedCycles: Int = 0
     ) {
         self.kind = kind
+        self.signature = signature
+        self.count = count
         self.blocks = blocks
         self.bytes = bytes
         self.rootBlocks = rootBlocks
@@ -199,6 +206,24 @@ public struct HeapLeakGroup: Sendable, Hashable, Codable {
         self.cycle = cycle
         self.nestedCycles = nestedCycles
         self.omittedNestedCycles = omittedNestedCycles
+    }
+
+    /// Decodes a group as written; one written before groups were counted is one group with no signature.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        kind = try container.decode(Kind.self, forKey: .kind)
+        signature = try container.decodeIfPresent(String.self, forKey: .signature)
+        count = try container.decodeIfPresent(Int.self, forKey: .count) ?? 1
+        blocks = try container.decode(Int.self, forKey: .blocks)
+        bytes = try container.decode(Int.self, forKey: .bytes)
+        rootBlocks = try container.decode(Int.self, forKey: .rootBlocks)
+        rootType = try container.decode(HeapTypeName.self, forKey: .rootType)
+        types = try container.decode([HeapTypeTally].self, forKey: .types)
+        omittedTypes = try container.decode(Int.self, forKey: .omittedTypes)
+        allocationStack = try container.decodeIfPresent([String].self, forKey: .allocationStack)
+        cycle = try container.decodeIfPresent(HeapCycle.self, forKey: .cycle)
+        nestedCycles = try container.decode([HeapCycle].self, forKey: .nestedCycles)
+        omittedNestedCycles = try container.decode(Int.self, forKey: .omittedNestedCycles)
     }
 }
 

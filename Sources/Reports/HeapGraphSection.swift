@@ -72,11 +72,16 @@ public enum HeapGraphSection {
     }
 
     static func captureLines(_ capture: HeapCaptureSummary, cycleDiagram: ((Int) -> String)?) -> [String] {
-        let groupCount = capture.groups.count + capture.omittedGroups
+        let groupCount = capture.groups.map(\.count).reduce(0, +) + capture.omittedGroups
+        // Groups of one signature are one row: say how many rows, when that is fewer than the groups.
+        let signatures =
+            capture.groups.count == groupCount
+            ? "" : capture.omittedGroups > 0 ? ", the largest \(count(capture.groups.count, "signature")) shown"
+            : " of \(count(capture.groups.count, "signature"))"
         var out = [
             "\(MarkdownReport.code(capture.label, inTable: false)): \(count(capture.liveBlocks, "live block")) "
                 + "(\(Units.formatBytes(capture.liveBytes))) from \(count(capture.rootCount, "root")); "
-                + "\(leakedPhrase(capture)) in \(count(groupCount, "group")) "
+                + "\(leakedPhrase(capture)) in \(count(groupCount, "group"))\(signatures) "
                 + "(\(capture.rootCycleCount) root cycle\(capture.rootCycleCount == 1 ? "" : "s"), "
                 + "\(capture.rootLeakCount) root leak\(capture.rootLeakCount == 1 ? "" : "s")).",
             "",
@@ -90,7 +95,10 @@ public enum HeapGraphSection {
     }
 
     static func leaksTable(_ capture: HeapCaptureSummary) -> [String] {
-        var out = ["| Group | Types | Blocks | Bytes | Root | Allocated at |", "|---:|---|---:|---:|---|---|"]
+        var out = [
+            "| Group | Signature | Count | Types | Blocks | Bytes | Root | Allocated at |",
+            "|---:|---|---:|---|---:|---:|---|---|",
+        ]
         var cycleNumber = 0
         for (index, group) in capture.groups.enumerated() {
             let types =
@@ -112,12 +120,14 @@ public enum HeapGraphSection {
                 root += first == cycleNumber ? ", holds cycle \(first)" : ", holds cycles \(first)–\(cycleNumber)"
             }
             let site = group.allocationStack?.first.map { MarkdownReport.code($0) } ?? "–"
+            let signature = group.signature.map { MarkdownReport.code($0) } ?? "–"
             out.append(
-                "| \(index + 1) | \(types) | \(group.blocks) | \(Units.formatBytes(group.bytes)) | \(root) | \(site) |")
+                "| \(index + 1) | \(signature) | \(group.count) | \(types) | \(group.blocks) | "
+                    + "\(Units.formatBytes(group.bytes)) | \(root) | \(site) |")
         }
         if capture.omittedGroups > 0 {
             out.append(
-                "| – | \(count(capture.omittedGroups, "smaller group")) | \(capture.omittedGroupBlocks) | "
+                "| – | – | \(capture.omittedGroups) | smaller groups | \(capture.omittedGroupBlocks) | "
                     + "\(Units.formatBytes(capture.omittedGroupBytes)) | – | – |")
         }
         out.append("")

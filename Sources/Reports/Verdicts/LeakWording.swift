@@ -26,7 +26,7 @@ public enum LeakWording {
             let name =
                 group.rootType.name.isEmpty
                 ? "a block of \(group.rootType.unnamedBlockBytes ?? 0) bytes" : group.rootType.name
-            let root = group.kind == .rootCycle ? "a cycle through \(name)" : name
+            let root = (group.count > 1 ? "\(group.count) × " : "") + (group.kind == .rootCycle ? "a cycle through \(name)" : name)
             text += "; the largest group \(root) (\(blocks(group.blocks)), \(Units.formatBytes(group.bytes)))"
         }
         return text
