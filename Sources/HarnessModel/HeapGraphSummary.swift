@@ -267,7 +267,9 @@ public struct HeapCycleEdge: Sendable, Hashable, Codable {
     }
 }
 
-/// The shortest chain of references from a root to a block of an asked-for type (or an asked-for block).
+/// The chain of references from a root to a block of an asked-for type (or an asked-for block): a shortest one
+/// from the most recognisable root that reaches it (a global, static or thread-local storage, then a known
+/// function's frame, then any stack word or register).
 public struct HeapRetainingPath: Sendable, Hashable, Codable {
     /// What was asked: the type name as given, or the block's address in hexadecimal (`0x7f...`).
     public var query: String
@@ -283,10 +285,16 @@ public struct HeapRetainingPath: Sendable, Hashable, Codable {
     public var nodes: [HeapPathNode]
     /// Nodes left out of the middle of a long path (the first and last ones are kept).
     public var omittedNodes: Int
+    /// The distinct roots the matching blocks' paths start from, with how many blocks each, most first (at most
+    /// `maximumRootsPerPath` of the analysis); for a type that grew, the blocks that grew. Nil in a summary written
+    /// before they were kept.
+    public var roots: [HeapRootCount]?
+    /// Distinct roots left out by the bound.
+    public var omittedRoots: Int?
 
     public init(
         query: String, reason: HeapPathReason, reachableInstances: Int, leakedInstances: Int, root: HeapPathRoot?,
-        nodes: [HeapPathNode], omittedNodes: Int = 0
+        nodes: [HeapPathNode], omittedNodes: Int = 0, roots: [HeapRootCount]? = nil, omittedRoots: Int? = nil
     ) {
         self.query = query
         self.reason = reason
@@ -295,6 +303,27 @@ public struct HeapRetainingPath: Sendable, Hashable, Codable {
         self.root = root
         self.nodes = nodes
         self.omittedNodes = omittedNodes
+        self.roots = roots
+        self.omittedRoots = omittedRoots
+    }
+
+    /// True when every root found holds its blocks conservatively (a stack word in no known frame, a register):
+    /// perhaps a stale value rather than an owner.
+    public var onlyConservativeRoots: Bool {
+        guard let roots, !roots.isEmpty, omittedRoots ?? 0 == 0 else { return root?.kind.isConservative ?? false }
+        return roots.allSatisfy(\.root.kind.isConservative)
+    }
+}
+
+/// A root and how many of a path's matching blocks are reached from it first.
+public struct HeapRootCount: Sendable, Hashable, Codable {
+    public var root: HeapPathRoot
+    /// Matching blocks whose retaining path starts from this root.
+    public var instances: Int
+
+    public init(root: HeapPathRoot, instances: Int) {
+        self.root = root
+        self.instances = instances
     }
 }
 

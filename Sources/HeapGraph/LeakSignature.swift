@@ -43,32 +43,66 @@ struct LeakSignature {
         }
     }
 
+    /// A reference as the shape knows it, without building its text: the holder's and the target's type (a name's
+    /// index, the kind, the size where it is the type's) and the field (a name's index, or a byte offset).
+    private struct Reference: Hashable {
+        var from: TypeKey
+        var field: Int64
+        var to: TypeKey
+    }
+
+    private struct TypeKey: Hashable {
+        var name: UInt32
+        var kind: HeapBlockKind
+        var size: UInt64
+    }
+
     /// The distinct references among a cycle's blocks, one per line, sorted.
     private func cycleShape(_ component: Int) -> String {
         let graph = grouping.graph
-        var lines = Set<String>()
+        var references = Set<Reference>()
+        var texts: [Reference: String] = [:]
         for member in grouping.members(ofComponent: component) {
-            let from = label(ofVertex: Int(member))
+            let from = key(ofVertex: Int(member))
             for edge in graph.edges(of: Int(member)) where graph.component[Int(graph.targets[edge])] == component {
-                let to = label(ofVertex: Int(graph.targets[edge]))
-                lines.insert(from + " " + field(ofEdge: edge, from: Int(member)) + " -> " + to)
+                let reference = Reference(
+                    from: from, field: fieldKey(ofEdge: edge, from: from), to: key(ofVertex: Int(graph.targets[edge])))
+                if references.insert(reference).inserted {
+                    texts[reference] =
+                        label(reference.from) + " " + field(ofEdge: edge, from: Int(member)) + " -> " + label(reference.to)
+                }
             }
         }
-        return lines.sorted().joined(separator: "\n")
+        return texts.values.sorted().joined(separator: "\n")
+    }
+
+    private func key(ofVertex vertex: Int) -> TypeKey {
+        let block = Int(grouping.graph.blocks[vertex])
+        let name = snapshot.typeNames[block]
+        let kind = snapshot.kinds[block]
+        let sized = snapshot.names[Int(name)].isEmpty && hasFixedLayout(kind)
+        return TypeKey(name: name, kind: kind, size: sized ? snapshot.sizes[block] : 0)
+    }
+
+    private func label(_ key: TypeKey) -> String {
+        let name = snapshot.names[Int(key.name)]
+        guard name.isEmpty else { return name + " " + String(describing: key.kind) }
+        return key.size > 0 ? "\(key.kind) of \(key.size) bytes" : "\(key.kind)"
+    }
+
+    /// What `field(ofEdge:from:)` says, as a number: -1 the side table word, -2 a collection's slot, a field name's
+    /// index plus 2^32, or the byte offset.
+    private func fieldKey(ofEdge edge: Int, from holder: TypeKey) -> Int64 {
+        let origin = grouping.graph.origins[edge]
+        guard origin != LeakedGraph.ownerEdge else { return -1 }
+        let name = snapshot.edgeFieldNames[Int(origin)]
+        if name != HeapSnapshot.none { return Int64(name) + (1 << 32) }
+        return hasFixedLayout(holder.kind) ? Int64(snapshot.edgeByteOffsets[Int(origin)]) : -2
     }
 
     /// A root leak's type.
     private func rootLabel(_ component: Int) -> String {
-        label(ofVertex: Int(grouping.members(ofComponent: component).first ?? 0))
-    }
-
-    /// A block's type by name; an unnamed block by its kind, and by its size where the size is the type's.
-    private func label(ofVertex vertex: Int) -> String {
-        let block = Int(grouping.graph.blocks[vertex])
-        let name = snapshot.names[Int(snapshot.typeNames[block])]
-        let kind = snapshot.kinds[block]
-        guard name.isEmpty else { return name + " " + String(describing: kind) }
-        return hasFixedLayout(kind) ? "\(kind) of \(snapshot.sizes[block]) bytes" : "\(kind)"
+        label(key(ofVertex: Int(grouping.members(ofComponent: component).first ?? 0)))
     }
 
     /// A reference's field: its name, its byte offset in a block of fixed layout, or `*` in a collection.

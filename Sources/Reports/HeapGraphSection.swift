@@ -178,12 +178,16 @@ public enum HeapGraphSection {
 
     static func pathLines(_ capture: HeapCaptureSummary) -> [String] {
         guard !capture.paths.isEmpty else { return [] }
-        var out = ["**What keeps them alive** (the shortest chain of references from a root):", ""]
+        var out = [
+            "**What keeps them alive** (the shortest chain of references from the most recognisable root: a global, "
+                + "a static or thread-local storage, then a known function's frame, then any stack word):",
+            "",
+        ]
         for path in capture.paths {
             let instances = "\(path.reachableInstances) reachable, \(path.leakedInstances) leaked"
             out.append(
                 "- \(MarkdownReport.code(path.query.isEmpty ? "?" : path.query, inTable: false)) (\(reasonText(path.reason)), \(instances)): \(pathText(path))"
-            )
+                    + rootsText(path))
         }
         if capture.omittedPaths > 0 { out.append("- and \(count(capture.omittedPaths, "more path")) not shown") }
         out.append("")
@@ -202,6 +206,21 @@ public enum HeapGraphSection {
             parts.append(hop(node.type, field: node.fieldName ?? node.byteOffset.map { "+\($0)" }, kind: node.edgeKind))
         }
         return parts.joined(separator: " → ")
+    }
+
+    /// The distinct roots when there are several (`; held from global `cache` ×12, thread 1 stack in `run()` ×3`), and
+    /// a warning when the only roots are conservative ones; empty otherwise.
+    static func rootsText(_ path: HeapRetainingPath) -> String {
+        let roots = path.roots ?? []
+        var text = ""
+        if roots.count > 1 || (path.omittedRoots ?? 0) > 0 {
+            text += "; held from " + roots.map { "\(rootText($0.root)) ×\($0.instances)" }.joined(separator: ", ")
+            if let omitted = path.omittedRoots, omitted > 0 { text += " and \(count(omitted, "more root"))" }
+        }
+        if path.onlyConservativeRoots {
+            text += " (the only root is an unnamed stack word or register: perhaps a stale value, not an owner)"
+        }
+        return text
     }
 
     /// The root in words: a global by its symbol, a thread by its stack frame's function.
