@@ -45,6 +45,10 @@ public struct CaseResult: Sendable, Hashable, Codable {
     /// case): its figures never gate.
     public var attributed = false
 
+    /// The known leaks its scenario or `--suppressions` leaves out of leak verdicts; nil when none were given (and in
+    /// records written before they were kept).
+    public var suppressions: [LeakSuppression]? = nil
+
     /// Wall time the case took, its process's start and end included, nanoseconds; nil in records
     /// written before it was kept.
     public var wallNanoseconds: Int64? = nil

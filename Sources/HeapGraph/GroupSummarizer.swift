@@ -66,7 +66,8 @@ struct GroupSummarizer {
         }
         return rows.sorted { lhs, rhs in
             if lhs.bytes != rhs.bytes { return lhs.bytes > rhs.bytes }
-            return lhs.groups.count != rhs.groups.count ? lhs.groups.count > rhs.groups.count : lhs.groups[0] < rhs.groups[0]
+            if lhs.groups.count != rhs.groups.count { return lhs.groups.count > rhs.groups.count }
+            return lhs.groups[0] < rhs.groups[0]
         }
     }
 

@@ -69,7 +69,8 @@ struct LeakSignature {
                     from: from, field: fieldKey(ofEdge: edge, from: from), to: key(ofVertex: Int(graph.targets[edge])))
                 if references.insert(reference).inserted {
                     texts[reference] =
-                        label(reference.from) + " " + field(ofEdge: edge, from: Int(member)) + " -> " + label(reference.to)
+                        label(reference.from) + " " + field(ofEdge: edge, from: Int(member)) + " -> "
+                        + label(reference.to)
                 }
             }
         }

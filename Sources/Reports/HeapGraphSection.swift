@@ -74,10 +74,11 @@ public enum HeapGraphSection {
     static func captureLines(_ capture: HeapCaptureSummary, cycleDiagram: ((Int) -> String)?) -> [String] {
         let groupCount = capture.groups.map(\.count).reduce(0, +) + capture.omittedGroups
         // Groups of one signature are one row: say how many rows, when that is fewer than the groups.
-        let signatures =
-            capture.groups.count == groupCount
-            ? "" : capture.omittedGroups > 0 ? ", the largest \(count(capture.groups.count, "signature")) shown"
-            : " of \(count(capture.groups.count, "signature"))"
+        let rows = count(capture.groups.count, "signature")
+        var signatures = ""
+        if capture.groups.count < groupCount {
+            signatures = capture.omittedGroups > 0 ? ", the largest \(rows) shown" : " of \(rows)"
+        }
         var out = [
             "\(MarkdownReport.code(capture.label, inTable: false)): \(count(capture.liveBlocks, "live block")) "
                 + "(\(Units.formatBytes(capture.liveBytes))) from \(count(capture.rootCount, "root")); "

@@ -107,6 +107,7 @@ public enum RunExecution {
             scenario: spec.scenario, workload: spec.workload, strategy: spec.strategy, repetition: spec.repetition,
             expectation: spec.expectation, outcome: launcher.launch(spec))
         result.attributed = spec.isInstrumented
+        result.suppressions = spec.suppressions
         let elapsed = clock() - start
         result.wallNanoseconds = elapsed
         events(.finished(index: index + 1, total: total, result: result, elapsedNanoseconds: elapsed))

@@ -92,7 +92,8 @@ import Testing
         let path = try #require(try graph.analyse([.type(named: "Screen", reason: .requestedType)]).paths.first)
         #expect(path.reachableInstances == 8 && path.root?.kind == .global(symbol: "App.screenCache", module: "App"))
         #expect(path.roots?.map(\.instances) == [5, 2, 1] && path.omittedRoots == 0)
-        #expect(path.roots?.map(\.root.description) == ["App.screenCache", "thread 1 in App.present()", "thread 2 stack"])
+        #expect(
+            path.roots?.map(\.root.description) == ["App.screenCache", "thread 1 in App.present()", "thread 2 stack"])
         var limits = HeapGraphLimits()
         limits.maximumRootsPerPath = 2
         let bounded = try #require(
