@@ -48,6 +48,10 @@ public struct CaseResult: Sendable, Hashable, Codable {
     /// True for an instrumented case.
     public var isInstrumented: Bool { instrumentation != nil }
 
+    /// The known leaks its scenario or `--suppressions` leaves out of leak verdicts; nil when none were given (and in
+    /// records written before they were kept).
+    public var suppressions: [LeakSuppression]? = nil
+
     /// Wall time the case took, its process's start and end included, nanoseconds; nil in records
     /// written before it was kept.
     public var wallNanoseconds: Int64? = nil

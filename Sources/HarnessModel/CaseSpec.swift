@@ -31,6 +31,9 @@ public struct CaseSpec: Sendable, Hashable, Codable {
     public var attribution: AttributionRequest?
     /// Capture the heap as a graph in this case (the same extra repetition; the agent tracks every block); nil: off.
     public var heapGraph: HeapGraphRequest?
+    /// Known leaks left out of the leak verdicts (`--suppressions`, the scenario's `suppressions:`), copied into
+    /// the result; nil: none.
+    public var suppressions: [LeakSuppression]?
 
     public init(
         scenario: String, workload: String, strategy: String, repetition: Int, parameters: ParameterValues,

@@ -46,6 +46,17 @@ public enum HeapRootKind: Sendable, Hashable, Codable {
     case tls(threadID: Int)
     /// Anything else the capture treats as a root.
     case other
+
+    /// A root that holds its block only conservatively: a stack word in no known frame, a register, anything else
+    /// (perhaps a stale value rather than an owner). Globals, statics, thread-local storage and the stack words of a
+    /// known function's frame are named roots.
+    public var isConservative: Bool {
+        switch self {
+        case .global, .tls: return false
+        case .threadStack(_, _, let frame): return frame == nil
+        case .register, .other: return true
+        }
+    }
 }
 
 /// Why a retaining path was asked for.

@@ -94,9 +94,10 @@ public struct HeapCaptureSummary: Sendable, Hashable, Codable {
     public var rootCycleCount: Int
     /// Groups whose root is one leaked block no other leaked block references.
     public var rootLeakCount: Int
-    /// The largest groups (bytes, most first); their blocks and bytes plus the omitted ones' sum to the totals.
+    /// The largest groups, those of one signature in one value with their count (bytes, most first); their counts,
+    /// blocks and bytes plus the omitted ones' sum to the totals.
     public var groups: [HeapLeakGroup]
-    /// Groups left out by the bound, their blocks and their bytes.
+    /// Groups left out by the bound (all the groups of the signatures left out), their blocks and their bytes.
     public var omittedGroups: Int
     public var omittedGroupBlocks: Int
     public var omittedGroupBytes: Int
@@ -151,8 +152,8 @@ public struct HeapTypeTally: Sendable, Hashable, Codable {
     }
 }
 
-/// A group of leaked blocks as macOS `leaks` groups them: a root (a cycle or one block) and every leaked
-/// block it reaches that an earlier group did not.
+/// Groups of leaked blocks as macOS `leaks` groups them (a root, a cycle or one block, and every leaked block it
+/// reaches that an earlier group did not), the groups of one signature together: one row with their count.
 public struct HeapLeakGroup: Sendable, Hashable, Codable {
     /// What the group's root is.
     public enum Kind: String, Sendable, Hashable, Codable {
@@ -164,14 +165,18 @@ public struct HeapLeakGroup: Sendable, Hashable, Codable {
 
     /// A root cycle or a root leak.
     public var kind: Kind
-    /// Blocks in the group: the root's and those it reaches.
+    /// What the groups have in common, hashed (`LeakSignature`); nil in a summary written before it was kept.
+    public var signature: String?
+    /// Groups of this signature (1 in a summary written before they were counted).
+    public var count: Int
+    /// Blocks in the groups: their roots' and those the roots reach.
     public var blocks: Int
     public var bytes: Int
-    /// Blocks of the root itself: the cycle's members, or 1.
+    /// Blocks of one group's root itself: the cycle's members, or 1.
     public var rootBlocks: Int
     /// The root's type (for a cycle, the type of the block its edges start from).
     public var rootType: HeapTypeName
-    /// Blocks per type, bytes most first, then by name.
+    /// Blocks per type over the groups, bytes most first, then by name.
     public var types: [HeapTypeTally]
     public var omittedTypes: Int
     /// One member's allocation stack, innermost frame first (the root's when it has one); nil when no member has.
@@ -184,11 +189,13 @@ public struct HeapLeakGroup: Sendable, Hashable, Codable {
     public var omittedNestedCycles: Int
 
     public init(
-        kind: Kind, blocks: Int, bytes: Int, rootBlocks: Int, rootType: HeapTypeName, types: [HeapTypeTally],
-        omittedTypes: Int = 0, allocationStack: [String]? = nil, cycle: HeapCycle? = nil,
-        nestedCycles: [HeapCycle] = [], omittedNestedCycles: Int = 0
+        kind: Kind, signature: String? = nil, count: Int = 1, blocks: Int, bytes: Int, rootBlocks: Int,
+        rootType: HeapTypeName, types: [HeapTypeTally], omittedTypes: Int = 0, allocationStack: [String]? = nil,
+        cycle: HeapCycle? = nil, nestedCycles: [HeapCycle] = [], omittedNestedCycles: Int = 0
     ) {
         self.kind = kind
+        self.signature = signature
+        self.count = count
         self.blocks = blocks
         self.bytes = bytes
         self.rootBlocks = rootBlocks
@@ -199,6 +206,24 @@ public struct HeapLeakGroup: Sendable, Hashable, Codable {
         self.cycle = cycle
         self.nestedCycles = nestedCycles
         self.omittedNestedCycles = omittedNestedCycles
+    }
+
+    /// Decodes a group as written; one written before groups were counted is one group with no signature.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        kind = try container.decode(Kind.self, forKey: .kind)
+        signature = try container.decodeIfPresent(String.self, forKey: .signature)
+        count = try container.decodeIfPresent(Int.self, forKey: .count) ?? 1
+        blocks = try container.decode(Int.self, forKey: .blocks)
+        bytes = try container.decode(Int.self, forKey: .bytes)
+        rootBlocks = try container.decode(Int.self, forKey: .rootBlocks)
+        rootType = try container.decode(HeapTypeName.self, forKey: .rootType)
+        types = try container.decode([HeapTypeTally].self, forKey: .types)
+        omittedTypes = try container.decode(Int.self, forKey: .omittedTypes)
+        allocationStack = try container.decodeIfPresent([String].self, forKey: .allocationStack)
+        cycle = try container.decodeIfPresent(HeapCycle.self, forKey: .cycle)
+        nestedCycles = try container.decode([HeapCycle].self, forKey: .nestedCycles)
+        omittedNestedCycles = try container.decode(Int.self, forKey: .omittedNestedCycles)
     }
 }
 
@@ -242,7 +267,9 @@ public struct HeapCycleEdge: Sendable, Hashable, Codable {
     }
 }
 
-/// The shortest chain of references from a root to a block of an asked-for type (or an asked-for block).
+/// The chain of references from a root to a block of an asked-for type (or an asked-for block): a shortest one
+/// from the most recognisable root that reaches it (a global, static or thread-local storage, then a known
+/// function's frame, then any stack word or register).
 public struct HeapRetainingPath: Sendable, Hashable, Codable {
     /// What was asked: the type name as given, or the block's address in hexadecimal (`0x7f...`).
     public var query: String
@@ -258,10 +285,16 @@ public struct HeapRetainingPath: Sendable, Hashable, Codable {
     public var nodes: [HeapPathNode]
     /// Nodes left out of the middle of a long path (the first and last ones are kept).
     public var omittedNodes: Int
+    /// The distinct roots the matching blocks' paths start from, with how many blocks each, most first (at most
+    /// `maximumRootsPerPath` of the analysis); for a type that grew, the blocks that grew. Nil in a summary written
+    /// before they were kept.
+    public var roots: [HeapRootCount]?
+    /// Distinct roots left out by the bound.
+    public var omittedRoots: Int?
 
     public init(
         query: String, reason: HeapPathReason, reachableInstances: Int, leakedInstances: Int, root: HeapPathRoot?,
-        nodes: [HeapPathNode], omittedNodes: Int = 0
+        nodes: [HeapPathNode], omittedNodes: Int = 0, roots: [HeapRootCount]? = nil, omittedRoots: Int? = nil
     ) {
         self.query = query
         self.reason = reason
@@ -270,6 +303,27 @@ public struct HeapRetainingPath: Sendable, Hashable, Codable {
         self.root = root
         self.nodes = nodes
         self.omittedNodes = omittedNodes
+        self.roots = roots
+        self.omittedRoots = omittedRoots
+    }
+
+    /// True when every root found holds its blocks conservatively (a stack word in no known frame, a register):
+    /// perhaps a stale value rather than an owner.
+    public var onlyConservativeRoots: Bool {
+        guard let roots, !roots.isEmpty, omittedRoots ?? 0 == 0 else { return root?.kind.isConservative ?? false }
+        return roots.allSatisfy(\.root.kind.isConservative)
+    }
+}
+
+/// A root and how many of a path's matching blocks are reached from it first.
+public struct HeapRootCount: Sendable, Hashable, Codable {
+    public var root: HeapPathRoot
+    /// Matching blocks whose retaining path starts from this root.
+    public var instances: Int
+
+    public init(root: HeapPathRoot, instances: Int) {
+        self.root = root
+        self.instances = instances
     }
 }
 

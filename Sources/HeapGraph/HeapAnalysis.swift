@@ -18,6 +18,8 @@ public struct HeapGraphLimits: Sendable, Hashable, Codable {
     public var maximumPathNodes = 24
     /// Types in a case's growth table.
     public var maximumGrowthTypes = 100
+    /// Distinct roots listed per retaining path (the most instances first).
+    public var maximumRootsPerPath = 3
 
     public init() {}
 }
@@ -44,10 +46,17 @@ public struct HeapAnalysisOptions: Sendable, Hashable {
     public var targets: [HeapPathTarget]
     /// How many groups, paths and types the summary keeps.
     public var limits: HeapGraphLimits
+    /// The addresses of the blocks live at the previous generation capture, ascending (`HeapSnapshot.addresses`):
+    /// a type that grew is explained by the blocks not among them, the ones that grew. Nil: no previous generation.
+    public var previousGeneration: ContiguousArray<UInt64>?
 
-    public init(targets: [HeapPathTarget] = [], limits: HeapGraphLimits = HeapGraphLimits()) {
+    public init(
+        targets: [HeapPathTarget] = [], limits: HeapGraphLimits = HeapGraphLimits(),
+        previousGeneration: ContiguousArray<UInt64>? = nil
+    ) {
         self.targets = targets
         self.limits = limits
+        self.previousGeneration = previousGeneration
     }
 
     /// The options of a case's captures: the retaining paths of the types asked for (`retainedBy`) and of the
@@ -96,8 +105,10 @@ public enum HeapAnalysis {
         let grouping = LeakGrouping(LeakedGraph(snapshot, leaked: reach.leaked))
         var groups = GroupSummarizer(snapshot: snapshot, grouping: grouping, limits: options.limits)
         groups.fill(&summary)
-        (summary.paths, summary.omittedPaths) = PathFinder(snapshot: snapshot, reach: reach, limits: options.limits)
-            .paths(for: options.targets)
+        (summary.paths, summary.omittedPaths) = PathFinder(
+            snapshot: snapshot, reach: reach, limits: options.limits, previousGeneration: options.previousGeneration
+        )
+        .paths(for: options.targets)
         summary.types = Array(census.tallies.prefix(options.limits.maximumTypes))
         summary.omittedTypes = census.tallies.count - summary.types.count
         summary.omittedTypeBytes = census.tallies.dropFirst(summary.types.count).reduce(0) { $0 + $1.bytes }

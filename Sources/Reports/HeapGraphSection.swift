@@ -72,11 +72,17 @@ public enum HeapGraphSection {
     }
 
     static func captureLines(_ capture: HeapCaptureSummary, cycleDiagram: ((Int) -> String)?) -> [String] {
-        let groupCount = capture.groups.count + capture.omittedGroups
+        let groupCount = capture.groups.map(\.count).reduce(0, +) + capture.omittedGroups
+        // Groups of one signature are one row: say how many rows, when that is fewer than the groups.
+        let rows = count(capture.groups.count, "signature")
+        var signatures = ""
+        if capture.groups.count < groupCount {
+            signatures = capture.omittedGroups > 0 ? ", the largest \(rows) shown" : " of \(rows)"
+        }
         var out = [
             "\(MarkdownReport.code(capture.label, inTable: false)): \(count(capture.liveBlocks, "live block")) "
                 + "(\(Units.formatBytes(capture.liveBytes))) from \(count(capture.rootCount, "root")); "
-                + "\(leakedPhrase(capture)) in \(count(groupCount, "group")) "
+                + "\(leakedPhrase(capture)) in \(count(groupCount, "group"))\(signatures) "
                 + "(\(capture.rootCycleCount) root cycle\(capture.rootCycleCount == 1 ? "" : "s"), "
                 + "\(capture.rootLeakCount) root leak\(capture.rootLeakCount == 1 ? "" : "s")).",
             "",
@@ -90,7 +96,10 @@ public enum HeapGraphSection {
     }
 
     static func leaksTable(_ capture: HeapCaptureSummary) -> [String] {
-        var out = ["| Group | Types | Blocks | Bytes | Root | Allocated at |", "|---:|---|---:|---:|---|---|"]
+        var out = [
+            "| Group | Signature | Count | Types | Blocks | Bytes | Root | Allocated at |",
+            "|---:|---|---:|---|---:|---:|---|---|",
+        ]
         var cycleNumber = 0
         for (index, group) in capture.groups.enumerated() {
             let types =
@@ -112,12 +121,14 @@ public enum HeapGraphSection {
                 root += first == cycleNumber ? ", holds cycle \(first)" : ", holds cycles \(first)–\(cycleNumber)"
             }
             let site = group.allocationStack?.first.map { MarkdownReport.code($0) } ?? "–"
+            let signature = group.signature.map { MarkdownReport.code($0) } ?? "–"
             out.append(
-                "| \(index + 1) | \(types) | \(group.blocks) | \(Units.formatBytes(group.bytes)) | \(root) | \(site) |")
+                "| \(index + 1) | \(signature) | \(group.count) | \(types) | \(group.blocks) | "
+                    + "\(Units.formatBytes(group.bytes)) | \(root) | \(site) |")
         }
         if capture.omittedGroups > 0 {
             out.append(
-                "| – | \(count(capture.omittedGroups, "smaller group")) | \(capture.omittedGroupBlocks) | "
+                "| – | – | \(capture.omittedGroups) | smaller groups | \(capture.omittedGroupBlocks) | "
                     + "\(Units.formatBytes(capture.omittedGroupBytes)) | – | – |")
         }
         out.append("")
@@ -169,12 +180,16 @@ public enum HeapGraphSection {
 
     static func pathLines(_ capture: HeapCaptureSummary) -> [String] {
         guard !capture.paths.isEmpty else { return [] }
-        var out = ["**What keeps them alive** (the shortest chain of references from a root):", ""]
+        var out = [
+            "**What keeps them alive** (the shortest chain of references from the most recognisable root: a global, "
+                + "a static or thread-local storage, then a known function's frame, then any stack word):",
+            "",
+        ]
         for path in capture.paths {
             let instances = "\(path.reachableInstances) reachable, \(path.leakedInstances) leaked"
             out.append(
                 "- \(MarkdownReport.code(path.query.isEmpty ? "?" : path.query, inTable: false)) (\(reasonText(path.reason)), \(instances)): \(pathText(path))"
-            )
+                    + rootsText(path))
         }
         if capture.omittedPaths > 0 { out.append("- and \(count(capture.omittedPaths, "more path")) not shown") }
         out.append("")
@@ -193,6 +208,21 @@ public enum HeapGraphSection {
             parts.append(hop(node.type, field: node.fieldName ?? node.byteOffset.map { "+\($0)" }, kind: node.edgeKind))
         }
         return parts.joined(separator: " → ")
+    }
+
+    /// The distinct roots when there are several (`; held from global `cache` ×12, thread 1 stack in `run()` ×3`), and
+    /// a warning when the only roots are conservative ones; empty otherwise.
+    static func rootsText(_ path: HeapRetainingPath) -> String {
+        let roots = path.roots ?? []
+        var text = ""
+        if roots.count > 1 || (path.omittedRoots ?? 0) > 0 {
+            text += "; held from " + roots.map { "\(rootText($0.root)) ×\($0.instances)" }.joined(separator: ", ")
+            if let omitted = path.omittedRoots, omitted > 0 { text += " and \(count(omitted, "more root"))" }
+        }
+        if path.onlyConservativeRoots {
+            text += " (the only root is an unnamed stack word or register: perhaps a stale value, not an owner)"
+        }
+        return text
     }
 
     /// The root in words: a global by its symbol, a thread by its stack frame's function.

@@ -39,8 +39,9 @@ public enum SummaryCSV {
     ]
 
     /// The heap graph's figures (`--heap-graph`, `expect:`), present only when some case captured its heap: blocks
-    /// and bytes no root reaches in its last capture (after teardown, a program's at exit), and the cycles among them.
-    public static let heapGraphColumns = ["leaked_blocks", "leaked_bytes", "leaked_cycles"]
+    /// and bytes no root reaches in its last capture (after teardown, a program's at exit), the cycles among them, and
+    /// the leaks' signatures with their group counts (`3f9a0c12be47×20;…`, largest first, as report.md lists them).
+    public static let heapGraphColumns = ["leaked_blocks", "leaked_bytes", "leaked_cycles", "leak_signatures"]
 
     /// The columns of external programs (`workload: command`, `memharness profile`), present only when some
     /// case ran one: the status it exited with (empty when a signal ended it) and the last lines of its
@@ -207,6 +208,9 @@ public enum SummaryCSV {
             cells["leaked_blocks"] = heapGraph.leakedBlocks.map(String.init) ?? ""
             cells["leaked_bytes"] = heapGraph.leakedBytes.map(String.init) ?? ""
             cells["leaked_cycles"] = heapGraph.cycleCount.map(String.init) ?? ""
+            cells["leak_signatures"] =
+                heapGraph.last?.groups.compactMap { group in group.signature.map { "\($0)×\(group.count)" } }
+                .joined(separator: ";") ?? ""
         }
         return cells
     }

@@ -109,6 +109,7 @@ public enum RunExecution {
             repetition: spec.isInstrumented ? 0 : spec.repetition, expectation: spec.expectation,
             outcome: launcher.launch(spec))
         result.instrumentation = spec.instrumentation
+        result.suppressions = spec.suppressions
         let elapsed = clock() - start
         result.wallNanoseconds = elapsed
         events(.finished(index: index + 1, total: total, result: result, elapsedNanoseconds: elapsed))
