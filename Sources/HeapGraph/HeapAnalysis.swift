@@ -18,6 +18,10 @@ public struct HeapGraphLimits: Sendable, Hashable, Codable {
     public var maximumPathNodes = 24
     /// Types in a case's growth table.
     public var maximumGrowthTypes = 100
+    /// Retainers per capture (the largest by retained bytes).
+    public var maximumRetainers = 20
+    /// The least share of the reachable bytes a retainer holds to be listed (it is counted otherwise).
+    public var minimumRetainerShare = 0.005
 
     public init() {}
 }
@@ -68,9 +72,16 @@ public struct HeapCaptureAnalysis: Sendable {
     public var census: HeapTypeCensus
 }
 
-/// The heap graph's analysis: reachability, leak groups, retaining paths and types. Plain functions over
+/// The heap graph's analysis: reachability, leak groups, retaining paths, retainers and types. Plain functions over
 /// a `HeapSnapshot`; deterministic (the snapshot is canonical, every tie is broken by address or name).
 public enum HeapAnalysis {
+    /// The largest retainers of a capture: its dominator tree, each block's retained bytes, the chains that hold the
+    /// most (`analyse` includes them; apart for a benchmark that times them).
+    public static func retainers(_ snapshot: HeapSnapshot, limits: HeapGraphLimits = HeapGraphLimits()) -> HeapRetainers
+    {
+        RetainedSize(snapshot: snapshot, tree: DominatorTree(snapshot), limits: limits).retainers()
+    }
+
     /// Analyses one capture. `census` may be passed when already computed (`HeapGenerationTracker` does).
     public static func analyse(
         _ snapshot: HeapSnapshot, options: HeapAnalysisOptions = HeapAnalysisOptions(), census: HeapTypeCensus? = nil
@@ -96,6 +107,7 @@ public enum HeapAnalysis {
         groups.fill(&summary)
         (summary.paths, summary.omittedPaths) = PathFinder(snapshot: snapshot, reach: reach, limits: options.limits)
             .paths(for: options.targets)
+        summary.retainers = retainers(snapshot, limits: options.limits)
         summary.types = Array(census.tallies.prefix(options.limits.maximumTypes))
         summary.omittedTypes = census.tallies.count - summary.types.count
         summary.omittedTypeBytes = census.tallies.dropFirst(summary.types.count).reduce(0) { $0 + $1.bytes }

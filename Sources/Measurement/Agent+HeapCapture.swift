@@ -136,6 +136,36 @@ extension Agent {
     }
 }
 
+extension Agent {
+    /// What the capture at the peak left when it was disarmed.
+    public struct PeakCaptureOutcome: Sendable, Hashable {
+        /// The live blocks' bytes when the capture in the file was taken; nil when there is none.
+        public var capturedLiveBytes: Int?
+        /// The highest live blocks' bytes seen while armed.
+        public var peakLiveBytes: Int
+        /// Captures taken (each replaced the one before).
+        public var captures: Int
+    }
+
+    /// Arms the agent's capture at the peak into `descriptor` (see `memharness_agent_arm_peak_capture`): at the
+    /// first release that finds the live blocks' bytes `margin` (a fraction) and `minimumStepBytes` above the last
+    /// capture's level. False when the agent does not track blocks.
+    public static func armPeakCapture(descriptor: Int32, margin: Double, minimumStepBytes: Int) -> Bool {
+        guard let functions = HeapFunctions.shared else { return false }
+        return functions.armPeak(descriptor, margin, Int64(minimumStepBytes)) == 0
+    }
+
+    /// Disarms it: what it left in its file.
+    public static func disarmPeakCapture() -> PeakCaptureOutcome? {
+        guard let functions = HeapFunctions.shared else { return nil }
+        var peak: Int64 = 0
+        var captures: Int64 = 0
+        let level = functions.disarmPeak(&peak, &captures)
+        return PeakCaptureOutcome(
+            capturedLiveBytes: level >= 0 ? Int(level) : nil, peakLiveBytes: Int(peak), captures: Int(captures))
+    }
+}
+
 /// The agent's heap functions, looked up with `dlsym(RTLD_DEFAULT, ...)` (nil without the agent).
 private struct HeapFunctions: Sendable {
     let enabled: @convention(c) () -> Int32
@@ -143,6 +173,8 @@ private struct HeapFunctions: Sendable {
     let failure: @convention(c) () -> UnsafePointer<CChar>?
     let harnessBegin: @convention(c) () -> Void
     let harnessEnd: @convention(c) () -> Void
+    let armPeak: @convention(c) (Int32, Double, Int64) -> Int32
+    let disarmPeak: @convention(c) (UnsafeMutablePointer<Int64>?, UnsafeMutablePointer<Int64>?) -> Int64
 
     static let shared = HeapFunctions()
 
@@ -154,12 +186,19 @@ private struct HeapFunctions: Sendable {
             let failure = agentFunction(
                 "memharness_agent_heap_failure", as: (@convention(c) () -> UnsafePointer<CChar>?).self),
             let harnessBegin = agentFunction("memharness_agent_harness_begin", as: (@convention(c) () -> Void).self),
-            let harnessEnd = agentFunction("memharness_agent_harness_end", as: (@convention(c) () -> Void).self)
+            let harnessEnd = agentFunction("memharness_agent_harness_end", as: (@convention(c) () -> Void).self),
+            let armPeak = agentFunction(
+                "memharness_agent_arm_peak_capture", as: (@convention(c) (Int32, Double, Int64) -> Int32).self),
+            let disarmPeak = agentFunction(
+                "memharness_agent_disarm_peak_capture",
+                as: (@convention(c) (UnsafeMutablePointer<Int64>?, UnsafeMutablePointer<Int64>?) -> Int64).self)
         else { return nil }
         self.enabled = enabled
         self.capture = capture
         self.failure = failure
         self.harnessBegin = harnessBegin
         self.harnessEnd = harnessEnd
+        self.armPeak = armPeak
+        self.disarmPeak = disarmPeak
     }
 }
