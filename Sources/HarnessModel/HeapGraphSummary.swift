@@ -379,12 +379,21 @@ public struct HeapPeakCapture: Sendable, Hashable, Codable {
     public var capturedLiveBytes: Int
     /// Captures taken at successive highs (each replaced the one before).
     public var captureCount: Int
+    /// What the captures cost the case: the time they took together (its threads stopped), nanoseconds.
+    public var captureNanoseconds: Int64
+    /// What the last capture cost after the case: its reading, naming and analysis, nanoseconds.
+    public var analysisNanoseconds: Int64
 
-    public init(capture: HeapCaptureSummary, peakLiveBytes: Int, capturedLiveBytes: Int, captureCount: Int) {
+    public init(
+        capture: HeapCaptureSummary, peakLiveBytes: Int, capturedLiveBytes: Int, captureCount: Int,
+        captureNanoseconds: Int64, analysisNanoseconds: Int64
+    ) {
         self.capture = capture
         self.peakLiveBytes = peakLiveBytes
         self.capturedLiveBytes = capturedLiveBytes
         self.captureCount = captureCount
+        self.captureNanoseconds = captureNanoseconds
+        self.analysisNanoseconds = analysisNanoseconds
     }
 }
 
@@ -407,7 +416,8 @@ public struct HeapRetainers: Sendable, Hashable, Codable {
 /// One retainer: blocks of the same path of types through the dominator tree, from the top (held by roots alone)
 /// down to the blocks that hold the bytes, and what they retain together.
 public struct HeapRetainer: Sendable, Hashable, Codable {
-    /// A root that points at the chain's first block (one of them when many do); nil when none does directly.
+    /// A root that points at the chain's first block (one of them when many do); nil when none does directly (several
+    /// owners hold the first blocks, none of them alone).
     public var root: HeapPathRoot?
     /// The chain from the dominator tree's top down, each node the blocks of one type under the node before.
     public var nodes: [HeapRetainerNode]

@@ -16,6 +16,15 @@ struct RetainedSize {
     let snapshot: HeapSnapshot
     let tree: DominatorTree
     let limits: HeapGraphLimits
+    /// Per interned name: empty (its blocks are told apart by size).
+    private let unnamed: [Bool]
+
+    init(snapshot: HeapSnapshot, tree: DominatorTree, limits: HeapGraphLimits) {
+        self.snapshot = snapshot
+        self.tree = tree
+        self.limits = limits
+        unnamed = snapshot.names.map(\.isEmpty)
+    }
 
     /// A chain goes on into a child that retains at least this share of the node's bytes.
     static let continuation = 0.9
@@ -111,17 +120,19 @@ struct RetainedSize {
         return nodes
     }
 
+    /// The same type as the census tells types apart: name and kind, and the size of an unnamed block (an empty name
+    /// may be interned at any index).
     private func sameType(_ block: Int, _ other: Int) -> Bool {
         let name = snapshot.typeNames[block]
         return name == snapshot.typeNames[other] && snapshot.kinds[block] == snapshot.kinds[other]
-            && (name != 0 || snapshot.sizes[block] == snapshot.sizes[other])
+            && (!unnamed[Int(name)] || snapshot.sizes[block] == snapshot.sizes[other])
     }
 
     private func key(of block: Int, parent: Int32) -> Key {
         let name = snapshot.typeNames[block]
         return Key(
-            parent: parent, name: name, kind: snapshot.kinds[block], unnamedBytes: name == 0 ? snapshot.sizes[block] : 0
-        )
+            parent: parent, name: name, kind: snapshot.kinds[block],
+            unnamedBytes: unnamed[Int(name)] ? snapshot.sizes[block] : 0)
     }
 
     private func row(start: Int, last: Int, nodes: Nodes) -> HeapRetainer {

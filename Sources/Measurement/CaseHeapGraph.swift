@@ -133,6 +133,7 @@ final class CaseHeapGraph: @unchecked Sendable {
                 HeapCaptureFailure(
                     label: Self.peakLabel, reason: .other, detail: "the agent's last capture at the peak failed"))
         }
+        let start = ContinuousClock.now
         let length = lseek(peakDescriptor, 0, SEEK_END)
         switch Agent.readHeapCapture(
             descriptor: peakDescriptor, extent: Agent.CaptureExtent(offset: 0, length: Int(length)),
@@ -140,10 +141,13 @@ final class CaseHeapGraph: @unchecked Sendable {
         {
         case .failure(let failure): return .failed(failure)
         case .snapshot(let snapshot):
+            let summary = HeapAnalysis.analyse(snapshot, options: options).summary
+            let elapsed = (ContinuousClock.now - start).components
             return .captured(
                 HeapPeakCapture(
-                    capture: HeapAnalysis.analyse(snapshot, options: options).summary,
-                    peakLiveBytes: outcome.peakLiveBytes, capturedLiveBytes: captured, captureCount: outcome.captures))
+                    capture: summary, peakLiveBytes: outcome.peakLiveBytes, capturedLiveBytes: captured,
+                    captureCount: outcome.captures, captureNanoseconds: outcome.captureNanoseconds,
+                    analysisNanoseconds: elapsed.seconds * 1_000_000_000 + elapsed.attoseconds / 1_000_000_000))
         }
     }
 

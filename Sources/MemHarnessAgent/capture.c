@@ -300,6 +300,7 @@ static struct {
     int64_t minimum_step;
     int64_t captured_level;  // the listed bytes of the last capture; -1: none, or the last one failed
     int64_t captures;
+    int64_t capture_ns;  // the time the captures took, together
 } peak = {.captured_level = -1};
 
 static int64_t peak_threshold(int64_t level) {
@@ -347,7 +348,9 @@ void mh_capture_at_peak(void *frame) {
         self.pc = record[1];
         MH_CALLEE_SAVED(self.registers);
         // One capture in the file, the latest: a failed one leaves none.
+        int64_t start = mh_relative_ns();
         bool written = ftruncate(peak.fd, 0) == 0 && capture_to(NULL, peak.fd, "at the peak", &self) == 0;
+        peak.capture_ns += mh_relative_ns() - start;
         peak.captured_level = written ? level : -1;
         peak.captures++;
         atomic_store_explicit(&peak.threshold, peak_threshold(level), memory_order_relaxed);
@@ -368,6 +371,7 @@ int memharness_agent_arm_peak_capture(int fd, double margin, int64_t minimum_ste
     peak.minimum_step = minimum_step_bytes;
     peak.captured_level = -1;
     peak.captures = 0;
+    peak.capture_ns = 0;
     int64_t level = atomic_load_explicit(&mh_blocks_live_bytes, memory_order_relaxed);
     atomic_store_explicit(&peak.high, level, memory_order_relaxed);
     atomic_store_explicit(&peak.threshold, peak_threshold(level), memory_order_relaxed);
@@ -376,7 +380,7 @@ int memharness_agent_arm_peak_capture(int fd, double margin, int64_t minimum_ste
     return 0;
 }
 
-int64_t memharness_agent_disarm_peak_capture(int64_t *peak_bytes, int64_t *captures) {
+int64_t memharness_agent_disarm_peak_capture(int64_t *peak_bytes, int64_t *captures, int64_t *capture_ns) {
     int idle = 0;
     while (!atomic_compare_exchange_weak_explicit(&peak.busy, &idle, 1, memory_order_acquire, memory_order_relaxed)) {
         idle = 0;
@@ -385,6 +389,7 @@ int64_t memharness_agent_disarm_peak_capture(int64_t *peak_bytes, int64_t *captu
     atomic_store_explicit(&peak.armed, 0, memory_order_relaxed);
     if (peak_bytes != NULL) *peak_bytes = atomic_load_explicit(&peak.high, memory_order_relaxed);
     if (captures != NULL) *captures = peak.captures;
+    if (capture_ns != NULL) *capture_ns = peak.capture_ns;
     int64_t level = peak.captured_level;
     atomic_store_explicit(&peak.busy, 0, memory_order_release);
     return level;

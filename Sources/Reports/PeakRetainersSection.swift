@@ -29,9 +29,11 @@ enum PeakRetainersSection {
         var out = [
             String(repeating: "#", count: headingLevel) + " " + MarkdownReport.code(strategy, inTable: false), "",
             "Captured at \(Units.formatBytes(peak.capturedLiveBytes)) live (the peak: "
-                + "\(Units.formatBytes(peak.peakLiveBytes)); \(peak.captureCount) capture"
-                + "\(peak.captureCount == 1 ? "" : "s") at successive highs): \(capture.liveBlocks) live blocks, "
-                + "\(Units.formatBytes(capture.reachableBytes)) reachable.",
+                + "\(Units.formatBytes(peak.peakLiveBytes))): \(capture.liveBlocks) live blocks, "
+                + "\(Units.formatBytes(capture.reachableBytes)) reachable. Cost: \(peak.captureCount) capture"
+                + "\(peak.captureCount == 1 ? "" : "s") at successive highs, \(Units.formatDuration(nanoseconds: peak.captureNanoseconds)) "
+                + "with the case's threads stopped; the last one read, named and analysed in "
+                + "\(Units.formatDuration(nanoseconds: peak.analysisNanoseconds)) after the case.",
             "",
         ]
         guard let retainers = capture.retainers, !retainers.rows.isEmpty else {
@@ -46,7 +48,8 @@ enum PeakRetainersSection {
                 ? Units.fixed(100 * Double(row.retainedBytes) / Double(retainers.reachableBytes), decimals: 1) + "%"
                 : "–"
             let site = row.allocationStack?.first.map { MarkdownReport.code($0) } ?? "–"
-            let root = row.root.map { MarkdownReport.code($0.description) } ?? "–"
+            // No root points at the chain's first blocks: only the virtual root dominates them, several owners hold them.
+            let root = row.root.map { MarkdownReport.code($0.description) } ?? "several owners"
             out.append(
                 "| \(chain(row)) | \(row.count) | \(Units.formatBytes(row.retainedBytes)) | \(share) | \(root) | "
                     + "\(site) |")
