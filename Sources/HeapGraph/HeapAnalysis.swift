@@ -26,6 +26,16 @@ public struct HeapGraphLimits: Sendable, Hashable, Codable {
     public init() {}
 }
 
+extension HeapGraphLimits {
+    /// The positions a path or chain of `total` nodes keeps: all of them, or, past `maximumPathNodes`, its two ends
+    /// (where it starts and what it reaches).
+    func keptPathPositions(_ total: Int) -> [Int] {
+        let head = total > maximumPathNodes ? (maximumPathNodes + 1) / 2 : total
+        let tail = total > maximumPathNodes ? maximumPathNodes - head : 0
+        return Array(0..<head) + Array((total - tail)..<total)
+    }
+}
+
 /// A block a retaining path is asked for.
 public enum HeapPathTarget: Sendable, Hashable {
     /// The nearest live block whose type name is `name`, or ends with `.name` (module left out).

@@ -140,12 +140,8 @@ struct RetainedSize {
         while nodes.parent[chain[chain.count - 1]] >= 0 { chain.append(Int(nodes.parent[chain[chain.count - 1]])) }
         chain.reverse()
         let first = chain.firstIndex(of: start) ?? 0
-        // Long chains keep their two ends: where the chain hangs and what it holds.
         let total = chain.count
-        let maximum = max(limits.maximumPathNodes, 2)
-        let head = total > maximum ? (maximum + 1) / 2 : total
-        let tail = total > maximum ? maximum - head : 0
-        let kept = Array(0..<head) + Array((total - tail)..<total)
+        let kept = limits.keptPathPositions(total)
         let top = Int(nodes.firstBlock[chain[0]])
         let root = snapshot.roots.first { Int($0.block) == top }.map {
             HeapPathRoot(kind: $0.kind, description: $0.description)
