@@ -12,6 +12,10 @@ public struct HeapGraphSummary: Sendable, Hashable, Codable {
     public var generationLabels: [String]
     /// Captures that could not be taken or read; a failed capture never fails the case.
     public var failures: [HeapCaptureFailure]
+    /// The capture at the peak of the case's live bytes (taken at most a margin below it, see `HeapPeakCapture`),
+    /// apart from `captures`: its leak figures are no verdict's (the block being freed when it was taken is already
+    /// unreachable). Nil when none was taken (records made before it was, programs, a case that never rose).
+    public var peak: HeapPeakCapture?
     /// What no root reached before the case's work began (a capture at a workload case's baseline; nothing for a
     /// program, whose process starts with an empty heap): the leak judgement subtracts it from the last capture's.
     /// Nil when it is not known (records made before it was kept, or a capture at the baseline that failed).
@@ -20,7 +24,7 @@ public struct HeapGraphSummary: Sendable, Hashable, Codable {
     public init(
         captures: [HeapCaptureSummary], growth: [HeapTypeGrowth] = [], omittedGrowthTypes: Int = 0,
         generationLabels: [String] = [], failures: [HeapCaptureFailure] = [],
-        unreachableBefore: UnreachableBlocks? = nil
+        unreachableBefore: UnreachableBlocks? = nil, peak: HeapPeakCapture? = nil
     ) {
         self.captures = captures
         self.growth = growth
@@ -28,6 +32,7 @@ public struct HeapGraphSummary: Sendable, Hashable, Codable {
         self.generationLabels = generationLabels
         self.failures = failures
         self.unreachableBefore = unreachableBefore
+        self.peak = peak
     }
 
     /// The types that grew in every generation (at least two differences, each above zero).
@@ -112,6 +117,9 @@ public struct HeapCaptureSummary: Sendable, Hashable, Codable {
     public var omittedTypeBytes: Int
     /// How much of the capture was named, and why the rest was not; nil in a summary written before it was kept.
     public var naming: HeapNamingSummary?
+    /// The largest retainers of the reachable blocks by retained bytes, most first; nil in a summary written before
+    /// they were kept.
+    public var retainers: HeapRetainers?
 
     public init(label: String, timeNanoseconds: Int64) {
         self.label = label
@@ -411,5 +419,105 @@ public struct HeapCaptureFailure: Sendable, Hashable, Codable {
         self.label = label
         self.reason = reason
         self.detail = detail
+    }
+}
+
+/// The capture at a case's peak: its summary, and the exact live bytes of the peak it stands for.
+public struct HeapPeakCapture: Sendable, Hashable, Codable {
+    /// The capture's summary (its retainers say what held the peak).
+    public var capture: HeapCaptureSummary
+    /// The case's highest exact live bytes seen while captures at the peak were armed, bytes; the capture was taken
+    /// at most the margin below it.
+    public var peakLiveBytes: Int
+    /// The live bytes the agent counted when it took the capture, bytes.
+    public var capturedLiveBytes: Int
+    /// Captures taken at successive highs (each replaced the one before).
+    public var captureCount: Int
+    /// What the captures cost the case: the time they took together (its threads stopped), nanoseconds.
+    public var captureNanoseconds: Int64
+    /// What the last capture cost after the case: its reading, naming and analysis, nanoseconds.
+    public var analysisNanoseconds: Int64
+
+    public init(
+        capture: HeapCaptureSummary, peakLiveBytes: Int, capturedLiveBytes: Int, captureCount: Int,
+        captureNanoseconds: Int64, analysisNanoseconds: Int64
+    ) {
+        self.capture = capture
+        self.peakLiveBytes = peakLiveBytes
+        self.capturedLiveBytes = capturedLiveBytes
+        self.captureCount = captureCount
+        self.captureNanoseconds = captureNanoseconds
+        self.analysisNanoseconds = analysisNanoseconds
+    }
+}
+
+/// The largest retainers of a capture: chains of the dominator tree aggregated by their path of types and fields.
+public struct HeapRetainers: Sendable, Hashable, Codable {
+    /// The largest chains by retained bytes, most first.
+    public var rows: [HeapRetainer]
+    /// Chains left out by the bound or for holding less than the threshold.
+    public var omittedRows: Int
+    /// Bytes the roots hold in all (the reachable blocks' bytes): what the rows' shares are of.
+    public var reachableBytes: Int
+
+    public init(rows: [HeapRetainer], omittedRows: Int, reachableBytes: Int) {
+        self.rows = rows
+        self.omittedRows = omittedRows
+        self.reachableBytes = reachableBytes
+    }
+}
+
+/// One retainer: blocks of the same path of types through the dominator tree, from the top (held by roots alone)
+/// down to the blocks that hold the bytes, and what they retain together.
+public struct HeapRetainer: Sendable, Hashable, Codable {
+    /// A root that points at the chain's first block (one of them when many do); nil when none does directly (several
+    /// owners hold the first blocks, none of them alone).
+    public var root: HeapPathRoot?
+    /// The chain from the dominator tree's top down, each node the blocks of one type under the node before.
+    public var nodes: [HeapRetainerNode]
+    /// Nodes left out of the middle of a long chain (the first and last ones are kept).
+    public var omittedNodes: Int
+    /// Bytes the retainer frees if its owner lets go: the retained bytes of the chain's first node the row is about
+    /// (`nodes[firstRetainingNode]`).
+    public var retainedBytes: Int
+    /// The node from which the chain holds `retainedBytes` (the nodes above it hold more, shared with other rows).
+    public var firstRetainingNode: Int
+    /// The allocation stack of one block of the last node (of the chain when none of them has one), innermost first.
+    public var allocationStack: [String]?
+
+    public init(
+        root: HeapPathRoot?, nodes: [HeapRetainerNode], omittedNodes: Int = 0, retainedBytes: Int,
+        firstRetainingNode: Int, allocationStack: [String]? = nil
+    ) {
+        self.root = root
+        self.nodes = nodes
+        self.omittedNodes = omittedNodes
+        self.retainedBytes = retainedBytes
+        self.firstRetainingNode = firstRetainingNode
+        self.allocationStack = allocationStack
+    }
+
+    /// The blocks the row is about: the last node's.
+    public var count: Int { nodes.last?.count ?? 0 }
+}
+
+/// The blocks of one type at one place of a retainer's chain.
+public struct HeapRetainerNode: Sendable, Hashable, Codable {
+    public var type: HeapTypeName
+    /// The field of the node before that references these blocks, where it does so directly and reflection names it.
+    public var fieldName: String?
+    /// Blocks.
+    public var count: Int
+    /// Their own bytes.
+    public var shallowBytes: Int
+    /// Their bytes and those of every block they dominate.
+    public var retainedBytes: Int
+
+    public init(type: HeapTypeName, fieldName: String? = nil, count: Int, shallowBytes: Int, retainedBytes: Int) {
+        self.type = type
+        self.fieldName = fieldName
+        self.count = count
+        self.shallowBytes = shallowBytes
+        self.retainedBytes = retainedBytes
     }
 }

@@ -20,8 +20,22 @@ public struct HeapGraphLimits: Sendable, Hashable, Codable {
     public var maximumGrowthTypes = 100
     /// Distinct roots listed per retaining path (the most instances first).
     public var maximumRootsPerPath = 3
+    /// Retainers per capture (the largest by retained bytes).
+    public var maximumRetainers = 20
+    /// The least share of the reachable bytes a retainer holds to be listed (it is counted otherwise).
+    public var minimumRetainerShare = 0.005
 
     public init() {}
+}
+
+extension HeapGraphLimits {
+    /// The positions a path or chain of `total` nodes keeps: all of them, or, past `maximumPathNodes`, its two ends
+    /// (where it starts and what it reaches).
+    func keptPathPositions(_ total: Int) -> [Int] {
+        let head = total > maximumPathNodes ? (maximumPathNodes + 1) / 2 : total
+        let tail = total > maximumPathNodes ? maximumPathNodes - head : 0
+        return Array(0..<head) + Array((total - tail)..<total)
+    }
 }
 
 /// A block a retaining path is asked for.
@@ -77,9 +91,16 @@ public struct HeapCaptureAnalysis: Sendable {
     public var census: HeapTypeCensus
 }
 
-/// The heap graph's analysis: reachability, leak groups, retaining paths and types. Plain functions over
+/// The heap graph's analysis: reachability, leak groups, retaining paths, retainers and types. Plain functions over
 /// a `HeapSnapshot`; deterministic (the snapshot is canonical, every tie is broken by address or name).
 public enum HeapAnalysis {
+    /// The largest retainers of a capture: its dominator tree, each block's retained bytes, the chains that hold the
+    /// most (`analyse` includes them; apart for a benchmark that times them).
+    public static func retainers(_ snapshot: HeapSnapshot, limits: HeapGraphLimits = HeapGraphLimits()) -> HeapRetainers
+    {
+        RetainedSize(snapshot: snapshot, tree: DominatorTree(snapshot), limits: limits).retainers()
+    }
+
     /// Analyses one capture. `census` may be passed when already computed (`HeapGenerationTracker` does).
     public static func analyse(
         _ snapshot: HeapSnapshot, options: HeapAnalysisOptions = HeapAnalysisOptions(), census: HeapTypeCensus? = nil
@@ -109,6 +130,7 @@ public enum HeapAnalysis {
             snapshot: snapshot, reach: reach, limits: options.limits, previousGeneration: options.previousGeneration
         )
         .paths(for: options.targets)
+        summary.retainers = retainers(snapshot, limits: options.limits)
         summary.types = Array(census.tallies.prefix(options.limits.maximumTypes))
         summary.omittedTypes = census.tallies.count - summary.types.count
         summary.omittedTypeBytes = census.tallies.dropFirst(summary.types.count).reduce(0) { $0 + $1.bytes }

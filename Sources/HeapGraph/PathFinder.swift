@@ -153,10 +153,7 @@ struct PathFinder {
         let root = snapshot.roots[Int(reach.via[current]) - reach.edgeCount]
         result.root = HeapPathRoot(kind: root.kind, description: root.description)
         let total = edges.count + 1
-        // Long paths keep their two ends: where the chain starts and what it reaches.
-        let head = total > limits.maximumPathNodes ? (limits.maximumPathNodes + 1) / 2 : total
-        let tail = total > limits.maximumPathNodes ? limits.maximumPathNodes - head : 0
-        let kept = Array(0..<head) + Array((total - tail)..<total)
+        let kept = limits.keptPathPositions(total)
         result.nodes = kept.map { position in
             guard position < edges.count else { return HeapPathNode(type: snapshot.typeName(ofBlock: block)) }
             let edge = edges[position]

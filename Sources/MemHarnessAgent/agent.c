@@ -528,7 +528,11 @@ __attribute__((noinline)) static void *malloc_slow(size_t size, unsigned state, 
     return counted_malloc(size, state, frame != NULL ? frame : FRAME());
 }
 
-__attribute__((noinline)) static void free_slow(void *block, unsigned state) { counted_free(block, state); }
+__attribute__((noinline)) static void free_slow(void *block, unsigned state) {
+    // The heap at its high, before this release lowers it (capture.c, at the peak).
+    if ((state & MH_BLOCKS) && block != NULL && MH_UNLIKELY(mh_peak_due())) mh_capture_at_peak(FRAME());
+    counted_free(block, state);
+}
 
 // The two modes the harness runs with the mode folded in (fewer branches on the hottest paths): EXACT alone
 // (no sampling, so no frame) and EXACT with STACKS, which stacks imply (tail-called like malloc_slow, so it walks

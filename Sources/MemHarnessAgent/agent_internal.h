@@ -381,6 +381,12 @@ MH_HIDDEN uint64_t mh_put_roots(struct mh_writer *writer, const struct mh_sorted
 // ---- Signal masks (sigmask.c) ------------------------------------------------------------------------------------
 MH_HIDDEN int mh_raw_sigprocmask(int how, const void *set, void *old);
 
+// ---- The capture at the peak (capture.c) --------------------------------------------------------------------------
+extern _Atomic int64_t mh_blocks_live_bytes MH_HIDDEN;  // blocks.c: the listed blocks' bytes
+MH_HIDDEN void mh_peak_note_live(int64_t now);           // a new level of the listed bytes (under a shard's lock)
+MH_HIDDEN bool mh_peak_due(void);                        // armed, and the listed bytes reached the next capture's level
+MH_HIDDEN void mh_capture_at_peak(void *frame);          // from a release, before the block goes
+
 // ---- Snapshots, marks, record (marks.c) -------------------------------------------------------
 MH_HIDDEN void mh_peak_candidate(int64_t level);
 

@@ -22,6 +22,9 @@ struct mh_heap_shard {
 static struct mh_heap_shard heap_shards[MH_HEAP_SHARDS];
 static bool heap_ready;
 static _Atomic int64_t blocks_lost;
+// The listed blocks' size-class bytes in all (what a capture would hold), kept beside the shards: the capture at the
+// peak (peak.c) follows it without summing 256 shards on every release.
+_Atomic int64_t mh_blocks_live_bytes;
 
 bool mh_blocks_create(void) {
     for (size_t i = 0; i < MH_HEAP_SHARDS; i++) {
@@ -76,7 +79,11 @@ void mh_blocks_insert(void *block, int64_t bytes, uint32_t stack) {
     capacity = (size_t)1 << shard->capacity_log2;
     // Full but for one slot (no mapping for a bigger table): the block goes untracked rather than loop forever.
     if (shard->count + 1 < capacity) {
-        if (place(shard->slots, shard->capacity_log2, slot)) shard->count++;
+        if (place(shard->slots, shard->capacity_log2, slot)) {
+            shard->count++;
+            mh_peak_note_live(atomic_fetch_add_explicit(&mh_blocks_live_bytes, (int64_t)size, memory_order_relaxed) +
+                              (int64_t)size);
+        }
     } else {
         mh_blocks_note_lost();
     }
@@ -95,6 +102,7 @@ uint32_t mh_blocks_take(void *block) {
     while (slots[index].address != 0 && slots[index].address != (uintptr_t)block) index = (index + 1) & mask;
     if (slots[index].address != 0) {
         stack = mh_block_stack(&slots[index]);
+        atomic_fetch_sub_explicit(&mh_blocks_live_bytes, (int64_t)mh_block_bytes(&slots[index]), memory_order_relaxed);
         // Backward-shift deletion: later entries of the run move up when their home allows it.
         size_t hole = index;
         for (size_t next = (hole + 1) & mask; slots[next].address != 0; next = (next + 1) & mask) {

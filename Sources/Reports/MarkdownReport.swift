@@ -77,6 +77,7 @@ public enum MarkdownReport {
         out.append(contentsOf: LeaksSection.lines(for: scenario, headingLevel: 3))
         out.append(contentsOf: AttributionSection.lines(for: scenario, files: charts))
         out.append(contentsOf: HeapGraphFiles.lines(for: scenario))
+        out.append(contentsOf: PeakRetainersSection.lines(for: scenario))
         out.append(contentsOf: metricsTable(summary))
         out.append(contentsOf: notCompletedTable(scenario))
         return out
