@@ -49,7 +49,7 @@ enum RealProgramsBenchmark {
                 program, memharness: environment.plainBinary, mode: .heapGraph, scratch: scratch
             ) { folder in
                 let record = try? ReportFolder.read(folder)
-                capture = record?.report.scenarios.first?.attributedCases.first?.measurements?.heapGraph?.last
+                capture = record?.report.scenarios.first?.instrumentedCases.first?.measurements?.heapGraph?.last
             }
             row.heapGraph.append(graphed.seconds)
             row.capture = capture ?? row.capture
@@ -157,7 +157,7 @@ enum RealProgramsBenchmark {
                 + "| Swift objects by type | Not named, by why | Leak groups | with a site |",
             "|---|---:|---:|---:|---:|---:|---:|---|---:|---:|",
         ]
-        let cases = record.report.scenarios.flatMap(\.attributedCases).sorted { $0.strategy < $1.strategy }
+        let cases = record.report.scenarios.flatMap(\.instrumentedCases).sorted { $0.strategy < $1.strategy }
         for result in cases {
             guard let capture = result.measurements?.heapGraph?.last, let naming = capture.naming else { continue }
             let rest =

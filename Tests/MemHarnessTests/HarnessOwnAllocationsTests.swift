@@ -40,7 +40,7 @@ struct HarnessOwnAllocationsTests {
         let outcome = try trial.memharness(["run", scenario, "--attribute", "--heap-graph", "--out", trial.out])
         #expect(outcome.status == 0, "\(outcome.stdout)\(outcome.stderr)")
         let record = try ReportFolder.read(trial.out)
-        let measurements = record.report.scenarios.flatMap(\.attributedCases).compactMap(\.measurements)
+        let measurements = record.report.scenarios.flatMap(\.instrumentedCases).compactMap(\.measurements)
         var sampled = Names()
         sampled.collect(
             try JSONSerialization.jsonObject(with: JSONEncoder().encode(measurements.compactMap(\.profile))))

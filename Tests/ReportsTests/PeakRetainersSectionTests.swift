@@ -39,12 +39,12 @@ struct PeakRetainersSectionTests {
 
     static var record: RunRecord {
         var record = HtmlReportTests.record
-        for index in record.report.scenarios[0].attributedCases.indices {
-            guard case .completed(let measurements) = record.report.scenarios[0].attributedCases[index].outcome,
+        for index in record.report.scenarios[0].instrumentedCases.indices {
+            guard case .completed(let measurements) = record.report.scenarios[0].instrumentedCases[index].outcome,
                 var graph = measurements.heapGraph
             else { continue }
             graph.peak = peak
-            record.report.scenarios[0].attributedCases[index].outcome = .completed(
+            record.report.scenarios[0].instrumentedCases[index].outcome = .completed(
                 measurements: measurements.adding(heapGraph: graph))
         }
         return record

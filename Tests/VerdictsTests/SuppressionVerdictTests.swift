@@ -13,7 +13,7 @@ import Verdicts
         let edge = HeapCycleEdge(from: screen, fieldName: "a", byteOffset: 16, kind: .strong, to: screen)
         heap.captures[0].groups[0].cycle = HeapCycle(memberBlocks: 3, memberBytes: 3072, edges: [edge])
         var run = HeapLeakFixture.run(expectation: .leakFree, heap: heap)
-        for index in run.attributedCases.indices { run.attributedCases[index].suppressions = suppressions }
+        for index in run.instrumentedCases.indices { run.instrumentedCases[index].suppressions = suppressions }
         return run
     }
 
@@ -31,7 +31,7 @@ import Verdicts
             #expect(heap.suppressed.unreachable == UnreachableBlocks(blocks: 3, bytes: 3072, cycles: 1))
             #expect(LeakChecks.checks(Self.run(suppressions: suppressions)).allSatisfy { $0.passed })
         }
-        let group = try #require(Self.run(suppressions: nil).attributedCases.first?.completed?.heapGraph?.last?.groups)
+        let group = try #require(Self.run(suppressions: nil).instrumentedCases.first?.completed?.heapGraph?.last?.groups)
         #expect(!LeakSuppression(.type("Scree"), reason: "").matches(group[0]))
     }
 }
