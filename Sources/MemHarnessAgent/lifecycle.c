@@ -125,8 +125,15 @@ static void fork_prepare(void) {
         thread->forks_unlocked++;
         return;
     }
+    // glibc lets its fork-handler lock go while a handler runs: waiting here for a capture or another fork to end, this
+    // thread holds nothing another thread waits for, and a signal handler's allocation may wait as anywhere (deferred,
+    // every allocation of a long wait would drain the thread cache and the ring). Once the locks are taken, `depth`
+    // defers them.
+    uint8_t forking = thread->forking;
+    thread->forking = 0;
     mh_lifecycle_enter();
     mh_lock_modules();
+    thread->forking = forking;
 }
 
 static void fork_parent(void) {
@@ -143,7 +150,8 @@ static void fork_parent(void) {
 // lets go around each handler and takes again before the next: a thread can hold it while a signal handler runs, and a
 // handler that allocated there waited for the agent's locks, held by another thread whose fork had run the agent's
 // prepare handler and now waited for glibc's lock (1 run in about 2,000 of fork-stress). So a thread inside fork never
-// waits for the agent: its allocations and releases wait in its ring (agent.c) until fork returns, as inside the agent.
+// waits for the agent where it may hold glibc's lock: its allocations and releases wait in its ring (agent.c) until fork
+// returns, as inside the agent (not while the agent's own prepare handler waits for the lifecycle, see fork_prepare).
 typedef pid_t (*fork_fn)(void);
 static fork_fn next_fork;
 

@@ -14,6 +14,10 @@ import Testing
 struct LifecycleStressTests {
     static let runs = ProcessInfo.processInfo.environment["MEMHARNESS_STRESS_RUNS"].flatMap { Int($0) } ?? 25
 
+    /// jemalloc's thread caches never collected: fork-stress's handlers allocate from a cache it fills (its header says
+    /// why), and it refuses to run without this.
+    static let noCacheCollection = "tcache_gc_incr_bytes:1073741824"
+
     enum Mode: String, CaseIterable, Sendable {
         case exact, stacks, heap, sampler
     }
@@ -47,6 +51,7 @@ struct LifecycleStressTests {
         var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("MEMHARNESS_AGENT_") }
         let jemalloc = ProbeRunner.jemallocPath ?? ""
         environment["LD_PRELOAD"] = mode == nil ? jemalloc : "\(ProbeRunner.agentPath) \(jemalloc)"
+        environment["MALLOC_CONF"] = Self.noCacheCollection
         if let mode { environment.merge(Self.variables(mode, folder: probe.directory.path)) { $1 } }
         let outcome = try probe.runTool(
             ProbeRunner.forkStressPath, ["100", probe.directory.path], environment: environment, timeout: .seconds(20))
@@ -75,7 +80,7 @@ struct LifecycleStressTests {
 
     /// The program alone (jemalloc preloaded, no agent) never hangs: the signal handlers allocate only where no
     /// allocator could be interrupted, and only blocks jemalloc's thread cache serves without a lock (fork-stress fills
-    /// it before each fork and turns its collection off), so a hang under the agent is the agent's.
+    /// it before each fork; its collection is off), so a hang under the agent is the agent's.
     @Test func theProgramAloneEndsEveryTime() throws {
         try #require(ProbeRunner.missingPieces == nil, "\(ProbeRunner.missingPieces ?? "")")
         try #require(FileManager.default.isExecutableFile(atPath: ProbeRunner.forkStressPath), "build fork-stress")
@@ -126,6 +131,7 @@ struct LifecycleStressTests {
         try #require(FileManager.default.isExecutableFile(atPath: memharness), "build memharness")
         var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("MEMHARNESS_AGENT_") }
         environment["MEMHARNESS_AGENT_LIBRARY"] = ProbeRunner.agentPath
+        environment["MALLOC_CONF"] = Self.noCacheCollection
         var ended: [String] = []
         for _ in 0..<20 {
             let probe = try ProbeRunner()

@@ -16,10 +16,12 @@
 //
 // The handlers allocate only what jemalloc's thread cache serves without a lock, by construction: jemalloc's prepare
 // handler holds every arena's locks, and a handler whose block came from an arena there would wait for its own thread.
-// So the cache is never collected (malloc_conf below), and its bin of 64-byte blocks is filled before each fork: the
-// agent defers the release of a block a handler frees while the agent holds its own locks (its tables are mid-update),
-// and that block reaches the cache only once the fork is over, so with one cached block a second signal in one fork
-// found the bin empty (seen: 1 run in about 2,000, the forking thread waiting in jemalloc for an arena lock it held).
+// So the cache is never collected (run it with MALLOC_CONF=tcache_gc_incr_bytes:1073741824: a collection returns
+// cached blocks to their arenas, under their locks, from whichever allocation crosses its threshold, a handler's too;
+// it refuses to run otherwise), and its bin of 64-byte blocks is filled before each fork: the agent defers the release
+// of a block a handler frees inside fork, and that block reaches the cache only once the fork is over, so with one
+// cached block a second signal in one fork found the bin empty (seen: the forking thread waiting in jemalloc for an
+// arena lock it held itself, 1 run in about 2,000).
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -36,13 +38,12 @@
 #include <unistd.h>
 
 #define FORKERS 3
-// 64-byte blocks cached before each fork: more than the signals that can land in one fork (one per 600 µs per
-// thread), fewer than the bin holds (128 for this size class).
+// 64-byte blocks cached before each fork: more than a fork's handlers take (one), fewer than the bin holds (128 for
+// this size class).
 #define PRIMED 64
 
-// jemalloc's options, read from this symbol: no incremental collection of the thread caches (it returns cached blocks
-// to their arenas, under the arenas' locks, from any allocation, a handler's included).
-const char *malloc_conf = "tcache_gc_incr_bytes:1073741824";
+// The least collection interval of the thread caches this program runs with (MALLOC_CONF, above).
+#define GC_OFF ((uint64_t)1 << 30)
 
 static _Atomic long forks, captures, signals, handler_allocations;
 // Set while this thread is in fork or waitpid: a handler that interrupts it then is not inside malloc. (One that
@@ -62,7 +63,8 @@ static void sleep_us(long us) {
 static void on_signal(int signal) {
     (void)signal;
     int saved = errno;
-    if (in_fork_or_wait) {
+    if (in_fork_or_wait == 1) {
+        in_fork_or_wait = 2;  // one block per fork and per wait: a long fork must not drain the bin (see above)
         // 64 bytes, freed at once: the thread cache serves it without jemalloc's locks (which fork holds).
         char *block = malloc(64);
         if (block != NULL) block[0] = 1;
@@ -102,6 +104,7 @@ static void *forker(void *argument) {
             child(round);
         }
         if (pid > 0) {
+            in_fork_or_wait = 1;
             while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
             }
         }
@@ -153,6 +156,14 @@ static void at_exit_allocates(void) {
 int main(int argc, char **argv) {
     if (argc < 3) {
         fprintf(stderr, "usage: fork-stress <run-ms> <capture-dir>\n");
+        return 64;
+    }
+    typedef int (*mallctl_fn)(const char *, void *, size_t *, void *, size_t);
+    mallctl_fn mallctl = (mallctl_fn)dlsym(RTLD_DEFAULT, "mallctl");
+    uint64_t gc_bytes = 0;
+    size_t gc_length = sizeof(gc_bytes);
+    if (mallctl == NULL || mallctl("opt.tcache_gc_incr_bytes", &gc_bytes, &gc_length, NULL, 0) != 0 || gc_bytes < GC_OFF) {
+        fprintf(stderr, "fork-stress: run with jemalloc preloaded and MALLOC_CONF=tcache_gc_incr_bytes:1073741824\n");
         return 64;
     }
     long run_ms = strtol(argv[1], NULL, 10);
