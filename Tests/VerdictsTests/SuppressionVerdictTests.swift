@@ -31,7 +31,8 @@ import Verdicts
             #expect(heap.suppressed.unreachable == UnreachableBlocks(blocks: 3, bytes: 3072, cycles: 1))
             #expect(LeakChecks.checks(Self.run(suppressions: suppressions)).allSatisfy { $0.passed })
         }
-        let group = try #require(Self.run(suppressions: nil).instrumentedCases.first?.completed?.heapGraph?.last?.groups)
+        let group = try #require(
+            Self.run(suppressions: nil).instrumentedCases.first?.completed?.heapGraph?.last?.groups)
         #expect(!LeakSuppression(.type("Scree"), reason: "").matches(group[0]))
     }
 }
