@@ -129,6 +129,8 @@ public struct BarFigure: Sendable, Hashable {
     public var title: String
     public var subtitle: String
     public var axisTitle: String
+    /// The chart in words, for readers who do not see it.
+    public var description: String
     public var isBytes: Bool
     public var scale: ValueScale
     public var rows: [Row]
@@ -159,10 +161,14 @@ public struct BarFigure: Sendable, Hashable {
         }
     }
 
-    public init(title: String, subtitle: String, axisTitle: String, isBytes: Bool, scale: ValueScale, rows: [Row]) {
+    public init(
+        title: String, subtitle: String, axisTitle: String, description: String, isBytes: Bool, scale: ValueScale,
+        rows: [Row]
+    ) {
         self.title = title
         self.subtitle = subtitle
         self.axisTitle = axisTitle
+        self.description = description
         self.isBytes = isBytes
         self.scale = scale
         self.rows = rows
@@ -210,11 +216,14 @@ public struct PanelsFigure: Sendable, Hashable {
 /// One column of a flame tree as a flame graph.
 public struct FlameFigure: Sendable, Hashable {
     public var title: String
+    /// The graph in words (its largest allocation sites), for readers who do not see it.
+    public var description: String
     public var tree: FlameTree
     public var column: Int
 
-    public init(title: String, tree: FlameTree, column: Int) {
+    public init(title: String, description: String, tree: FlameTree, column: Int) {
         self.title = title
+        self.description = description
         self.tree = tree
         self.column = column
     }
@@ -250,6 +259,8 @@ public struct CycleFigure: Sendable, Hashable {
         public var kind: Int
         /// The field, or `+24` (its byte offset), with ` (unowned)` for an unowned reference.
         public var field: String
+        /// The field, or `+24`, alone.
+        public var reference: String
         public var to: String
     }
 
@@ -312,6 +323,8 @@ public struct HistorySeriesFigure: Sendable, Hashable {
         public var index: Int
         /// `1a2b3c4 +12.5%`.
         public var label: String
+        /// A step of the newest run alone: a change point once the runs after it stay there (drawn apart).
+        public var isNewestRunOnly: Bool = false
     }
 
     public init(

@@ -132,7 +132,7 @@ public enum Value: Sendable, Hashable {
     case percent(Double, decimals: Int)
     /// `+12.5%`, `-3.0%` of a fractional change; `from 0` when it is not finite.
     case signedPercent(Double, decimals: Int)
-    /// `±2.7%` of a fractional reach; `±∞` when it is not finite.
+    /// `±2.7%`: a reach either way, in percent; `±∞` when it is not finite.
     case plusMinusPercent(Double, decimals: Int)
     /// `1.25 ms`, `3.40 s`: a duration as `Units.formatDuration` spells it.
     case duration(nanoseconds: Int64)
@@ -157,8 +157,8 @@ public enum Value: Sendable, Hashable {
         case .signedPercent(let fraction, let decimals):
             guard fraction.isFinite else { return "from 0" }
             return (fraction > 0 ? "+" : "") + Units.fixed(fraction * 100, decimals: decimals) + "%"
-        case .plusMinusPercent(let fraction, let decimals):
-            return fraction.isFinite ? "±" + Units.fixed(fraction * 100, decimals: decimals) + "%" : "±∞"
+        case .plusMinusPercent(let percent, let decimals):
+            return percent.isFinite ? "±" + Units.fixed(percent, decimals: decimals) + "%" : "±∞"
         case .duration(let nanoseconds): return Units.formatDuration(nanoseconds: nanoseconds)
         case .seconds(let nanoseconds): return Units.fixed(Double(nanoseconds) / 1e9, decimals: 1) + " s"
         case .number(let value, let decimals): return Units.fixed(value, decimals: decimals)

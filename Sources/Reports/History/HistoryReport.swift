@@ -1,6 +1,7 @@
+import FileIO
 import Foundation
 import HarnessModel
-import Reports
+import History
 
 /// Wording shared by the history's renderings.
 enum Renderings {

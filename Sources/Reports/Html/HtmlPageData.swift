@@ -221,14 +221,14 @@ extension HtmlPageData {
                     group: group, memberBlocks: cycle.memberBlocks, memberBytes: cycle.memberBytes,
                     edges: cycle.edges.map {
                         Edge(
-                            from: HeapGraphSection.typeLabel($0.from), field: CycleDiagram.edgeLabel($0),
+                            from: HeapGraphSection.typeLabel($0.from), field: HeapGraphSection.edgeLabel($0),
                             to: HeapGraphSection.typeLabel($0.to))
                     }, omittedEdges: cycle.omittedEdges)
             },
             paths: capture.paths.map { path in
                 Path(
                     query: path.query, reason: HeapGraphSection.reasonText(path.reason),
-                    root: path.root.map { HtmlMarkdown.plainText(HeapGraphSection.rootText($0)) },
+                    root: path.root.map { HeapGraphSection.rootText($0).plainText },
                     nodes: path.nodes.map { node in
                         PathNode(
                             type: HeapGraphSection.typeLabel(node.type),
