@@ -139,4 +139,7 @@ public enum AttributionMarkdown {
                     + "95% confidence interval."),
         ]
     }
+
+    /// `text` as an inline code span in a table cell (`MarkdownRenderer.code`).
+    static func code(_ text: String) -> String { MarkdownRenderer.code(text) }
 }

@@ -1,5 +1,4 @@
 import HarnessModel
-import Runner
 
 extension RunEvent {
     /// The progress line of a case that started (`[3/12] scenario / strategy #2 …`), redrawn in place on an
