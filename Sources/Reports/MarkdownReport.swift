@@ -3,10 +3,9 @@ import HarnessModel
 /// `report.md`: the run's document (`ReportBuilder`) rendered as Markdown.
 public enum MarkdownReport {
     /// Renders the whole report. Deterministic: same input, same text.
-    /// - Parameter charts: relative paths of the chart files written beside the report; those present are embedded
-    ///   (nil: every figure the document has a file for).
+    /// - Parameter charts: relative paths of the chart files written beside the report; those present are embedded.
     /// - Parameter checks: thresholds, baseline comparisons and leak expectations evaluated on this run.
-    public static func render(_ report: RunReport, charts: Set<String>? = nil, checks: [CheckResult] = []) -> String {
+    public static func render(_ report: RunReport, charts: Set<String> = [], checks: [CheckResult] = []) -> String {
         MarkdownRenderer.render(ReportBuilder.document(report, checks: checks, files: charts))
     }
 

@@ -75,7 +75,7 @@ public enum ReportBuilder {
     /// The scenario's description, workload, file, repetitions, steps and parameters.
     static func heading(_ scenario: ScenarioRun) -> [Block] {
         var out: [Block] = []
-        if !scenario.summary.isEmpty { out.append(.paragraph(Phrase(stringLiteral: scenario.summary))) }
+        if !scenario.summary.isEmpty { out.append(.paragraph(Phrase(typed: scenario.summary))) }
         let steps = Phrase.joined(scenario.steps.map { .code($0) }, separator: " → ")
         out.append(
             .paragraph(

@@ -18,6 +18,22 @@ public struct Phrase: Sendable, Hashable, ExpressibleByStringInterpolation {
 
     public init(stringInterpolation: StringInterpolation) { self = stringInterpolation.phrase }
 
+    /// Words a user typed in a file (a scenario's description): a name between backticks is code, as report.md
+    /// shows it; an unpaired or empty pair of backticks stays as typed. Nothing else in `typed` is read.
+    public init(typed: String) {
+        let parts = typed.split(separator: "`", omittingEmptySubsequences: false).map(String.init)
+        var phrase = Phrase()
+        for (index, part) in parts.enumerated() {
+            let isCode = index % 2 == 1 && index < parts.count - 1 && !part.isEmpty
+            if isCode {
+                phrase.append(Span.code(part))
+            } else {
+                phrase.append(Span.text(index % 2 == 1 ? "`" + part + (index < parts.count - 1 ? "`" : "") : part))
+            }
+        }
+        self = phrase
+    }
+
     /// A name as code: `signal-next`.
     public static func code(_ name: String) -> Phrase { Phrase([.code(name)]) }
 

@@ -41,7 +41,7 @@ struct HtmlRenderer {
             return out
         case .paragraph(let phrase): return ["<p>\(Self.inline(phrase))</p>"]
         case .list(let items): return [Self.list(items)]
-        case .table(let table): return [Self.table(table)]
+        case .table(let table): return [Self.render(table)]
         case .figure(let figure): return [self.figure(figure)]
         }
     }
@@ -52,7 +52,7 @@ struct HtmlRenderer {
             + "</ul>"
     }
 
-    private static func table(_ table: Table) -> String {
+    static func render(_ table: Table) -> String {
         let alignments = table.columns.map { $0.alignment == .number ? " class=\"r\"" : "" }
         func row(_ cells: [Phrase], tag: String) -> String {
             "<tr>"
