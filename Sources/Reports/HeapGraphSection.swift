@@ -302,7 +302,8 @@ extension HeapGraphSection {
             let bytes: Phrase =
                 "\(Value.bytes(Double(growth.bytes.first ?? 0))) → \(Value.bytes(Double(growth.bytes.last ?? 0)))"
             let change: Phrase =
-                "\(Value.signedCount(median(growth.countDeltas))) (\(Value.signedBytes(Double(median(growth.byteDeltas)))))"
+                "\(Value.signedCount(Int(median(growth.countDeltas).rounded()))) "
+                + "(\(Value.signedBytes(median(growth.byteDeltas))))"
             table.rows.append([
                 typeCell(growth.type), counts, bytes, change, growth.isSuspect ? "\(strong: "yes")" : "no",
             ])
@@ -321,10 +322,9 @@ extension HeapGraphSection {
         (growth.bytes.last ?? 0) - (growth.bytes.first ?? 0)
     }
 
-    /// The middle value (the lower of the two middle ones for an even count); 0 for none.
-    static func median(_ values: [Int]) -> Int {
-        let sorted = values.sorted()
-        return sorted.isEmpty ? 0 : sorted[(sorted.count - 1) / 2]
+    /// The median change (`Statistics.median`); 0 for none.
+    static func median(_ deltas: [Int]) -> Double {
+        Statistics.median(deltas.map(Double.init)) ?? 0
     }
 
 }
