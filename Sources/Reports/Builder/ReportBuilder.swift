@@ -66,6 +66,7 @@ public enum ReportBuilder {
         blocks += [
             phaseTable("Peak allocated per phase", summary.ranked, \.phasePeakNetBytes),
             phaseTable("Exact peak per phase", summary.ranked, \.phaseExactPeakNetBytes),
+            PhaseTimeSection.section(for: scenario),
             LeaksSection.section(for: scenario), AttributionSection.section(for: scenario, files: files),
             HeapGraphFiles.section(for: scenario, files: files), metricsTable(summary), notCompletedTable(scenario),
         ].compactMap { $0.map(Block.section) }
