@@ -2,7 +2,7 @@
 #   make run    installs what is missing, builds (release), runs every scenario, writes Reports/latest/
 #   make test   installs what is missing, builds (debug) and runs the whole test suite, the example's included
 # Other targets: deps, build, example, docs, bench, bench-stability, bench-history, history-series, bench-corpus,
-# bench-naming, soak, sample-report, clean.
+# bench-real-programs, soak, sample-report, clean.
 
 SWIFT        ?= swift
 # Debian packages the build and the tests need; installed only when missing (python3: the lint's
@@ -21,7 +21,7 @@ ARGS         ?=
 BENCH        ?=
 
 .PHONY: deps bench-deps build run test example docs soak lint format bench bench-stability bench-history history-series
-.PHONY: bench-corpus bench-naming sample-report clean
+.PHONY: bench-corpus bench-real-programs sample-report clean
 .PHONY: browser-deps browser-test
 
 # $(call install-missing,PACKAGES): apt-get install those of PACKAGES that are not installed.
@@ -164,12 +164,13 @@ history-series: build
 	scripts/record-history-series.sh .build/history-series > $(HISTORY_SERIES).new
 	mv $(HISTORY_SERIES).new $(HISTORY_SERIES)
 
-# How much of a heap is named: swift-package describe and swift-format held at their exit, their capture named from
-# their files alone and from their memory side by side; the subscriptions scenario's own captures beside the sample
-# report's; writes Reports/benchmarks/naming.md. About a minute after the build.
-bench-naming: build
-	$(SWIFT) build -c release $(FRAME_POINTERS) --product heap-graph-bench
-	python3 scripts/measure-naming.py --bin $(RELEASE_BIN)
+# The heap graph on real programs: the toolchain's swift-package, swift-format, sourcekit-lsp and docc under `profile
+# --heap-graph` (held at their exit, named from their memory): how much of the heap is named (by a type or an
+# allocation site), their leaks with their sites, wall times against each program alone; and the subscriptions
+# scenario's own captures. Writes Reports/benchmarks/real-programs.md. About 10 minutes on 2 cores.
+bench-real-programs: build
+	$(SWIFT) build -c release $(FRAME_POINTERS) --product memharness-bench
+	$(RELEASE_BIN)/memharness-bench real-programs
 
 # Regenerates the committed sample report: three runs merged into one folder, so the report shows where the
 # memory is (allocation stacks, --attribute) for the scenarios whose strategies differ in where memory sits, and

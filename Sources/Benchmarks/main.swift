@@ -42,6 +42,9 @@ import WorkloadKit
 // `corpus`: real programs (the toolchain's swift-package, swift-format, sourcekit-lsp, docc; make, xz, git, perl,
 // sqlite3, node, java...) plainly and under `memharness profile` in every mode: same exit status and output, no hang,
 // no residue, no process left; DIR/agent-corpus.md (not part of the default set: `make bench-corpus`).
+// `real-programs`: the corpus's Swift programs under `profile --heap-graph`: the heap at exit named, leaks with their
+// allocation sites, wall times against the program alone (`--rounds`, at most 3); and the subscriptions
+// scenario's own captures; DIR/real-programs.md (on request: `make bench-real-programs`).
 // The binaries memharness and memharness-agent must sit beside this one (`make bench` builds them).
 
 struct BenchOptions {
@@ -49,7 +52,7 @@ struct BenchOptions {
         "sampling", "differ", "overhead", "accuracy", "variation", "stability", "floor", "attribution", "sweep",
     ]
     /// Benchmarks run only when named.
-    static let onRequest = ["corpus"]
+    static let onRequest = ["corpus", "real-programs"]
     var benchmarks: [String] = []
     var rounds = 11
     var toolRounds = 1
@@ -146,6 +149,10 @@ for benchmark in options.benchmarks {
         try Bench.publish(
             try CorpusBenchmark.run(environment), name: "agent-corpus.md", directory: options.out,
             loadBefore: loadBefore)
+    case "real-programs":
+        try Bench.publish(
+            try RealProgramsBenchmark.run(environment, rounds: min(options.rounds, 3)),
+            name: "real-programs.md", directory: options.out, loadBefore: loadBefore)
     default:
         break
     }

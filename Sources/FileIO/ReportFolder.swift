@@ -113,7 +113,8 @@ public enum ReportFolder {
 
     /// The files a report folder may hold: a folder with anything else is not replaced (it is the user's).
     public static let ownEntries: Set<String> = [
-        "run.json", "report.md", "report.html", "summary.csv", "samples.csv", "sweep.csv", "charts", "stacks", "heap",
+        "run.json", "report.md", "report.html", "summary.csv", "instrumented.csv", "samples.csv", "sweep.csv", "charts",
+        "stacks", "heap",
     ]
 
     /// A kind of folder memharness replaces as a whole: the file that marks it as one and what it may hold.

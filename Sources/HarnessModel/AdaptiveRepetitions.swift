@@ -74,7 +74,7 @@ public struct AdaptiveRepetitions: Sendable, Hashable, Codable, CustomStringConv
 
     /// The stopping rule on one strategy's results (attributed cases left out) and the figures it watches.
     public func decision(for results: [CaseResult], watching watched: [Figure]) -> Decision {
-        let measured = results.filter { !$0.attributed }
+        let measured = results.filter { !$0.isInstrumented }
         let completed = measured.compactMap(\.completed)
         let figures = watched.map { figure in completed.compactMap { figure.value(in: $0) } }
         return decision(attempts: measured.count, incomplete: measured.count - completed.count, figures: figures)

@@ -31,6 +31,9 @@ public struct CaseSpec: Sendable, Hashable, Codable {
     public var attribution: AttributionRequest?
     /// Capture the heap as a graph in this case (the same extra repetition; the agent tracks every block); nil: off.
     public var heapGraph: HeapGraphRequest?
+    /// Known leaks left out of the leak verdicts (`--suppressions`, the scenario's `suppressions:`), copied into
+    /// the result; nil: none.
+    public var suppressions: [LeakSuppression]?
 
     public init(
         scenario: String, workload: String, strategy: String, repetition: Int, parameters: ParameterValues,
@@ -60,17 +63,26 @@ public struct CaseSpec: Sendable, Hashable, Codable {
     }
 
     /// True for the extra case that records stacks or captures the heap: instrumented, so its figures never gate.
-    public var isInstrumented: Bool { attribution != nil || heapGraph != nil }
+    public var isInstrumented: Bool { instrumentation != nil }
 
     /// Phase names in order: `setup`, each step's phase, `teardown`.
     public var phaseNames: [String] { ["setup"] + steps.map(\.phase) + ["teardown"] }
 
-    /// A short label for progress lines: `live-query / signal-next #2` (`#stacks` for the attributed case, `#heap`
-    /// for one that only captures the heap).
-    public var label: String { "\(scenario) / \(strategy) #\(instrumentationLabel ?? String(repetition))" }
+    /// A short label for progress lines: `live-query / signal-next #2` (`#stacks` for the case that records
+    /// allocation stacks, `#heap` for one that only captures the heap).
+    public var label: String { "\(scenario) / \(strategy) #\(instrumentation?.rawValue ?? String(repetition))" }
 
-    /// `stacks` or `heap` for the instrumented case; nil for a measured one.
-    public var instrumentationLabel: String? { attribution != nil ? "stacks" : heapGraph != nil ? "heap" : nil }
+    /// What the instrumented case records; nil for a measured one.
+    public var instrumentation: Instrumentation? { attribution != nil ? .stacks : heapGraph != nil ? .heap : nil }
+}
+
+/// What an instrumented case records: it is no repetition (its figures are inflated by the recording, and never
+/// enter medians, rankings or gates), and is named by this wherever a measured case has its repetition number.
+public enum Instrumentation: String, Sendable, Hashable, Codable, CaseIterable {
+    /// Allocation stacks (`--attribute`), and the heap graph too when a program's agent captures it.
+    case stacks
+    /// The heap graph only (`--heap-graph`, `expect:`, heap-graph thresholds).
+    case heap
 }
 
 /// An external program run as a case: any dynamically linked Linux program, with the agent preloaded.

@@ -46,6 +46,17 @@ public enum HeapRootKind: Sendable, Hashable, Codable {
     case tls(threadID: Int)
     /// Anything else the capture treats as a root.
     case other
+
+    /// A root that holds its block only conservatively: a stack word in no known frame, a register, anything else
+    /// (perhaps a stale value rather than an owner). Globals, statics, thread-local storage and the stack words of a
+    /// known function's frame are named roots.
+    public var isConservative: Bool {
+        switch self {
+        case .global, .tls: return false
+        case .threadStack(_, _, let frame): return frame == nil
+        case .register, .other: return true
+        }
+    }
 }
 
 /// Why a retaining path was asked for.
@@ -58,10 +69,13 @@ public enum HeapPathReason: String, Sendable, Hashable, Codable, CaseIterable {
     case requestedType = "requested-type"
 }
 
-/// A type as the heap graph tallies it: its name and kind; unnamed blocks are told apart by their size.
+/// A type as the heap graph tallies it: its name and kind; unnamed blocks are told apart by their size and the site
+/// that allocated them.
 ///
-/// A block without a type name (an `unknown` block the capture could not name) has an empty `name` and its
-/// size in `unnamedBlockBytes`; a renderer calls it "block of N bytes". Named types have `unnamedBlockBytes` nil.
+/// A block without a type name (an `unknown` block the capture could not name) has an empty `name`, its size in
+/// `unnamedBlockBytes` and, when its allocation stack was recorded, that stack's site in `allocationSite`: a renderer
+/// calls it "block of N bytes allocated at `Foo.bar() (Foo.swift:41)`", as macOS `heap` names a block that is no
+/// object by its allocation site. Named types have both nil.
 public struct HeapTypeName: Sendable, Hashable, Codable, Comparable {
     /// The type's name as the runtime spells it (`App.ProfileScreen`), or empty for an unnamed block.
     public var name: String
@@ -69,16 +83,21 @@ public struct HeapTypeName: Sendable, Hashable, Codable, Comparable {
     public var kind: HeapBlockKind
     /// The block's size, bytes, when `name` is empty; nil otherwise.
     public var unnamedBlockBytes: Int?
+    /// The first frame of the allocation stack of an unnamed block (its first frame of the program's code, or the
+    /// library function that called malloc when the stack holds no program code); nil when the stack was not
+    /// recorded, and for a named type.
+    public var allocationSite: String?
 
-    public init(name: String, kind: HeapBlockKind, unnamedBlockBytes: Int? = nil) {
+    public init(name: String, kind: HeapBlockKind, unnamedBlockBytes: Int? = nil, allocationSite: String? = nil) {
         self.name = name
         self.kind = kind
         self.unnamedBlockBytes = name.isEmpty ? unnamedBlockBytes : nil
+        self.allocationSite = name.isEmpty ? allocationSite : nil
     }
 
     public static func < (lhs: HeapTypeName, rhs: HeapTypeName) -> Bool {
-        (lhs.name, lhs.kind.rawValue, lhs.unnamedBlockBytes ?? 0) < (
-            rhs.name, rhs.kind.rawValue, rhs.unnamedBlockBytes ?? 0
+        (lhs.name, lhs.kind.rawValue, lhs.unnamedBlockBytes ?? 0, lhs.allocationSite ?? "") < (
+            rhs.name, rhs.kind.rawValue, rhs.unnamedBlockBytes ?? 0, rhs.allocationSite ?? ""
         )
     }
 }

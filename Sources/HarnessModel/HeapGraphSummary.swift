@@ -12,6 +12,10 @@ public struct HeapGraphSummary: Sendable, Hashable, Codable {
     public var generationLabels: [String]
     /// Captures that could not be taken or read; a failed capture never fails the case.
     public var failures: [HeapCaptureFailure]
+    /// The capture at the peak of the case's live bytes (taken at most a margin below it, see `HeapPeakCapture`),
+    /// apart from `captures`: its leak figures are no verdict's (the block being freed when it was taken is already
+    /// unreachable). Nil when none was taken (records made before it was, programs, a case that never rose).
+    public var peak: HeapPeakCapture?
     /// What no root reached before the case's work began (a capture at a workload case's baseline; nothing for a
     /// program, whose process starts with an empty heap): the leak judgement subtracts it from the last capture's.
     /// Nil when it is not known (records made before it was kept, or a capture at the baseline that failed).
@@ -20,7 +24,7 @@ public struct HeapGraphSummary: Sendable, Hashable, Codable {
     public init(
         captures: [HeapCaptureSummary], growth: [HeapTypeGrowth] = [], omittedGrowthTypes: Int = 0,
         generationLabels: [String] = [], failures: [HeapCaptureFailure] = [],
-        unreachableBefore: UnreachableBlocks? = nil
+        unreachableBefore: UnreachableBlocks? = nil, peak: HeapPeakCapture? = nil
     ) {
         self.captures = captures
         self.growth = growth
@@ -28,6 +32,7 @@ public struct HeapGraphSummary: Sendable, Hashable, Codable {
         self.generationLabels = generationLabels
         self.failures = failures
         self.unreachableBefore = unreachableBefore
+        self.peak = peak
     }
 
     /// The types that grew in every generation (at least two differences, each above zero).
@@ -94,9 +99,10 @@ public struct HeapCaptureSummary: Sendable, Hashable, Codable {
     public var rootCycleCount: Int
     /// Groups whose root is one leaked block no other leaked block references.
     public var rootLeakCount: Int
-    /// The largest groups (bytes, most first); their blocks and bytes plus the omitted ones' sum to the totals.
+    /// The largest groups, those of one signature in one value with their count (bytes, most first); their counts,
+    /// blocks and bytes plus the omitted ones' sum to the totals.
     public var groups: [HeapLeakGroup]
-    /// Groups left out by the bound, their blocks and their bytes.
+    /// Groups left out by the bound (all the groups of the signatures left out), their blocks and their bytes.
     public var omittedGroups: Int
     public var omittedGroupBlocks: Int
     public var omittedGroupBytes: Int
@@ -111,6 +117,9 @@ public struct HeapCaptureSummary: Sendable, Hashable, Codable {
     public var omittedTypeBytes: Int
     /// How much of the capture was named, and why the rest was not; nil in a summary written before it was kept.
     public var naming: HeapNamingSummary?
+    /// The largest retainers of the reachable blocks by retained bytes, most first; nil in a summary written before
+    /// they were kept.
+    public var retainers: HeapRetainers?
 
     public init(label: String, timeNanoseconds: Int64) {
         self.label = label
@@ -151,8 +160,8 @@ public struct HeapTypeTally: Sendable, Hashable, Codable {
     }
 }
 
-/// A group of leaked blocks as macOS `leaks` groups them: a root (a cycle or one block) and every leaked
-/// block it reaches that an earlier group did not.
+/// Groups of leaked blocks as macOS `leaks` groups them (a root, a cycle or one block, and every leaked block it
+/// reaches that an earlier group did not), the groups of one signature together: one row with their count.
 public struct HeapLeakGroup: Sendable, Hashable, Codable {
     /// What the group's root is.
     public enum Kind: String, Sendable, Hashable, Codable {
@@ -164,14 +173,18 @@ public struct HeapLeakGroup: Sendable, Hashable, Codable {
 
     /// A root cycle or a root leak.
     public var kind: Kind
-    /// Blocks in the group: the root's and those it reaches.
+    /// What the groups have in common, hashed (`LeakSignature`); nil in a summary written before it was kept.
+    public var signature: String?
+    /// Groups of this signature (1 in a summary written before they were counted).
+    public var count: Int
+    /// Blocks in the groups: their roots' and those the roots reach.
     public var blocks: Int
     public var bytes: Int
-    /// Blocks of the root itself: the cycle's members, or 1.
+    /// Blocks of one group's root itself: the cycle's members, or 1.
     public var rootBlocks: Int
     /// The root's type (for a cycle, the type of the block its edges start from).
     public var rootType: HeapTypeName
-    /// Blocks per type, bytes most first, then by name.
+    /// Blocks per type over the groups, bytes most first, then by name.
     public var types: [HeapTypeTally]
     public var omittedTypes: Int
     /// One member's allocation stack, innermost frame first (the root's when it has one); nil when no member has.
@@ -184,11 +197,13 @@ public struct HeapLeakGroup: Sendable, Hashable, Codable {
     public var omittedNestedCycles: Int
 
     public init(
-        kind: Kind, blocks: Int, bytes: Int, rootBlocks: Int, rootType: HeapTypeName, types: [HeapTypeTally],
-        omittedTypes: Int = 0, allocationStack: [String]? = nil, cycle: HeapCycle? = nil,
-        nestedCycles: [HeapCycle] = [], omittedNestedCycles: Int = 0
+        kind: Kind, signature: String? = nil, count: Int = 1, blocks: Int, bytes: Int, rootBlocks: Int,
+        rootType: HeapTypeName, types: [HeapTypeTally], omittedTypes: Int = 0, allocationStack: [String]? = nil,
+        cycle: HeapCycle? = nil, nestedCycles: [HeapCycle] = [], omittedNestedCycles: Int = 0
     ) {
         self.kind = kind
+        self.signature = signature
+        self.count = count
         self.blocks = blocks
         self.bytes = bytes
         self.rootBlocks = rootBlocks
@@ -199,6 +214,24 @@ public struct HeapLeakGroup: Sendable, Hashable, Codable {
         self.cycle = cycle
         self.nestedCycles = nestedCycles
         self.omittedNestedCycles = omittedNestedCycles
+    }
+
+    /// Decodes a group as written; one written before groups were counted is one group with no signature.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        kind = try container.decode(Kind.self, forKey: .kind)
+        signature = try container.decodeIfPresent(String.self, forKey: .signature)
+        count = try container.decodeIfPresent(Int.self, forKey: .count) ?? 1
+        blocks = try container.decode(Int.self, forKey: .blocks)
+        bytes = try container.decode(Int.self, forKey: .bytes)
+        rootBlocks = try container.decode(Int.self, forKey: .rootBlocks)
+        rootType = try container.decode(HeapTypeName.self, forKey: .rootType)
+        types = try container.decode([HeapTypeTally].self, forKey: .types)
+        omittedTypes = try container.decode(Int.self, forKey: .omittedTypes)
+        allocationStack = try container.decodeIfPresent([String].self, forKey: .allocationStack)
+        cycle = try container.decodeIfPresent(HeapCycle.self, forKey: .cycle)
+        nestedCycles = try container.decode([HeapCycle].self, forKey: .nestedCycles)
+        omittedNestedCycles = try container.decode(Int.self, forKey: .omittedNestedCycles)
     }
 }
 
@@ -242,7 +275,9 @@ public struct HeapCycleEdge: Sendable, Hashable, Codable {
     }
 }
 
-/// The shortest chain of references from a root to a block of an asked-for type (or an asked-for block).
+/// The chain of references from a root to a block of an asked-for type (or an asked-for block): a shortest one
+/// from the most recognisable root that reaches it (a global, static or thread-local storage, then a known
+/// function's frame, then any stack word or register).
 public struct HeapRetainingPath: Sendable, Hashable, Codable {
     /// What was asked: the type name as given, or the block's address in hexadecimal (`0x7f...`).
     public var query: String
@@ -258,10 +293,16 @@ public struct HeapRetainingPath: Sendable, Hashable, Codable {
     public var nodes: [HeapPathNode]
     /// Nodes left out of the middle of a long path (the first and last ones are kept).
     public var omittedNodes: Int
+    /// The distinct roots the matching blocks' paths start from, with how many blocks each, most first (at most
+    /// `maximumRootsPerPath` of the analysis); for a type that grew, the blocks that grew. Nil in a summary written
+    /// before they were kept.
+    public var roots: [HeapRootCount]?
+    /// Distinct roots left out by the bound.
+    public var omittedRoots: Int?
 
     public init(
         query: String, reason: HeapPathReason, reachableInstances: Int, leakedInstances: Int, root: HeapPathRoot?,
-        nodes: [HeapPathNode], omittedNodes: Int = 0
+        nodes: [HeapPathNode], omittedNodes: Int = 0, roots: [HeapRootCount]? = nil, omittedRoots: Int? = nil
     ) {
         self.query = query
         self.reason = reason
@@ -270,6 +311,27 @@ public struct HeapRetainingPath: Sendable, Hashable, Codable {
         self.root = root
         self.nodes = nodes
         self.omittedNodes = omittedNodes
+        self.roots = roots
+        self.omittedRoots = omittedRoots
+    }
+
+    /// True when every root found holds its blocks conservatively (a stack word in no known frame, a register):
+    /// perhaps a stale value rather than an owner.
+    public var onlyConservativeRoots: Bool {
+        guard let roots, !roots.isEmpty, omittedRoots ?? 0 == 0 else { return root?.kind.isConservative ?? false }
+        return roots.allSatisfy(\.root.kind.isConservative)
+    }
+}
+
+/// A root and how many of a path's matching blocks are reached from it first.
+public struct HeapRootCount: Sendable, Hashable, Codable {
+    public var root: HeapPathRoot
+    /// Matching blocks whose retaining path starts from this root.
+    public var instances: Int
+
+    public init(root: HeapPathRoot, instances: Int) {
+        self.root = root
+        self.instances = instances
     }
 }
 
@@ -357,5 +419,105 @@ public struct HeapCaptureFailure: Sendable, Hashable, Codable {
         self.label = label
         self.reason = reason
         self.detail = detail
+    }
+}
+
+/// The capture at a case's peak: its summary, and the exact live bytes of the peak it stands for.
+public struct HeapPeakCapture: Sendable, Hashable, Codable {
+    /// The capture's summary (its retainers say what held the peak).
+    public var capture: HeapCaptureSummary
+    /// The case's highest exact live bytes seen while captures at the peak were armed, bytes; the capture was taken
+    /// at most the margin below it.
+    public var peakLiveBytes: Int
+    /// The live bytes the agent counted when it took the capture, bytes.
+    public var capturedLiveBytes: Int
+    /// Captures taken at successive highs (each replaced the one before).
+    public var captureCount: Int
+    /// What the captures cost the case: the time they took together (its threads stopped), nanoseconds.
+    public var captureNanoseconds: Int64
+    /// What the last capture cost after the case: its reading, naming and analysis, nanoseconds.
+    public var analysisNanoseconds: Int64
+
+    public init(
+        capture: HeapCaptureSummary, peakLiveBytes: Int, capturedLiveBytes: Int, captureCount: Int,
+        captureNanoseconds: Int64, analysisNanoseconds: Int64
+    ) {
+        self.capture = capture
+        self.peakLiveBytes = peakLiveBytes
+        self.capturedLiveBytes = capturedLiveBytes
+        self.captureCount = captureCount
+        self.captureNanoseconds = captureNanoseconds
+        self.analysisNanoseconds = analysisNanoseconds
+    }
+}
+
+/// The largest retainers of a capture: chains of the dominator tree aggregated by their path of types and fields.
+public struct HeapRetainers: Sendable, Hashable, Codable {
+    /// The largest chains by retained bytes, most first.
+    public var rows: [HeapRetainer]
+    /// Chains left out by the bound or for holding less than the threshold.
+    public var omittedRows: Int
+    /// Bytes the roots hold in all (the reachable blocks' bytes): what the rows' shares are of.
+    public var reachableBytes: Int
+
+    public init(rows: [HeapRetainer], omittedRows: Int, reachableBytes: Int) {
+        self.rows = rows
+        self.omittedRows = omittedRows
+        self.reachableBytes = reachableBytes
+    }
+}
+
+/// One retainer: blocks of the same path of types through the dominator tree, from the top (held by roots alone)
+/// down to the blocks that hold the bytes, and what they retain together.
+public struct HeapRetainer: Sendable, Hashable, Codable {
+    /// A root that points at the chain's first block (one of them when many do); nil when none does directly (several
+    /// owners hold the first blocks, none of them alone).
+    public var root: HeapPathRoot?
+    /// The chain from the dominator tree's top down, each node the blocks of one type under the node before.
+    public var nodes: [HeapRetainerNode]
+    /// Nodes left out of the middle of a long chain (the first and last ones are kept).
+    public var omittedNodes: Int
+    /// Bytes the retainer frees if its owner lets go: the retained bytes of the chain's first node the row is about
+    /// (`nodes[firstRetainingNode]`).
+    public var retainedBytes: Int
+    /// The node from which the chain holds `retainedBytes` (the nodes above it hold more, shared with other rows).
+    public var firstRetainingNode: Int
+    /// The allocation stack of one block of the last node (of the chain when none of them has one), innermost first.
+    public var allocationStack: [String]?
+
+    public init(
+        root: HeapPathRoot?, nodes: [HeapRetainerNode], omittedNodes: Int = 0, retainedBytes: Int,
+        firstRetainingNode: Int, allocationStack: [String]? = nil
+    ) {
+        self.root = root
+        self.nodes = nodes
+        self.omittedNodes = omittedNodes
+        self.retainedBytes = retainedBytes
+        self.firstRetainingNode = firstRetainingNode
+        self.allocationStack = allocationStack
+    }
+
+    /// The blocks the row is about: the last node's.
+    public var count: Int { nodes.last?.count ?? 0 }
+}
+
+/// The blocks of one type at one place of a retainer's chain.
+public struct HeapRetainerNode: Sendable, Hashable, Codable {
+    public var type: HeapTypeName
+    /// The field of the node before that references these blocks, where it does so directly and reflection names it.
+    public var fieldName: String?
+    /// Blocks.
+    public var count: Int
+    /// Their own bytes.
+    public var shallowBytes: Int
+    /// Their bytes and those of every block they dominate.
+    public var retainedBytes: Int
+
+    public init(type: HeapTypeName, fieldName: String? = nil, count: Int, shallowBytes: Int, retainedBytes: Int) {
+        self.type = type
+        self.fieldName = fieldName
+        self.count = count
+        self.shallowBytes = shallowBytes
+        self.retainedBytes = retainedBytes
     }
 }

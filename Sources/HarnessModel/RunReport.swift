@@ -30,7 +30,7 @@ extension RunReport {
             for run in report.scenarios {
                 if let index = scenarios.firstIndex(where: { $0.name == run.name }) {
                     scenarios[index].cases += run.cases
-                    scenarios[index].attributedCases += run.attributedCases
+                    scenarios[index].instrumentedCases += run.instrumentedCases
                     for strategy in run.strategies where !scenarios[index].strategies.contains(strategy) {
                         scenarios[index].strategies.append(strategy)
                     }

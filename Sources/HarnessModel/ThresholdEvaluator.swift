@@ -11,7 +11,7 @@ public enum ThresholdEvaluator {
     /// The figure's values over a strategy's `ok` cases, in run order. A heap-graph figure comes from the
     /// strategy's instrumented case, the one case that captures the heap.
     public static func values(_ reference: FigureReference, in run: ScenarioRun) -> [Double] {
-        (reference.figure.isHeapGraph ? run.attributedCases : run.cases).filter { $0.strategy == reference.strategy }
+        (reference.figure.isHeapGraph ? run.instrumentedCases : run.cases).filter { $0.strategy == reference.strategy }
             .compactMap { reference.figure.value(in: $0) }
     }
 }

@@ -1,6 +1,7 @@
 import HarnessModel
 
-/// Turns a `LeakGrouping` into the bounded `HeapLeakGroup` values of a capture summary.
+/// Turns a `LeakGrouping` into the bounded `HeapLeakGroup` values of a capture summary: the groups of one
+/// signature (`LeakSignature`) are one value with their count, drawn from the first of them.
 struct GroupSummarizer {
     let snapshot: HeapSnapshot
     let grouping: LeakGrouping
@@ -15,32 +16,58 @@ struct GroupSummarizer {
         scratch = [UInt32](repeating: LeakedGraph.absent, count: grouping.graph.count)
     }
 
-    /// Fills the cycle counts, the largest groups and the omitted groups' sums.
+    /// Fills the cycle counts, the largest signatures' groups (one row each) and the omitted groups' sums.
     mutating func fill(_ summary: inout HeapCaptureSummary) {
         let graph = grouping.graph
         let cycles = (0..<graph.componentCount).filter { grouping.isCycle($0) }
         summary.cycleCount = cycles.count
         summary.rootCycleCount = grouping.rootComponents.filter { grouping.isCycle(Int($0)) }.count
         summary.rootLeakCount = grouping.groupCount - summary.rootCycleCount
-        let bytes = (0..<grouping.groupCount).map { self.bytes(of: grouping.members(ofGroup: $0)) }
-        // Largest first; ties by block count, then by the root's lowest address (the walk's order).
-        let ranked = (0..<grouping.groupCount).sorted { lhs, rhs in
-            if bytes[lhs] != bytes[rhs] { return bytes[lhs] > bytes[rhs] }
-            let (left, right) = (grouping.members(ofGroup: lhs).count, grouping.members(ofGroup: rhs).count)
-            return left != right ? left > right : lhs < rhs
-        }
-        let shown = Array(ranked.prefix(limits.maximumGroups))
+        let rows = Self.rows(
+            signatures: LeakSignature(snapshot: snapshot, grouping: grouping).signatures(),
+            bytes: (0..<grouping.groupCount).map { self.bytes(of: grouping.members(ofGroup: $0)) },
+            blocks: (0..<grouping.groupCount).map { grouping.members(ofGroup: $0).count })
+        let shown = Array(rows.prefix(limits.maximumGroups))
         var nested: [Int: [Int]] = [:]
-        let shownSet = Set(shown)
+        let shownSet = Set(shown.map { $0.groups[0] })
         for component in cycles where grouping.referencedFromOutside[component] {
             let group = Int(grouping.groupOf[Int(grouping.members(ofComponent: component).first ?? 0)])
             if shownSet.contains(group) { nested[group, default: []].append(component) }
         }
-        summary.groups = shown.map { group(at: $0, bytes: bytes[$0], nested: nested[$0] ?? []) }
-        for group in ranked.dropFirst(shown.count) {
-            summary.omittedGroups += 1
-            summary.omittedGroupBlocks += grouping.members(ofGroup: group).count
-            summary.omittedGroupBytes += bytes[group]
+        summary.groups = shown.map { group(of: $0, nested: nested[$0.groups[0]] ?? []) }
+        for row in rows.dropFirst(shown.count) {
+            summary.omittedGroups += row.groups.count
+            summary.omittedGroupBlocks += row.blocks
+            summary.omittedGroupBytes += row.bytes
+        }
+    }
+
+    /// The groups of one signature: in group order (the first is the one drawn), with their sums.
+    struct Row {
+        var signature: String
+        var groups: [Int]
+        var blocks: Int
+        var bytes: Int
+    }
+
+    /// The groups by signature, largest first; ties by group count, then by the first group (the walk's order).
+    static func rows(signatures: [String], bytes: [Int], blocks: [Int]) -> [Row] {
+        var rows: [Row] = []
+        var index: [String: Int] = [:]
+        for (group, signature) in signatures.enumerated() {
+            if let row = index[signature] {
+                rows[row].groups.append(group)
+                rows[row].blocks += blocks[group]
+                rows[row].bytes += bytes[group]
+            } else {
+                index[signature] = rows.count
+                rows.append(Row(signature: signature, groups: [group], blocks: blocks[group], bytes: bytes[group]))
+            }
+        }
+        return rows.sorted { lhs, rhs in
+            if lhs.bytes != rhs.bytes { return lhs.bytes > rhs.bytes }
+            if lhs.groups.count != rhs.groups.count { return lhs.groups.count > rhs.groups.count }
+            return lhs.groups[0] < rhs.groups[0]
         }
     }
 
@@ -52,21 +79,25 @@ struct GroupSummarizer {
         snapshot.typeName(ofBlock: Int(grouping.graph.blocks[vertex]))
     }
 
-    private mutating func group(at index: Int, bytes: Int, nested: [Int]) -> HeapLeakGroup {
+    private mutating func group(of row: Row, nested: [Int]) -> HeapLeakGroup {
+        let index = row.groups[0]
         let rootComponent = Int(grouping.rootComponents[index])
         let isCycle = grouping.isCycle(rootComponent)
         let rootMembers = grouping.members(ofComponent: rootComponent)
         let start = isCycle ? cycleStart(rootComponent) : Int(rootMembers.first ?? 0)
         let members = grouping.members(ofGroup: index)
         let blocks = grouping.graph.blocks
-        let tallies = TypeCounter(snapshot, blocks: members.map { Int(blocks[Int($0)]) })
-            .tallies(snapshot)
+        let tallies = TypeCounter(
+            snapshot, blocks: row.groups.flatMap { grouping.members(ofGroup: $0).map { Int(blocks[Int($0)]) } }
+        )
+        .tallies(snapshot)
         let sortedNested = nested.map { (component: $0, bytes: self.bytes(of: grouping.members(ofComponent: $0))) }
             .sorted { $0.bytes != $1.bytes ? $0.bytes > $1.bytes : $0.component < $1.component }
             .prefix(limits.maximumNestedCycles)
         return HeapLeakGroup(
-            kind: isCycle ? .rootCycle : .rootLeak, blocks: members.count, bytes: bytes, rootBlocks: rootMembers.count,
-            rootType: type(of: start), types: Array(tallies.prefix(limits.maximumTypesPerGroup)),
+            kind: isCycle ? .rootCycle : .rootLeak, signature: row.signature, count: row.groups.count,
+            blocks: row.blocks, bytes: row.bytes, rootBlocks: rootMembers.count, rootType: type(of: start),
+            types: Array(tallies.prefix(limits.maximumTypesPerGroup)),
             omittedTypes: max(tallies.count - limits.maximumTypesPerGroup, 0),
             allocationStack: stack(preferring: start, then: members),
             cycle: isCycle ? cycle(rootComponent) : nil,

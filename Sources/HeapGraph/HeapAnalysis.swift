@@ -18,8 +18,24 @@ public struct HeapGraphLimits: Sendable, Hashable, Codable {
     public var maximumPathNodes = 24
     /// Types in a case's growth table.
     public var maximumGrowthTypes = 100
+    /// Distinct roots listed per retaining path (the most instances first).
+    public var maximumRootsPerPath = 3
+    /// Retainers per capture (the largest by retained bytes).
+    public var maximumRetainers = 20
+    /// The least share of the reachable bytes a retainer holds to be listed (it is counted otherwise).
+    public var minimumRetainerShare = 0.005
 
     public init() {}
+}
+
+extension HeapGraphLimits {
+    /// The positions a path or chain of `total` nodes keeps: all of them, or, past `maximumPathNodes`, its two ends
+    /// (where it starts and what it reaches).
+    func keptPathPositions(_ total: Int) -> [Int] {
+        let head = total > maximumPathNodes ? (maximumPathNodes + 1) / 2 : total
+        let tail = total > maximumPathNodes ? maximumPathNodes - head : 0
+        return Array(0..<head) + Array((total - tail)..<total)
+    }
 }
 
 /// A block a retaining path is asked for.
@@ -44,10 +60,17 @@ public struct HeapAnalysisOptions: Sendable, Hashable {
     public var targets: [HeapPathTarget]
     /// How many groups, paths and types the summary keeps.
     public var limits: HeapGraphLimits
+    /// The addresses of the blocks live at the previous generation capture, ascending (`HeapSnapshot.addresses`):
+    /// a type that grew is explained by the blocks not among them, the ones that grew. Nil: no previous generation.
+    public var previousGeneration: ContiguousArray<UInt64>?
 
-    public init(targets: [HeapPathTarget] = [], limits: HeapGraphLimits = HeapGraphLimits()) {
+    public init(
+        targets: [HeapPathTarget] = [], limits: HeapGraphLimits = HeapGraphLimits(),
+        previousGeneration: ContiguousArray<UInt64>? = nil
+    ) {
         self.targets = targets
         self.limits = limits
+        self.previousGeneration = previousGeneration
     }
 
     /// The options of a case's captures: the retaining paths of the types asked for (`retainedBy`) and of the
@@ -68,9 +91,16 @@ public struct HeapCaptureAnalysis: Sendable {
     public var census: HeapTypeCensus
 }
 
-/// The heap graph's analysis: reachability, leak groups, retaining paths and types. Plain functions over
+/// The heap graph's analysis: reachability, leak groups, retaining paths, retainers and types. Plain functions over
 /// a `HeapSnapshot`; deterministic (the snapshot is canonical, every tie is broken by address or name).
 public enum HeapAnalysis {
+    /// The largest retainers of a capture: its dominator tree, each block's retained bytes, the chains that hold the
+    /// most (`analyse` includes them; apart for a benchmark that times them).
+    public static func retainers(_ snapshot: HeapSnapshot, limits: HeapGraphLimits = HeapGraphLimits()) -> HeapRetainers
+    {
+        RetainedSize(snapshot: snapshot, tree: DominatorTree(snapshot), limits: limits).retainers()
+    }
+
     /// Analyses one capture. `census` may be passed when already computed (`HeapGenerationTracker` does).
     public static func analyse(
         _ snapshot: HeapSnapshot, options: HeapAnalysisOptions = HeapAnalysisOptions(), census: HeapTypeCensus? = nil
@@ -82,20 +112,25 @@ public enum HeapAnalysis {
         summary.liveBytes = snapshot.sizes.reduce(0) { $0 + Int($1) }
         summary.rootCount = snapshot.roots.count
         summary.naming = snapshot.naming
+        // Every live block is reachable or leaked: a side table no word points at belongs to its object (kept by it,
+        // or freed by the runtime with the last weak reference once the object is gone), so it counts as reachable.
         for block in 0..<snapshot.blockCount {
-            if reach.isReached(block) {
-                summary.reachableBlocks += 1
-                summary.reachableBytes += Int(snapshot.sizes[block])
-            } else if reach.leaked[block] {
+            if reach.leaked[block] {
                 summary.leakedBlocks += 1
                 summary.leakedBytes += Int(snapshot.sizes[block])
+            } else {
+                summary.reachableBlocks += 1
+                summary.reachableBytes += Int(snapshot.sizes[block])
             }
         }
         let grouping = LeakGrouping(LeakedGraph(snapshot, leaked: reach.leaked))
         var groups = GroupSummarizer(snapshot: snapshot, grouping: grouping, limits: options.limits)
         groups.fill(&summary)
-        (summary.paths, summary.omittedPaths) = PathFinder(snapshot: snapshot, reach: reach, limits: options.limits)
-            .paths(for: options.targets)
+        (summary.paths, summary.omittedPaths) = PathFinder(
+            snapshot: snapshot, reach: reach, limits: options.limits, previousGeneration: options.previousGeneration
+        )
+        .paths(for: options.targets)
+        summary.retainers = retainers(snapshot, limits: options.limits)
         summary.types = Array(census.tallies.prefix(options.limits.maximumTypes))
         summary.omittedTypes = census.tallies.count - summary.types.count
         summary.omittedTypeBytes = census.tallies.dropFirst(summary.types.count).reduce(0) { $0 + $1.bytes }

@@ -10,13 +10,17 @@ public enum HeapCaptureResult: Sendable {
 ///
 /// Only one snapshot is held at a time (a million-block heap is tens of MiB): each is analysed as it comes,
 /// and only its bounded summary and its type census are kept. Types that grew in every generation so far are
-/// suspects, and each capture gets their retaining paths besides the ones the options ask for.
+/// suspects, and each capture gets their retaining paths besides the ones the options ask for: paths to the blocks
+/// of the type that were not live at the previous generation (the blocks that grew). The previous generation's
+/// addresses are kept for that (8 bytes a block).
 public struct HeapGenerationTracker: Sendable {
     /// The targets and limits every capture is analysed with (suspects are added per capture).
     public var options: HeapAnalysisOptions
     private var captures: [HeapCaptureSummary] = []
     private var generations: [HeapTypeCensus] = []
     private var failures: [HeapCaptureFailure] = []
+    /// The live addresses of the last generation capture: what a growing type's paths compare with.
+    private var previousGeneration: ContiguousArray<UInt64>?
 
     public init(options: HeapAnalysisOptions = HeapAnalysisOptions()) {
         self.options = options
@@ -31,8 +35,10 @@ public struct HeapGenerationTracker: Sendable {
         let suspects = HeapAnalysis.growth(generations, limit: Int.max).0.filter(\.isSuspect)
         var options = options
         options.targets += suspects.map { .exactType($0.type, reason: .growingType) }
+        options.previousGeneration = previousGeneration
         let summary = HeapAnalysis.analyse(snapshot, options: options, census: census).summary
         captures.append(summary)
+        if isGeneration { previousGeneration = snapshot.addresses }
         return summary
     }
 

@@ -107,10 +107,14 @@ public struct HeapSnapshot: Sendable {
         return low
     }
 
-    /// The tally key of a block: its type name and kind; an unnamed block is told apart by its size.
+    /// The tally key of a block: its type name and kind; an unnamed block is told apart by its size and named by its
+    /// allocation site.
     public func typeName(ofBlock block: Int) -> HeapTypeName {
         let name = names[Int(typeNames[block])]
-        return HeapTypeName(name: name, kind: kinds[block], unnamedBlockBytes: name.isEmpty ? Int(sizes[block]) : nil)
+        guard name.isEmpty else { return HeapTypeName(name: name, kind: kinds[block]) }
+        return HeapTypeName(
+            name: name, kind: kinds[block], unnamedBlockBytes: Int(sizes[block]),
+            allocationSite: stack(ofBlock: block)?.first)
     }
 
     /// A block's allocation stack, or nil.

@@ -24,7 +24,7 @@ public struct HeapTypeCensus: Sendable, Hashable {
     }
 }
 
-/// Counts blocks by (type name index, kind, size when unnamed) without building a string per block.
+/// Counts blocks by (type name index, kind, size and allocation stack when unnamed) without building a string per block.
 ///
 /// Many blocks (a whole heap, a giant group): named blocks in flat columns indexed by name and kind, no
 /// hashing per block; few: in a dictionary, so no columns as long as the names table are allocated for them.
@@ -32,6 +32,7 @@ struct TypeCounter {
     private struct Unnamed: Hashable {
         var kind: HeapBlockKind
         var bytes: UInt64
+        var stack: UInt32
     }
 
     private static let kindCount = HeapBlockKind.allCases.count
@@ -53,8 +54,9 @@ struct TypeCounter {
             let kind = snapshot.kinds[block]
             let slot = name * Self.kindCount + Int(kind.rawValue)
             if isUnnamed[name] {
-                unnamed[Unnamed(kind: kind, bytes: size), default: (0, 0)].count += 1
-                unnamed[Unnamed(kind: kind, bytes: size), default: (0, 0)].bytes += Int(size)
+                let key = Unnamed(kind: kind, bytes: size, stack: snapshot.stackIndices[block])
+                unnamed[key, default: (0, 0)].count += 1
+                unnamed[key, default: (0, 0)].bytes += Int(size)
             } else if dense {
                 denseCounts[slot] += 1
                 denseBytes[slot] += Int(size)
@@ -68,13 +70,17 @@ struct TypeCounter {
         }
     }
 
-    /// The tallies in table order (bytes most first).
+    /// The tallies in table order (bytes most first). Unnamed blocks of one size whose stacks start at one site are
+    /// one tally.
     func tallies(_ snapshot: HeapSnapshot) -> [HeapTypeTally] {
-        let unnamedTallies = unnamed.map { key, value in
-            HeapTypeTally(
-                type: HeapTypeName(name: "", kind: key.kind, unnamedBlockBytes: Int(key.bytes)), count: value.count,
-                bytes: value.bytes)
+        var bySite: [HeapTypeName: (count: Int, bytes: Int)] = [:]
+        for (key, value) in unnamed {
+            let site = key.stack == HeapSnapshot.none ? nil : snapshot.stacks[Int(key.stack)].first
+            let type = HeapTypeName(name: "", kind: key.kind, unnamedBlockBytes: Int(key.bytes), allocationSite: site)
+            bySite[type, default: (0, 0)].count += value.count
+            bySite[type, default: (0, 0)].bytes += value.bytes
         }
+        let unnamedTallies = bySite.map { HeapTypeTally(type: $0.key, count: $0.value.count, bytes: $0.value.bytes) }
         let namedTallies = named.map { slot, value in
             let kind = HeapBlockKind(rawValue: UInt8(slot % Self.kindCount)) ?? .unknown
             return HeapTypeTally(

@@ -1,11 +1,15 @@
 import HarnessModel
 
-/// Retaining paths read back from the reachability walk's parent edges: the walk is breadth first from all
-/// roots at once, so each path is a shortest one (ties: roots in canonical order, globals first; edges by offset).
+/// Retaining paths read back from the reachability walk's parent edges: each starts from the most recognisable root
+/// that reaches its block (`Reachability.Tier`), and is a shortest one from such roots. A type's path goes to its
+/// nearest instance (for a type that grew, its nearest instance among the blocks that grew), and the distinct
+/// roots of all those instances are counted.
 struct PathFinder {
     let snapshot: HeapSnapshot
     let reach: Reachability
     let limits: HeapGraphLimits
+    /// Live addresses at the previous generation, ascending; nil when there is none.
+    var previousGeneration: ContiguousArray<UInt64>?
 
     /// One path per distinct target, in the order asked, at most `limits.maximumPaths`; and how many were left out.
     func paths(for requested: [HeapPathTarget]) -> ([HeapRetainingPath], omitted: Int) {
@@ -14,9 +18,11 @@ struct PathFinder {
         let kept = Array(targets.prefix(limits.maximumPaths))
         let found = instances(of: kept)
         let paths = kept.enumerated().map { index, target in
-            path(
+            var path = path(
                 to: found.nearest[index], target: target, reachable: found.reachable[index], leaked: found.leaked[index]
             )
+            if path.root != nil { (path.roots, path.omittedRoots) = roots(found.roots[index]) }
+            return path
         }
         return (paths, targets.count - kept.count)
     }
@@ -25,19 +31,24 @@ struct PathFinder {
         var nearest: [Int?]
         var reachable: [Int]
         var leaked: [Int]
+        /// Per target: reachable matching blocks per root index (for a type that grew, the blocks that grew).
+        var roots: [[UInt32: Int]]
     }
 
-    /// For each target: its nearest reachable block (first in the walk's order) and its instance counts.
+    /// For each target: its nearest reachable block (first in the walk's order), its instance counts, its roots.
     private func instances(of targets: [HeapPathTarget]) -> Instances {
         var found = Instances(
             nearest: Array(repeating: nil, count: targets.count), reachable: Array(repeating: 0, count: targets.count),
-            leaked: Array(repeating: 0, count: targets.count))
+            leaked: Array(repeating: 0, count: targets.count), roots: Array(repeating: [:], count: targets.count))
         var byName = [[Int]](repeating: [], count: snapshot.names.count)
         for (index, target) in targets.enumerated() {
             switch target {
             case .block(let address, _):
                 guard let block = snapshot.block(at: address) else { continue }
-                if reach.isReached(block) { (found.nearest[index], found.reachable[index]) = (block, 1) }
+                if reach.isReached(block) {
+                    (found.nearest[index], found.reachable[index]) = (block, 1)
+                    found.roots[index][reach.rootOf[block]] = 1
+                }
                 if reach.leaked[block] { found.leaked[index] = 1 }
             case .type(let query, _):
                 for (name, text) in snapshot.names.enumerated() where !query.isEmpty && Self.matches(text, query) {
@@ -51,10 +62,19 @@ struct PathFinder {
         func matching(_ block: Int) -> [Int] {
             byName[Int(snapshot.typeNames[block])].filter { isInstance(block, of: targets[$0]) }
         }
+        let grew = (0..<snapshot.blockCount).filter { !byName[Int(snapshot.typeNames[$0])].isEmpty }
+            .reduce(into: Set<Int>()) { grew, block in
+                for index in matching(block) where reach.isReached(block) && isNew(block, for: targets[index]) {
+                    grew.insert(index)
+                }
+            }
         for block in 0..<snapshot.blockCount where !byName[Int(snapshot.typeNames[block])].isEmpty {
             for index in matching(block) {
                 if reach.isReached(block) {
                     found.reachable[index] += 1
+                    if !grew.contains(index) || isNew(block, for: targets[index]) {
+                        found.roots[index][reach.rootOf[block], default: 0] += 1
+                    }
                 } else if reach.leaked[block] {
                     found.leaked[index] += 1
                 }
@@ -62,9 +82,42 @@ struct PathFinder {
         }
         var missing = Set(found.reachable.indices.filter { found.reachable[$0] > 0 && found.nearest[$0] == nil })
         for block in reach.order where !missing.isEmpty && !byName[Int(snapshot.typeNames[Int(block)])].isEmpty {
-            for index in matching(Int(block)) where missing.remove(index) != nil { found.nearest[index] = Int(block) }
+            for index in matching(Int(block))
+            where (!grew.contains(index) || isNew(Int(block), for: targets[index])) && missing.remove(index) != nil {
+                found.nearest[index] = Int(block)
+            }
         }
         return found
+    }
+
+    /// True when `target` is a type that grew and `block` was not live at the previous generation.
+    private func isNew(_ block: Int, for target: HeapPathTarget) -> Bool {
+        guard target.reason == .growingType, let previous = previousGeneration else { return false }
+        let address = snapshot.addresses[block]
+        var (low, high) = (0, previous.count)
+        while low < high {
+            let middle = (low + high) / 2
+            if previous[middle] < address { low = middle + 1 } else { high = middle }
+        }
+        return low == previous.count || previous[low] != address
+    }
+
+    /// The distinct roots (by kind and description: the words of one frame are one root), most instances first,
+    /// ties in the roots' canonical order; at most `limits.maximumRootsPerPath`, and how many were left out.
+    private func roots(_ counts: [UInt32: Int]) -> ([HeapRootCount], Int) {
+        var merged: [HeapPathRoot: (instances: Int, first: UInt32)] = [:]
+        for (index, instances) in counts {
+            let root = snapshot.roots[Int(index)]
+            let key = HeapPathRoot(kind: root.kind, description: root.description)
+            let previous = merged[key] ?? (0, index)
+            merged[key] = (previous.instances + instances, min(previous.first, index))
+        }
+        let sorted = merged.sorted { lhs, rhs in
+            lhs.value.instances != rhs.value.instances
+                ? lhs.value.instances > rhs.value.instances : lhs.value.first < rhs.value.first
+        }
+        let kept = sorted.prefix(limits.maximumRootsPerPath)
+        return (kept.map { HeapRootCount(root: $0.key, instances: $0.value.instances) }, sorted.count - kept.count)
     }
 
     /// `name` is `query`, or `query` with a module (or enclosing type) in front: `App.ProfileScreen` for `ProfileScreen`.
@@ -100,10 +153,7 @@ struct PathFinder {
         let root = snapshot.roots[Int(reach.via[current]) - reach.edgeCount]
         result.root = HeapPathRoot(kind: root.kind, description: root.description)
         let total = edges.count + 1
-        // Long paths keep their two ends: where the chain starts and what it reaches.
-        let head = total > limits.maximumPathNodes ? (limits.maximumPathNodes + 1) / 2 : total
-        let tail = total > limits.maximumPathNodes ? limits.maximumPathNodes - head : 0
-        let kept = Array(0..<head) + Array((total - tail)..<total)
+        let kept = limits.keptPathPositions(total)
         result.nodes = kept.map { position in
             guard position < edges.count else { return HeapPathNode(type: snapshot.typeName(ofBlock: block)) }
             let edge = edges[position]

@@ -1,10 +1,17 @@
 import HarnessModel
 
-/// What the roots reach: one multi-source breadth-first walk over strong and unowned edges, with the
-/// edge (or root) each block was first reached by, so every shortest retaining path can be read back.
+/// What the roots reach: one breadth-first walk over strong and unowned edges, with the edge (or root) each block
+/// was first reached by, so a retaining path can be read back, and the root that path starts from.
+///
+/// The walk prefers roots a developer recognises: it starts from the globals, statics and thread-local storage and
+/// reaches all it can from them before it adds the stack words of frames whose function is known, and only then the
+/// rest (stack words in no known frame, registers). Each block's path thus starts from the most recognisable root
+/// that reaches it at all, and is a shortest one from such roots (ties: roots in canonical order; edges by offset).
 struct Reachability {
     /// Per block: `unreached`; an edge index below `edgeCount`; or `edgeCount + r` for root `r`.
     var via: [UInt32]
+    /// Per reached block: the root its path starts from (an index into the snapshot's roots).
+    var rootOf: [UInt32]
     /// Reached blocks in the order the walk reached them (nearest first).
     var order: [UInt32]
     /// Per block: no root reaches it and it is not a side table whose object is reached or freed.
@@ -13,22 +20,56 @@ struct Reachability {
 
     static let unreached = UInt32.max
 
-    /// Walks `snapshot` from its roots in canonical order (globals first); edges in row order (by offset).
-    /// `weak` and `sideTableToObject` edges are never followed: they do not keep anything alive.
-    init(_ snapshot: HeapSnapshot) {
-        let blockCount = snapshot.blockCount
-        edgeCount = snapshot.edgeCount
-        var via = [UInt32](repeating: Self.unreached, count: blockCount)
-        var order: [UInt32] = []
-        order.reserveCapacity(blockCount)
-        for (rootIndex, root) in snapshot.roots.enumerated() where via[Int(root.block)] == Self.unreached {
-            via[Int(root.block)] = UInt32(truncatingIfNeeded: edgeCount + rootIndex)
-            order.append(root.block)
+    /// How recognisable a root is, most first: the walk drains each tier before it starts the next.
+    enum Tier: Int, CaseIterable {
+        /// A global, a static, thread-local storage: named, and alive as long as the program or the thread.
+        case named
+        /// A stack word in a frame whose function is known.
+        case frame
+        /// A stack word in no known frame, a register, anything else: conservative, perhaps a stale value.
+        case conservative
+
+        init(_ kind: HeapRootKind) {
+            switch kind {
+            case .global, .tls: self = .named
+            default: self = kind.isConservative ? .conservative : .frame
+            }
         }
+    }
+
+    /// Walks `snapshot` from its roots, tier by tier (`Tier`), each in canonical order; edges in row order (by
+    /// offset). `weak` and `sideTableToObject` edges are never followed: they do not keep anything alive.
+    init(_ snapshot: HeapSnapshot) {
+        edgeCount = snapshot.edgeCount
+        var via = [UInt32](repeating: Self.unreached, count: snapshot.blockCount)
+        var rootOf = [UInt32](repeating: Self.unreached, count: snapshot.blockCount)
+        var order: [UInt32] = []
+        order.reserveCapacity(snapshot.blockCount)
+        let tiers = snapshot.roots.map { Tier($0.kind) }
+        var head = 0
+        for tier in Tier.allCases {
+            for (rootIndex, root) in snapshot.roots.enumerated()
+            where tiers[rootIndex] == tier && via[Int(root.block)] == Self.unreached {
+                via[Int(root.block)] = UInt32(truncatingIfNeeded: edgeCount + rootIndex)
+                rootOf[Int(root.block)] = UInt32(truncatingIfNeeded: rootIndex)
+                order.append(root.block)
+            }
+            Self.walk(snapshot, from: &head, order: &order, via: &via, rootOf: &rootOf)
+        }
+        self.via = via
+        self.rootOf = rootOf
+        self.order = order
+        leaked = Self.leakedBlocks(snapshot, via: via)
+    }
+
+    /// Breadth first from `order[head...]` until no new block is reached.
+    private static func walk(
+        _ snapshot: HeapSnapshot, from head: inout Int, order: inout [UInt32], via: inout [UInt32],
+        rootOf: inout [UInt32]
+    ) {
         snapshot.edgeStart.withUnsafeBufferPointer { start in
             snapshot.edgeTargets.withUnsafeBufferPointer { targets in
                 snapshot.edgeKinds.withUnsafeBufferPointer { kinds in
-                    var head = 0
                     while head < order.count {
                         let block = Int(order[head])
                         head += 1
@@ -38,6 +79,7 @@ struct Reachability {
                             let target = Int(targets[edge])
                             if via[target] == Self.unreached {
                                 via[target] = UInt32(truncatingIfNeeded: edge)
+                                rootOf[target] = rootOf[block]
                                 order.append(UInt32(truncatingIfNeeded: target))
                             }
                         }
@@ -45,9 +87,6 @@ struct Reachability {
                 }
             }
         }
-        self.via = via
-        self.order = order
-        leaked = Self.leakedBlocks(snapshot, via: via)
     }
 
     /// Unreached blocks, except side tables whose object is reached or no longer live: a side table belongs

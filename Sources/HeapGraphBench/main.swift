@@ -7,7 +7,7 @@ import WorkloadKit
 //
 //   heap-graph-bench [--blocks N] [--edges N] [--rounds N] [--leaked PERCENT]
 //   heap-graph-bench name CAPTURE [PID]      a capture named from its files, and from its held process's memory
-//                                            (NamingShare.swift; scripts/measure-naming.py drives it)
+//                                            (NamingShare.swift), the two side by side
 //
 // Builds a snapshot of N blocks (default 1,000,000) and about M edges (default 3,000,000, listed by source as a
 // capture reader walks each block's words): all but PERCENT% (default 10) of the blocks reachable from 2,000

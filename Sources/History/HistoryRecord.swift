@@ -136,7 +136,7 @@ public struct HistoryRecord: Sendable, Hashable, Codable {
         var types: [RecordedTypes] = []
         for run in report.scenarios {
             figures += Self.figures(of: run)
-            for result in run.attributedCases {
+            for result in run.instrumentedCases {
                 if let profile = result.measurements?.profile {
                     sites.append(
                         RecordedSites(scenario: run.name, strategy: result.strategy, stacks: Self.folded(profile)))

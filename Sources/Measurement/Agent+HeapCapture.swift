@@ -136,6 +136,40 @@ extension Agent {
     }
 }
 
+extension Agent {
+    /// What the capture at the peak left when it was disarmed.
+    public struct PeakCaptureOutcome: Sendable, Hashable {
+        /// The live blocks' bytes when the capture in the file was taken; nil when there is none.
+        public var capturedLiveBytes: Int?
+        /// The highest live blocks' bytes seen while armed.
+        public var peakLiveBytes: Int
+        /// Captures taken (each replaced the one before).
+        public var captures: Int
+        /// The time the captures took together (the case's threads stopped), nanoseconds.
+        public var captureNanoseconds: Int64
+    }
+
+    /// Arms the agent's capture at the peak into `descriptor` (see `memharness_agent_arm_peak_capture`): at the
+    /// first release that finds the live blocks' bytes `margin` (a fraction) and `minimumStepBytes` above the last
+    /// capture's level. False when the agent does not track blocks.
+    public static func armPeakCapture(descriptor: Int32, margin: Double, minimumStepBytes: Int) -> Bool {
+        guard let arm = HeapFunctions.shared?.armPeak else { return false }
+        return arm(descriptor, margin, Int64(minimumStepBytes)) == 0
+    }
+
+    /// Disarms it: what it left in its file.
+    public static func disarmPeakCapture() -> PeakCaptureOutcome? {
+        guard let disarm = HeapFunctions.shared?.disarmPeak else { return nil }
+        var peak: Int64 = 0
+        var captures: Int64 = 0
+        var nanoseconds: Int64 = 0
+        let level = disarm(&peak, &captures, &nanoseconds)
+        return PeakCaptureOutcome(
+            capturedLiveBytes: level >= 0 ? Int(level) : nil, peakLiveBytes: Int(peak), captures: Int(captures),
+            captureNanoseconds: nanoseconds)
+    }
+}
+
 /// The agent's heap functions, looked up with `dlsym(RTLD_DEFAULT, ...)` (nil without the agent).
 private struct HeapFunctions: Sendable {
     let enabled: @convention(c) () -> Int32
@@ -143,6 +177,13 @@ private struct HeapFunctions: Sendable {
     let failure: @convention(c) () -> UnsafePointer<CChar>?
     let harnessBegin: @convention(c) () -> Void
     let harnessEnd: @convention(c) () -> Void
+    /// The capture at the peak (nil with an agent older than it: captures work without it).
+    let armPeak: (@convention(c) (Int32, Double, Int64) -> Int32)?
+    let disarmPeak: DisarmPeak?
+    typealias DisarmPeak =
+        @convention(c) (
+            UnsafeMutablePointer<Int64>?, UnsafeMutablePointer<Int64>?, UnsafeMutablePointer<Int64>?
+        ) -> Int64
 
     static let shared = HeapFunctions()
 
@@ -156,6 +197,9 @@ private struct HeapFunctions: Sendable {
             let harnessBegin = agentFunction("memharness_agent_harness_begin", as: (@convention(c) () -> Void).self),
             let harnessEnd = agentFunction("memharness_agent_harness_end", as: (@convention(c) () -> Void).self)
         else { return nil }
+        armPeak = agentFunction(
+            "memharness_agent_arm_peak_capture", as: (@convention(c) (Int32, Double, Int64) -> Int32).self)
+        disarmPeak = agentFunction("memharness_agent_disarm_peak_capture", as: DisarmPeak.self)
         self.enabled = enabled
         self.capture = capture
         self.failure = failure

@@ -8,8 +8,17 @@ import HeapGraph
 #endif
 
 /// A case's heap graph (`--heap-graph`): the heap captured in the case's own process before the baseline (what no
-/// root reaches then is not the workload's), after every `repeat` iteration and after teardown, then analysed there,
-/// each capture into its bounded summary.
+/// root reaches then is not the workload's), after every `repeat` iteration, at the peak and after teardown, then
+/// analysed there, each capture into its bounded summary.
+///
+/// The capture at the peak is the agent's (`Agent.armPeakCapture`): armed after the capture before the baseline, it
+/// captures at the first release past each new high of the live blocks' bytes at least `peakMargin` above the last,
+/// into a file of its own that keeps the latest; disarmed before the capture after teardown. The trade-off: the
+/// capture stands at most the margin below the true peak, and a heap growing from L to P bytes is captured about
+/// log(P / L) / log(1 + margin) times (a larger margin: fewer captures, a capture further below the peak). Re-running
+/// the case to its peak moment would find it exactly only for a workload that allocates the same way every run; this
+/// needs one run. Only with `capturesIterations` (`--heap-graph`): a leak expectation's capture after teardown stays
+/// as cheap as it was.
 ///
 /// The captures go to one file while the case runs and are analysed only after the last one: an analysis allocates
 /// (the graph, its names, its summary), and what it keeps would otherwise be in the next capture, growing from
@@ -39,13 +48,23 @@ final class CaseHeapGraph: @unchecked Sendable {
     /// The capture before the baseline, where it is in the file (nil when it was not taken).
     private var before: Agent.CaptureWrite?
     private static let beforeLabel = "before the baseline"
+    private static let peakLabel = "at the peak"
+    /// The capture at the peak's file (no name, one capture: the latest); -1 when it is not armed.
+    private var peakDescriptor: Int32 = -1
+    /// A capture at the peak is retaken when the live bytes stand this fraction above the last one's (and 1 MiB).
+    static let peakMargin = 0.1
+    static let peakMinimumStepBytes = 1 << 20
 
     init(_ request: HeapGraphRequest) {
         self.request = request
-        entries.reserveCapacity(4096)
+        // The harness's own: left out of every capture (a retainer of 384 KiB at the peak otherwise).
+        Agent.asHarness { entries.reserveCapacity(4096) }
     }
 
-    deinit { if descriptor >= 0 { close(descriptor) } }
+    deinit {
+        if descriptor >= 0 { close(descriptor) }
+        if peakDescriptor >= 0 { close(peakDescriptor) }
+    }
 
     /// Before the case's baseline: what no root reaches then is not the workload's (the leak judgement subtracts it).
     /// Written to the file like the others and read after the last one.
@@ -54,6 +73,20 @@ final class CaseHeapGraph: @unchecked Sendable {
         defer { lock.unlock() }
         Agent.clearDeadStack()
         before = write(label: Self.beforeLabel)
+        armPeakCapture()
+    }
+
+    /// From now on the agent captures at each new high past the margin (`--heap-graph` only); the caller holds `lock`.
+    private func armPeakCapture() {
+        guard request.capturesIterations, Agent.heapTrackingEnabled else { return }
+        peakDescriptor = memharness_open_unnamed_file(FileManager.default.temporaryDirectory.path)
+        guard peakDescriptor >= 0 else { return }
+        if !Agent.armPeakCapture(
+            descriptor: peakDescriptor, margin: Self.peakMargin, minimumStepBytes: Self.peakMinimumStepBytes)
+        {
+            close(peakDescriptor)
+            peakDescriptor = -1
+        }
     }
 
     /// After iteration `iteration` of the `repeat` step of phase `phase`: a generation, compared with the one before.
@@ -65,10 +98,58 @@ final class CaseHeapGraph: @unchecked Sendable {
     /// After teardown and the settle: the last capture, then the analysis of them all, with the tracked objects
     /// that survived as types whose retaining paths are wanted.
     func captureAfterTeardown(survivors: [TypeCount]) -> HeapGraphSummary {
+        let peak = peakDescriptor >= 0 ? Agent.disarmPeakCapture() : nil
         capture((phase: nil, iteration: 0, label: nil, outcome: nil))
         lock.lock()
         defer { lock.unlock() }
-        return Agent.asHarness { analyse(survivors: survivors) }
+        return Agent.asHarness {
+            var summary = analyse(survivors: survivors)
+            switch peak.map({ analysePeak($0, options: HeapAnalysisOptions(retainedBy: request.retainedBy)) }) {
+            case .captured(let capture)?: summary.peak = capture
+            case .failed(let failure)?: summary.failures.append(failure)
+            case .notTaken?, nil: break
+            }
+            return summary
+        }
+    }
+
+    private enum PeakOutcome {
+        case notTaken
+        case captured(HeapPeakCapture)
+        case failed(HeapCaptureFailure)
+    }
+
+    /// The capture at the peak read, named and analysed (none when no high came past the first margin), or why there is
+    /// none: a finding of the case like any capture's failure. The caller holds `lock`.
+    private func analysePeak(
+        _ outcome: Agent.PeakCaptureOutcome, options: HeapAnalysisOptions
+    ) -> PeakOutcome {
+        defer {
+            close(peakDescriptor)
+            peakDescriptor = -1
+        }
+        guard let captured = outcome.capturedLiveBytes else {
+            guard outcome.captures > 0 else { return .notTaken }
+            return .failed(
+                HeapCaptureFailure(
+                    label: Self.peakLabel, reason: .other, detail: "the agent's last capture at the peak failed"))
+        }
+        let start = ContinuousClock.now
+        let length = lseek(peakDescriptor, 0, SEEK_END)
+        switch Agent.readHeapCapture(
+            descriptor: peakDescriptor, extent: Agent.CaptureExtent(offset: 0, length: Int(length)),
+            label: Self.peakLabel)
+        {
+        case .failure(let failure): return .failed(failure)
+        case .snapshot(let snapshot):
+            let summary = HeapAnalysis.analyse(snapshot, options: options).summary
+            let elapsed = (ContinuousClock.now - start).components
+            return .captured(
+                HeapPeakCapture(
+                    capture: summary, peakLiveBytes: outcome.peakLiveBytes, capturedLiveBytes: captured,
+                    captureCount: outcome.captures, captureNanoseconds: outcome.captureNanoseconds,
+                    analysisNanoseconds: elapsed.seconds * 1_000_000_000 + elapsed.attoseconds / 1_000_000_000))
+        }
     }
 
     /// Every capture read, named and analysed in order; the caller holds `lock`.

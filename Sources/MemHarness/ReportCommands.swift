@@ -105,7 +105,9 @@ struct MergeCommand: ParsableCommand {
         let verdict = ReportBundle.verdict(
             for: report, baseline: baseline, policy: gate.policy(), rendering: records[0].rendering)
         try ReportFolder.renderOrFail(verdict.record, to: out)
-        Terminal.result("Merged \(directories.count) folders, \(report.scenarios.flatMap(\.cases).count) cases.")
+        let cases = RunReport.casesCount(
+            report.scenarios.flatMap(\.cases).count, instrumented: report.scenarios.flatMap(\.instrumentedCases).count)
+        Terminal.result("Merged \(directories.count) folders, \(cases).")
         try Publishing.publish(verdict, folder: out, gate: gate)
     }
 }

@@ -30,7 +30,8 @@ struct RunCommand: ParsableCommand {
 
     func run() throws {
         let baseline = try gate.prepare()
-        let request = try running.request(scenarios: scenarios, memory: memory.options(), measuring: measuring)
+        var request = try running.request(scenarios: scenarios, memory: memory.options(), measuring: measuring)
+        request.options.suppressions = try measuring.loadSuppressions()
         let policy = gate.policy(checkThresholds: !running.quick, failOnMemoryLimit: memory.failOnMemoryLimit)
         let output = RunOutput(directory: out, rendering: running.rendering, gate: policy, baseline: baseline)
         let outcome = try Publishing.run(request, output: output, display: display)
@@ -73,6 +74,10 @@ struct MeasuringOptions: ParsableArguments {
     var heapGraph = false
     @Option(help: .value("type", "With --heap-graph: a type whose shortest retaining path to report (repeatable)."))
     var retainedBy: [String] = []
+    @Option(
+        help: .value(
+            "file", "Known leaks (signatures or types, each with a reason; YAML) left out of leak verdicts."))
+    var suppressions: String?
 
     func validate() throws {
         try ValidationError.check(
@@ -85,6 +90,12 @@ struct MeasuringOptions: ParsableArguments {
 
     /// `--heap-graph` as the request it makes.
     var heapGraphRequest: HeapGraphRequest? { heapGraph ? HeapGraphRequest(retainedBy: retainedBy) : nil }
+
+    /// The known leaks of `--suppressions`, read before any work; a bad file ends the command (exit 64).
+    func loadSuppressions() throws -> [LeakSuppression] {
+        guard let suppressions else { return [] }
+        return try Terminal.orFail { () throws(ScenarioError) in try SuppressionsFile.load(suppressions) }
+    }
 
     /// `--attribute` as the request for allocation stacks it makes.
     var attribution: AttributionRequest? { attribute ? AttributionRequest(sampleMeanBytes: stackSample.bytes) : nil }
@@ -224,11 +235,12 @@ struct ProfileCommand: ParsableCommand {
         var options = RunOptions(
             interval: measuring.interval.duration, peakMode: measuring.peak, attribution: measuring.attribution)
         options.heapGraph = measuring.heapGraphRequest
+        options.suppressions = try measuring.loadSuppressions()
         let request = RunRequest.profiling(
             invocation, name: name, repetitions: repetitions, timeout: timeout.duration, options: options)
         let outcome = try Publishing.run(
             request, output: RunOutput(directory: out), display: display, progressInPlace: false)
-        Terminal.note(Publication.profileSummary(outcome.record.report, folder: out))
+        Terminal.note(Publication.profileSummary(outcome.record.report, folder: out, quiet: display.quiet))
         try Publishing.finish(outcome, folder: out, showTime: false)
     }
 }

@@ -82,6 +82,10 @@ protocol StatusError: Error, CustomStringConvertible {
 }
 
 extension ReportError: StatusError {}
+extension ScenarioError: StatusError {
+    /// A scenario or suppressions file that cannot be used is a usage error.
+    var exitStatus: ExitStatus { .usage }
+}
 extension RunSessionError: StatusError {}
 extension ProgramProblem: StatusError {
     /// A program `profile` cannot run is a usage error.

@@ -265,6 +265,8 @@ unsigned mh_read_environment(void) {
     if (mh_config.heap) {
         if (mh_blocks_create()) {
             state |= MH_BLOCKS;
+            // Every tracked block gets its allocation stack from the first one on (the agent's frames skipped).
+            if (mh_stacks_create()) mh_find_agent_text();
         } else {
             mh_warn("could not map the table of live blocks; heap captures are off");
         }
@@ -526,7 +528,11 @@ __attribute__((noinline)) static void *malloc_slow(size_t size, unsigned state, 
     return counted_malloc(size, state, frame != NULL ? frame : FRAME());
 }
 
-__attribute__((noinline)) static void free_slow(void *block, unsigned state) { counted_free(block, state); }
+__attribute__((noinline)) static void free_slow(void *block, unsigned state) {
+    // The heap at its high, before this release lowers it (capture.c, at the peak).
+    if ((state & MH_BLOCKS) && block != NULL && MH_UNLIKELY(mh_peak_due())) mh_capture_at_peak(FRAME());
+    counted_free(block, state);
+}
 
 // The two modes the harness runs with the mode folded in (fewer branches on the hottest paths): EXACT alone
 // (no sampling, so no frame) and EXACT with STACKS, which stacks imply (tail-called like malloc_slow, so it walks

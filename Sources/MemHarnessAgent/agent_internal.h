@@ -218,6 +218,7 @@ MH_HIDDEN void mh_marks_unlock(void);
 MH_HIDDEN void mh_marks_child(void);
 MH_HIDDEN void mh_record_at_exit(int status, const struct mh_stopped *caller);
 MH_HIDDEN bool mh_stacks_init(void);                      // stacks.c
+MH_HIDDEN bool mh_stacks_create(void);                    // stacks.c: the depot's mappings, at the first call
 MH_HIDDEN void mh_stacks_lock(void);
 MH_HIDDEN void mh_stacks_unlock(void);
 MH_HIDDEN void mh_stacks_child(void);
@@ -319,6 +320,8 @@ MH_HIDDEN int64_t mh_blocks_lost(void);  // blocks left out or left behind (a fu
 MH_HIDDEN void mh_blocks_note_lost(void);
 // The table, read with every lock held (a capture): the number of live blocks and a copy of them into `out`.
 MH_HIDDEN uint64_t mh_blocks_copy(struct mh_block_slot *out, uint64_t capacity);
+// Calls `visit` with each block the harness allocated for itself (MH_STACK_HARNESS): a capture scans them as roots.
+MH_HIDDEN void mh_blocks_each_harness(void (*visit)(uintptr_t address, uint64_t bytes, void *context), void *context);
 
 // ---- Stopping the world (world.c) ----------------------------------------------------------------------------------
 #define MH_MAX_THREADS 4096
@@ -377,6 +380,12 @@ MH_HIDDEN uint64_t mh_put_roots(struct mh_writer *writer, const struct mh_sorted
 
 // ---- Signal masks (sigmask.c) ------------------------------------------------------------------------------------
 MH_HIDDEN int mh_raw_sigprocmask(int how, const void *set, void *old);
+
+// ---- The capture at the peak (capture.c) --------------------------------------------------------------------------
+extern _Atomic int64_t mh_blocks_live_bytes MH_HIDDEN;  // blocks.c: the listed blocks' bytes
+MH_HIDDEN void mh_peak_note_live(int64_t now);           // a new level of the listed bytes (under a shard's lock)
+MH_HIDDEN bool mh_peak_due(void);                        // armed, and the listed bytes reached the next capture's level
+MH_HIDDEN void mh_capture_at_peak(void *frame);          // from a release, before the block goes
 
 // ---- Snapshots, marks, record (marks.c) -------------------------------------------------------
 MH_HIDDEN void mh_peak_candidate(int64_t level);

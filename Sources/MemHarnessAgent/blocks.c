@@ -22,6 +22,9 @@ struct mh_heap_shard {
 static struct mh_heap_shard heap_shards[MH_HEAP_SHARDS];
 static bool heap_ready;
 static _Atomic int64_t blocks_lost;
+// The listed blocks' size-class bytes in all (what a capture would hold), kept beside the shards: the capture at the
+// peak (peak.c) follows it without summing 256 shards on every release.
+_Atomic int64_t mh_blocks_live_bytes;
 
 bool mh_blocks_create(void) {
     for (size_t i = 0; i < MH_HEAP_SHARDS; i++) {
@@ -76,7 +79,11 @@ void mh_blocks_insert(void *block, int64_t bytes, uint32_t stack) {
     capacity = (size_t)1 << shard->capacity_log2;
     // Full but for one slot (no mapping for a bigger table): the block goes untracked rather than loop forever.
     if (shard->count + 1 < capacity) {
-        if (place(shard->slots, shard->capacity_log2, slot)) shard->count++;
+        if (place(shard->slots, shard->capacity_log2, slot)) {
+            shard->count++;
+            mh_peak_note_live(atomic_fetch_add_explicit(&mh_blocks_live_bytes, (int64_t)size, memory_order_relaxed) +
+                              (int64_t)size);
+        }
     } else {
         mh_blocks_note_lost();
     }
@@ -95,6 +102,7 @@ uint32_t mh_blocks_take(void *block) {
     while (slots[index].address != 0 && slots[index].address != (uintptr_t)block) index = (index + 1) & mask;
     if (slots[index].address != 0) {
         stack = mh_block_stack(&slots[index]);
+        atomic_fetch_sub_explicit(&mh_blocks_live_bytes, (int64_t)mh_block_bytes(&slots[index]), memory_order_relaxed);
         // Backward-shift deletion: later entries of the run move up when their home allows it.
         size_t hole = index;
         for (size_t next = (hole + 1) & mask; slots[next].address != 0; next = (next + 1) & mask) {
@@ -123,17 +131,34 @@ int64_t mh_blocks_count(void) {
 int64_t mh_blocks_lost(void) { return atomic_load_explicit(&blocks_lost, memory_order_relaxed); }
 void mh_blocks_note_lost(void) { atomic_fetch_add_explicit(&blocks_lost, 1, memory_order_relaxed); }
 
-uint64_t mh_blocks_copy(struct mh_block_slot *out, uint64_t capacity) {
-    uint64_t count = 0;
-    for (size_t i = 0; i < MH_HEAP_SHARDS; i++) {
-        size_t slots = (size_t)1 << heap_shards[i].capacity_log2;
-        for (size_t s = 0; s < slots && count < capacity; s++) {
-            const struct mh_block_slot *slot = &heap_shards[i].slots[s];
-            // The harness's own blocks are left out: what a capture lists is the program's.
-            if (slot->address != 0 && mh_block_stack(slot) != MH_STACK_HARNESS) out[count++] = *slot;
+// The next listed slot from (*shard, *index) on, moving the cursor past it; NULL after the last. The one walk of the
+// table, for the capture's copy and for the harness's blocks (the world is stopped, every shard's lock held).
+static inline const struct mh_block_slot *next_listed(size_t *shard, size_t *index) {
+    for (; *shard < MH_HEAP_SHARDS; (*shard)++, *index = 0) {
+        size_t slots = (size_t)1 << heap_shards[*shard].capacity_log2;
+        while (*index < slots) {
+            const struct mh_block_slot *slot = &heap_shards[*shard].slots[(*index)++];
+            if (slot->address != 0) return slot;
         }
     }
+    return NULL;
+}
+
+uint64_t mh_blocks_copy(struct mh_block_slot *out, uint64_t capacity) {
+    uint64_t count = 0;
+    size_t shard = 0, index = 0;
+    for (const struct mh_block_slot *slot; count < capacity && (slot = next_listed(&shard, &index)) != NULL;) {
+        // The harness's own blocks are left out: what a capture lists is the program's.
+        if (mh_block_stack(slot) != MH_STACK_HARNESS) out[count++] = *slot;
+    }
     return count;
+}
+
+void mh_blocks_each_harness(void (*visit)(uintptr_t address, uint64_t bytes, void *context), void *context) {
+    size_t shard = 0, index = 0;
+    for (const struct mh_block_slot *slot; (slot = next_listed(&shard, &index)) != NULL;) {
+        if (mh_block_stack(slot) == MH_STACK_HARNESS) visit(slot->address, mh_block_bytes(slot), context);
+    }
 }
 
 // ---- The lifecycle's steps ------------------------------------------------------------------------------------------

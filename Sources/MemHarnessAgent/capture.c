@@ -11,6 +11,8 @@
 // the harness's captures go to a file that has no name, so nothing is left whatever ends the process).
 #include "agent_internal.h"
 
+#include <sched.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
@@ -275,6 +277,122 @@ __attribute__((noinline)) int memharness_agent_capture_heap_fd(int fd, const cha
     }
     if (fd < 0) return fail("no descriptor", EINVAL);
     return capture_to(NULL, fd, label, &self);
+}
+
+// ---- At the peak ----------------------------------------------------------------------------------------------------
+// While armed (memharness_agent_arm_peak_capture), the first release that finds the listed bytes at least the margin
+// above the last capture's level captures the heap, before the block goes: the heap as it stood at its high, every
+// block of the high still live. So the file holds a capture at most the margin below the true peak of the listed bytes
+// (a heap that rises on past a capture by less than the margin is not captured again), and a heap that rises from L
+// to P is captured about log(P / L) / log(1 + margin) times, each replacing the one before: the cost is about
+// (1 + margin) / margin captures of the peak's size, and only the last one is kept. The trigger is a release, not an
+// allocation: an allocation's new block is not yet stored anywhere a root reaches, a release's block still is, or is
+// garbage the program is letting go of (then it shows as unreachable in this capture, which no verdict reads).
+// Captures run one at a time; a release meanwhile goes on without one. Never from the harness's own calls (`guard`)
+// or a thread that holds an agent lock.
+static struct {
+    _Atomic int armed;
+    _Atomic int busy;
+    _Atomic int64_t threshold;  // the next capture is due when the listed bytes reach it
+    _Atomic int64_t high;       // the highest listed bytes seen while armed
+    int fd;
+    double margin;
+    int64_t minimum_step;
+    int64_t captured_level;  // the listed bytes of the last capture; -1: none, or the last one failed
+    int64_t captures;
+    int64_t capture_ns;  // the time the captures took, together
+} peak = {.captured_level = -1};
+
+static int64_t peak_threshold(int64_t level) {
+    double by = (double)level * peak.margin;
+    int64_t step = by > (double)peak.minimum_step ? (int64_t)by : peak.minimum_step;
+    return level > INT64_MAX - step ? INT64_MAX : level + step;
+}
+
+void mh_peak_note_live(int64_t now) {
+    if (!atomic_load_explicit(&peak.armed, memory_order_relaxed)) return;
+    int64_t high = atomic_load_explicit(&peak.high, memory_order_relaxed);
+    while (now > high &&
+           !atomic_compare_exchange_weak_explicit(&peak.high, &high, now, memory_order_relaxed, memory_order_relaxed)) {
+    }
+}
+
+bool mh_peak_due(void) {
+    return atomic_load_explicit(&peak.armed, memory_order_relaxed) &&
+           atomic_load_explicit(&mh_blocks_live_bytes, memory_order_relaxed) >=
+               atomic_load_explicit(&peak.threshold, memory_order_relaxed);
+}
+
+// `frame`: the frame of the agent's release function whose return address is the program's; the program's frames are
+// those above it (as a walk skips the agent's leading frames).
+void mh_capture_at_peak(void *frame) {
+    struct mh_thread *thread = &mh_tls;
+    if (thread->guard > 0 || thread->depth > 0 || thread->flushing) return;
+    int idle = 0;
+    if (!atomic_compare_exchange_strong_explicit(&peak.busy, &idle, 1, memory_order_acquire, memory_order_relaxed)) {
+        return;
+    }
+    int64_t level = atomic_load_explicit(&mh_blocks_live_bytes, memory_order_relaxed);
+    if (atomic_load_explicit(&peak.armed, memory_order_relaxed) &&
+        level >= atomic_load_explicit(&peak.threshold, memory_order_relaxed)) {
+        struct mh_stopped self;
+        memset(&self, 0, sizeof(self));
+        const uintptr_t *record = frame;
+        for (int up = 0; up < 4 && record[1] >= mh_text_lo && record[1] < mh_text_hi; up++) {
+            record = (const uintptr_t *)record[0];
+        }
+        self.tid = mh_thread_id();
+        self.tp = mh_thread_pointer();
+        self.fp = record[0];
+        self.sp = (uintptr_t)record + 2 * sizeof(uintptr_t);
+        self.pc = record[1];
+        MH_CALLEE_SAVED(self.registers);
+        // One capture in the file, the latest: a failed one leaves none.
+        int64_t start = mh_relative_ns();
+        bool written = ftruncate(peak.fd, 0) == 0 && capture_to(NULL, peak.fd, "at the peak", &self) == 0;
+        peak.capture_ns += mh_relative_ns() - start;
+        peak.captured_level = written ? level : -1;
+        peak.captures++;
+        atomic_store_explicit(&peak.threshold, peak_threshold(level), memory_order_relaxed);
+    }
+    atomic_store_explicit(&peak.busy, 0, memory_order_release);
+}
+
+int memharness_agent_arm_peak_capture(int fd, double margin, int64_t minimum_step_bytes) {
+    if (!memharness_agent_heap_enabled()) return ENOTSUP;
+    if (fd < 0 || !(margin > 0) || minimum_step_bytes < 0) return EINVAL;
+    int idle = 0;
+    while (!atomic_compare_exchange_weak_explicit(&peak.busy, &idle, 1, memory_order_acquire, memory_order_relaxed)) {
+        idle = 0;
+        sched_yield();
+    }
+    peak.fd = fd;
+    peak.margin = margin;
+    peak.minimum_step = minimum_step_bytes;
+    peak.captured_level = -1;
+    peak.captures = 0;
+    peak.capture_ns = 0;
+    int64_t level = atomic_load_explicit(&mh_blocks_live_bytes, memory_order_relaxed);
+    atomic_store_explicit(&peak.high, level, memory_order_relaxed);
+    atomic_store_explicit(&peak.threshold, peak_threshold(level), memory_order_relaxed);
+    atomic_store_explicit(&peak.armed, 1, memory_order_release);
+    atomic_store_explicit(&peak.busy, 0, memory_order_release);
+    return 0;
+}
+
+int64_t memharness_agent_disarm_peak_capture(int64_t *peak_bytes, int64_t *captures, int64_t *capture_ns) {
+    int idle = 0;
+    while (!atomic_compare_exchange_weak_explicit(&peak.busy, &idle, 1, memory_order_acquire, memory_order_relaxed)) {
+        idle = 0;
+        sched_yield();
+    }
+    atomic_store_explicit(&peak.armed, 0, memory_order_relaxed);
+    if (peak_bytes != NULL) *peak_bytes = atomic_load_explicit(&peak.high, memory_order_relaxed);
+    if (captures != NULL) *captures = peak.captures;
+    if (capture_ns != NULL) *capture_ns = peak.capture_ns;
+    int64_t level = peak.captured_level;
+    atomic_store_explicit(&peak.busy, 0, memory_order_release);
+    return level;
 }
 
 // ---- At exit --------------------------------------------------------------------------------------------------------

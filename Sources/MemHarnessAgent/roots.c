@@ -178,7 +178,7 @@ void mh_put_layout(struct mh_writer *writer) {
     }
 }
 
-enum { MH_ROOT_GLOBAL = 1, MH_ROOT_STACK = 2, MH_ROOT_REGISTER = 3, MH_ROOT_TLS = 4 };
+enum { MH_ROOT_GLOBAL = 1, MH_ROOT_STACK = 2, MH_ROOT_REGISTER = 3, MH_ROOT_TLS = 4, MH_ROOT_HARNESS = 5 };
 
 static void put_root(struct mh_writer *writer, uint32_t kind, uint32_t owner, uint64_t slot, int64_t target) {
     mh_put_u32(writer, kind);
@@ -254,6 +254,19 @@ static uint64_t scan_cached_thread_blocks(struct mh_writer *writer, const struct
     return roots;
 }
 
+// The harness's own blocks are in no capture, but what they point at is kept by them (a cache the harness grew while it
+// named a capture may hold blocks made before): their words are roots of their own kind.
+struct harness_scan {
+    struct mh_writer *writer;
+    const struct mh_sorted *sorted;
+    uint64_t roots;
+};
+
+static void scan_harness_block(uintptr_t address, uint64_t bytes, void *context) {
+    struct harness_scan *scan = context;
+    scan->roots += scan_range_as_root(scan->writer, scan->sorted, address, address + bytes, MH_ROOT_HARNESS, 0);
+}
+
 uint64_t mh_put_roots(struct mh_writer *writer, const struct mh_sorted *sorted, const struct mh_stopped *self,
                       const struct mh_stopped *stopped, uint32_t stopped_count) {
     uint64_t at = mh_writer_position(writer), roots = 0;
@@ -265,6 +278,9 @@ uint64_t mh_put_roots(struct mh_writer *writer, const struct mh_sorted *sorted, 
     roots += scan_thread(writer, sorted, self, 0);
     for (uint32_t i = 0; i < stopped_count; i++) roots += scan_thread(writer, sorted, &stopped[i], i + 1);
     roots += scan_cached_thread_blocks(writer, sorted);
+    struct harness_scan harness = {writer, sorted, 0};
+    mh_blocks_each_harness(scan_harness_block, &harness);
+    roots += harness.roots;
     mh_patch_u64(writer, at, roots);
     return roots;
 }

@@ -76,9 +76,11 @@ static struct mh_shard shards[MH_SHARDS];
 static uint32_t *buckets;  // node index + 1; under the shard's lock
 static struct mh_node *nodes;
 
-bool mh_stacks_init(void) {
-    bool sampling = mh_config.stack_sample_bytes > 0;
-    if (!sampling && !mh_config.heap) return true;
+// The depot and the sampled blocks' tables (mappings, idempotent): made at the first call into the agent when the heap
+// is tracked, so that the blocks the C library, libstdc++ and the Swift runtime allocate before the agent's
+// constructor runs (libstdc++'s emergency exception pool, 72 KiB) have an allocation stack too.
+bool mh_stacks_create(void) {
+    if (mh_stacks != NULL) return true;
     mh_stacks = mh_map(sizeof(struct mh_stack) * MH_MAX_STACKS);
     mh_frame_pool = mh_map(sizeof(uintptr_t) * MH_FRAME_POOL);
     stack_index = mh_map(sizeof(uint64_t) * MH_STACK_SLOTS);
@@ -90,6 +92,13 @@ bool mh_stacks_init(void) {
         return false;
     }
     atomic_store_explicit(&mh_stack_count, 1, memory_order_release);  // id 0: no stack (or the depot was full)
+    return true;
+}
+
+bool mh_stacks_init(void) {
+    bool sampling = mh_config.stack_sample_bytes > 0;
+    if (!sampling && !mh_config.heap) return true;
+    if (!mh_stacks_create()) return false;
     main_thread = pthread_self();
     if (sampling) atomic_fetch_or_explicit(&mh_state, MH_STACKS, memory_order_release);
     return true;
@@ -119,7 +128,9 @@ void mh_thread_bounds(struct mh_thread *thread) {
     if (thread->bounds_known) return;
     thread->bounds_known = 1;
     thread->stack_hi = 0;
-    if (main_thread != 0 && pthread_equal(pthread_self(), main_thread)) {
+    // Before the constructor knows the main thread, only the main thread runs (start-up): the pid is its thread id.
+    bool main = main_thread != 0 ? pthread_equal(pthread_self(), main_thread) : mh_thread_id() == getpid();
+    if (main) {
         // The main thread's frames all lie below the stack pointer the process started with.
         thread->stack_hi = (uintptr_t)__libc_stack_end;
         return;

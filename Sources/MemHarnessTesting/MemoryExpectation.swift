@@ -127,7 +127,8 @@ public struct MemoryExpectation: Sendable, Hashable, Codable {
                 group.rootType.name.isEmpty
                 ? "a block of \(group.rootType.unnamedBlockBytes ?? 0) bytes" : group.rootType.name
             message +=
-                "; the largest group is \(group.kind == .rootCycle ? "a cycle through " : "")\(name) ("
+                "; the largest group is \(group.count > 1 ? "\(group.count) × " : "")"
+                + "\(group.kind == .rootCycle ? "a cycle through " : "")\(name) ("
                 + "\(group.blocks) block\(group.blocks == 1 ? "" : "s"), \(Units.formatBytes(group.bytes)))"
             if let cycle = group.cycle, !cycle.edges.isEmpty {
                 let hops = cycle.edges.map { edge in

@@ -46,10 +46,11 @@ public struct CorpusRun: Sendable {
 
     /// Runs `program` once: plainly when `memharness` is nil, else as `memharness profile MODE --out ... -- PROGRAM`,
     /// in a fresh scratch folder under `scratch` with a TMPDIR of its own and a marker in its environment that every
-    /// process it starts inherits, so that leftovers of this run alone are found.
+    /// process it starts inherits, so that leftovers of this run alone are found. `readReport` is given a profiled
+    /// run's report folder before it is removed.
     public static func run(
         _ program: CorpusProgram, memharness: String?, mode: CorpusMode = .sampled, scratch: String,
-        timeout: Duration = .seconds(300)
+        timeout: Duration = .seconds(300), readReport: (String) -> Void = { _ in }
     ) throws -> CorpusRun {
         let marker = "MEMHARNESS_CORPUS_RUN=\(UUID().uuidString)"
         let directory = "\(scratch)/\(UUID().uuidString)"
@@ -83,6 +84,7 @@ public struct CorpusRun: Sendable {
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
         // The program's own ending: memharness exits 1 for a failed row; the row says how the program ended.
         let status = memharness == nil ? ended.status : (programStatus(report: "\(directory)-report") ?? ended.status)
+        if memharness != nil { readReport("\(directory)-report") }
         let leftovers = try? FileManager.default.contentsOfDirectory(atPath: temporary)
         return CorpusRun(
             status: status, stdout: ended.stdout.replacingOccurrences(of: directory, with: "{dir}"),

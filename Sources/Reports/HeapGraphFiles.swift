@@ -10,7 +10,7 @@ enum HeapGraphFiles {
     /// The heap graphs of `run`'s instrumented cases, in the scenario file's order of strategies.
     static func graphs(_ run: ScenarioRun) -> [(strategy: String, graph: HeapGraphSummary)] {
         run.strategies.compactMap { strategy in
-            run.attributedCases.first { $0.strategy == strategy && $0.measurements?.heapGraph != nil }
+            run.instrumentedCases.first { $0.strategy == strategy && $0.measurements?.heapGraph != nil }
                 .flatMap { result in result.measurements?.heapGraph.map { (strategy, $0) } }
         }
     }

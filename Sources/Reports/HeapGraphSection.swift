@@ -76,12 +76,18 @@ public enum HeapGraphSection {
     static func captureBlocks(
         _ capture: HeapCaptureSummary, cycleDiagram: ((Int) -> String?)?, title: ((Int, Int) -> String)?
     ) -> [Block] {
-        let groupCount = capture.groups.count + capture.omittedGroups
+        let groupCount = capture.groups.map(\.count).reduce(0, +) + capture.omittedGroups
+        // Groups of one signature are one row: say how many rows, when that is fewer than the groups.
+        let rows = count(capture.groups.count, "signature")
+        var signatures = Phrase()
+        if capture.groups.count < groupCount {
+            signatures = capture.omittedGroups > 0 ? ", the largest \(rows) shown" : " of \(rows)"
+        }
         var out: [Block] = [
             .paragraph(
                 "\(code: capture.label): \(count(capture.liveBlocks, "live block")) "
                     + "(\(Value.bytes(Double(capture.liveBytes)))) from \(count(capture.rootCount, "root")); "
-                    + "\(leakedPhrase(capture)) in \(count(groupCount, "group")) "
+                    + "\(leakedPhrase(capture)) in \(count(groupCount, "group"))\(signatures) "
                     + "(\(capture.rootCycleCount) root cycle\(capture.rootCycleCount == 1 ? "" : "s"), "
                     + "\(capture.rootLeakCount) root leak\(capture.rootLeakCount == 1 ? "" : "s")).")
         ]
@@ -95,8 +101,8 @@ public enum HeapGraphSection {
 
     static func leaksTable(_ capture: HeapCaptureSummary) -> Table {
         var table = Table(columns: [
-            .init("Group", .number), .init("Types"), .init("Blocks", .number), .init("Bytes", .number), .init("Root"),
-            .init("Allocated at"),
+            .init("Group", .number), .init("Signature"), .init("Count", .number), .init("Types"),
+            .init("Blocks", .number), .init("Bytes", .number), .init("Root"), .init("Allocated at"),
         ])
         var cycleNumber = 0
         for (index, group) in capture.groups.enumerated() {
@@ -120,15 +126,17 @@ public enum HeapGraphSection {
                     first == cycleNumber ? ", holds cycle \(first)" : ", holds cycles \(first)–\(cycleNumber)")
             }
             let site: Phrase = group.allocationStack?.first.map { .code($0) } ?? "–"
+            let signature: Phrase = group.signature.map { .code($0) } ?? "–"
             table.rows.append([
-                .value(.count(index + 1)), types, .value(.count(group.blocks)), .value(.bytes(Double(group.bytes))),
-                root, site,
+                .value(.count(index + 1)), signature, .value(.count(group.count)), types,
+                .value(.count(group.blocks)), .value(.bytes(Double(group.bytes))), root, site,
             ])
         }
         if capture.omittedGroups > 0 {
             table.rows.append([
-                "–", count(capture.omittedGroups, "smaller group"), .value(.count(capture.omittedGroupBlocks)),
-                .value(.bytes(Double(capture.omittedGroupBytes))), "–", "–",
+                "–", "–", .value(.count(capture.omittedGroups)), "smaller groups",
+                .value(.count(capture.omittedGroupBlocks)), .value(.bytes(Double(capture.omittedGroupBytes))), "–",
+                "–",
             ])
         }
         return table
@@ -181,7 +189,7 @@ public enum HeapGraphSection {
     static func hop(_ type: HeapTypeName, field: String?, kind: HeapEdgeKind?) -> Phrase {
         let text: Phrase =
             type.name.isEmpty
-            ? Phrase(stringLiteral: typeLabel(type)) + (field.map { " \(code: member($0))" } ?? Phrase())
+            ? unnamedLabel(type) + (field.map { " \(code: member($0))" } ?? Phrase())
             : .code(type.name + (field.map(member) ?? ""))
         return text + (kind == .unowned ? " (unowned)" : "")
     }
@@ -191,7 +199,7 @@ public enum HeapGraphSection {
 
     /// A type for a table cell: a named type as code, an unnamed block in words.
     static func typeCell(_ type: HeapTypeName) -> Phrase {
-        type.name.isEmpty ? Phrase(stringLiteral: typeLabel(type)) : .code(type.name)
+        type.name.isEmpty ? unnamedLabel(type) : .code(type.name)
     }
 
     static func pathBlocks(_ capture: HeapCaptureSummary) -> [Block] {
@@ -200,13 +208,16 @@ public enum HeapGraphSection {
             let instances = "\(path.reachableInstances) reachable, \(path.leakedInstances) leaked"
             return ListItem(
                 "\(code: path.query.isEmpty ? "?" : path.query) (\(reasonText(path.reason)), \(instances)): "
-                    + pathText(path))
+                    + pathText(path) + rootsText(path))
         }
         if capture.omittedPaths > 0 {
             items.append(ListItem("and \(count(capture.omittedPaths, "more path")) not shown"))
         }
         return [
-            .paragraph("\(strong: "What keeps them alive") (the shortest chain of references from a root):"),
+            .paragraph(
+                "\(strong: "What keeps them alive") (the shortest chain of references from the most recognisable "
+                    + "root: a global, a static or thread-local storage, then a known function's frame, then any "
+                    + "stack word):"),
             .list(items),
         ]
     }
@@ -225,6 +236,23 @@ public enum HeapGraphSection {
         return Phrase.joined(parts, separator: " → ")
     }
 
+    /// The distinct roots when there are several (`; held from global `cache` ×12, thread 1 stack in `run()` ×3`), and
+    /// a warning when the only roots are conservative ones; empty otherwise.
+    static func rootsText(_ path: HeapRetainingPath) -> Phrase {
+        let roots = path.roots ?? []
+        var text = Phrase()
+        if roots.count > 1 || (path.omittedRoots ?? 0) > 0 {
+            text.append(
+                "; held from "
+                    + Phrase.joined(roots.map { "\(rootText($0.root)) ×\($0.instances)" }, separator: ", "))
+            if let omitted = path.omittedRoots, omitted > 0 { text.append(" and \(count(omitted, "more root"))") }
+        }
+        if path.onlyConservativeRoots {
+            text.append(" (the only root is an unnamed stack word or register: perhaps a stale value, not an owner)")
+        }
+        return text
+    }
+
     /// The root in words: a global by its symbol, a thread by its stack frame's function.
     public static func rootText(_ root: HeapPathRoot) -> Phrase {
         switch root.kind {
@@ -238,9 +266,20 @@ public enum HeapGraphSection {
         }
     }
 
-    /// A type as a reader names it: its name, or what the block is (`closure context`, `block of 48 bytes`).
+    /// A type as a reader names it: its name, or what the block is (`closure context`, `block of 48 bytes`) and,
+    /// when its allocation stack was recorded, where it was allocated (`block of 48 bytes allocated at Foo.bar()`).
     public static func typeLabel(_ type: HeapTypeName) -> String {
         guard type.name.isEmpty else { return type.name }
+        return kindLabel(type) + (type.allocationSite.map { " allocated at " + $0 } ?? "")
+    }
+
+    /// An unnamed type as a phrase: what the block is, its allocation site as code.
+    static func unnamedLabel(_ type: HeapTypeName) -> Phrase {
+        Phrase(stringLiteral: kindLabel(type)) + (type.allocationSite.map { " allocated at \(code: $0)" } ?? Phrase())
+    }
+
+    /// What an unnamed block is: `closure context`, `block of 48 bytes`.
+    private static func kindLabel(_ type: HeapTypeName) -> String {
         let size = type.unnamedBlockBytes.map { " of \($0) bytes" } ?? ""
         switch type.kind {
         case .swiftObject: return "Swift object" + size

@@ -66,7 +66,7 @@ public enum ProgramNotes {
 
     /// The `### Program notes` section of `scenario`: a bullet per note under the case it is about; nil without notes.
     static func section(for scenario: ScenarioRun) -> Section? {
-        let noted = (scenario.cases + scenario.attributedCases).compactMap { result -> (String, [String])? in
+        let noted = (scenario.cases + scenario.instrumentedCases).compactMap { result -> (String, [String])? in
             guard let m = result.measurements else { return nil }
             let notes = notes(m)
             return notes.isEmpty ? nil : (result.label, notes)

@@ -64,9 +64,9 @@ public struct Publication: Sendable {
 
     /// What `profile` prints: per run of the program its peak above its start, exact peak, RSS peak and exit,
     /// then its notes (`ProgramNotes`), indented.
-    public static func profileSummary(_ report: RunReport, folder: String) -> String {
+    public static func profileSummary(_ report: RunReport, folder: String, quiet: Bool = false) -> String {
         var lines: [String] = []
-        for result in report.scenarios.flatMap({ $0.cases + $0.attributedCases }) {
+        for result in report.scenarios.flatMap({ $0.cases + $0.instrumentedCases }) where !quiet {
             guard let m = result.measurements else { continue }
             var parts = ["peak allocated \(Units.formatBytes(m.peakAllocatedNetBytes)) above its start"]
             if let exact = m.exact {

@@ -78,6 +78,9 @@ public enum ReportBundle {
     ) throws(ReportError) {
         let report = record.report
         try emit("summary.csv", Data(SummaryCSV.render(report).utf8))
+        if let instrumented = SummaryCSV.renderInstrumented(report) {
+            try emit("instrumented.csv", Data(instrumented.utf8))
+        }
         try emit("samples.csv", Data(SamplesCSV.render(report, maxRowsPerCase: 0).utf8))
         if let sweeps = report.sweeps, !sweeps.isEmpty {
             try emit("sweep.csv", Data(SweepSection.csv(sweeps).utf8))

@@ -1,7 +1,11 @@
 import HarnessModel
 import Verdicts
 
-/// Writes `summary.csv`: one row per case.
+/// Writes `summary.csv`, one row per measured case (a repetition), and `instrumented.csv`, one row per instrumented
+/// case (the extra case of a strategy that recorded allocation stacks or captured its heap; its figures are inflated
+/// by what it records, so it is kept apart: a consumer grouping summary.csv by strategy sees measurements only). The
+/// two files have the same columns but the second, `repetition` in summary.csv and `instrumentation` (`stacks` or
+/// `heap`) in instrumented.csv.
 ///
 /// Fixed columns first (see `fixedColumns`), then the measurement floor's (`floorColumns`) when any case
 /// has one, then the exact-peak columns (`exactColumns`) when any case was run with `--peak exact`, then
@@ -34,14 +38,10 @@ public enum SummaryCSV {
         "exact_allocation_calls",
     ]
 
-    /// The column of instrumented cases, present only when a run has one: `stacks` for the extra case of a strategy
-    /// that recorded allocation stacks, `heap` for one that captured the heap only, empty for a measured case. An
-    /// instrumented case's peaks are inflated by what it records: medians, rankings and gates leave it out.
-    public static let instrumentationColumns = ["instrumentation"]
-
     /// The heap graph's figures (`--heap-graph`, `expect:`), present only when some case captured its heap: blocks
-    /// and bytes no root reaches in its last capture (after teardown, a program's at exit), and the cycles among them.
-    public static let heapGraphColumns = ["leaked_blocks", "leaked_bytes", "leaked_cycles"]
+    /// and bytes no root reaches in its last capture (after teardown, a program's at exit), the cycles among them, and
+    /// the leaks' signatures with their group counts (`3f9a0c12be47×20;…`, largest first, as report.md lists them).
+    public static let heapGraphColumns = ["leaked_blocks", "leaked_bytes", "leaked_cycles", "leak_signatures"]
 
     /// The columns of external programs (`workload: command`, `memharness profile`), present only when some
     /// case ran one: the status it exited with (empty when a signal ended it) and the last lines of its
@@ -73,16 +73,25 @@ public enum SummaryCSV {
         "phase.\(phase).exact_peak_net_bytes"
     }
 
-    /// The summary of every case of `report`.
+    /// The summary of the measured cases of `report` (summary.csv), or of its instrumented cases
+    /// (instrumented.csv, nil when it has none).
     public static func render(_ report: RunReport) -> String {
+        render(report.scenarios.flatMap(\.cases), of: report, instrumented: false)
+    }
+
+    /// instrumented.csv: the instrumented cases of `report`, each named by what it recorded; nil when it has none.
+    public static func renderInstrumented(_ report: RunReport) -> String? {
+        let cases = report.scenarios.flatMap(\.instrumentedCases)
+        return cases.isEmpty ? nil : render(cases, of: report, instrumented: true)
+    }
+
+    private static func render(_ everyCase: [CaseResult], of report: RunReport, instrumented: Bool) -> String {
         var phaseColumns: [String] = []
         var exactPhaseColumns: [String] = []
         var metricColumns: [String] = []
         var anyExact = false
         var anyFloor = false
         var anyProgram = false
-        let everyCase = report.scenarios.flatMap { $0.cases + $0.attributedCases }
-        let anyInstrumented = everyCase.contains(where: \.attributed)
         let anyHeapGraph = everyCase.contains { $0.measurements?.heapGraph != nil }
         for result in everyCase {
             guard let measurements = result.measurements else { continue }
@@ -101,22 +110,23 @@ public enum SummaryCSV {
                 metricColumns.append(column(for: metric))
             }
         }
-        let intervals = RepetitionsSection.cells(report)
+        let intervals = instrumented ? [:] : RepetitionsSection.cells(report)
         let intervalColumns = [RepetitionsSection.columns, RepetitionsSection.exactColumns].filter { names in
             intervals.values.contains { $0[names[0]] != nil }
         }.flatMap { $0 }
         var table = CSVTable(
-            columns: fixedColumns + (anyFloor ? floorColumns : [])
+            columns: (instrumented ? fixedColumns.map { $0 == "repetition" ? "instrumentation" : $0 } : fixedColumns)
+                + (anyFloor ? floorColumns : [])
                 + (anyExact ? exactColumns + (anyFloor ? ["exact_peak_uncertainty_bytes"] : []) : [])
-                + (anyProgram ? programColumns : []) + (anyInstrumented ? instrumentationColumns : [])
+                + (anyProgram ? programColumns : [])
                 + (anyHeapGraph ? heapGraphColumns : []) + intervalColumns + phaseColumns + exactPhaseColumns
                 + metricColumns.sorted())
         for result in everyCase {
             var cells: [String: String] = [
                 "scenario": result.scenario, "workload": result.workload, "strategy": result.strategy,
-                "repetition": String(result.repetition), "status": result.status.rawValue,
-                "failure": result.failure ?? "", "expectation": result.expectation?.rawValue ?? "",
-                "instrumentation": result.attributed ? result.instrumentation : "",
+                "repetition": String(result.repetition), "instrumentation": result.instrumentation?.rawValue ?? "",
+                "status": result.status.rawValue, "failure": result.failure ?? "",
+                "expectation": result.expectation?.rawValue ?? "",
             ]
             if let measurements = result.measurements { cells.merge(self.cells(measurements, result)) { $1 } }
             cells.merge(intervals["\(result.scenario)\u{1F}\(result.strategy)"] ?? [:]) { $1 }
@@ -198,6 +208,9 @@ public enum SummaryCSV {
             cells["leaked_blocks"] = heapGraph.leakedBlocks.map(String.init) ?? ""
             cells["leaked_bytes"] = heapGraph.leakedBytes.map(String.init) ?? ""
             cells["leaked_cycles"] = heapGraph.cycleCount.map(String.init) ?? ""
+            cells["leak_signatures"] =
+                heapGraph.last?.groups.compactMap { group in group.signature.map { "\($0)×\(group.count)" } }
+                .joined(separator: ";") ?? ""
         }
         return cells
     }

@@ -105,7 +105,7 @@ struct ProgramCase {
     func runToEnd(_ program: ProgramInvocation) throws(ChildProcessError)
         -> (ChildProcess, BoundedWait, HeapGraphSummary?)
     {
-        let passThrough = program.passesOutputThrough && spec.repetition == 1 && spec.instrumentationLabel == nil
+        let passThrough = program.passesOutputThrough && spec.repetition == 1 && spec.instrumentation == nil
         let stdout = passThrough ? -1 : open(work.stdout, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         let stderr = open(work.stderr, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         defer {

@@ -46,7 +46,7 @@ struct RepetitionSchedule {
     /// Records a finished case; returns the cases to run next: empty unless it ended a round of an auto
     /// scenario in which some strategy needs more repetitions.
     mutating func casesAfter(_ result: CaseResult) -> [CaseSpec] {
-        guard !result.attributed, var group = groups[result.scenario] else { return [] }
+        guard !result.isInstrumented, var group = groups[result.scenario] else { return [] }
         group.results[result.strategy, default: []].append(result)
         group.pending.remove(CaseKey(strategy: result.strategy, repetition: result.repetition))
         var next: [CaseSpec] = []

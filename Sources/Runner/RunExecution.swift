@@ -103,10 +103,13 @@ public enum RunExecution {
     ) -> CaseResult {
         events(.started(index: index + 1, total: total, spec: spec))
         let start = clock()
+        // An instrumented case is no repetition: its result is named by what it recorded.
         var result = CaseResult(
-            scenario: spec.scenario, workload: spec.workload, strategy: spec.strategy, repetition: spec.repetition,
-            expectation: spec.expectation, outcome: launcher.launch(spec))
-        result.attributed = spec.isInstrumented
+            scenario: spec.scenario, workload: spec.workload, strategy: spec.strategy,
+            repetition: spec.isInstrumented ? 0 : spec.repetition, expectation: spec.expectation,
+            outcome: launcher.launch(spec))
+        result.instrumentation = spec.instrumentation
+        result.suppressions = spec.suppressions
         let elapsed = clock() - start
         result.wallNanoseconds = elapsed
         events(.finished(index: index + 1, total: total, result: result, elapsedNanoseconds: elapsed))

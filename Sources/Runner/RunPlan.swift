@@ -25,6 +25,8 @@ public struct RunOptions: Sendable {
     public var attribution: AttributionRequest?
     /// `--heap-graph`: the same extra case per strategy captures its heap as a graph; nil: off.
     public var heapGraph: HeapGraphRequest?
+    /// `--suppressions FILE`: known leaks left out of every case's leak verdicts, besides a scenario's own.
+    public var suppressions: [LeakSuppression] = []
     /// `--jobs`: cases of scenarios that allow it (`parallel: true`) run this many at once; 1: one at a time.
     public var jobs = 1
     /// `--resume`: run only the cases an interrupted run into the same folder did not finish.
@@ -265,8 +267,9 @@ public enum RunPlanner {
         let repetitions = max(1, policy.minimum)
         let steps = options.quick ? scenario.steps.map(quartered) : scenario.steps
         let interval = scenario.interval ?? options.interval
+        let suppressions = (options.suppressions + scenario.suppressions).uniqued()
         func spec(_ strategy: StrategyPlan, repetition: Int) -> CaseSpec {
-            CaseSpec(
+            var spec = CaseSpec(
                 scenario: scenario.name, workload: scenario.workload, strategy: strategy.name,
                 repetition: repetition, parameters: strategy.parameters, steps: steps,
                 samplingIntervalNanoseconds: interval.nanoseconds, sampleCapacity: options.sampleCapacity,
@@ -275,6 +278,8 @@ public enum RunPlanner {
                 expectation: strategy.expect.flatMap(LeakExpectation.init(rawValue:)),
                 peakMode: options.peakMode ?? scenario.peakMode ?? .sampled, gaugeNames: scenario.gaugeNames,
                 program: strategy.program.map { CommandTemplate.filled($0, with: strategy.parameters) })
+            spec.suppressions = suppressions.isEmpty ? nil : suppressions
+            return spec
         }
         let measured = (1...repetitions).flatMap { repetition in
             scenario.strategies.map { spec($0, repetition: repetition) }

@@ -13,8 +13,8 @@ extension RunReport {
         let byScenario = Dictionary(grouping: results, by: \.scenario)
         let scenarios = plan.scenarios.map { planned in
             let results = byScenario[planned.spec.name] ?? []
-            var run = ScenarioRun(planned: planned, results: results.filter { !$0.attributed })
-            run.attributedCases = results.filter(\.attributed)
+            var run = ScenarioRun(planned: planned, results: results.filter { !$0.isInstrumented })
+            run.instrumentedCases = results.filter(\.isInstrumented)
             return run
         }
         var sweeps: [SweepSummary]?

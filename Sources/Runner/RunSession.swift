@@ -37,7 +37,7 @@ public enum RunSessionError: Error, CustomStringConvertible, Sendable {
 
     /// A signal came while `report` was being published: every case had finished.
     public static func interrupted(publishing report: RunReport) -> RunSessionError {
-        let cases = report.scenarios.reduce(0) { $0 + $1.cases.count + $1.attributedCases.count }
+        let cases = report.scenarios.reduce(0) { $0 + $1.cases.count + $1.instrumentedCases.count }
         return .interrupted(signal: Interruption.signal ?? SIGINT, finishedCases: cases, totalCases: cases)
     }
 

@@ -9,7 +9,7 @@ public struct ScenarioParser: Sendable {
     public static let topLevelKeys = [
         "scenario", "description", "workload", "parameters", "strategies", "steps",
         "repetitions", "interval", "timeout", "settle", "thresholds", "memoryLimit", "memoryWarning", "peak", "rank",
-        "rate", "parallel", "attribution", "manual",
+        "rate", "parallel", "attribution", "manual", "suppressions",
     ]
 
     public let catalog: WorkloadCatalog
@@ -60,6 +60,7 @@ public struct ScenarioParser: Sendable {
         let ratePhase = mapping["rate"].flatMap { context.readRatePhase($0, phases: steps.map(\.phase)) }
         let attribution = mapping["attribution"].flatMap { context.readAttribution($0) }
         let manual = context.readFlag(mapping, "manual") ?? false
+        let suppressions = mapping["suppressions"].map { context.readSuppressionsFile($0) } ?? []
         guard let name, context.diagnostics.isEmpty else { return nil }
         var spec = ScenarioSpec(
             name: name, file: context.file, summary: summary, workload: descriptor.name,
@@ -74,6 +75,7 @@ public struct ScenarioParser: Sendable {
         spec.parallel = parallel
         spec.attribution = attribution
         spec.manual = manual
+        spec.suppressions = suppressions
         spec.inlineDescriptor = descriptor.name == CommandScenario.workloadName ? descriptor : nil
         for (key, _) in mapping {
             if let name = key.string { spec.keyLocations[name] = context.location(key) }
@@ -81,8 +83,9 @@ public struct ScenarioParser: Sendable {
         return spec
     }
 
-    /// The file's YAML tree, or nil with the problems reported.
-    private static func compose(_ text: String, context: inout ParseContext) -> Node? {
+    /// The file's YAML tree, or nil with the problems reported; `expected` says what the file should be when it is
+    /// empty (a scenario file by default).
+    static func compose(_ text: String, context: inout ParseContext, expected: String? = nil) -> Node? {
         // Limits and exact places first: Yams' own errors are coarser, and composing an alias bomb hangs.
         let problems = YAMLPreflight.problems(in: text, file: context.file)
         guard problems.isEmpty else {
@@ -100,7 +103,8 @@ public struct ScenarioParser: Sendable {
             return nil
         }
         guard let root else {
-            context.report(nil, "a scenario file is a mapping with keys: \(Self.topLevelKeys.joined(separator: ", "))")
+            context.report(
+                nil, expected ?? "a scenario file is a mapping with keys: \(Self.topLevelKeys.joined(separator: ", "))")
             return nil
         }
         return root

@@ -48,6 +48,9 @@ public struct ScenarioSpec: Sendable {
     /// `attribution: true` (or a mean sampling interval such as `32KiB`): record allocation stacks in
     /// one more case per strategy; nil when the file does not ask (the run's `--attribute` decides).
     public var attribution: AttributionRequest? = nil
+    /// `suppressions: FILE` (relative to the scenario file): known leaks left out of its leak verdicts; empty when
+    /// the file names none.
+    public var suppressions: [LeakSuppression] = []
     /// `manual: true`: the file runs only when named on the command line; a plain `run` (every file of the
     /// scenarios folder) leaves it out. For a demonstration of a failure, or a sweep too slow for every run.
     public var manual = false

@@ -193,8 +193,11 @@ public struct StackFolder: Sendable, Hashable, Codable {
     /// point unknown code called);
     /// when an entry or harness frame is the innermost frame left, it stays (the harness itself allocated).
     /// Library frames directly below the innermost harness frame go with it (see `Action.harness`).
-    public func fold(_ stack: [SymbolizedFrame]) -> [AllocationFrame] {
+    public func fold(_ stack: [SymbolizedFrame], memo: FoldMemo? = nil) -> [AllocationFrame] {
         guard !stack.isEmpty else { return [] }
+        func matches(_ frame: SymbolizedFrame, _ action: FoldRule.Action) -> Bool {
+            memo?.matches(frame, action, of: self) ?? self.matches(frame, action)
+        }
         var end = stack.count
         // The leaf end's run of allocator and library frames is cut at its outermost allocator frame:
         // library code the allocator machinery calls (a `withUnsafeMutableBufferPointer` inside the stack
@@ -219,13 +222,37 @@ public struct StackFolder: Sendable, Hashable, Codable {
         }
         return stack[start..<end].map { frame in
             AllocationFrame(
-                function: ReadableName.shortened(frame.function), file: frame.file, line: frame.line,
-                module: frame.module, isLibrary: matches(frame, .library))
+                function: memo?.shortened(frame.function) ?? ReadableName.shortened(frame.function), file: frame.file,
+                line: frame.line, module: frame.module, isLibrary: matches(frame, .library))
         }
     }
 
     /// True when a rule with `action` matches `frame`.
     public func matches(_ frame: SymbolizedFrame, _ action: FoldRule.Action) -> Bool {
         rules.contains { $0.action == action && $0.matches(frame) }
+    }
+}
+
+/// What the fold rules say of each frame, and each function's short name, remembered: folding the thousands of stacks of
+/// a heap capture (every block has one, and they share most of their frames) matches each frame against the rules once.
+/// For one folder's rules; not thread-safe (one naming uses it on one thread).
+public final class FoldMemo {
+    private var actions: [SymbolizedFrame: Set<FoldRule.Action>] = [:]
+    private var shortNames: [String: String] = [:]
+
+    public init() {}
+
+    func matches(_ frame: SymbolizedFrame, _ action: FoldRule.Action, of folder: StackFolder) -> Bool {
+        if let known = actions[frame] { return known.contains(action) }
+        let matched = Set(folder.rules.filter { $0.matches(frame) }.map(\.action))
+        actions[frame] = matched
+        return matched.contains(action)
+    }
+
+    func shortened(_ function: String) -> String {
+        if let known = shortNames[function] { return known }
+        let short = ReadableName.shortened(function)
+        shortNames[function] = short
+        return short
     }
 }

@@ -23,9 +23,13 @@ public struct MappedRegion: Sendable, Hashable {
 /// loaded where.
 public struct ProcessMaps: Sendable {
     public let regions: [MappedRegion]
+    /// Each region's start, in order: the lookups search these (asked for every read a naming makes, so they must not
+    /// copy a region or build a closure each time).
+    private let starts: [UInt64]
 
     public init(regions: [MappedRegion]) {
         self.regions = regions.sorted { $0.start < $1.start }
+        starts = self.regions.map(\.start)
     }
 
     /// The mappings of process `pid` (this process when nil), read whole; empty when they cannot be read.
@@ -64,7 +68,7 @@ public struct ProcessMaps: Sendable {
 
     /// The mapping holding `address`, or nil.
     public func region(containing address: UInt64) -> MappedRegion? {
-        guard let index = regions.lastIndex(startingAtOrBelow: address, start: \.start), address < regions[index].end
+        guard let index = starts.lastIndex(startingAtOrBelow: address), address < regions[index].end
         else { return nil }
         return regions[index]
     }
@@ -77,7 +81,7 @@ public struct ProcessMaps: Sendable {
 
     /// How many bytes from `address` on are readable without a gap; reading stops counting past `atLeast`.
     public func readableLength(from address: UInt64, atLeast wanted: Int = .max) -> Int {
-        guard var index = regions.lastIndex(startingAtOrBelow: address, start: \.start),
+        guard var index = starts.lastIndex(startingAtOrBelow: address),
             address < regions[index].end, regions[index].isReadable
         else { return 0 }
         var end = regions[index].end

@@ -11,3 +11,8 @@ extension RandomAccessCollection where Index == Int {
         return low > startIndex ? low - 1 : nil
     }
 }
+
+extension RandomAccessCollection where Index == Int, Element == UInt64 {
+    /// The index of the last value at or below `value` in sorted values (the same search over the starts themselves).
+    package func lastIndex(startingAtOrBelow value: UInt64) -> Int? { lastIndex(startingAtOrBelow: value) { $0 } }
+}

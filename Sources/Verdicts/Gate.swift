@@ -26,7 +26,7 @@ public enum Gate {
     {
         let cases = report.scenarios.flatMap(\.cases)
         // An attributed case that failed is a case that could not be measured as asked, though it never gates.
-        let everyCase = cases + report.scenarios.flatMap(\.attributedCases)
+        let everyCase = cases + report.scenarios.flatMap(\.instrumentedCases)
         if everyCase.contains(where: { $0.status != .ok && $0.status != .killedByMemoryLimit }) { return .caseFailed }
         if checks.contains(where: { !$0.passed }) { return .finding }
         if policy.failOnMemoryLimit && cases.contains(where: { $0.status == .killedByMemoryLimit }) { return .finding }

@@ -62,6 +62,8 @@ public struct HeapEvidence: Sendable, Hashable {
     /// What no root reached before: at a workload case's baseline, before a closure; nothing for a program (its
     /// process starts with an empty heap) or where it is not known.
     public var before: UnreachableBlocks
+    /// The known leaks suppressions left out (`suppressing(_:)`): not counted in `new`.
+    public var suppressed = SuppressedLeaks.none
 
     public init(capture: HeapCaptureSummary?, failure: HeapCaptureFailure? = nil, before: UnreachableBlocks = .none) {
         self.capture = capture
@@ -79,11 +81,22 @@ public struct HeapEvidence: Sendable, Hashable {
     /// What no root reaches in the capture and reached before: the blocks, bytes and cycles the work left unreachable.
     /// Nothing without a capture. The subtraction is by count: a block no root reaches cannot be freed, so the ones
     /// unreachable before are still among the capture's.
+    /// Known leaks a suppression matches are left out too.
     public var new: UnreachableBlocks {
         guard let capture else { return .none }
+        let left = suppressed.unreachable
         return UnreachableBlocks(
-            blocks: max(0, capture.leakedBlocks - before.blocks), bytes: max(0, capture.leakedBytes - before.bytes),
-            cycles: max(0, capture.cycleCount - before.cycles))
+            blocks: max(0, capture.leakedBlocks - before.blocks - left.blocks),
+            bytes: max(0, capture.leakedBytes - before.bytes - left.bytes),
+            cycles: max(0, capture.cycleCount - before.cycles - left.cycles))
+    }
+
+    /// This evidence with the capture's leak groups that `suppressions` match left out (`SuppressedLeaks`).
+    public func suppressing(_ suppressions: [LeakSuppression]) -> HeapEvidence {
+        guard let capture, !suppressions.isEmpty else { return self }
+        var evidence = self
+        evidence.suppressed = SuppressedLeaks(capture, suppressions: suppressions)
+        return evidence
     }
 }
 
@@ -92,12 +105,12 @@ extension LeakEvidence {
     /// instrumented for (its own byte figures hold the instrumentation's allocations); every other case by its tracked
     /// objects and `repeat` steps. A case that did not complete gives no evidence.
     public init(case result: CaseResult) {
-        let source: Source = result.attributed ? .instrumented : .repetition(result.repetition)
+        let source: Source = result.isInstrumented ? .instrumented : .repetition(result.repetition)
         guard let measurements = result.completed else {
             self.init(source: source)
             return
         }
-        if result.attributed, let heapGraph = measurements.heapGraph {
+        if result.isInstrumented, let heapGraph = measurements.heapGraph {
             self.init(source: source, heap: HeapEvidence(heapGraph))
         } else {
             self.init(source: source, measurements: measurements.leaks)

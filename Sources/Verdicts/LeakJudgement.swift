@@ -46,7 +46,11 @@ public struct LeakJudgement: Sendable, Hashable {
 
     /// Judges `evidence` against `expectation` under `criteria`. Without an expectation a leak counts as unexpected: a
     /// leak is a defect unless the scenario says the strategy demonstrates one.
-    public init(_ evidence: [LeakEvidence], expectation: LeakExpectation?, criteria: LeakCriteria = .standard) {
+    /// Leak groups of the heap graph that `suppressions` match are known leaks: left out, and counted as suppressed.
+    public init(
+        _ evidence: [LeakEvidence], expectation: LeakExpectation?, criteria: LeakCriteria = .standard,
+        suppressions: [LeakSuppression] = []
+    ) {
         var reasons: [LeakReason] = []
         var assessed = 0
         var leaking = 0
@@ -58,7 +62,9 @@ public struct LeakJudgement: Sendable, Hashable {
                 continue
             }
             anyAssessed = true
-            let found = Self.reasons(item, criteria: criteria)
+            var judged = item
+            judged.heap = item.heap?.suppressing(suppressions)
+            let found = Self.reasons(judged, criteria: criteria)
             guard case .repetition = item.source else {
                 reasons += found
                 continue
@@ -112,6 +118,6 @@ extension LeakCriteria {
 extension CaseResult {
     /// This case judged alone under the standard criteria (`LeakEvidence(case:)`); not assessed unless it completed.
     public var leakJudgement: LeakJudgement {
-        LeakJudgement([LeakEvidence(case: self)], expectation: expectation)
+        LeakJudgement([LeakEvidence(case: self)], expectation: expectation, suppressions: suppressions ?? [])
     }
 }

@@ -66,9 +66,12 @@ public struct StrategyLeakSummary: Sendable, Hashable {
         let ok = cases.filter { $0.strategy == strategy }.compactMap(\.completed)
         // Every case of a strategy states the same expectation (the file states it per strategy).
         let expectation = (cases + instrumented).first { $0.strategy == strategy && $0.expectation != nil }?.expectation
+        let suppressions =
+            (cases + instrumented).first { $0.strategy == strategy && $0.suppressions != nil }?
+            .suppressions ?? []
         self.strategy = strategy
-        judgement = LeakJudgement(evidence, expectation: expectation, criteria: criteria)
-        heap = evidence.compactMap(\.heap).first { $0.capture != nil }
+        judgement = LeakJudgement(evidence, expectation: expectation, criteria: criteria, suppressions: suppressions)
+        heap = evidence.compactMap(\.heap).first { $0.capture != nil }?.suppressing(suppressions)
         let measurements = ok.compactMap(\.leaks)
         func ranges(_ counts: (LeakMeasurements) -> [TypeCount]) -> [TypeCountRange] {
             let names = Set(measurements.flatMap { counts($0).map(\.typeName) }).sorted()
@@ -96,7 +99,7 @@ public struct StrategyLeakSummary: Sendable, Hashable {
     /// One summary per strategy of `run`, in the file's order.
     public static func summaries(_ run: ScenarioRun, criteria: LeakCriteria = .standard) -> [StrategyLeakSummary] {
         run.strategies.map {
-            StrategyLeakSummary(strategy: $0, cases: run.cases, instrumented: run.attributedCases, criteria: criteria)
+            StrategyLeakSummary(strategy: $0, cases: run.cases, instrumented: run.instrumentedCases, criteria: criteria)
         }
     }
 

@@ -348,7 +348,7 @@ def upsampled(run_json, scenario_name, rows, path):
         record = json.load(file)
     record["rendering"]["samplesMaxRows"] = 0
     scenario = next(s for s in record["report"]["scenarios"] if s["name"] == scenario_name)
-    for case in scenario["cases"] + scenario["attributedCases"]:
+    for case in scenario["cases"] + scenario["instrumentedCases"]:
         measurements = next(iter(case["outcome"].values())).get("measurements")
         if not measurements or "samples" not in measurements:
             continue

@@ -5,17 +5,21 @@ import WorkloadKit
 /// A made-up heap built block by block, with addresses handed out in order and edges named by field.
 struct GraphFixture {
     var builder: HeapSnapshotBuilder
-    private var nextAddress: UInt64 = 0x10_0000
+    private var nextAddress: UInt64
+    private let spacing: UInt64
 
-    init(label: String = "after teardown") {
+    /// Blocks at `firstAddress`, `firstAddress + spacing`, …: another run's heap has other addresses.
+    init(label: String = "after teardown", firstAddress: UInt64 = 0x10_0000, spacing: UInt64 = 0x100) {
         builder = HeapSnapshotBuilder(label: label)
+        nextAddress = firstAddress
+        self.spacing = spacing
     }
 
     @discardableResult
     mutating func block(
         _ type: String, bytes: Int = 48, kind: HeapBlockKind = .swiftObject, stack: [String]? = nil
     ) -> UInt32 {
-        defer { nextAddress += 0x100 }
+        defer { nextAddress += spacing }
         return builder.addBlock(address: nextAddress, sizeBytes: bytes, kind: kind, typeName: type, stack: stack)
     }
 

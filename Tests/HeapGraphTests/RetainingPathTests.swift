@@ -41,18 +41,104 @@ import Testing
         #expect(path.nodes.last?.edgeKind == nil && path.nodes.first?.edgeKind == .strong)
     }
 
-    @Test func thePathIsTheShortestAndLabelsUnowned() throws {
+    /// A nearer stack word does not hide the global that owns the object: named roots are walked first.
+    @Test func aGlobalIsPreferredToANearerStackWord() throws {
         var graph = Self.subscription()
-        // A shorter way to the screen, through an unowned reference from a block on the stack.
         let coordinator = graph.block("App.Coordinator")
         graph.stack("App.run()", coordinator)
         let screen: UInt32 = 4
+        graph.edge(coordinator, screen, "screen")
+        let path = try #require(
+            try graph.analyse([.type(named: "App.ProfileScreen", reason: .requestedType)]).paths.first)
+        #expect(path.root?.kind == .global(symbol: "App.ProfileStore.shared", module: "App"))
+        #expect(path.nodes.count == 5 && path.roots?.count == 1 && path.roots?.first?.instances == 1)
+        #expect(!path.onlyConservativeRoots)
+    }
+
+    @Test func aPathFromAFrameLabelsUnowned() throws {
+        var graph = GraphFixture()
+        let coordinator = graph.block("App.Coordinator")
+        let screen = graph.block("App.ProfileScreen", bytes: 200)
+        graph.stack("App.run()", coordinator)
         graph.edge(coordinator, screen, "screen", kind: .unowned)
         let path = try #require(
             try graph.analyse([.type(named: "App.ProfileScreen", reason: .requestedType)]).paths.first)
         #expect(path.root?.kind == .threadStack(threadID: 1, threadName: "main", frameFunction: "App.run()"))
         #expect(path.nodes.map(\.type.name) == ["App.Coordinator", "App.ProfileScreen"])
         #expect(path.nodes.first?.edgeKind == .unowned)
+    }
+
+    /// Screens kept from three places: a global cache (5), a known frame (2) and a stack word in no known frame (1).
+    static func screensFromThreeRoots(_ graph: inout GraphFixture) {
+        let cache = graph.block("", bytes: 128, kind: .arrayStorage)
+        graph.global("App.screenCache", cache)
+        for slot in 0..<5 {
+            let screen = graph.block("App.Screen")
+            graph.edge(cache, screen, offset: 32 + 8 * slot)
+        }
+        for _ in 0..<2 {
+            let screen = graph.block("App.Screen")
+            graph.stack("App.present()", screen)
+        }
+        let screen = graph.block("App.Screen")
+        graph.builder.addRoot(
+            .threadStack(threadID: 2, threadName: nil, frameFunction: nil), description: "thread 2 stack",
+            block: screen, slotAddress: 0x7ff1_0000)
+    }
+
+    @Test func distinctRootsAreCountedMostFirst() throws {
+        var graph = GraphFixture()
+        Self.screensFromThreeRoots(&graph)
+        let path = try #require(try graph.analyse([.type(named: "Screen", reason: .requestedType)]).paths.first)
+        #expect(path.reachableInstances == 8 && path.root?.kind == .global(symbol: "App.screenCache", module: "App"))
+        #expect(path.roots?.map(\.instances) == [5, 2, 1] && path.omittedRoots == 0)
+        #expect(
+            path.roots?.map(\.root.description) == ["App.screenCache", "thread 1 in App.present()", "thread 2 stack"])
+        var limits = HeapGraphLimits()
+        limits.maximumRootsPerPath = 2
+        let bounded = try #require(
+            try graph.analyse([.type(named: "Screen", reason: .requestedType)], limits: limits).paths.first)
+        #expect(bounded.roots?.count == 2 && bounded.omittedRoots == 1)
+    }
+
+    @Test func anObjectHeldOnlyByAnUnnamedStackWordSaysSo() throws {
+        var graph = GraphFixture()
+        let settings = graph.block("App.Settings")
+        let screen = graph.block("App.Screen")
+        graph.global("App.settings", settings)
+        graph.builder.addRoot(
+            .threadStack(threadID: 2, threadName: nil, frameFunction: nil), description: "thread 2 stack",
+            block: screen, slotAddress: 0x7ff1_0000)
+        let path = try #require(try graph.analyse([.type(named: "Screen", reason: .requestedType)]).paths.first)
+        #expect(path.reachableInstances == 1 && path.onlyConservativeRoots)
+        let named = try #require(try graph.analyse([.type(named: "Settings", reason: .requestedType)]).paths.first)
+        #expect(named.reachableInstances == 1 && !named.onlyConservativeRoots)
+    }
+
+    /// Generation `k` has `k` items at the same addresses as before: the old ones kept directly by `App.archive`,
+    /// the new one by `App.cache` through a store. The growing type's path explains the item that grew.
+    @Test func aGrowingTypesPathGoesToTheBlocksThatGrew() throws {
+        var tracker = HeapGenerationTracker()
+        var last: HeapCaptureSummary?
+        for generation in 1...3 {
+            var graph = GraphFixture(label: "iteration \(generation)")
+            let store = graph.block("App.Store")
+            graph.global("App.cache", store)
+            for index in 0..<generation {
+                let item = graph.block("App.Item", bytes: 64)
+                if index == generation - 1 {
+                    graph.edge(store, item, "latest")
+                } else {
+                    graph.global("App.archive", item)
+                }
+            }
+            last = tracker.add(try graph.snapshot())
+        }
+        let path = try #require(last?.paths.first { $0.reason == .growingType && $0.query == "App.Item" })
+        #expect(path.reachableInstances == 3)
+        #expect(path.root?.kind == .global(symbol: "App.cache", module: "App"))
+        #expect(path.nodes.map(\.type.name) == ["App.Store", "App.Item"] && path.nodes.first?.fieldName == "latest")
+        #expect(path.roots?.map(\.instances) == [1])
     }
 
     @Test func aLeakedTargetHasNoPathButIsCounted() throws {

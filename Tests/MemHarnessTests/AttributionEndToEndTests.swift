@@ -37,7 +37,7 @@ struct AttributionEndToEndTests {
 
     func attributedProfile(_ record: RunRecord, _ strategy: String) throws -> AllocationProfile {
         let result = try #require(
-            record.report.scenarios.flatMap(\.attributedCases).first { $0.strategy == strategy },
+            record.report.scenarios.flatMap(\.instrumentedCases).first { $0.strategy == strategy },
             "no attributed case of \(strategy)")
         return try #require(result.measurements?.profile, "\(strategy): no profile: \(result.failure ?? "")")
     }
@@ -294,7 +294,7 @@ struct AttributionEndToEndTests {
         let (folder, record) = try runScenario(
             harness, holdScenario("limit", extra: "memoryLimit: 32MiB"), name: "limit")
         let run = try #require(record.report.scenarios.first)
-        let killed = try #require(run.attributedCases.first { $0.strategy == "hold-large" })
+        let killed = try #require(run.instrumentedCases.first { $0.strategy == "hold-large" })
         #expect(killed.status == .killedByMemoryLimit, "\(killed.status) \(killed.failure ?? "")")
         let profile = try attributedProfile(record, "hold-large")
         let site = try #require(profile.siteTable(limit: 1).rows.first)
@@ -391,12 +391,15 @@ struct AttributionEndToEndTests {
         let run = try #require(attributed.record.report.scenarios.first)
         let plainRun = try #require(plain.record.report.scenarios.first)
         // The attributed cases exist, hold the stacks, and are numbered after every measured repetition.
-        #expect(run.attributedCases.map(\.strategy).sorted() == ["hold-large", "hold-small-objects"])
-        #expect(run.attributedCases.allSatisfy { $0.repetition == 4 && $0.measurements?.profile != nil })
+        #expect(run.instrumentedCases.map(\.strategy).sorted() == ["hold-large", "hold-small-objects"])
+        #expect(
+            run.instrumentedCases.allSatisfy {
+                $0.repetition == 0 && $0.instrumentation == .stacks && $0.measurements?.profile != nil
+            })
         // The ranked cases are the three repetitions, none of them recorded stacks.
         #expect(run.cases.count == 6 && plainRun.cases.count == 6)
         #expect(run.cases.allSatisfy { (1...3).contains($0.repetition) && $0.measurements?.profile == nil })
-        #expect(plainRun.attributedCases.isEmpty)
+        #expect(plainRun.instrumentedCases.isEmpty)
 
         let summary = ScenarioSummary(run)
         let plainSummary = ScenarioSummary(plainRun)

@@ -24,7 +24,7 @@ struct HeapGraphEndToEndTests {
         ])
         try #require(outcome.status == 0 && !outcome.timedOut, "exit \(outcome.status): \(outcome.stderr)")
         let record = try ReportFolder.read(folder)
-        let cases = try #require(record.report.scenarios.first).attributedCases
+        let cases = try #require(record.report.scenarios.first).instrumentedCases
         func graph(_ strategy: String) throws -> HeapCaptureSummary {
             let result = try #require(cases.first { $0.strategy == strategy }, "no instrumented case of \(strategy)")
             let summary = try #require(result.measurements?.heapGraph, "\(strategy): no heap graph")

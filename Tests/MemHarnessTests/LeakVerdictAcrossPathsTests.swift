@@ -93,7 +93,7 @@ struct LeakVerdictAcrossPathsTests {
         // The cycle is an unexpected leak: a finding.
         #expect(outcome.status == 2, "\(outcome.stdout)\(outcome.stderr)")
         let run = try #require(try trial.record().report.scenarios.first)
-        for instrumented in run.attributedCases {
+        for instrumented in run.instrumentedCases {
             #expect(instrumented.measurements?.heapGraph?.unreachableBefore != nil, "\(instrumented.strategy)")
         }
         let summaries = StrategyLeakSummary.summaries(run)

@@ -68,8 +68,9 @@ struct ProgramTrial {
     }
 
     /// summary.csv's rows, each keyed by column.
-    func rows() throws -> [[String: String]] {
-        let rows = CSVTable.parse(try String(contentsOfFile: "\(out)/summary.csv", encoding: .utf8))
+    /// The rows of summary.csv (measured cases), or of instrumented.csv.
+    func rows(_ file: String = "summary.csv") throws -> [[String: String]] {
+        let rows = CSVTable.parse(try String(contentsOfFile: "\(out)/\(file)", encoding: .utf8))
         let header = try #require(rows.first)
         return rows.dropFirst().filter { $0.count == header.count }.map {
             Dictionary(uniqueKeysWithValues: zip(header, $0))

@@ -176,4 +176,15 @@ struct HeapGraphSectionTests {
         #expect(HeapGraphSection.typeLabel(HeapGraphFixture.closure) == "closure context")
         #expect(HeapGraphSection.typeLabel(HeapGraphFixture.type("App.A")) == "App.A")
     }
+
+    /// A block that is no object is named by its allocation site: in words, and in Markdown with the site as code.
+    @Test func anUnnamedBlockWithAStackIsNamedByItsSite() {
+        let buffer = HeapTypeName(
+            name: "", kind: .unknown, unnamedBlockBytes: 4096, allocationSite: "App.Cache.grow() (Cache.swift:12)")
+        #expect(
+            HeapGraphSection.typeLabel(buffer) == "block of 4096 bytes allocated at App.Cache.grow() (Cache.swift:12)")
+        #expect(
+            MarkdownRenderer.inline(HeapGraphSection.typeCell(buffer), inTable: true)
+                == "block of 4096 bytes allocated at `App.Cache.grow() (Cache.swift:12)`")
+    }
 }

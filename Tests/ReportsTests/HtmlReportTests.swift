@@ -16,7 +16,7 @@ struct HtmlReportTests {
         let profiles = [
             ("unbounded-dispatch", AttributionFixture.unbounded), ("signal-next", AttributionFixture.signalNext),
         ]
-        report.scenarios[0].attributedCases = profiles.map { strategy, profile in
+        report.scenarios[0].instrumentedCases = profiles.map { strategy, profile in
             var result = CaseResult(
                 scenario: "live-query", workload: "live-query", strategy: strategy, repetition: 1,
                 outcome: .completed(
@@ -24,7 +24,7 @@ struct HtmlReportTests {
                         baselineAllocatedBytes: 0, peak: AllocatorStatsValues(), peakRSSBytes: 0, residueBytes: 0,
                         durationNanoseconds: 1, profile: profile,
                         heapGraph: strategy == "unbounded-dispatch" ? HeapGraphFixture.summary : nil)))
-            result.attributed = true
+            result.instrumentation = .stacks
             return result
         }
         report.scenarios[0].summary = "Unbounded dispatch vs signal-next </script><script>alert(1)</script> <!--"
@@ -96,7 +96,7 @@ struct HtmlReportTests {
     @Test func aComparisonPageCarriesTheEarlierRunsStrategies() throws {
         var earlier = Self.record.report
         earlier.generatedAt = "2026-01-02T03:04:05Z"
-        earlier.scenarios[0].attributedCases.removeLast()
+        earlier.scenarios[0].instrumentedCases.removeLast()
         let page = String(
             decoding: ReportBundle.comparisonPage(Self.record, since: .init(report: earlier, folder: "Reports/main")),
             as: UTF8.self)

@@ -33,6 +33,15 @@ import Verdicts
                 == "3 blocks (3.00 KiB) no root reaches, in 1 cycle, besides 2 blocks no root reached before")
     }
 
+    @Test func suppressedLeaksAreCounted() throws {
+        let heap = HeapEvidence(HeapLeakFixture.graph(leaked: 3, cycles: 1)).suppressing([
+            LeakSuppression(.type("App.Screen"), reason: "known")
+        ])
+        #expect(
+            LeakWording.unreachable(heap)
+                == "0 blocks (0 B) no root reaches, in 1 cycle, and 1 known leak suppressed (3 blocks, 3.00 KiB)")
+    }
+
     @Test func survivorsAndGrowthAreWordedAsBefore() throws {
         #expect(
             LeakWording.reason(.survived(TypeCount(typeName: "Screen", count: 2), tracked: 3))

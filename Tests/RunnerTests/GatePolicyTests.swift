@@ -32,7 +32,7 @@ struct GatePolicyTests {
                     limit: .absolute(limitBytes), text: "a.peakAllocated <= limit", file: "s.yaml", line: 7, column: 5)
             ]
         }
-        run.attributedCases = attributed
+        run.instrumentedCases = attributed
         return RunReport(generatedAt: "t", environment: environment, scenarios: [run])
     }
 

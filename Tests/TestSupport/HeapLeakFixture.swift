@@ -29,12 +29,12 @@ public enum HeapLeakFixture {
         let measured = (1...3).map { repetition in
             CaseResult.draft(strategy: "screen", repetition: repetition, expectation: expectation) { $0.leaks = nil }
         }
-        var instrumented = CaseResult.draft(strategy: "screen", repetition: 4, expectation: expectation) {
+        var instrumented = CaseResult.draft(strategy: "screen", repetition: 0, expectation: expectation) {
             $0.heapGraph = heap
         }
-        instrumented.attributed = true
+        instrumented.instrumentation = .heap
         var run = RankingFixture.run(measured, strategies: ["screen"])
-        run.attributedCases = heap == nil ? [] : [instrumented]
+        run.instrumentedCases = heap == nil ? [] : [instrumented]
         return run
     }
 }

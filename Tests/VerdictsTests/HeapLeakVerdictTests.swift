@@ -69,7 +69,7 @@ import Verdicts
             $0.heapGraph = HeapLeakFixture.graph(leaked: 1)
         }
         #expect(result.leakJudgement.verdict == .notAssessed)  // a measured case: its tracking decides
-        result.attributed = true
+        result.instrumentation = .heap
         #expect(result.leakJudgement.verdict == .leaks)
     }
 

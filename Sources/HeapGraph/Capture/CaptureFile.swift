@@ -17,8 +17,8 @@ import Attribution
 /// entries: modules (base u64, path length u32, path), writable segments (start, end, module: u64 each),
 /// threads (tid u32, state u32 — 1 stopped, 2 the capturing thread —, sp, pc, thread pointer: u64 each, name
 /// 16 bytes, frame count u32, u32 0, then (frame pointer, return address) u64 pairs), roots (kind u32 — 1 global,
-/// 2 stack, 3 register, 4 TLS —, owner u32 — the module for a global, else the thread —, slot u64 — the
-/// register's number for a register —, target block u64), blocks (address, size-class bytes, first word,
+/// 2 stack, 3 register, 4 TLS, 5 a word of a block the harness allocated for itself —, owner u32 — the module for a
+/// global, else the thread —, slot u64 — the register's number for a register —, target block u64), blocks (address, size-class bytes, first word,
 /// second word, the allocation stack's id: u64 each), edges (from block u32, to block u32, byte offset u64), stacks
 /// (id u32, depth u32, return addresses u64 each: every stack a block names). Blocks are sorted by address; roots and
 /// edges index them. With the heap tracked, every block allocated after the agent started has its stack.
@@ -55,6 +55,8 @@ public struct CaptureFile: Sendable {
     public enum RootKind: UInt32, Sendable, Hashable {
         case global = 1
         case stack, register, threadLocal
+        /// A word of a block the harness allocated for itself (the block is in no capture; what it points at is kept).
+        case harness
     }
 
     public struct Root: Sendable, Hashable {

@@ -113,7 +113,14 @@ public struct CaptureNaming {
         builder.reserve(blocks: capture.blockCount, edges: capture.edgeCount)
         var stackIndex: [UInt32: UInt32] = [:]
         let (frames, _) = symbolizer.symbolize(returnAddresses: capture.stacks.values.joined(), modules: modules)
-        for (id, addresses) in capture.stacks { stackIndex[id] = builder.addStack(Self.stackText(addresses, frames)) }
+        let memo = FoldMemo()
+        for (id, addresses) in capture.stacks {
+            // A return address is in a module's code: any other word is what a walk read past a frame without a frame
+            // pointer. A stack with none left is no allocation site.
+            let code = addresses.filter { modules.module(containing: $0) != nil }
+            guard !code.isEmpty else { continue }
+            stackIndex[id] = builder.addStack(Self.stackText(code, frames, memo: memo))
+        }
         do {
             var table = try readBlocks(into: &builder.blocks, stackIndex: stackIndex)
             try readEdges(into: &builder, table: &table)
@@ -378,6 +385,8 @@ public struct CaptureNaming {
             }
             let thread = capture.threads[root.owner]
             return (.tls(threadID: Int(thread.id)), "\(Self.threadText(thread)) thread-local storage")
+        case .harness:
+            return (.other, "memory memharness allocated for itself (naming and analysing captures)")
         }
     }
 
@@ -404,11 +413,13 @@ public struct CaptureNaming {
     /// theirs (`StackFolder`: the agent, the malloc family and the runtime's allocation entry points off its leaf end,
     /// process entry off its root), starting at the innermost frame that is not library code (the allocation site);
     /// each frame `function (File.swift:41)`.
-    static func stackText(_ returnAddresses: [UInt64], _ frames: [UInt64: [SymbolizedFrame]]) -> [String] {
+    static func stackText(
+        _ returnAddresses: [UInt64], _ frames: [UInt64: [SymbolizedFrame]], memo: FoldMemo = FoldMemo()
+    ) -> [String] {
         let innermostFirst = returnAddresses.flatMap { address in
             frames[address] ?? [SymbolizedFrame(function: String(format: "0x%llx", address), module: "[unknown]")]
         }
-        var folded = Array(StackFolder().fold(innermostFirst.reversed()).reversed())
+        var folded = Array(StackFolder().fold(innermostFirst.reversed(), memo: memo).reversed())
         if let site = folded.firstIndex(where: { !$0.isLibrary }) { folded.removeFirst(site) }
         return folded.map { frame in frame.function + (frame.shortLocation.map { " (\($0))" } ?? "") }
     }

@@ -96,6 +96,16 @@ int memharness_agent_capture_heap(const char *path, const char *label);
 /// thread's frames from its caller up and its callee-saved registers are roots (as `memharness_agent_capture_heap`
 /// takes them); with 0 none of its frames is (its thread-local storage always is).
 int memharness_agent_capture_heap_fd(int fd, const char *label, int caller_frames);
+/// Arms the capture at the peak: from now on, the first release that finds the live blocks' bytes at least `margin`
+/// (a fraction: 0.1 is 10%) and `minimum_step_bytes` above the last capture's level (at first, above the level now)
+/// captures the heap into `fd`, truncated first (the file holds the latest capture only), before the block goes. The
+/// calling thread's frames above the release are roots. 0, ENOTSUP without heap tracking, or EINVAL.
+int memharness_agent_arm_peak_capture(int fd, double margin, int64_t minimum_step_bytes);
+/// Disarms it (waiting for a capture in progress); the live bytes of the capture in the file, or -1 when there is
+/// none (no high came past the first level, or the last capture failed). `peak_bytes`: the highest live blocks' bytes
+/// seen while armed; `captures`: how many were taken (each replacing the one before); `capture_ns`: the time they took
+/// together, nanoseconds.
+int64_t memharness_agent_disarm_peak_capture(int64_t *peak_bytes, int64_t *captures, int64_t *capture_ns);
 /// Marks the calling thread's allocations as the harness's own until the matching `_end` (nestable): never sampled,
 /// and tracked without an allocation stack (no walk), so a harness naming and analysing captures in the process it
 /// measures neither pays for stacks nor appears among the program's sites.

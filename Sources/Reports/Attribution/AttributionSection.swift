@@ -16,7 +16,7 @@ enum AttributionSection {
         }
         let order = killed + summary.ranked.reversed().map(\.strategy) + run.strategies
         let byStrategy = Dictionary(
-            run.attributedCases.compactMap { result in result.measurements?.profile.map { (result.strategy, $0) } },
+            run.instrumentedCases.compactMap { result in result.measurements?.profile.map { (result.strategy, $0) } },
             uniquingKeysWith: { first, _ in first })
         var seen = Set<String>()
         return order.compactMap { strategy in
@@ -127,7 +127,7 @@ enum AttributionSection {
     static func section(for run: ScenarioRun, files: Set<String>?) -> Section? {
         let profiles = profiles(run)
         // A case that captured the heap only (`--heap-graph`, `expect:`) recorded no stacks by design.
-        let failed = run.attributedCases.filter { $0.measurements?.profile == nil && $0.instrumentation == "stacks" }
+        let failed = run.instrumentedCases.filter { $0.measurements?.profile == nil && $0.instrumentation == .stacks }
         guard !profiles.isEmpty || !failed.isEmpty else { return nil }
         let mean: Phrase = profiles.first.map { .value(.bytes(Double($0.profile.sampleMeanBytes))) } ?? "–"
         var blocks: [Block] = [

@@ -46,15 +46,19 @@ extension ReportBuilder {
                         + "\(Value.seconds(nanoseconds: total)) (cases of \(code: "parallel: true") scenarios run side "
                         + "by side with --jobs)."))
         }
-        var table = Table(columns: [
-            .init("Scenario"), .init("Cases", .number), .init("Case time", .number), .init("Share", .number),
-        ])
+        // Instrumented cases (allocation stacks, heap captures) are counted apart, in a column of their own.
+        let anyInstrumented = times.contains { $0.instrumentedCases > 0 }
+        var table = Table(
+            columns: [.init("Scenario"), .init("Cases", .number)]
+                + (anyInstrumented ? [.init("Instrumented", .number)] : [])
+                + [.init("Case time", .number), .init("Share", .number)])
         for time in times {
-            table.rows.append([
-                Phrase(stringLiteral: time.scenario), .value(.count(time.cases)),
-                .value(.seconds(nanoseconds: time.nanoseconds)),
-                .value(.percent(Double(time.nanoseconds) / Double(total), decimals: 0)),
-            ])
+            table.rows.append(
+                [Phrase(stringLiteral: time.scenario), .value(.count(time.cases))]
+                    + (anyInstrumented ? [.value(.count(time.instrumentedCases))] : []) + [
+                        .value(.seconds(nanoseconds: time.nanoseconds)),
+                        .value(.percent(Double(time.nanoseconds) / Double(total), decimals: 0)),
+                    ])
         }
         blocks.append(.table(table))
         return Section(level: 3, heading: "Time per scenario", blocks: blocks)

@@ -11,12 +11,17 @@ public enum ReportBuilder {
         var blocks: [Block] = []
         let cases = report.scenarios.flatMap(\.cases)
         let failed = cases.filter { $0.status != .ok }.count
+        let instrumented = report.scenarios.flatMap(\.instrumentedCases).count
         blocks.append(
             .paragraph(
                 "Generated \(report.generatedAt) by memharness \(report.environment.toolVersion) · "
                     + "\(report.scenarios.count) scenario\(report.scenarios.count == 1 ? "" : "s"), "
-                    + "\(cases.count) case\(cases.count == 1 ? "" : "s") (\(cases.count - failed) ok, \(failed) not ok)."
-            ))
+                    + "\(cases.count) case\(cases.count == 1 ? "" : "s") (\(cases.count - failed) ok, \(failed) not ok)"
+                    + (instrumented == 0
+                        ? "."
+                        : " and \(instrumented) instrumented (allocation stacks or heap captures; their figures are "
+                            + "not measurements: instrumented.csv)."))
+        )
         // Records that measured the floor read the live heap; older ones `stats.allocated`.
         blocks.append(
             .paragraph(
@@ -68,7 +73,8 @@ public enum ReportBuilder {
             phaseTable("Exact peak per phase", summary.ranked, \.phaseExactPeakNetBytes),
             PhaseTimeSection.section(for: scenario),
             LeaksSection.section(for: scenario), AttributionSection.section(for: scenario, files: files),
-            HeapGraphFiles.section(for: scenario, files: files), metricsTable(summary), notCompletedTable(scenario),
+            HeapGraphFiles.section(for: scenario, files: files), PeakRetainersSection.section(for: scenario),
+            metricsTable(summary), notCompletedTable(scenario),
         ].compactMap { $0.map(Block.section) }
         return Section(level: 2, heading: Phrase(stringLiteral: scenario.name), blocks: blocks, scenario: index)
     }

@@ -26,10 +26,19 @@ public enum LeakWording {
             let name =
                 group.rootType.name.isEmpty
                 ? "a block of \(group.rootType.unnamedBlockBytes ?? 0) bytes" : group.rootType.name
-            let root = group.kind == .rootCycle ? "a cycle through \(name)" : name
+            let count = group.count > 1 ? "\(group.count) × " : ""
+            let root = count + (group.kind == .rootCycle ? "a cycle through \(name)" : name)
             text += "; the largest group \(root) (\(blocks(group.blocks)), \(Units.formatBytes(group.bytes)))"
         }
         return text
+    }
+
+    /// `, and 3 known leaks suppressed (9 blocks, 288 B)`; empty when nothing was.
+    static func suppressed(_ suppressed: SuppressedLeaks) -> String {
+        guard suppressed.groups > 0 else { return "" }
+        let leaks = "\(suppressed.groups) known leak\(suppressed.groups == 1 ? "" : "s")"
+        return ", and \(leaks) suppressed (\(blocks(suppressed.unreachable.blocks)), "
+            + "\(Units.formatBytes(suppressed.unreachable.bytes)))"
     }
 
     /// What no root reaches that no root already missed before, the one wording of that figure in report.md and the
@@ -40,6 +49,7 @@ public enum LeakWording {
         let cycles = new.cycles == 0 ? "" : ", in \(new.cycles) cycle\(new.cycles == 1 ? "" : "s")"
         let before = heap.before.blocks == 0 ? "" : ", besides \(blocks(heap.before.blocks)) no root reached before"
         return "\(blocks(new.blocks)) (\(Units.formatBytes(new.bytes))) no root reaches\(cycles)\(before)"
+            + suppressed(heap.suppressed)
     }
 
     /// Why a strategy has no verdict: `nothing tracked, no repeat step, and no heap graph was captured`.
