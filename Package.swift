@@ -153,6 +153,8 @@ let package = Package(
         .target(
             name: "Reports", dependencies: ["HarnessModel", "Verdicts", "FileIO", "History", "CZlib"],
             // report.html's script and style sheet, compiled into the library as bytes (no bundle to find at run time).
+            // The page data's schema is read by the tests alone (PageDataSchemaTests), against the data and report.js.
+            exclude: ["Html/assets/page-data.schema.json"],
             resources: [.embedInCode("Html/assets/report.js"), .embedInCode("Html/assets/report.css")],
             swiftSettings: settings),
 
