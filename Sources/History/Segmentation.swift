@@ -100,13 +100,17 @@ struct Segmentation {
         }
     }
 
-    /// The p-value of segment `index` as an excursion, when the segment after it returns to within `band` of the
-    /// segment before and it lies beyond both (nil otherwise): the rank p-value of its runs among those of its two
+    /// The p-value of segment `index` as an excursion, when it lies beyond both its neighbours and the segment after
+    /// it returns towards the segment before (within `band` of it, or nearer to it than to the excursion: a step
+    /// followed by two runs of a bimodal figure in its other mode is an excursion from the new level; nil
+    /// otherwise): the rank p-value of its runs among those of its two
     /// neighbours (`rankPValue`), times the n − k + 1 places an excursion of its k runs could start among the n.
     func excursionPValue(at index: Int, band: Double) -> Double? {
         guard index > 0, index + 1 < bounds.count else { return nil }
         let (before, level, after) = (median(index - 1), median(index), median(index + 1))
-        guard abs(after - before) <= band, (level - before) * (level - after) > 0 else { return nil }
+        guard (level - before) * (level - after) > 0,
+            abs(after - before) <= band || abs(after - before) < abs(after - level)
+        else { return nil }
         let around = Array(values[bounds[index - 1]] + values[bounds[index + 1]])
         let places = Double(around.count + 1)
         return min(places * rankPValue(bounds[index], among: around, up: level > before), 1)

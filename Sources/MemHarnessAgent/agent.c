@@ -374,13 +374,15 @@ static inline int64_t usable_of_request(size_t request, void *block) {
 // A signal handler that allocates may interrupt its thread inside the agent, holding a lock of a table (a shard of
 // the live blocks, the stack depot) or every lock (a fork's prepare, a capture). Taking the lock again would wait for
 // ever; so while the thread holds any (`depth`), or is applying such operations, its tables' part of an allocation or
-// a release waits in the thread's ring and is done when it leaves its last lock, in order. The exact count needs no
+// a release waits in the thread's ring and is done when it leaves its last lock, in order. The same while the thread
+// is inside fork (`forking`): glibc holds its fork-handler lock there between handlers, and another forking thread that
+// holds every lock of the agent waits for that lock before its next handler. The exact count needs no
 // lock and is kept at once; a deferred release frees the block only once it has left the tables (the address cannot
 // be handed out again meanwhile); a deferred allocation is tracked without a stack and never sampled. A full ring
 // (32 operations inside one critical section) loses the operation: the block goes untracked, or stays listed.
 static inline bool reentered(void) {
     struct mh_thread *thread = &mh_tls;
-    return MH_UNLIKELY(thread->depth != 0 || thread->flushing);
+    return MH_UNLIKELY(thread->depth != 0 || thread->flushing || thread->forking);
 }
 
 static bool defer(uintptr_t block, int64_t bytes) {

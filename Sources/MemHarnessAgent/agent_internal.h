@@ -111,6 +111,7 @@ struct mh_thread {
     uint8_t bounds_known;
     uint8_t calls_shared;              // past the last slot: calls go to the shared count (see mh_count_call)
     uint8_t flushing;                  // mh_deferred_flush is running on this thread
+    uint8_t forking;                   // inside fork(), glibc's fork handlers included (see lifecycle.c)
     uint32_t forks_unlocked;           // forks in progress on this thread that took no lock (see lifecycle.c)
     int32_t tid;                       // this thread's id; 0 until asked (mh_thread_id)
     _Atomic int64_t *call_slot;        // this thread's count of allocation calls; NULL until its first

@@ -204,7 +204,9 @@ static int capture(struct mh_writer *writer, const char *label, const struct mh_
 // (a second waits for the first, stopped with the world meanwhile). 0 or an errno, the reason in capture_failure.
 static int capture_to(const char *path, int fd, const char *label, const struct mh_stopped *self) {
     if (!memharness_agent_heap_enabled()) return fail("the agent does not track blocks (MEMHARNESS_AGENT_HEAP=1)", ENOTSUP);
-    if (mh_tls.depth > 0) return fail("a capture from a signal handler that interrupted the agent", EBUSY);
+    if (mh_tls.depth > 0 || mh_tls.forking) {
+        return fail("a capture from a signal handler that interrupted the agent or a fork", EBUSY);
+    }
     struct mh_thread *thread = &mh_tls;
     thread->guard++;
     mh_lifecycle_enter();
@@ -327,7 +329,7 @@ bool mh_peak_due(void) {
 // those above it (as a walk skips the agent's leading frames).
 void mh_capture_at_peak(void *frame) {
     struct mh_thread *thread = &mh_tls;
-    if (thread->guard > 0 || thread->depth > 0 || thread->flushing) return;
+    if (thread->guard > 0 || thread->depth > 0 || thread->flushing || thread->forking) return;
     int idle = 0;
     if (!atomic_compare_exchange_strong_explicit(&peak.busy, &idle, 1, memory_order_acquire, memory_order_relaxed)) {
         return;

@@ -139,6 +139,27 @@ static void fork_parent(void) {
     mh_lifecycle_leave();
 }
 
+// fork itself, as the program calls it. glibc runs the prepare handlers one at a time under its own lock, which it
+// lets go around each handler and takes again before the next: a thread can hold it while a signal handler runs, and a
+// handler that allocated there waited for the agent's locks, held by another thread whose fork had run the agent's
+// prepare handler and now waited for glibc's lock (1 run in about 2,000 of fork-stress). So a thread inside fork never
+// waits for the agent: its allocations and releases wait in its ring (agent.c) until fork returns, as inside the agent.
+typedef pid_t (*fork_fn)(void);
+static fork_fn next_fork;
+
+pid_t fork(void) {
+    if (next_fork == NULL) next_fork = (fork_fn)dlsym(RTLD_NEXT, "fork");
+    struct mh_thread *thread = &mh_tls;
+    uint8_t outer = thread->forking;  // a signal handler's fork inside a fork leaves the outer one marked
+    thread->forking = 1;
+    pid_t pid = next_fork();
+    thread->forking = outer;  // in the child too: its thread is this one
+    if (thread->depth == 0 && atomic_load_explicit(&thread->deferred_count, memory_order_relaxed) != 0) {
+        mh_deferred_flush();
+    }
+    return pid;
+}
+
 // The child has one thread, the forking one: every lock is free again, the lifecycle's included, and the process is
 // its own (its files, its exit). One that forked without the locks turns heap and stack tracking off.
 static void fork_child(void) {
@@ -167,9 +188,10 @@ static void fork_child(void) {
 // _exit, or a program whose start the agent did not see) and kept. `caller`: where the exiting thread called exit or
 // _exit (its program frames), NULL when no program frame is left on it (main returned).
 void mh_finish(int status, const struct mh_stopped *caller) {
-    if (mh_tls.depth > 0) {
-        // Exit from a signal handler that interrupted the agent: its tables may be halfway through an update.
-        mh_warn("exit from a signal handler that interrupted the agent: no record, samples or capture written at exit");
+    if (mh_tls.depth > 0 || mh_tls.forking) {
+        // Exit from a signal handler that interrupted the agent (its tables may be halfway through an update) or a fork
+        // (the lifecycle's owner may wait for the fork-handler lock this thread holds).
+        mh_warn("exit from a signal handler that interrupted the agent or a fork: no record, samples or capture written at exit");
         return;
     }
     if (atomic_exchange_explicit(&finishing, 1, memory_order_acq_rel) != 0 && lifecycle_owned()) return;
@@ -187,7 +209,7 @@ static bool lifecycle_started;
 
 static void close_gate_then_finalize(void) {
     // From a signal handler that interrupted the agent, the gate could wait for this thread itself: it stays open.
-    if (lifecycle_started && mh_tls.depth == 0) mh_lifecycle_enter();
+    if (lifecycle_started && mh_tls.depth == 0 && !mh_tls.forking) mh_lifecycle_enter();
     if (loader_finalizer != NULL) loader_finalizer();
 }
 
@@ -298,6 +320,7 @@ void mh_exit_from(int status, uintptr_t caller_sp, const uintptr_t *saved, int w
 // ---- Start-up -------------------------------------------------------------------------------------------------------
 void mh_lifecycle_start(void) {
     next_exit = (exit_fn)dlsym(RTLD_NEXT, "exit");
+    next_fork = (fork_fn)dlsym(RTLD_NEXT, "fork");
     for (size_t i = 0; i < MODULE_COUNT; i++) {
         if (modules[i].init && !modules[i].init()) {
             char message[128];

@@ -74,7 +74,8 @@ struct LifecycleStressTests {
     }
 
     /// The program alone (jemalloc preloaded, no agent) never hangs: the signal handlers allocate only where no
-    /// allocator could be interrupted, so a hang under the agent is the agent's.
+    /// allocator could be interrupted, and only blocks jemalloc's thread cache serves without a lock (fork-stress fills
+    /// it before each fork and turns its collection off), so a hang under the agent is the agent's.
     @Test func theProgramAloneEndsEveryTime() throws {
         try #require(ProbeRunner.missingPieces == nil, "\(ProbeRunner.missingPieces ?? "")")
         try #require(FileManager.default.isExecutableFile(atPath: ProbeRunner.forkStressPath), "build fork-stress")

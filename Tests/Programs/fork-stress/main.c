@@ -13,6 +13,13 @@
 //
 // A run that hangs is the failure this program exists to show (the test's time limit catches it); a child that
 // hangs is one too: the forking thread waits for it.
+//
+// The handlers allocate only what jemalloc's thread cache serves without a lock, by construction: jemalloc's prepare
+// handler holds every arena's locks, and a handler whose block came from an arena there would wait for its own thread.
+// So the cache is never collected (malloc_conf below), and its bin of 64-byte blocks is filled before each fork: the
+// agent defers the release of a block a handler frees while the agent holds its own locks (its tables are mid-update),
+// and that block reaches the cache only once the fork is over, so with one cached block a second signal in one fork
+// found the bin empty (seen: 1 run in about 2,000, the forking thread waiting in jemalloc for an arena lock it held).
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -29,6 +36,13 @@
 #include <unistd.h>
 
 #define FORKERS 3
+// 64-byte blocks cached before each fork: more than the signals that can land in one fork (one per 600 µs per
+// thread), fewer than the bin holds (128 for this size class).
+#define PRIMED 64
+
+// jemalloc's options, read from this symbol: no incremental collection of the thread caches (it returns cached blocks
+// to their arenas, under the arenas' locks, from any allocation, a handler's included).
+const char *malloc_conf = "tcache_gc_incr_bytes:1073741824";
 
 static _Atomic long forks, captures, signals, handler_allocations;
 // Set while this thread is in fork or waitpid: a handler that interrupts it then is not inside malloc. (One that
@@ -49,7 +63,7 @@ static void on_signal(int signal) {
     (void)signal;
     int saved = errno;
     if (in_fork_or_wait) {
-        // 64 bytes, freed at once: jemalloc's thread cache serves it without its locks (which fork holds).
+        // 64 bytes, freed at once: the thread cache serves it without jemalloc's locks (which fork holds).
         char *block = malloc(64);
         if (block != NULL) block[0] = 1;
         sink = block;
@@ -74,10 +88,13 @@ static void child(long round) {
 
 static void *forker(void *argument) {
     (void)argument;
-    free(malloc(64));  // the thread cache holds a 64-byte block before any handler asks for one
+    free(malloc(64));  // the thread cache holds a 64-byte block before any handler asks for one (waitpid's too)
     for (long round = 0;; round++) {
         void *kept = malloc(256);
         sink = kept;
+        void *primed[PRIMED];
+        for (int i = 0; i < PRIMED; i++) sink = primed[i] = malloc(64);  // through sink: no pair the compiler drops
+        for (int i = 0; i < PRIMED; i++) free(primed[i]);
         in_fork_or_wait = 1;
         pid_t pid = fork();
         if (pid == 0) {

@@ -122,7 +122,33 @@ final class Worker: @unchecked Sendable {
     func start(on executor: OneThread) {
         task = Task(executorPreference: executor) { await self.waitForever() }
     }
-    func waitForever() async { await withCheckedContinuation { self.continuation = $0 } }
+    func waitForever() async {
+        await withCheckedContinuation {
+            self.continuation = $0
+            workerSuspended.signal()
+        }
+    }
+}
+
+/// Each worker's task signals here once it is suspended for good.
+let workerSuspended = DispatchSemaphore(value: 0)
+
+/// `count` task cycles on a thread of their own, made by construction, not by timing: every task has run to its
+/// suspension and the executor's thread has returned from its loop before this returns (50 ms of sleep was not always
+/// enough on a loaded machine: a job still queued, or the thread still running one, held its worker for real).
+@inline(never) func leakWorkers(_ count: Int) {
+    let executor = OneThread()
+    let finished = DispatchSemaphore(value: 0)
+    let thread = Thread {
+        executor.run()
+        finished.signal()
+    }
+    thread.start()
+    for _ in 0..<count { Worker().start(on: executor) }
+    for _ in 0..<count { workerSuspended.wait() }
+    executor.stop()
+    finished.wait()
+    usleep(20_000)  // the thread's own end
 }
 
 // Made just before exit (`at-exit`): 10 closure cycles (an ExitScreen and the context of a closure it stores, which
@@ -136,13 +162,7 @@ final class ExitScreen {
 
 @inline(never) func leakJustBeforeExit() {
     for index in 0..<10 { ExitScreen().bind(step: index + 1) }
-    let executor = OneThread()
-    let thread = Thread { executor.run() }
-    thread.start()
-    for _ in 0..<10 { Worker().start(on: executor) }
-    usleep(50_000)
-    executor.stop()
-    usleep(20_000)
+    leakWorkers(10)
     Registry.shared = Registry()
 }
 
@@ -271,13 +291,7 @@ nonisolated(unsafe) var keptParents: [AnyObject] = []
         return ["array-cycle", "dictionary-cycle", "closure-cycle", "box-cycle", "stream-cycle", "task-on-self"]
             .allSatisfy(build)
     case "task-on-self":
-        let executor = OneThread()
-        let thread = Thread { executor.run() }
-        thread.start()
-        Worker().start(on: executor)
-        usleep(50_000)
-        executor.stop()
-        usleep(20_000)
+        leakWorkers(1)
     default: return false
     }
     return true
