@@ -74,8 +74,9 @@ let package = Package(
         // the values (it answers in `TerminationStatus`), below every target that starts a process.
         .target(name: "ChildProcesses", dependencies: ["CSystem", "HarnessModel"], swiftSettings: settings),
 
-        // MARK: Reading files at the edge: the user's input files, with the checks every input gets
-        .target(name: "FileIO", dependencies: ["HarnessModel"], swiftSettings: settings),
+        // MARK: Files at the edge: the user's input files, with the checks every input gets; the report folder's
+        // transaction and lock, single files replaced in one step, run.json and baseline files, the strict JSON checker
+        .target(name: "FileIO", dependencies: ["HarnessModel", "CSystem"], swiftSettings: settings),
 
         // MARK: What a workload imports (it names the few model values a workload's API uses; no re-export)
         // Also what a request costs in jemalloc (`AllocatorCost`, over nallocx): workloads and tests compute truths.
@@ -122,7 +123,7 @@ let package = Package(
         .target(
             name: "Runner",
             dependencies: [
-                "Scenarios", "Measurement", "Attribution", "Symbols", "Reports", "WorkloadKit", "AllocatorProbe",
+                "Scenarios", "Measurement", "Attribution", "Symbols", "FileIO", "WorkloadKit", "AllocatorProbe",
                 "HarnessModel", "CSystem", "ChildProcesses",
             ],
             swiftSettings: settings
@@ -147,23 +148,27 @@ let package = Package(
             name: "HeapGraph", dependencies: ["HarnessModel", "Attribution", "Symbols", "SwiftReflection"],
             swiftSettings: settings),
 
-        // MARK: Reports: run.json (the record) and its renderings (depend on the values only)
+        // MARK: Reports: the record -> a typed document (Document, Builder) -> renderings (Markdown, HTML, SVG, terminal),
+        // for runs and for the history's pages (the values of History, never its store)
         .target(
-            name: "Reports", dependencies: ["HarnessModel", "Verdicts", "FileIO", "CSystem", "CZlib"],
+            name: "Reports", dependencies: ["HarnessModel", "Verdicts", "FileIO", "History", "CZlib"],
             // report.html's script and style sheet, compiled into the library as bytes (no bundle to find at run time).
+            // The page data's schema is read by the tests alone (PageDataSchemaTests), against the data and report.js.
+            exclude: ["Html/assets/page-data.schema.json"],
             resources: [.embedInCode("Html/assets/report.js"), .embedInCode("Html/assets/report.css")],
             swiftSettings: settings),
 
         // MARK: History: run records across commits -> a SQLite index -> series, change points (PELT), gates, diffs
         .target(
-            name: "History", dependencies: ["HarnessModel", "Verdicts", "FileIO", "Reports", "Symbols", "CSQLite"],
+            name: "History", dependencies: ["HarnessModel", "Verdicts", "FileIO", "Attribution", "Symbols", "CSQLite"],
             swiftSettings: settings),
 
         // MARK: The command line over a catalog of workloads: `MemHarness.main(workloads:)`
         .target(
             name: "MemHarness",
             dependencies: [
-                "Runner", "Reports", "Scenarios", "Measurement", "WorkloadKit", "HarnessModel", "Verdicts", "History",
+                "Runner", "Reports", "FileIO", "Scenarios", "Measurement", "WorkloadKit", "HarnessModel", "Verdicts",
+                "History",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: settings
@@ -217,8 +222,8 @@ let package = Package(
         .executableTarget(
             name: "memharness-bench",
             dependencies: [
-                "Runner", "Reports", "BuiltInWorkloads", "StoreObserverWorkload", "AllocatorProbe", "ChildProcesses",
-                "HarnessModel", "Verdicts", "WorkloadKit", "ProgramCorpus",
+                "Runner", "Reports", "FileIO", "BuiltInWorkloads", "StoreObserverWorkload", "AllocatorProbe",
+                "ChildProcesses", "HarnessModel", "Verdicts", "WorkloadKit", "ProgramCorpus",
             ],
             path: "Sources/Benchmarks", swiftSettings: settings
         ),
@@ -233,7 +238,7 @@ let package = Package(
         // Change-point detection on seeded synthetic series and the history store at scale, timed (`history-bench`).
         .executableTarget(
             name: "history-bench",
-            dependencies: ["History", "HarnessModel", "Reports", "WorkloadKit", "ChildProcesses"],
+            dependencies: ["History", "HarnessModel", "Reports", "FileIO", "WorkloadKit", "ChildProcesses"],
             path: "Sources/HistoryBench",
             swiftSettings: settings),
 
@@ -332,14 +337,15 @@ let package = Package(
         .testTarget(
             name: "RunnerTests",
             dependencies: [
-                "TestSupport", "Runner", "Scenarios", "Measurement", "Reports", "WorkloadKit", "HarnessModel",
+                "TestSupport", "Runner", "Scenarios", "Measurement", "Reports", "FileIO", "WorkloadKit", "HarnessModel",
                 "Verdicts",
             ],
             swiftSettings: settings
         ),
         // Golden files and fixtures are read through #filePath, so they need no resource bundle.
         .testTarget(
-            name: "ReportsTests", dependencies: ["TestSupport", "Reports", "Verdicts", "HarnessModel", "CZlib"],
+            name: "ReportsTests",
+            dependencies: ["TestSupport", "Reports", "FileIO", "History", "Verdicts", "HarnessModel", "CZlib"],
             exclude: ["Golden"],
             swiftSettings: settings
         ),
@@ -356,12 +362,13 @@ let package = Package(
             name: "SwiftReflectionTests", dependencies: ["SwiftReflection", "Symbols", "ChildProcesses"],
             swiftSettings: settings),
         .testTarget(
-            name: "HistoryTests", dependencies: ["History", "HarnessModel", "Reports", "TestSupport", "WorkloadKit"],
+            name: "HistoryTests",
+            dependencies: ["History", "HarnessModel", "Reports", "FileIO", "TestSupport", "WorkloadKit"],
             exclude: ["Fixtures"], swiftSettings: settings),
         .testTarget(
             name: "MemHarnessTests",
             dependencies: [
-                "TestSupport", "memharness", "MemHarness", "Runner", "HarnessModel", "WorkloadKit", "Reports",
+                "TestSupport", "memharness", "MemHarness", "Runner", "HarnessModel", "WorkloadKit", "Reports", "FileIO",
                 "AllocatorProbe", "ChildProcesses", "Measurement", "Verdicts", "ProgramCorpus", "MemHarnessTesting",
             ],
             exclude: ["Fixtures"], swiftSettings: settings
@@ -369,13 +376,13 @@ let package = Package(
         // Drives Examples/JSONCache (built by `make test` in its own .build) and the command plugin on it.
         .testTarget(
             name: "ExamplesTests",
-            dependencies: ["TestSupport", "duplicate-workloads", "Reports", "HarnessModel", "WorkloadKit"],
+            dependencies: ["TestSupport", "duplicate-workloads", "Reports", "FileIO", "HarnessModel", "WorkloadKit"],
             exclude: ["Fixtures"], swiftSettings: settings
         ),
         // Runs the built `memharness` as a child process and injects faults (signals, kill -9, a second run into
         // the same folder, a full file system, closed pipes); MEMHARNESS_SOAK_TRIALS sets the trials (`make soak`).
         .testTarget(
-            name: "FaultTests", dependencies: ["memharness", "trap-probe", "Reports", "HarnessModel"],
+            name: "FaultTests", dependencies: ["memharness", "trap-probe", "Reports", "FileIO", "HarnessModel"],
             swiftSettings: settings
         ),
         .testTarget(

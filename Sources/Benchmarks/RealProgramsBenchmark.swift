@@ -1,3 +1,4 @@
+import FileIO
 import Foundation
 import HarnessModel
 import ProgramCorpus
@@ -177,9 +178,9 @@ enum RealProgramsBenchmark {
         return lines.joined(separator: "\n") + "\n"
     }
 
+    /// `Statistics.median` (the one median); 0 for none.
     static func median(_ values: [Double]) -> Double {
-        let sorted = values.sorted()
-        return sorted.isEmpty ? 0 : sorted[sorted.count / 2]
+        Statistics.median(values) ?? 0
     }
 
     static func ratio(_ value: Double, _ base: Double) -> String {

@@ -1,4 +1,5 @@
 import ChildProcesses
+import FileIO
 import Foundation
 import HarnessModel
 import Reports

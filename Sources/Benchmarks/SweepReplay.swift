@@ -1,4 +1,5 @@
 import BuiltInWorkloads
+import FileIO
 import Foundation
 import HarnessModel
 import Reports

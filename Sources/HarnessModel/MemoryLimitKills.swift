@@ -9,13 +9,6 @@ public struct MemoryLimitKills: Sendable, Hashable {
     public var medianKilledAtMilliseconds: Double
     /// Median footprint at the stop, bytes.
     public var medianFootprintBytes: Double
-
-    /// `killed by memory limit at 0.71 s, 256.40 MiB` (medians when several were).
-    public var description: String {
-        "killed by memory limit at \(Units.fixed(medianKilledAtMilliseconds / 1000, decimals: 2)) s, "
-            + "\(Units.formatBytes(medianFootprintBytes))"
-            + (killedCount > 1 ? " (median of \(killedCount))" : "")
-    }
 }
 
 extension ScenarioRun {

@@ -1,5 +1,5 @@
+import FileIO
 import HarnessModel
-import Reports
 
 /// Why a history store could not be read or written, or a request on it could not be answered.
 public enum HistoryError: Error, CustomStringConvertible, Sendable {

@@ -1,5 +1,5 @@
+import FileIO
 import HarnessModel
-import Reports
 
 /// Where and from what a run was made: its commit, branch, the commit's author time and the machine.
 public struct Provenance: Sendable, Hashable, Codable {
@@ -179,15 +179,6 @@ public struct HistoryRecord: Sendable, Hashable, Codable {
         return result
     }
 
-    /// The folded stacks of a profile as a dictionary, through the one folding `FoldedStacks` does.
-    static func folded(_ profile: AllocationProfile) -> [String: Int] {
-        var stacks: [String: Int] = [:]
-        for line in FoldedStacks.render(profile).split(separator: "\n") {
-            guard let space = line.lastIndex(of: " "), let bytes = Int(line[line.index(after: space)...]) else {
-                continue
-            }
-            stacks[String(line[..<space]), default: 0] += bytes
-        }
-        return stacks
-    }
+    /// The folded stacks of a profile (`AllocationProfile.foldedStacks`).
+    static func folded(_ profile: AllocationProfile) -> [String: Int] { profile.foldedStacks }
 }

@@ -1,7 +1,6 @@
 import FileIO
 import Foundation
 import HarnessModel
-import Reports
 
 #if os(Linux)
     import Glibc

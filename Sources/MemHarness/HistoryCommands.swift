@@ -1,5 +1,6 @@
 import ArgumentParser
 import ChildProcesses
+import FileIO
 import Foundation
 import HarnessModel
 import History

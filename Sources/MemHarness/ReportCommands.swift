@@ -1,4 +1,5 @@
 import ArgumentParser
+import FileIO
 import HarnessModel
 import Reports
 import Runner

@@ -1,4 +1,5 @@
 import ArgumentParser
+import FileIO
 import Foundation
 import HarnessModel
 import Reports

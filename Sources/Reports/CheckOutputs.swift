@@ -1,3 +1,4 @@
+import FileIO
 import HarnessModel
 
 /// Renders checks (thresholds, baseline comparisons, leak expectations) for people and for CI.
@@ -91,20 +92,29 @@ public enum CheckOutputs {
 
     /// The Markdown summary for `GITHUB_STEP_SUMMARY` (and the report's Checks section).
     public static func markdown(_ checks: [CheckResult], title: String = "memharness checks") -> String {
-        guard !checks.isEmpty else { return "" }
+        guard let section = section(checks, title: Phrase(stringLiteral: title)) else { return "" }
+        return MarkdownRenderer.render([.section(section)])
+    }
+
+    /// The checks as a section of the document: how many passed, then a row per check; nil without checks.
+    static func section(_ checks: [CheckResult], title: Phrase) -> Section? {
+        guard !checks.isEmpty else { return nil }
         let failed = checks.filter { !$0.passed }.count
-        var out = ["## \(title)", "", "\(checks.count - failed) passed, \(failed) failed.", ""]
-        out.append("| | Scenario | Check | Actual | Limit | Margin | Spread |")
-        out.append("|---|---|---|---:|---|---:|---:|")
+        var table = Table(columns: [
+            .init(""), .init("Scenario"), .init("Check"), .init("Actual", .number), .init("Limit"),
+            .init("Margin", .number), .init("Spread", .number),
+        ])
         for check in checks {
-            let spread = check.spreadPercent.map { "±" + Units.fixed($0 / 2, decimals: 1) + "%" } ?? "–"
-            out.append(
-                "| \(check.passed ? "✅ PASS" : "❌ FAIL") | \(MarkdownReport.cell(check.scenario)) | "
-                    + "\(MarkdownReport.cell(check.name)) | \(MarkdownReport.cell(check.actual)) | "
-                    + "\(MarkdownReport.cell(check.limit)) | \(MarkdownReport.cell(check.margin)) | \(spread) |"
-            )
+            table.rows.append([
+                check.passed ? "✅ PASS" : "❌ FAIL", Phrase(stringLiteral: check.scenario),
+                Phrase(stringLiteral: check.name), Phrase(stringLiteral: check.actual),
+                Phrase(stringLiteral: check.limit), Phrase(stringLiteral: check.margin),
+                check.spreadPercent.map { .value(.plusMinusPercent($0 / 2, decimals: 1)) } ?? "–",
+            ])
         }
-        return out.joined(separator: "\n") + "\n"
+        return Section(
+            level: 2, heading: title,
+            blocks: [.paragraph("\(checks.count - failed) passed, \(failed) failed."), .table(table)])
     }
 
     /// github-action-benchmark's `customSmallerIsBetter` input: one entry per strategy's median peak allocated

@@ -1,3 +1,4 @@
+import FileIO
 import Foundation
 import HarnessModel
 
@@ -22,18 +23,11 @@ enum HeapGraphFiles {
         "heap/\(ReportBundle.chartStem(run.name))/\(ReportBundle.chartStem(strategy))-\(number).json"
     }
 
-    /// The cycle diagrams (of each strategy's last capture, the one the section shows) and every capture's JSON.
+    /// Every capture's JSON (the cycle diagrams are figures of the document).
     static func files(_ report: RunReport) throws(ReportError) -> [(path: String, data: Data)] {
         var files: [(path: String, data: Data)] = []
         for run in report.scenarios {
             for (strategy, graph) in graphs(run) {
-                if let last = graph.last {
-                    for (number, entry) in HeapGraphSection.cycles(in: last).enumerated() {
-                        let title = "\(run.name) / \(strategy): cycle \(number + 1) (leak group \(entry.group))"
-                        let svg = CycleDiagram.svg(for: entry.cycle, title: title)
-                        files.append((cyclePath(run, strategy, number + 1), Data(svg.utf8)))
-                    }
-                }
                 for (number, capture) in graph.captures.enumerated() {
                     let json = try HeapGraphJSON.render(capture, scenario: run.name, strategy: strategy)
                     files.append((capturePath(run, strategy, number + 1), Data(json.utf8)))
@@ -43,23 +37,28 @@ enum HeapGraphFiles {
         return files
     }
 
-    /// The section's Markdown; nothing when no case of the scenario captured its heap.
-    static func lines(for run: ScenarioRun) -> [String] {
+    /// The section; nil when no case of the scenario captured its heap. `files`: the files to link (nil: all).
+    static func section(for run: ScenarioRun, files: Set<String>?) -> Section? {
         let graphs = graphs(run)
-        guard !graphs.isEmpty else { return [] }
-        var out = [
-            "### Why memory is kept", "",
-            "The heap captured as a graph in one more case per strategy (`--heap-graph`; its figures are left out of "
-                + "the tables and checks above: tracking every block slows allocation). A block no root reaches "
-                + "(globals, thread stacks, registers, thread-local storage) is leaked; leaks are grouped as macOS "
-                + "`leaks` groups them, and `weak` references never keep anything.",
-            "",
+        guard !graphs.isEmpty else { return nil }
+        var blocks: [Block] = [
+            .paragraph(
+                "The heap captured as a graph in one more case per strategy (\(code: "--heap-graph"); its figures are "
+                    + "left out of the tables and checks above: tracking every block slows allocation). A block no "
+                    + "root reaches (globals, thread stacks, registers, thread-local storage) is leaked; leaks are "
+                    + "grouped as macOS \(code: "leaks") groups them, and \(code: "weak") references never keep "
+                    + "anything.")
         ]
         for (strategy, graph) in graphs {
-            out += HeapGraphSection.lines(
+            let section = HeapGraphSection.section(
                 for: graph, strategy: strategy, headingLevel: 4,
-                cycleDiagram: { number in cyclePath(run, strategy, number) })
+                cycleDiagram: { number in
+                    let path = cyclePath(run, strategy, number)
+                    return files?.contains(path) ?? true ? path : nil
+                },
+                title: { number, group in "\(run.name) / \(strategy): cycle \(number) (leak group \(group))" })
+            if let section { blocks.append(.section(section)) }
         }
-        return out
+        return Section(level: 3, heading: "Why memory is kept", blocks: blocks)
     }
 }

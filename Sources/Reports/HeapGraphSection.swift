@@ -10,8 +10,9 @@ public enum HeapGraphSection {
         for summary: HeapGraphSummary, strategy: String, headingLevel: Int = 4,
         cycleDiagram: ((Int) -> String)? = nil
     ) -> String? {
-        let lines = lines(for: summary, strategy: strategy, headingLevel: headingLevel, cycleDiagram: cycleDiagram)
-        return lines.isEmpty ? nil : lines.joined(separator: "\n") + "\n"
+        section(for: summary, strategy: strategy, headingLevel: headingLevel, cycleDiagram: cycleDiagram).map {
+            MarkdownRenderer.render([.section($0)])
+        }
     }
 
     /// The section's lines; empty when there is nothing to say.
@@ -19,30 +20,33 @@ public enum HeapGraphSection {
         for summary: HeapGraphSummary, strategy: String, headingLevel: Int = 4,
         cycleDiagram: ((Int) -> String)? = nil
     ) -> [String] {
-        guard !summary.captures.isEmpty || !summary.failures.isEmpty else { return [] }
-        // A heading needs at least one '#' and Markdown has no level beyond six.
-        let level = min(max(headingLevel, 1), 6)
-        var out = [
-            String(repeating: "#", count: level) + " Heap graph: " + MarkdownReport.code(strategy, inTable: false), "",
-        ]
-        if summary.captures.count > 1 {
-            out.append(capturesLine(summary.captures))
-            out.append("")
-        }
+        markdown(for: summary, strategy: strategy, headingLevel: headingLevel, cycleDiagram: cycleDiagram).map {
+            $0.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init) + [""]
+        } ?? []
+    }
+
+    /// The section of the document; nil when there is nothing to say.
+    static func section(
+        for summary: HeapGraphSummary, strategy: String, headingLevel: Int = 4,
+        cycleDiagram: ((Int) -> String?)? = nil, title: ((Int, Int) -> String)? = nil
+    ) -> Section? {
+        guard !summary.captures.isEmpty || !summary.failures.isEmpty else { return nil }
+        var blocks: [Block] = []
+        if summary.captures.count > 1 { blocks.append(.paragraph(capturesLine(summary.captures))) }
         if let last = summary.last {
-            out += captureLines(last, cycleDiagram: cycleDiagram)
+            blocks += captureBlocks(last, cycleDiagram: cycleDiagram, title: title)
         }
-        out += growthLines(summary)
+        blocks += growthBlocks(summary)
         if !summary.failures.isEmpty {
-            out.append(
-                "**Captures that failed** (the case was measured without them): "
-                    + summary.failures.map {
-                        "\(MarkdownReport.code($0.label, inTable: false)): \(reason($0.reason)) (\($0.detail))"
-                    }
-                    .joined(separator: "; ") + ".")
-            out.append("")
+            let failures = summary.failures.map {
+                "\(code: $0.label): \(reason($0.reason)) (\($0.detail))" as Phrase
+            }
+            blocks.append(
+                .paragraph(
+                    "\(strong: "Captures that failed") (the case was measured without them): "
+                        + Phrase.joined(failures, separator: "; ") + "."))
         }
-        return out
+        return Section(level: headingLevel, heading: "Heap graph: \(code: strategy)", blocks: blocks)
     }
 
     /// The cycles of a capture in the order the section numbers them: each shown group's root cycle, then its
@@ -55,57 +59,57 @@ public enum HeapGraphSection {
 
     /// The captures before the last: each with its leaked blocks when there are a few, else the leaked blocks per
     /// capture in one list.
-    static func capturesLine(_ captures: [HeapCaptureSummary]) -> String {
+    static func capturesLine(_ captures: [HeapCaptureSummary]) -> Phrase {
         if captures.count <= 4 {
             return "Captures: "
-                + captures.map { "\(MarkdownReport.code($0.label, inTable: false)) \(leakedPhrase($0))" }
-                .joined(separator: "; ") + "."
+                + Phrase.joined(captures.map { "\(code: $0.label) \(leakedPhrase($0))" }, separator: "; ") + "."
         }
-        let labels = [captures[0], captures[captures.count - 1]].map { MarkdownReport.code($0.label, inTable: false) }
-        return "\(captures.count) captures, \(labels[0]) to \(labels[1]); leaked blocks in each: "
-            + captures.map { String($0.leakedBlocks) }.joined(separator: ", ") + "."
+        return "\(captures.count) captures, \(code: captures[0].label) to \(code: captures[captures.count - 1].label); "
+            + "leaked blocks in each: \(captures.map { String($0.leakedBlocks) }.joined(separator: ", "))."
     }
 
-    static func leakedPhrase(_ capture: HeapCaptureSummary) -> String {
-        "\(count(capture.leakedBlocks, "leaked block")) (\(Units.formatBytes(capture.leakedBytes)))"
+    static func leakedPhrase(_ capture: HeapCaptureSummary) -> Phrase {
+        "\(count(capture.leakedBlocks, "leaked block")) (\(Value.bytes(Double(capture.leakedBytes))))"
             + (capture.cycleCount > 0 ? ", \(count(capture.cycleCount, "cycle"))" : "")
     }
 
-    static func captureLines(_ capture: HeapCaptureSummary, cycleDiagram: ((Int) -> String)?) -> [String] {
+    static func captureBlocks(
+        _ capture: HeapCaptureSummary, cycleDiagram: ((Int) -> String?)?, title: ((Int, Int) -> String)?
+    ) -> [Block] {
         let groupCount = capture.groups.map(\.count).reduce(0, +) + capture.omittedGroups
         // Groups of one signature are one row: say how many rows, when that is fewer than the groups.
         let rows = count(capture.groups.count, "signature")
-        var signatures = ""
+        var signatures = Phrase()
         if capture.groups.count < groupCount {
             signatures = capture.omittedGroups > 0 ? ", the largest \(rows) shown" : " of \(rows)"
         }
-        var out = [
-            "\(MarkdownReport.code(capture.label, inTable: false)): \(count(capture.liveBlocks, "live block")) "
-                + "(\(Units.formatBytes(capture.liveBytes))) from \(count(capture.rootCount, "root")); "
-                + "\(leakedPhrase(capture)) in \(count(groupCount, "group"))\(signatures) "
-                + "(\(capture.rootCycleCount) root cycle\(capture.rootCycleCount == 1 ? "" : "s"), "
-                + "\(capture.rootLeakCount) root leak\(capture.rootLeakCount == 1 ? "" : "s")).",
-            "",
+        var out: [Block] = [
+            .paragraph(
+                "\(code: capture.label): \(count(capture.liveBlocks, "live block")) "
+                    + "(\(Value.bytes(Double(capture.liveBytes)))) from \(count(capture.rootCount, "root")); "
+                    + "\(leakedPhrase(capture)) in \(count(groupCount, "group"))\(signatures) "
+                    + "(\(capture.rootCycleCount) root cycle\(capture.rootCycleCount == 1 ? "" : "s"), "
+                    + "\(capture.rootLeakCount) root leak\(capture.rootLeakCount == 1 ? "" : "s")).")
         ]
         if !capture.groups.isEmpty {
-            out += leaksTable(capture)
-            out += cycleLines(capture, cycleDiagram: cycleDiagram)
+            out.append(.table(leaksTable(capture)))
+            out += cycleBlocks(capture, cycleDiagram: cycleDiagram, title: title)
         }
-        out += pathLines(capture)
+        out += pathBlocks(capture)
         return out
     }
 
-    static func leaksTable(_ capture: HeapCaptureSummary) -> [String] {
-        var out = [
-            "| Group | Signature | Count | Types | Blocks | Bytes | Root | Allocated at |",
-            "|---:|---|---:|---|---:|---:|---|---|",
-        ]
+    static func leaksTable(_ capture: HeapCaptureSummary) -> Table {
+        var table = Table(columns: [
+            .init("Group", .number), .init("Signature"), .init("Count", .number), .init("Types"),
+            .init("Blocks", .number), .init("Bytes", .number), .init("Root"), .init("Allocated at"),
+        ])
         var cycleNumber = 0
         for (index, group) in capture.groups.enumerated() {
             let types =
-                group.types.map { "\(typeCell($0.type)) ×\($0.count)" }.joined(separator: ", ")
+                Phrase.joined(group.types.map { "\(typeCell($0.type)) ×\($0.count)" }, separator: ", ")
                 + (group.omittedTypes > 0 ? ", \(group.omittedTypes) more" : "")
-            var root: String
+            var root: Phrase
             if group.cycle != nil {
                 cycleNumber += 1
                 root =
@@ -118,55 +122,75 @@ public enum HeapGraphSection {
             if !group.nestedCycles.isEmpty {
                 let first = cycleNumber + 1
                 cycleNumber += group.nestedCycles.count
-                root += first == cycleNumber ? ", holds cycle \(first)" : ", holds cycles \(first)–\(cycleNumber)"
+                root.append(
+                    first == cycleNumber ? ", holds cycle \(first)" : ", holds cycles \(first)–\(cycleNumber)")
             }
-            let site = group.allocationStack?.first.map { MarkdownReport.code($0) } ?? "–"
-            let signature = group.signature.map { MarkdownReport.code($0) } ?? "–"
-            out.append(
-                "| \(index + 1) | \(signature) | \(group.count) | \(types) | \(group.blocks) | "
-                    + "\(Units.formatBytes(group.bytes)) | \(root) | \(site) |")
+            let site: Phrase = group.allocationStack?.first.map { .code($0) } ?? "–"
+            let signature: Phrase = group.signature.map { .code($0) } ?? "–"
+            table.rows.append([
+                .value(.count(index + 1)), signature, .value(.count(group.count)), types,
+                .value(.count(group.blocks)), .value(.bytes(Double(group.bytes))), root, site,
+            ])
         }
         if capture.omittedGroups > 0 {
-            out.append(
-                "| – | – | \(capture.omittedGroups) | smaller groups | \(capture.omittedGroupBlocks) | "
-                    + "\(Units.formatBytes(capture.omittedGroupBytes)) | – | – |")
+            table.rows.append([
+                "–", "–", .value(.count(capture.omittedGroups)), "smaller groups",
+                .value(.count(capture.omittedGroupBlocks)), .value(.bytes(Double(capture.omittedGroupBytes))), "–",
+                "–",
+            ])
         }
-        out.append("")
+        return table
+    }
+
+    static func cycleBlocks(
+        _ capture: HeapCaptureSummary, cycleDiagram: ((Int) -> String?)?, title: ((Int, Int) -> String)?
+    ) -> [Block] {
+        var out: [Block] = []
+        for (number, entry) in cycles(in: capture).enumerated() {
+            out.append(
+                .paragraph(
+                    "Cycle \(number + 1) (group \(entry.group), \(count(entry.cycle.memberBlocks, "block"))): "
+                        + cycleText(entry.cycle)))
+            if let cycleDiagram, let file = cycleDiagram(number + 1) {
+                let figure = cycleFigure(entry.cycle, title: title?(number + 1, entry.group) ?? "Leaked cycle")
+                out.append(.figure(FigureBlock(.cycle(figure), file: file, alt: "cycle \(number + 1)")))
+            }
+        }
         return out
     }
 
-    static func cycleLines(_ capture: HeapCaptureSummary, cycleDiagram: ((Int) -> String)?) -> [String] {
-        var out: [String] = []
-        for (number, entry) in cycles(in: capture).enumerated() {
-            out.append(
-                "Cycle \(number + 1) (group \(entry.group), \(count(entry.cycle.memberBlocks, "block"))): \(cycleText(entry.cycle))"
-            )
-            if let cycleDiagram {
-                out.append("")
-                out.append("![cycle \(number + 1)](\(cycleDiagram(number + 1)))")
-            }
-            out.append("")
-        }
-        return out
+    /// A cycle as the figure its diagram draws.
+    static func cycleFigure(_ cycle: HeapCycle, title: String) -> CycleFigure {
+        CycleFigure(
+            title: title, memberBlocks: cycle.memberBlocks, memberBytes: cycle.memberBytes,
+            hops: cycle.edges.map {
+                CycleFigure.Hop(
+                    from: typeLabel($0.from), kind: Int($0.from.kind.rawValue), field: edgeLabel($0),
+                    reference: $0.fieldName ?? "+\($0.byteOffset)", to: typeLabel($0.to))
+            }, omittedHops: cycle.omittedEdges)
+    }
+
+    /// The field name, or the reference's byte offset when reflection gave none; unowned references say so.
+    static func edgeLabel(_ edge: HeapCycleEdge) -> String {
+        (edge.fieldName ?? "+\(edge.byteOffset)") + (edge.kind == .unowned ? " (unowned)" : "")
     }
 
     /// `App.A.b` → `App.B.c` → `App.A`: each hop as the holder's type and field, ending where it started.
-    public static func cycleText(_ cycle: HeapCycle) -> String {
+    public static func cycleText(_ cycle: HeapCycle) -> Phrase {
         guard let first = cycle.edges.first else { return "–" }
         let hops = cycle.edges.map { hop($0.from, field: $0.fieldName ?? "+\($0.byteOffset)", kind: $0.kind) }
-        let end = cycle.omittedEdges > 0 ? ["… \(cycle.omittedEdges) more"] : []
-        return (hops + end + [hop(first.from, field: nil, kind: nil)]).joined(separator: " → ")
+        let end: [Phrase] = cycle.omittedEdges > 0 ? ["… \(cycle.omittedEdges) more"] : []
+        return Phrase.joined(hops + end + [hop(first.from, field: nil, kind: nil)], separator: " → ")
     }
 
     /// A named type and its field as one code span (`App.Store.observers`); an unnamed block in words, its
     /// field apart (closure context `.self`). A reference without a field name is given by its byte offset
     /// (`App.Store+24`, block of 48 bytes `+8`).
-    static func hop(_ type: HeapTypeName, field: String?, kind: HeapEdgeKind?, inTable: Bool = false) -> String {
-        let text =
+    static func hop(_ type: HeapTypeName, field: String?, kind: HeapEdgeKind?) -> Phrase {
+        let text: Phrase =
             type.name.isEmpty
-            ? markdownLabel(type, inTable: inTable)
-                + (field.map { " " + MarkdownReport.code(member($0), inTable: inTable) } ?? "")
-            : MarkdownReport.code(type.name + (field.map(member) ?? ""), inTable: inTable)
+            ? unnamedLabel(type) + (field.map { " \(code: member($0))" } ?? Phrase())
+            : .code(type.name + (field.map(member) ?? ""))
         return text + (kind == .unowned ? " (unowned)" : "")
     }
 
@@ -174,30 +198,32 @@ public enum HeapGraphSection {
     static func member(_ field: String) -> String { field.hasPrefix("+") ? field : "." + field }
 
     /// A type for a table cell: a named type as code, an unnamed block in words.
-    static func typeCell(_ type: HeapTypeName) -> String {
-        type.name.isEmpty ? markdownLabel(type, inTable: true) : MarkdownReport.code(type.name)
+    static func typeCell(_ type: HeapTypeName) -> Phrase {
+        type.name.isEmpty ? unnamedLabel(type) : .code(type.name)
     }
 
-    static func pathLines(_ capture: HeapCaptureSummary) -> [String] {
+    static func pathBlocks(_ capture: HeapCaptureSummary) -> [Block] {
         guard !capture.paths.isEmpty else { return [] }
-        var out = [
-            "**What keeps them alive** (the shortest chain of references from the most recognisable root: a global, "
-                + "a static or thread-local storage, then a known function's frame, then any stack word):",
-            "",
-        ]
-        for path in capture.paths {
+        var items = capture.paths.map { path in
             let instances = "\(path.reachableInstances) reachable, \(path.leakedInstances) leaked"
-            out.append(
-                "- \(MarkdownReport.code(path.query.isEmpty ? "?" : path.query, inTable: false)) (\(reasonText(path.reason)), \(instances)): \(pathText(path))"
-                    + rootsText(path))
+            return ListItem(
+                "\(code: path.query.isEmpty ? "?" : path.query) (\(reasonText(path.reason)), \(instances)): "
+                    + pathText(path) + rootsText(path))
         }
-        if capture.omittedPaths > 0 { out.append("- and \(count(capture.omittedPaths, "more path")) not shown") }
-        out.append("")
-        return out
+        if capture.omittedPaths > 0 {
+            items.append(ListItem("and \(count(capture.omittedPaths, "more path")) not shown"))
+        }
+        return [
+            .paragraph(
+                "\(strong: "What keeps them alive") (the shortest chain of references from the most recognisable "
+                    + "root: a global, a static or thread-local storage, then a known function's frame, then any "
+                    + "stack word):"),
+            .list(items),
+        ]
     }
 
     /// global `ProfileStore.shared` → `App.ProfileStore.signal` → … → `App.ProfileScreen`; or why there is none.
-    public static func pathText(_ path: HeapRetainingPath) -> String {
+    public static func pathText(_ path: HeapRetainingPath) -> Phrase {
         guard let root = path.root else {
             return path.leakedInstances > 0 ? "no root reaches it (leaked: see the groups above)" : "no such block"
         }
@@ -207,34 +233,36 @@ public enum HeapGraphSection {
             if index == head && path.omittedNodes > 0 { parts.append("… \(path.omittedNodes) more") }
             parts.append(hop(node.type, field: node.fieldName ?? node.byteOffset.map { "+\($0)" }, kind: node.edgeKind))
         }
-        return parts.joined(separator: " → ")
+        return Phrase.joined(parts, separator: " → ")
     }
 
     /// The distinct roots when there are several (`; held from global `cache` ×12, thread 1 stack in `run()` ×3`), and
     /// a warning when the only roots are conservative ones; empty otherwise.
-    static func rootsText(_ path: HeapRetainingPath) -> String {
+    static func rootsText(_ path: HeapRetainingPath) -> Phrase {
         let roots = path.roots ?? []
-        var text = ""
+        var text = Phrase()
         if roots.count > 1 || (path.omittedRoots ?? 0) > 0 {
-            text += "; held from " + roots.map { "\(rootText($0.root)) ×\($0.instances)" }.joined(separator: ", ")
-            if let omitted = path.omittedRoots, omitted > 0 { text += " and \(count(omitted, "more root"))" }
+            text.append(
+                "; held from "
+                    + Phrase.joined(roots.map { "\(rootText($0.root)) ×\($0.instances)" }, separator: ", "))
+            if let omitted = path.omittedRoots, omitted > 0 { text.append(" and \(count(omitted, "more root"))") }
         }
         if path.onlyConservativeRoots {
-            text += " (the only root is an unnamed stack word or register: perhaps a stale value, not an owner)"
+            text.append(" (the only root is an unnamed stack word or register: perhaps a stale value, not an owner)")
         }
         return text
     }
 
     /// The root in words: a global by its symbol, a thread by its stack frame's function.
-    public static func rootText(_ root: HeapPathRoot) -> String {
+    public static func rootText(_ root: HeapPathRoot) -> Phrase {
         switch root.kind {
-        case .global(let symbol, _): return "global " + MarkdownReport.code(symbol, inTable: false)
+        case .global(let symbol, _): return "global \(code: symbol)"
         case .threadStack(let thread, let name, let frame):
             let who = "thread \(thread)" + (name.map { " (\($0))" } ?? "")
-            return "\(who) stack" + (frame.map { " in " + MarkdownReport.code($0, inTable: false) } ?? "")
-        case .register(let thread, let name): return "thread \(thread) register `\(name)`"
+            return "\(who) stack" + (frame.map { " in \(code: $0)" } ?? Phrase())
+        case .register(let thread, let name): return "thread \(thread) register \(code: name)"
         case .tls(let thread): return "thread \(thread) thread-local storage"
-        case .other: return root.description
+        case .other: return Phrase(stringLiteral: root.description)
         }
     }
 
@@ -245,10 +273,9 @@ public enum HeapGraphSection {
         return kindLabel(type) + (type.allocationSite.map { " allocated at " + $0 } ?? "")
     }
 
-    /// An unnamed type in Markdown: what the block is, its allocation site as code.
-    static func markdownLabel(_ type: HeapTypeName, inTable: Bool) -> String {
-        kindLabel(type)
-            + (type.allocationSite.map { " allocated at " + MarkdownReport.code($0, inTable: inTable) } ?? "")
+    /// An unnamed type as a phrase: what the block is, its allocation site as code.
+    static func unnamedLabel(_ type: HeapTypeName) -> Phrase {
+        Phrase(stringLiteral: kindLabel(type)) + (type.allocationSite.map { " allocated at \(code: $0)" } ?? Phrase())
     }
 
     /// What an unnamed block is: `closure context`, `block of 48 bytes`.
@@ -287,7 +314,7 @@ public enum HeapGraphSection {
         }
     }
 
-    static func count(_ value: Int, _ noun: String) -> String {
+    static func count(_ value: Int, _ noun: String) -> Phrase {
         "\(value) \(noun)\(value == 1 ? "" : "s")"
     }
 }
@@ -296,7 +323,7 @@ extension HeapGraphSection {
     /// Rows of the growth table at most: the suspects first, then the largest growth in bytes.
     static let maximumGrowthRows = 12
 
-    static func growthLines(_ summary: HeapGraphSummary) -> [String] {
+    static func growthBlocks(_ summary: HeapGraphSummary) -> [Block] {
         let changed = summary.growth.filter { ($0.bytes.last ?? 0) != ($0.bytes.first ?? 0) || $0.isSuspect }
         guard !changed.isEmpty, let first = summary.generationLabels.first, let last = summary.generationLabels.last
         else { return [] }
@@ -305,39 +332,38 @@ extension HeapGraphSection {
             return lhs.isSuspect != rhs.isSuspect ? lhs.isSuspect : left != right ? left > right : lhs.type < rhs.type
         }
         .prefix(maximumGrowthRows)
-        var out = [
-            "**Growth by type** over \(count(summary.generationLabels.count, "generation")), "
-                + "\(MarkdownReport.code(first, inTable: false)) to \(MarkdownReport.code(last, inTable: false)) "
-                + "(a suspect grows in every one, reachable or not):",
-            "",
-            "| Type | Count, first → last | Bytes, first → last | Median change per generation | Suspect |",
-            "|---|---:|---:|---:|---|",
-        ]
+        var table = Table(columns: [
+            .init("Type"), .init("Count, first → last", .number), .init("Bytes, first → last", .number),
+            .init("Median change per generation", .number), .init("Suspect"),
+        ])
         for growth in shown {
-            let counts = "\(growth.counts.first ?? 0) → \(growth.counts.last ?? 0)"
-            let bytes = "\(Units.formatBytes(growth.bytes.first ?? 0)) → \(Units.formatBytes(growth.bytes.last ?? 0))"
-            let change = "\(signed(median(growth.countDeltas))) (\(signedBytes(median(growth.byteDeltas))))"
-            out.append(
-                "| \(typeCell(growth.type)) | \(counts) | \(bytes) | \(change) | \(growth.isSuspect ? "**yes**" : "no") |"
-            )
+            let counts: Phrase = "\(growth.counts.first ?? 0) → \(growth.counts.last ?? 0)"
+            let bytes: Phrase =
+                "\(Value.bytes(Double(growth.bytes.first ?? 0))) → \(Value.bytes(Double(growth.bytes.last ?? 0)))"
+            let change: Phrase =
+                "\(Value.signedCount(Int(median(growth.countDeltas).rounded()))) "
+                + "(\(Value.signedBytes(median(growth.byteDeltas))))"
+            table.rows.append([
+                typeCell(growth.type), counts, bytes, change, growth.isSuspect ? "\(strong: "yes")" : "no",
+            ])
         }
         let omitted = changed.count - shown.count + summary.omittedGrowthTypes
-        if omitted > 0 { out.append("| \(count(omitted, "more type")) that changed | – | – | – | – |") }
-        out.append("")
-        return out
+        if omitted > 0 { table.rows.append(["\(count(omitted, "more type")) that changed", "–", "–", "–", "–"]) }
+        return [
+            .paragraph(
+                "\(strong: "Growth by type") over \(count(summary.generationLabels.count, "generation")), "
+                    + "\(code: first) to \(code: last) (a suspect grows in every one, reachable or not):"),
+            .table(table),
+        ]
     }
 
     private static func growthBytes(_ growth: HeapTypeGrowth) -> Int {
         (growth.bytes.last ?? 0) - (growth.bytes.first ?? 0)
     }
 
-    /// The middle value (the lower of the two middle ones for an even count); 0 for none.
-    static func median(_ values: [Int]) -> Int {
-        let sorted = values.sorted()
-        return sorted.isEmpty ? 0 : sorted[(sorted.count - 1) / 2]
+    /// The median change (`Statistics.median`); 0 for none.
+    static func median(_ deltas: [Int]) -> Double {
+        Statistics.median(deltas.map(Double.init)) ?? 0
     }
 
-    static func signed(_ value: Int) -> String { value > 0 ? "+\(value)" : "\(value)" }
-
-    static func signedBytes(_ bytes: Int) -> String { (bytes > 0 ? "+" : "") + Units.formatBytes(bytes) }
 }

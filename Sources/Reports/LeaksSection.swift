@@ -12,65 +12,68 @@ public enum LeaksSection {
         for scenario: ScenarioRun, headingLevel: Int = 3,
         criteria: LeakCriteria = .standard
     ) -> [String] {
+        markdown(for: scenario, headingLevel: headingLevel, criteria: criteria).map { text in
+            text.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init) + [""]
+        } ?? []
+    }
+
+    /// The Leaks section of the document; nil when no case of `scenario` gathered leak evidence.
+    static func section(
+        for scenario: ScenarioRun, headingLevel: Int = 3, criteria: LeakCriteria = .standard
+    ) -> Section? {
         let summaries = StrategyLeakSummary.summaries(scenario, criteria: criteria)
-        guard summaries.contains(where: { $0.verdict != .notAssessed || $0.expectation != nil }) else { return [] }
+        guard summaries.contains(where: { $0.verdict != .notAssessed || $0.expectation != nil }) else { return nil }
         let anyHeapGraph = summaries.contains { $0.heap != nil }
-        // A heading needs at least one '#' and Markdown has no level beyond six.
-        let level = min(max(headingLevel, 1), 6)
-        var out: [String] = []
-        out.append(String(repeating: "#", count: level) + " Leaks")
-        out.append("")
-        let heapHeader = anyHeapGraph ? " Unreachable |" : ""
-        out.append(
-            "| Strategy | Expected | Surviving objects | Residue | Growth per iteration |\(heapHeader) Verdict |")
-        out.append("|---|---|---|---:|---:|" + (anyHeapGraph ? "---:|" : "") + "---|")
+        var table = Table(
+            columns: [
+                .init("Strategy"), .init("Expected"), .init("Surviving objects"), .init("Residue", .number),
+                .init("Growth per iteration", .number),
+            ] + (anyHeapGraph ? [.init("Unreachable", .number)] : []) + [.init("Verdict")])
         for summary in summaries {
-            out.append(
-                "| \(MarkdownReport.code(summary.strategy)) | \(summary.expectation?.rawValue ?? "–") | "
-                    + "\(MarkdownReport.cell(survivors(summary))) | "
-                    + "\(residue(summary)) | \(MarkdownReport.cell(growth(summary))) | "
-                    + (anyHeapGraph ? "\(unreachable(summary)) | " : "") + "\(verdict(summary)) |")
+            table.rows.append(
+                [
+                    .code(summary.strategy), Phrase(stringLiteral: summary.expectation?.rawValue ?? "–"),
+                    Phrase(stringLiteral: survivors(summary)), residue(summary), growth(summary),
+                ] + (anyHeapGraph ? [Phrase(stringLiteral: unreachable(summary))] : []) + [verdict(summary)])
         }
-        out.append("")
+        var blocks: [Block] = [.table(table)]
         for summary in summaries where summary.verdict == .notAssessed && summary.expectation != nil {
-            out.append(
-                "**\(MarkdownReport.code(summary.strategy, inTable: false)) could not be assessed**: "
-                    + "\(LeakWording.reasons(summary.judgement)).")
-            out.append("")
+            blocks.append(
+                .paragraph(
+                    "\(strong: "\(code: summary.strategy) could not be assessed"): "
+                        + "\(LeakWording.reasons(summary.judgement))."))
         }
-        let findings = summaries.filter { $0.outcome == .unexpectedLeak }
-        for summary in findings {
-            out.append(
-                "**Unexpected leak in \(MarkdownReport.code(summary.strategy, inTable: false))**"
-                    + (summary.assessedRepetitions == 0
-                        ? "" : " (\(summary.leakingRepetitions) of \(summary.assessedRepetitions) repetitions)")
-                    + ": "
-                    + "\(LeakWording.reasons(summary.judgement)).")
-            out.append("")
+        for summary in summaries where summary.outcome == .unexpectedLeak {
+            let repetitions: Phrase =
+                summary.assessedRepetitions == 0
+                ? "" : " (\(summary.leakingRepetitions) of \(summary.assessedRepetitions) repetitions)"
+            blocks.append(
+                .paragraph(
+                    "\(strong: "Unexpected leak in \(code: summary.strategy)")\(repetitions): "
+                        + "\(LeakWording.reasons(summary.judgement))."))
         }
         for summary in summaries where summary.outcome == .expectedLeakNotSeen {
-            out.append(
-                "\(MarkdownReport.code(summary.strategy, inTable: false)) is expected to leak but did not in any "
-                    + "repetition: the scenario may no longer show the pitfall it demonstrates.")
-            out.append("")
+            blocks.append(
+                .paragraph(
+                    "\(code: summary.strategy) is expected to leak but did not in any "
+                        + "repetition: the scenario may no longer show the pitfall it demonstrates."))
         }
-        out.append(notes(criteria: criteria, anyHeapGraph: anyHeapGraph))
-        out.append("")
-        return out
+        blocks.append(.paragraph(notes(criteria: criteria, anyHeapGraph: anyHeapGraph)))
+        return Section(level: headingLevel, heading: "Leaks", blocks: blocks)
     }
 
     /// What the columns mean, under the table.
-    static func notes(criteria: LeakCriteria, anyHeapGraph: Bool) -> String {
+    static func notes(criteria: LeakCriteria, anyHeapGraph: Bool) -> Phrase {
         "Surviving objects are tracked objects still alive after teardown and settle (a range when repetitions "
-            + "differ). Residue is the live heap (`stats.allocated` without the freed blocks thread caches hold) "
+            + "differ). Residue is the live heap (\(code: "stats.allocated") without the freed blocks thread caches hold) "
             + "after teardown and settle minus the baseline, ± what the harness allocated meanwhile and how far "
             + "two back-to-back readings disagreed; it counts jemalloc size classes, so the bytes asked for may be up "
             + "to 20% less (more for blocks under 128 B). Growth is the least-squares slope of the live heap "
-            + "after each `repeat` iteration past the warm-up, ± the half-width of its 95% confidence interval, "
-            + "after one-off jumps (an iteration growing over \(Units.formatBytes(criteria.oneOffJumpBytes)) "
+            + "after each \(code: "repeat") iteration past the warm-up, ± the half-width of its 95% confidence interval, "
+            + "after one-off jumps (an iteration growing over \(Value.bytes(Double(criteria.oneOffJumpBytes))) "
             + "more or less than the median iteration, such as a thread's first allocator cache) are replaced "
             + "by the median growth; a lower bound above "
-            + "\(Units.formatBytes(criteria.minimumSlopeBytesPerIteration)) per iteration is a leak even when "
+            + "\(Value.bytes(Double(criteria.minimumSlopeBytesPerIteration))) per iteration is a leak even when "
             + "no tracked object survives."
             + (anyHeapGraph
                 ? " Unreachable: the blocks of the heap graph's last capture (after teardown, a program's at "
@@ -85,8 +88,9 @@ public enum LeaksSection {
         for scenario: ScenarioRun, headingLevel: Int = 3,
         criteria: LeakCriteria = .standard
     ) -> String? {
-        let lines = lines(for: scenario, headingLevel: headingLevel, criteria: criteria)
-        return lines.isEmpty ? nil : lines.joined(separator: "\n") + "\n"
+        section(for: scenario, headingLevel: headingLevel, criteria: criteria).map {
+            MarkdownRenderer.render([.section($0)])
+        }
     }
 
     static func survivors(_ summary: StrategyLeakSummary) -> String {
@@ -99,21 +103,22 @@ public enum LeaksSection {
         }.joined(separator: ", ")
     }
 
-    static func residue(_ summary: StrategyLeakSummary) -> String {
-        "\(Units.formatBytes(summary.medianResidueBytes)) ± \(Units.formatBytes(summary.residueUncertaintyBytes))"
+    static func residue(_ summary: StrategyLeakSummary) -> Phrase {
+        "\(Value.bytes(Double(summary.medianResidueBytes))) ± \(Value.bytes(Double(summary.residueUncertaintyBytes)))"
     }
 
-    static func growth(_ summary: StrategyLeakSummary) -> String {
+    static func growth(_ summary: StrategyLeakSummary) -> Phrase {
         guard !summary.growth.isEmpty else { return "– (no repeat step)" }
-        return summary.growth.map { growth in
-            var text =
-                "\(Units.formatBytes(growth.medianSlopeBytesPerIteration)) ± "
-                + "\(Units.formatBytes(growth.medianBoundBytesPerIteration))"
-            if growth.oneOffJumps > 0 {
-                text += " (\(growth.oneOffJumps) one-off jump\(growth.oneOffJumps == 1 ? "" : "s") left out)"
-            }
-            return summary.growth.count == 1 ? text : "\(MarkdownReport.code(growth.phase, inTable: false)) \(text)"
-        }.joined(separator: ", ")
+        return Phrase.joined(
+            summary.growth.map { growth in
+                var text: Phrase =
+                    "\(Value.bytes(growth.medianSlopeBytesPerIteration)) ± "
+                    + "\(Value.bytes(growth.medianBoundBytesPerIteration))"
+                if growth.oneOffJumps > 0 {
+                    text.append(" (\(growth.oneOffJumps) one-off jump\(growth.oneOffJumps == 1 ? "" : "s") left out)")
+                }
+                return summary.growth.count == 1 ? text : "\(code: growth.phase) \(text)"
+            }, separator: ", ")
     }
 
     /// `20 blocks (1.27 MiB) no root reaches, in 20 cycles` from the heap graph; `–` without one.
@@ -121,15 +126,15 @@ public enum LeaksSection {
         summary.heap.map(LeakWording.unreachable) ?? "–"
     }
 
-    static func verdict(_ summary: StrategyLeakSummary) -> String {
+    static func verdict(_ summary: StrategyLeakSummary) -> Phrase {
         let repetitions =
             summary.assessedRepetitions == 0
             ? "by the heap graph" : "\(summary.leakingRepetitions) of \(summary.assessedRepetitions) repetitions leaked"
         switch summary.outcome {
         case .asExpected: return "\(summary.verdict.rawValue), as expected (\(repetitions))"
-        case .unexpectedLeak: return "**unexpected leak** (\(repetitions))"
+        case .unexpectedLeak: return "\(strong: "unexpected leak") (\(repetitions))"
         case .expectedLeakNotSeen: return "leak-free, but expected to leak (\(repetitions))"
-        case .notAssessed: return summary.expectation == nil ? "not assessed" : "**not assessed**"
+        case .notAssessed: return summary.expectation == nil ? "not assessed" : "\(strong: "not assessed")"
         }
     }
 

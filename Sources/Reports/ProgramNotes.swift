@@ -64,20 +64,17 @@ public enum ProgramNotes {
         return (named + ["\(rest.count) more of at most \(Units.formatBytes(largest)) each"]).joined(separator: ", ")
     }
 
-    /// `report.md`'s lines for `scenario`: a bullet per note under the case it is about; empty without notes.
-    static func lines(for scenario: ScenarioRun) -> [String] {
+    /// The `### Program notes` section of `scenario`: a bullet per note under the case it is about; nil without notes.
+    static func section(for scenario: ScenarioRun) -> Section? {
         let noted = (scenario.cases + scenario.instrumentedCases).compactMap { result -> (String, [String])? in
             guard let m = result.measurements else { return nil }
             let notes = notes(m)
             return notes.isEmpty ? nil : (result.label, notes)
         }
-        guard !noted.isEmpty else { return [] }
-        var out = ["### Program notes", ""]
-        for (label, notes) in noted {
-            out.append("- \(MarkdownReport.code(label, inTable: false)):")
-            out.append(contentsOf: notes.map { "  - \($0)" })
+        guard !noted.isEmpty else { return nil }
+        let items = noted.map { label, notes in
+            ListItem("\(code: label):", items: notes.map { ListItem(Phrase(stringLiteral: $0)) })
         }
-        out.append("")
-        return out
+        return Section(level: 3, heading: "Program notes", blocks: [.list(items)])
     }
 }

@@ -9,32 +9,30 @@ struct RankingTable {
 
     /// A column: its header, its alignment and its cell for a ranked strategy and for a failed one.
     private struct Column {
-        var header: String
+        var header: Phrase
         var numeric = true
-        var ranked: (Int, StrategySummary) -> String
-        var failed: (String) -> String = { _ in "–" }
+        var ranked: (Int, StrategySummary) -> Phrase
+        var failed: (String) -> Phrase = { _ in "–" }
     }
 
-    /// The table's Markdown lines, a blank line after it.
-    func lines() -> [String] {
+    /// The table: ranked strategies best first, then those whose every case failed.
+    var table: Table {
         let columns = self.columns()
-        var out = ["| " + columns.map(\.header).joined(separator: " | ") + " |"]
-        out.append("|" + columns.map { $0.numeric ? "---:|" : "---|" }.joined())
+        var table = Table(columns: columns.map { Table.Column($0.header, $0.numeric ? .number : .text) })
         for (rank, strategy) in summary.ranked.enumerated() {
-            out.append("| " + columns.map { $0.ranked(rank, strategy) }.joined(separator: " | ") + " |")
+            table.rows.append(columns.map { $0.ranked(rank, strategy) })
         }
         for name in summary.failedStrategies {
-            out.append("| " + columns.map { $0.failed(name) }.joined(separator: " | ") + " |")
+            table.rows.append(columns.map { $0.failed(name) })
         }
-        out.append("")
-        return out
+        return table
     }
 
     /// What the table ranks by, in a sentence that leads it.
-    var caption: String {
-        let figure = summary.ranking == .peakAllocated ? "peak allocated" : summary.rankingLabel
-        var text = "Ranked by \(figure), median over repetitions; lower is better."
-        if summary.ranking != .peakAllocated { text += " Peak allocated is shown beside it." }
+    var caption: Phrase {
+        let figure: Phrase = summary.ranking == .peakAllocated ? "peak allocated" : FigureWords.label(summary.ranking)
+        var text: Phrase = "Ranked by \(figure), median over repetitions; lower is better."
+        if summary.ranking != .peakAllocated { text.append(" Peak allocated is shown beside it.") }
         return text
     }
 
@@ -42,17 +40,19 @@ struct RankingTable {
 
     private func columns() -> [Column] {
         var columns = [
-            Column(header: "Rank", ranked: { rank, _ in "\(rank + 1)" }),
+            Column(header: "Rank", ranked: { rank, _ in .value(.count(rank + 1)) }),
             Column(
-                header: "Strategy", numeric: false, ranked: { _, strategy in MarkdownReport.code(strategy.strategy) },
-                failed: { MarkdownReport.code($0) }),
+                header: "Strategy", numeric: false, ranked: { _, strategy in .code(strategy.strategy) },
+                failed: { .code($0) }),
         ]
         columns += rankingColumns()
         if summary.ranking != .peakAllocated {
             columns.append(
                 Column(
                     header: "Peak allocated",
-                    ranked: { MarkdownReport.withFloor($1.medianPeakAllocatedNetBytes, $1.peakUncertaintyBytes) }))
+                    ranked: {
+                        .value(.bytesWithFloor($1.medianPeakAllocatedNetBytes, floorBytes: $1.peakUncertaintyBytes))
+                    }))
         }
         if hasExact && summary.ranking != .exactPeak {
             columns.append(
@@ -60,7 +60,7 @@ struct RankingTable {
                     header: "Exact peak",
                     ranked: { _, strategy in
                         strategy.medianExactPeakNetBytes.map {
-                            MarkdownReport.withFloor($0, strategy.exactPeakUncertaintyBytes)
+                            .value(.bytesWithFloor($0, floorBytes: strategy.exactPeakUncertaintyBytes))
                         } ?? "–"
                     }))
         }
@@ -68,9 +68,11 @@ struct RankingTable {
             columns.append(Column(header: "Spike excess", ranked: { optionalBytes($1.medianSpikeExcessBytes) }))
         }
         if let phase = summary.ratePhase {
-            let growth = { (name: String) in summary.growth(of: name)?.formatted ?? "–" }
+            let growth = { (name: String) -> Phrase in
+                summary.growth(of: name).map { .value(.bytesPerSecond($0.bytesPerSecond)) } ?? "–"
+            }
             columns.append(
-                Column(header: "Growth in `\(phase)`", ranked: { growth($1.strategy) }, failed: { growth($0) }))
+                Column(header: "Growth in \(code: phase)", ranked: { growth($1.strategy) }, failed: { growth($0) }))
         }
         columns += [
             Column(header: "Peak resident", ranked: { bytes($1.medianPeakResidentBytes) }),
@@ -78,7 +80,7 @@ struct RankingTable {
             Column(header: "Residue", ranked: { bytes($1.medianResidueBytes) }),
             Column(
                 header: "Duration",
-                ranked: { Units.formatDuration(nanoseconds: Int64($1.medianDurationNanoseconds)) }),
+                ranked: { .value(.duration(nanoseconds: Int64($1.medianDurationNanoseconds))) }),
             Column(
                 header: "Cases ok", ranked: { "\($1.okCount)/\($1.okCount + $1.failedCount)" },
                 failed: { name in "0/\(scenario.cases.filter { $0.strategy == name }.count)" }),
@@ -90,8 +92,9 @@ struct RankingTable {
     /// says what stopped it.
     private func rankingColumns() -> [Column] {
         let kills = scenario.memoryLimitKills
-        let header = summary.ranking == .peakAllocated ? "Peak allocated" : "\(capitalized(summary.rankingLabel))"
-        let value = { (value: Double?) in value.map { summary.formatRanking($0) } ?? "–" }
+        let header =
+            summary.ranking == .peakAllocated ? "Peak allocated" : capitalized(FigureWords.label(summary.ranking))
+        let value = { (value: Double?) -> Phrase in value.map { summary.rankingValue($0) } ?? "–" }
         // A peak the harness measured itself carries its measurement floor (± the harness's own bytes).
         let floor = { (strategy: StrategySummary) -> Int? in
             switch summary.ranking {
@@ -104,21 +107,22 @@ struct RankingTable {
             Column(
                 header: header,
                 ranked: { _, strategy in
-                    strategy.rankingMedian.map { median in
-                        floor(strategy).map { MarkdownReport.withFloor(median, $0) } ?? summary.formatRanking(median)
+                    strategy.rankingMedian.map { median -> Phrase in
+                        floor(strategy).map { .value(.bytesWithFloor(median, floorBytes: $0)) }
+                            ?? summary.rankingValue(median)
                     } ?? "–"
                 },
                 failed: { name in
-                    kills.first { $0.strategy == name && $0.killedCount == $0.caseCount }.map(\.description)
+                    kills.first { $0.strategy == name && $0.killedCount == $0.caseCount }.map(KillWords.phrase)
                         ?? "failed"
                 })
         ] + intervalColumn() + [
             Column(
                 header: "× best",
-                ranked: { summary.ratioToBest($1).map { Units.fixed($0, decimals: 2) + "x" } ?? "–" }),
+                ranked: { summary.ratioToBest($1).map { .value(.ratio($0, decimals: 2)) } ?? "–" }),
             Column(
                 header: "Spread",
-                ranked: { $1.rankingSpreadPercent.map { "±" + Units.fixed($0 / 2, decimals: 1) + "%" } ?? "–" }),
+                ranked: { $1.rankingSpreadPercent.map { .value(.plusMinusPercent($0 / 2, decimals: 1)) } ?? "–" }),
             Column(header: "Min – max", ranked: { "\(value($1.rankingMin)) – \(value($1.rankingMax))" }),
         ]
     }
@@ -129,11 +133,15 @@ struct RankingTable {
         return [
             Column(
                 header: "95% interval",
-                ranked: { RepetitionsSection.cell($1.rankingInterval, format: { summary.formatRanking($0) }) })
+                ranked: { RepetitionsSection.cell($1.rankingInterval, format: { summary.rankingValue($0) }) })
         ]
     }
 
-    private func bytes(_ value: Double) -> String { Units.formatBytes(value) }
-    private func optionalBytes(_ value: Double?) -> String { value.map { Units.formatBytes($0) } ?? "–" }
-    private func capitalized(_ label: String) -> String { label.prefix(1).uppercased() + label.dropFirst() }
+    private func bytes(_ value: Double) -> Phrase { .value(.bytes(value)) }
+    private func optionalBytes(_ value: Double?) -> Phrase { value.map { .value(.bytes($0)) } ?? "–" }
+    /// The label with its first word capitalized (a name in code stays as it is).
+    private func capitalized(_ label: Phrase) -> Phrase {
+        guard case .text(let first)? = label.spans.first else { return label }
+        return Phrase([.text(first.prefix(1).uppercased() + first.dropFirst())] + label.spans.dropFirst())
+    }
 }

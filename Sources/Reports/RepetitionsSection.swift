@@ -5,15 +5,14 @@ import HarnessModel
 /// strategy stopped where it did.
 public enum RepetitionsSection {
     /// The interval as a table cell: `±2.7% (12.03 MiB – 12.60 MiB)`; `–` when there is none.
-    static func cell(_ interval: MedianInterval?, format: (Double) -> String = { Units.formatBytes($0) }) -> String {
+    static func cell(_ interval: MedianInterval?, format: (Double) -> Phrase = { .value(.bytes($0)) }) -> Phrase {
         guard let interval else { return "–" }
         return "\(reach(interval)) (\(format(interval.lower)) – \(format(interval.upper)))"
     }
 
     /// How far the interval reaches from the median: `±2.7%`, `±0.0%`, or `±∞` around a zero median.
-    static func reach(_ interval: MedianInterval) -> String {
-        let reach = interval.relativeReach
-        return reach.isFinite ? "±" + Units.fixed(reach * 100, decimals: 1) + "%" : "±∞"
+    static func reach(_ interval: MedianInterval) -> Value {
+        .plusMinusPercent(interval.relativeReach * 100, decimals: 1)
     }
 
     /// How many repetitions ran: `3 repetitions`; for auto, the range over the strategies, `6–12 repetitions`.
@@ -33,43 +32,43 @@ public enum RepetitionsSection {
     }
 
     /// The scenario line's repetitions: `3 repetitions`, or for auto the counts the strategies ran and the rule.
-    static func headline(_ run: ScenarioRun) -> String {
-        guard let rule = run.adaptiveRepetitions else { return count(run) }
+    static func headline(_ run: ScenarioRun) -> Phrase {
+        guard let rule = run.adaptiveRepetitions else { return Phrase(stringLiteral: count(run)) }
         return "repetitions: auto, \(counts(run).text) per strategy (until the 95% interval of the median is within "
-            + "±\(Units.fixed(rule.target * 100, decimals: rule.target * 100 < 1 ? 1 : 0))%, "
+            + "±\(Value.number(rule.target * 100, decimals: rule.target * 100 < 1 ? 1 : 0))%, "
             + "\(rule.minimum) to \(rule.maximum))"
     }
 
     /// `### Repetitions` for an auto scenario: per strategy and watched figure, the count, the median, its
-    /// interval and why the strategy stopped; nothing for a fixed count.
-    static func lines(for run: ScenarioRun) -> [String] {
-        guard let rule = run.adaptiveRepetitions else { return [] }
+    /// interval and why the strategy stopped; nil for a fixed count.
+    static func section(for run: ScenarioRun) -> Section? {
+        guard let rule = run.adaptiveRepetitions else { return nil }
         let watched = AdaptiveRepetitions.watchedFigures(of: run)
-        var out = ["### Repetitions", ""]
-        out.append(
+        let intro: Phrase =
             "Each strategy ran until the 95% interval of its median was within ±"
-                + "\(Units.fixed(rule.target * 100, decimals: rule.target * 100 < 1 ? 1 : 0))% of it "
-                + "(\(rule.minimum) to \(rule.maximum) repetitions). The interval is distribution-free: two of the "
-                + "repetitions' own values, the k-th smallest and the k-th largest, with k the largest rank whose "
-                + "binomial coverage of the median is at least 95%.")
-        out.append("")
-        out.append("| Strategy | Repetitions | Figure | Median | 95% interval | Stopped |")
-        out.append("|---|---:|---|---:|---:|---|")
+            + "\(Value.number(rule.target * 100, decimals: rule.target * 100 < 1 ? 1 : 0))% of it "
+            + "(\(rule.minimum) to \(rule.maximum) repetitions). The interval is distribution-free: two of the "
+            + "repetitions' own values, the k-th smallest and the k-th largest, with k the largest rank whose "
+            + "binomial coverage of the median is at least 95%."
+        var table = Table(columns: [
+            .init("Strategy"), .init("Repetitions", .number), .init("Figure"), .init("Median", .number),
+            .init("95% interval", .number), .init("Stopped"),
+        ])
         for strategy in run.strategies {
             let results = run.cases.filter { $0.strategy == strategy }
             guard !results.isEmpty else { continue }
             let stopped = reason(rule.decision(for: results, watching: watched), rule: rule)
             for figure in watched {
                 let values = ThresholdEvaluator.values(FigureReference(strategy: strategy, figure: figure), in: run)
-                let median = Statistics.median(values).map { figure.format($0) } ?? "–"
-                let interval = cell(MedianInterval(values)) { figure.format($0) }
-                out.append(
-                    "| \(MarkdownReport.code(strategy)) | \(results.count) | \(figure.label) | \(median) | "
-                        + "\(interval) | \(stopped) |")
+                let format = { (value: Double) in Phrase(stringLiteral: figure.format(value)) }
+                let median = Statistics.median(values).map(format) ?? "–"
+                table.rows.append([
+                    .code(strategy), .value(.count(results.count)), Phrase(stringLiteral: figure.label), median,
+                    cell(MedianInterval(values), format: format), Phrase(stringLiteral: stopped),
+                ])
             }
         }
-        out.append("")
-        return out
+        return Section(level: 3, heading: "Repetitions", blocks: [.paragraph(intro), .table(table)])
     }
 
     static func reason(_ decision: AdaptiveRepetitions.Decision, rule: AdaptiveRepetitions) -> String {

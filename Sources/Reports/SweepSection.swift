@@ -3,30 +3,31 @@ import HarnessModel
 /// The sweep part of a report: peak per swept value and strategy, with the fitted growth slope.
 public enum SweepSection {
     public static func markdown(_ sweeps: [SweepSummary]) -> String {
-        var out: [String] = []
-        for sweep in sweeps {
-            out.append("## Sweep: \(sweep.scenario) over `\(sweep.key)`")
-            out.append("")
-            out.append(
-                "Median peak allocated above baseline at each value, and the least-squares slope of peak against "
-                    + "the value (a bounded strategy has a slope near zero; one that queues work grows linearly).")
-            out.append("")
-            let labels = sweep.series.first?.points.map(\.label) ?? []
-            out.append(
-                "| Strategy | " + labels.map { MarkdownReport.code($0) }.joined(separator: " | ")
-                    + " | Slope | r² |")
-            out.append("|---|" + String(repeating: "---:|", count: labels.count + 2))
-            for series in sweep.series {
-                let values = series.points.map { $0.medianPeakAllocatedNetBytes.map(Units.formatBytes) ?? "failed" }
-                let slope = series.fit.map { "\(Units.formatBytes($0.slope))/\(perUnit(sweep.xUnit))" } ?? "–"
-                let r2 = series.fit?.rSquared.map { Units.fixed($0, decimals: 3) } ?? "–"
-                out.append(
-                    "| \(MarkdownReport.code(series.strategy)) | " + values.joined(separator: " | ")
-                        + " | \(slope) | \(r2) |")
+        MarkdownRenderer.render(sweeps.map { .section(section($0)) })
+    }
+
+    /// One sweep's section: peak per swept value and strategy, with the fitted growth slope.
+    static func section(_ sweep: SweepSummary) -> Section {
+        let labels = sweep.series.first?.points.map(\.label) ?? []
+        var table = Table(
+            columns: [.init("Strategy")] + labels.map { .init(.code($0), .number) }
+                + [.init("Slope", .number), .init("r²", .number)])
+        for series in sweep.series {
+            let values = series.points.map { point -> Phrase in
+                point.medianPeakAllocatedNetBytes.map { .value(.bytes($0)) } ?? "failed"
             }
-            out.append("")
+            let slope = series.fit.map { "\(Value.bytes($0.slope))/\(perUnit(sweep.xUnit))" as Phrase } ?? "–"
+            let r2 = series.fit?.rSquared.map { Phrase.value(.number($0, decimals: 3)) } ?? "–"
+            table.rows.append([.code(series.strategy)] + values + [slope, r2])
         }
-        return out.joined(separator: "\n")
+        return Section(
+            level: 2, heading: "Sweep: \(sweep.scenario) over \(code: sweep.key)",
+            blocks: [
+                .paragraph(
+                    "Median peak allocated above baseline at each value, and the least-squares slope of peak against "
+                        + "the value (a bounded strategy has a slope near zero; one that queues work grows linearly)."),
+                .table(table),
+            ])
     }
 
     /// `sweep.csv`: one row per strategy and value, then the fit on each row of its strategy.

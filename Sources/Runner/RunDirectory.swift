@@ -1,6 +1,6 @@
 import CSystem
+import FileIO
 import Foundation
-import Reports
 import Synchronization
 
 #if os(Linux)

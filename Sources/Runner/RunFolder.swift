@@ -1,5 +1,5 @@
+import FileIO
 import HarnessModel
-import Reports
 import WorkloadKit
 
 /// The output folder of one run, held from the first case until the report is published: checked and

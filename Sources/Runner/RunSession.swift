@@ -1,7 +1,7 @@
+import FileIO
 import Foundation
 import HarnessModel
 import Measurement
-import Reports
 import Scenarios
 import WorkloadKit
 

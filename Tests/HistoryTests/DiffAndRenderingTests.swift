@@ -3,6 +3,7 @@ import HarnessModel
 import Testing
 
 @testable import History
+@testable import Reports
 
 @Suite struct DiffAndRenderingTests {
     static func run(_ index: Int) -> HistoryRun {

@@ -1,4 +1,5 @@
 import AllocatorProbe
+import FileIO
 import Foundation
 import HarnessModel
 import Reports

@@ -1,4 +1,5 @@
 import CZlib
+import FileIO
 import Foundation
 import HarnessModel
 import Testing

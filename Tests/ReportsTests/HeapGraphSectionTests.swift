@@ -1,3 +1,4 @@
+import FileIO
 import Foundation
 import HarnessModel
 import Testing
@@ -183,6 +184,7 @@ struct HeapGraphSectionTests {
         #expect(
             HeapGraphSection.typeLabel(buffer) == "block of 4096 bytes allocated at App.Cache.grow() (Cache.swift:12)")
         #expect(
-            HeapGraphSection.typeCell(buffer) == "block of 4096 bytes allocated at `App.Cache.grow() (Cache.swift:12)`")
+            MarkdownRenderer.inline(HeapGraphSection.typeCell(buffer), inTable: true)
+                == "block of 4096 bytes allocated at `App.Cache.grow() (Cache.swift:12)`")
     }
 }

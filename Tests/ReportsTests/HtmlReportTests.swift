@@ -1,3 +1,4 @@
+import FileIO
 import Foundation
 import HarnessModel
 import Testing
@@ -129,17 +130,27 @@ struct HtmlReportTests {
     }
 
     @Test(arguments: [
-        ("`a | b` and **bold** [link](#x)", "<code>a | b</code> and <strong>bold</strong> <a href=\"#x\">link</a>"),
-        ("``code with ` tick``", "<code>code with ` tick</code>"),
-        ("0.5 * limit <= 3 & \\*", "0.5 * limit &lt;= 3 &amp; *"),
+        ("`a | b` and <b>", "<code>a | b</code> and &lt;b&gt;"),
+        ("0.5 * limit <= 3 & \\*", "0.5 * limit &lt;= 3 &amp; \\*"),
         ("unclosed `tick and [bracket", "unclosed `tick and [bracket"),
+        ("an empty `` pair", "an empty `` pair"),
     ])
-    func inlineMarkdown(markdown: String, html: String) {
-        #expect(HtmlMarkdown.inline(markdown) == html)
+    func typedWordsKeepTheirCodeSpansOnly(typed: String, html: String) {
+        #expect(HtmlRenderer.inline(Phrase(typed: typed)) == html)
     }
 
-    @Test func tablesKeepEscapedPipesAndAlignment() {
-        let html = HtmlMarkdown.table(["| A | B |", "|---|---:|", "| `x \\| y` | 1 |"])
+    @Test func phrasesRenderTheirSpans() {
+        let phrase: Phrase =
+            "\(code: "a | b") and \(strong: "bold") " + Phrase([.link("link", .section(heading: "x"))])
+            + " \(Value.signedBytes(-2048))"
+        #expect(
+            HtmlRenderer.inline(phrase)
+                == "<code>a | b</code> and <strong>bold</strong> <a href=\"#x\">link</a> -2.00 KiB")
+    }
+
+    @Test func tablesAlignNumbersAndKeepPipes() {
+        let table = Table(columns: [.init("A"), .init("B", .number)], rows: [[.code("x | y"), .value(.count(1))]])
+        let html = HtmlRenderer.render(table)
         #expect(html.contains("<th>A</th><th class=\"r\">B</th>"))
         #expect(html.contains("<td><code>x | y</code></td><td class=\"r\">1</td>"))
     }
@@ -149,6 +160,6 @@ struct HtmlReportTests {
         #expect(slugs.make("live-query") == "live-query")
         #expect(slugs.make("Peak allocated per phase") == "peak-allocated-per-phase")
         #expect(slugs.make("Peak allocated per phase") == "peak-allocated-per-phase-1")
-        #expect(slugs.make(HtmlMarkdown.plainText("`signal-next` (x)")) == "signal-next-x")
+        #expect(slugs.make((Phrase.code("signal-next") + " (x)").plainText) == "signal-next-x")
     }
 }

@@ -1,3 +1,4 @@
+import FileIO
 import HarnessModel
 import Testing
 
@@ -19,8 +20,14 @@ import Testing
         return run
     }
 
+    /// The scenario's section of report.md, without charts, as lines.
+    static func lines(_ run: ScenarioRun) -> [String] {
+        MarkdownRenderer.render([.section(ReportBuilder.section(for: run, index: 0, files: [], scale: nil))])
+            .components(separatedBy: "\n")
+    }
+
     @Test func theTableLeadsWithTheRankingFigureAndKeepsThePeakBeside() {
-        let lines = MarkdownReport.section(for: Self.rankedByMetric, charts: [])
+        let lines = Self.lines(Self.rankedByMetric)
         let text = lines.joined(separator: "\n")
         #expect(text.contains("Ranked by `finalDatabaseBytes`, median over repetitions; lower is better."))
         let header = lines.first { $0.hasPrefix("| Rank |") } ?? ""
@@ -36,7 +43,7 @@ import Testing
     }
 
     @Test func thePeakRankingKeepsItsOwnShape() {
-        let lines = MarkdownReport.section(for: ReportFixture.report.scenarios[0], charts: [])
+        let lines = Self.lines(ReportFixture.report.scenarios[0])
         let header = lines.first { $0.hasPrefix("| Rank |") } ?? ""
         #expect(header.hasPrefix("| Rank | Strategy | Peak allocated | × best | Spread | Min – max | Peak resident |"))
     }
@@ -67,7 +74,7 @@ import Testing
         #expect(summary.failedStrategies == ["deliver-on"])
         let reading = try #require(summary.rateReading)
         #expect(reading.hasPrefix("While `burst` runs, `deliver-on` grows 104.77 GiB/s (`signal-next`: "))
-        let lines = MarkdownReport.section(for: run, charts: [])
+        let lines = Self.lines(run)
         #expect(lines.contains { $0.hasPrefix("| – | `deliver-on` |") && $0.contains("104.77 GiB/s") })
     }
 

@@ -33,17 +33,87 @@ enum AttributionSection {
         "stacks/\(ReportBundle.chartStem(run.name))/\(ReportBundle.chartStem(strategy)).\(suffix)"
     }
 
-    /// The flame graphs, folded stacks and pprof profiles of every attributed case of `report`.
+    /// The scenario's live sets as one tree: each attributed strategy's peak (worst first), then `earlier`'s
+    /// (a comparison page's earlier run, labelled `earlierLabel`), then every iteration mark of each strategy.
+    static func tree(_ run: ScenarioRun, earlier: ScenarioRun? = nil, earlierLabel: String? = nil) -> FlameTree? {
+        let profiles = profiles(run)
+        let before = earlier.map(Self.profiles) ?? []
+        guard !profiles.isEmpty || !before.isEmpty else { return nil }
+        var columns: [FlameTree.Column] = []
+        var stacks: [[FlameTree.Stack]] = []
+        func add(_ strategy: String, _ profile: AllocationProfile, earlier: String?) {
+            columns.append(
+                FlameTree.Column(
+                    strategy: strategy, earlierRun: earlier, measuredPeakNetBytes: profile.peakNetBytes,
+                    sampleMeanBytes: profile.sampleMeanBytes))
+            stacks.append(
+                profile.stacks.map { flameStack(profile, $0, bytes: $0.peakLiveBytes, count: $0.peakLiveCount) })
+        }
+        for (strategy, profile) in profiles { add(strategy, profile, earlier: nil) }
+        for (strategy, profile) in before { add(strategy, profile, earlier: earlierLabel ?? "earlier run") }
+        for (strategy, profile) in profiles {
+            for mark in profile.iterations {
+                columns.append(
+                    FlameTree.Column(
+                        strategy: strategy,
+                        mark: .init(label: "\(mark.phase) #\(mark.iteration)", timeNanoseconds: mark.timeNanoseconds),
+                        sampleMeanBytes: profile.sampleMeanBytes))
+                stacks.append(
+                    mark.live.compactMap { live in
+                        profile.stacks.indices.contains(live.stack)
+                            ? flameStack(
+                                profile, profile.stacks[live.stack], bytes: live.liveBytes, count: live.liveCount)
+                            : nil
+                    })
+            }
+        }
+        return FlameTree.build(columns: columns, stacks: stacks)
+    }
+
+    /// The tree of one profile's live set at its peak (one column).
+    static func peakTree(_ profile: AllocationProfile, strategy: String = "") -> FlameTree {
+        FlameTree.build(
+            columns: [
+                FlameTree.Column(
+                    strategy: strategy, measuredPeakNetBytes: profile.peakNetBytes,
+                    sampleMeanBytes: profile.sampleMeanBytes)
+            ],
+            stacks: [profile.stacks.map { flameStack(profile, $0, bytes: $0.peakLiveBytes, count: $0.peakLiveCount) }])
+    }
+
+    /// A column of `tree` as a flame graph, described by `profile`'s largest allocation sites.
+    static func flameFigure(title: String, tree: FlameTree, column: Int, profile: AllocationProfile) -> FlameFigure {
+        let sites = profile.siteTable(limit: 5).rows.map {
+            "\($0.site.function) (\($0.site.shortLocation)) \(Units.formatBytes($0.liveBytes)), "
+                + "\(Units.fixed($0.shareOfPeak * 100, decimals: 1))%"
+        }
+        let description =
+            "Flame graph of the memory live at the peak above the baseline, "
+            + "\(Units.formatBytes(tree.bytes[column][0])) sampled, by allocation stack: each box is a function, as "
+            + "wide as the bytes allocated by it and the functions it called. Largest allocation sites: "
+            + sites.joined(separator: "; ") + "."
+        return FlameFigure(title: title, description: description, tree: tree, column: column)
+    }
+
+    private static func flameStack(
+        _ profile: AllocationProfile, _ stack: AllocationStack, bytes: Int, count: Int
+    ) -> FlameTree.Stack {
+        FlameTree.Stack(
+            frames: profile.frames(of: stack).map {
+                FlameTree.Frame(
+                    function: $0.function, location: $0.shortLocation, moduleName: $0.moduleName,
+                    isLibrary: $0.isLibrary)
+            }, bytes: bytes, count: count)
+    }
+
+    /// The folded stacks and pprof profiles of every attributed case of `report` (the flame graphs are figures of
+    /// the document).
     static func files(_ report: RunReport) -> [(path: String, data: Data)] {
         report.scenarios.flatMap { run in
             profiles(run).flatMap { strategy, profile -> [(path: String, data: Data)] in
                 var files: [(path: String, data: Data)] = [
                     (stacksPath(run, strategy, extension: "folded"), Data(FoldedStacks.render(profile).utf8))
                 ]
-                let title = "\(run.name) / \(strategy): live memory at the peak, by allocation stack"
-                if let svg = FlameGraph.render(profile, title: title) {
-                    files.insert((flameGraphPath(run, strategy), Data(svg.utf8)), at: 0)
-                }
                 // gzip of a few KB of protobuf cannot fail but for memory: the profile is then left out.
                 if let gzipped = try? PprofProfile.gzipped(profile, comment: "\(run.name) / \(strategy)") {
                     files.append((stacksPath(run, strategy, extension: "pb.gz"), Data(gzipped)))
@@ -53,83 +123,84 @@ enum AttributionSection {
         }
     }
 
-    /// The section's Markdown; nothing when the scenario has no attributed case.
-    static func lines(for run: ScenarioRun, files: Set<String>) -> [String] {
+    /// The section; nil when the scenario has no attributed case. `files`: the files to link (nil: all).
+    static func section(for run: ScenarioRun, files: Set<String>?) -> Section? {
         let profiles = profiles(run)
         // A case that captured the heap only (`--heap-graph`, `expect:`) recorded no stacks by design.
         let failed = run.instrumentedCases.filter { $0.measurements?.profile == nil && $0.instrumentation == .stacks }
-        guard !profiles.isEmpty || !failed.isEmpty else { return [] }
-        var out = ["### Where the memory is", ""]
-        let mean = profiles.first.map { Units.formatBytes($0.profile.sampleMeanBytes) } ?? "–"
-        out.append(
-            "Allocation stacks sampled about every \(mean) allocated, in one more case per strategy (its figures are "
-                + "left out of the tables and checks above: recording stacks slows allocation). Bytes are live at that "
-                + "case's peak, above its baseline.")
-        out.append("")
+        guard !profiles.isEmpty || !failed.isEmpty else { return nil }
+        let mean: Phrase = profiles.first.map { .value(.bytes(Double($0.profile.sampleMeanBytes))) } ?? "–"
+        var blocks: [Block] = [
+            .paragraph(
+                "Allocation stacks sampled about every \(mean) allocated, in one more case per strategy (its figures "
+                    + "are left out of the tables and checks above: recording stacks slows allocation). Bytes are live "
+                    + "at that case's peak, above its baseline.")
+        ]
         if profiles.count >= 2, let worst = profiles.first, let best = profiles.last {
-            out.append("**Difference between strategies**")
-            out.append("")
-            out.append(
-                AttributionMarkdown.difference(
-                    worst.profile.difference(from: best.profile, label: worst.strategy, baseLabel: best.strategy),
-                    limit: 5))
+            blocks.append(.paragraph("\(strong: "Difference between strategies")"))
+            blocks += AttributionMarkdown.differenceBlocks(
+                worst.profile.difference(from: best.profile, label: worst.strategy, baseLabel: best.strategy),
+                limit: 5)
         }
-        for (strategy, profile) in profiles {
-            out.append(contentsOf: strategyLines(run, strategy, profile, files: files))
+        let tree = tree(run)
+        for (column, (strategy, profile)) in profiles.enumerated() {
+            blocks.append(.section(strategySection(run, strategy, profile, tree: tree, column: column, files: files)))
         }
         for result in failed {
-            out.append(
-                "\(MarkdownReport.code(result.strategy, inTable: false)): no stacks (\(MarkdownReport.cell(result.failure ?? "")))"
-            )
-            out.append("")
+            blocks.append(.paragraph("\(code: result.strategy): no stacks (\(result.failure ?? ""))"))
         }
-        return out
+        return Section(level: 3, heading: "Where the memory is", blocks: blocks)
     }
 
-    static func strategyLines(
-        _ run: ScenarioRun, _ strategy: String, _ profile: AllocationProfile, files: Set<String>
-    ) -> [String] {
-        var out = ["#### \(MarkdownReport.code(strategy, inTable: false))", ""]
-        out.append(AttributionMarkdown.topSites(profile.siteTable(limit: 5), sampleMeanBytes: profile.sampleMeanBytes))
+    static func strategySection(
+        _ run: ScenarioRun, _ strategy: String, _ profile: AllocationProfile, tree: FlameTree?, column: Int,
+        files: Set<String>?
+    ) -> Section {
+        var blocks = AttributionMarkdown.topSitesBlocks(
+            profile.siteTable(limit: 5), sampleMeanBytes: profile.sampleMeanBytes)
         let flame = flameGraphPath(run, strategy)
-        if files.contains(flame) {
-            out.append("![\(run.name) / \(strategy): live memory at the peak by allocation stack](\(flame))")
-            out.append("")
+        if let tree, tree.bytes[column][0] > 0, files?.contains(flame) ?? true {
+            let title = "\(run.name) / \(strategy): live memory at the peak, by allocation stack"
+            blocks.append(
+                .figure(
+                    FigureBlock(
+                        .flame(flameFigure(title: title, tree: tree, column: column, profile: profile)), file: flame,
+                        alt: "\(run.name) / \(strategy): live memory at the peak by allocation stack")))
         }
-        let exports = [("folded stacks", "folded"), ("pprof", "pb.gz")].compactMap { label, suffix -> String? in
+        let exports = [("folded stacks", "folded"), ("pprof", "pb.gz")].compactMap { label, suffix -> Phrase? in
             let path = stacksPath(run, strategy, extension: suffix)
-            return files.contains(path) ? "[\(label)](\(path))" : nil
+            return files?.contains(path) ?? true ? Phrase([.link(Phrase(stringLiteral: label), .file(path))]) : nil
         }
         if !exports.isEmpty {
-            out.append("Stacks: " + exports.joined(separator: " · ") + " (flamegraph.pl, speedscope, `go tool pprof`).")
-            out.append("")
+            blocks.append(
+                .paragraph(
+                    "Stacks: " + Phrase.joined(exports, separator: " · ")
+                        + " (flamegraph.pl, speedscope, \(code: "go tool pprof"))."))
         }
-        if !profile.leakSites.isEmpty { out.append(contentsOf: leakLines(profile.leakSites)) }
+        if !profile.leakSites.isEmpty { blocks += leakBlocks(profile.leakSites) }
         if !profile.iterations.isEmpty {
-            out.append(AttributionMarkdown.growth(profile.siteGrowth(warmupIterations: warmup(run, strategy))))
+            blocks += AttributionMarkdown.growthBlocks(profile.siteGrowth(warmupIterations: warmup(run, strategy)))
         }
         if !profile.notes.isEmpty {
-            out.append("Notes: " + profile.notes.map(MarkdownReport.cell).joined(separator: "; ") + ".")
-            out.append("")
+            blocks.append(.paragraph("Notes: \(profile.notes.joined(separator: "; "))."))
         }
-        return out
+        return Section(level: 4, heading: .code(strategy), blocks: blocks)
     }
 
     /// Leaked objects and where they were tracked from (the `track` call right after their creation).
-    static func leakLines(_ sites: [LeakSite]) -> [String] {
-        var out = [
-            "Leaked objects and where they were made:", "", "| Type | Count | Made at | Location |",
-            "|---|---:|---|---|",
-        ]
-        for site in sites.prefix(10) {
-            let place = site.site
-            out.append(
-                "| \(MarkdownReport.code(site.typeName)) | \(site.count) | "
-                    + "\(place.map { MarkdownReport.code($0.function) } ?? "–") | "
-                    + "\(MarkdownReport.cell(place?.shortLocation ?? "–")) |")
+    static func leakBlocks(_ sites: [LeakSite]) -> [Block] {
+        let rows = sites.prefix(10).map { site -> [Phrase] in
+            [
+                .code(site.typeName), .value(.count(site.count)), site.site.map { .code($0.function) } ?? "–",
+                Phrase(stringLiteral: site.site?.shortLocation ?? "–"),
+            ]
         }
-        out.append("")
-        return out
+        return [
+            .paragraph("Leaked objects and where they were made:"),
+            .table(
+                Table(
+                    columns: [.init("Type"), .init("Count", .number), .init("Made at"), .init("Location")], rows: rows)),
+        ]
     }
 
     /// The warm-up of the scenario's `repeat` step, from its measured growth series (2 when unknown).

@@ -51,5 +51,5 @@ public enum SiteGrowthListing {
             : lines.joined(separator: "\n") + "\n"
     }
 
-    static func signed(_ bytes: Int) -> String { (bytes > 0 ? "+" : "") + Units.formatBytes(bytes) }
+    static func signed(_ bytes: Int) -> String { Value.signedBytes(Double(bytes)).text }
 }

@@ -7,37 +7,33 @@ import HarnessModel
 public enum CycleDiagram {
     /// The diagram as an SVG document; `title` names it (e.g. "live-query · signal-next · cycle 1").
     public static func svg(for cycle: HeapCycle, title: String = "Leaked cycle") -> String {
-        let labels = cycle.edges.map { fit(HeapGraphSection.typeLabel($0.from)) }
+        svg(HeapGraphSection.cycleFigure(cycle, title: title))
+    }
+
+    /// Draws `figure`: its blocks on a circle in cycle order, an arrow per reference.
+    static func svg(_ figure: CycleFigure) -> String {
+        let labels = figure.hops.map { fit($0.from) }
         let layout = Layout(labels: labels)
         var svg = SVGDocument(width: layout.width, height: layout.height)
         svg.raw(
             "<defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" "
                 + "orient=\"auto-start-reverse\"><path d=\"M 0 0 L 10 5 L 0 10 z\" fill=\"#444444\"/></marker></defs>")
-        svg.text(title, x: 12, y: 22, size: 15, weight: "bold")
-        let omitted = cycle.omittedEdges > 0 ? ", \(cycle.omittedEdges) more references not drawn" : ""
+        svg.text(figure.title, x: 12, y: 22, size: 15, weight: "bold")
+        let omitted = figure.omittedHops > 0 ? ", \(figure.omittedHops) more references not drawn" : ""
         svg.text(
-            "\(cycle.memberBlocks) block\(cycle.memberBlocks == 1 ? "" : "s"), "
-                + "\(Units.formatBytes(cycle.memberBytes)) leaked\(omitted)",
+            "\(figure.memberBlocks) block\(figure.memberBlocks == 1 ? "" : "s"), "
+                + "\(Units.formatBytes(figure.memberBytes)) leaked\(omitted)",
             x: 12, y: 40, size: 11, fill: "#555555")
-        for (index, edge) in cycle.edges.enumerated() {
-            layout.drawEdge(from: index, to: (index + 1) % labels.count, label: edgeLabel(edge), into: &svg)
+        for (index, hop) in figure.hops.enumerated() {
+            layout.drawEdge(from: index, to: (index + 1) % labels.count, label: hop.field, into: &svg)
         }
-        for (index, edge) in cycle.edges.enumerated() {
-            layout.drawNode(
-                index, label: labels[index], colour: Palette.colour(Int(edge.from.kind.rawValue)), into: &svg)
+        for (index, hop) in figure.hops.enumerated() {
+            layout.drawNode(index, label: labels[index], colour: Palette.colour(hop.kind), into: &svg)
         }
         let description =
-            "Directed graph of a leaked cycle of \(cycle.memberBlocks) blocks: "
-            + cycle.edges.map {
-                "\(HeapGraphSection.typeLabel($0.from)).\($0.fieldName ?? "+\($0.byteOffset)") references "
-                    + HeapGraphSection.typeLabel($0.to)
-            }.joined(separator: ", ") + "."
-        return svg.render(title: title, description: description)
-    }
-
-    /// The field name, or the reference's byte offset when reflection gave none; unowned references say so.
-    static func edgeLabel(_ edge: HeapCycleEdge) -> String {
-        (edge.fieldName ?? "+\(edge.byteOffset)") + (edge.kind == .unowned ? " (unowned)" : "")
+            "Directed graph of a leaked cycle of \(figure.memberBlocks) blocks: "
+            + figure.hops.map { "\($0.from).\($0.reference) references \($0.to)" }.joined(separator: ", ") + "."
+        return svg.render(title: figure.title, description: description)
     }
 
     /// Type names are long (`OpenCombine.Subscribers.Sink<App.Profile, Swift.Never>`): the qualifiers go first

@@ -7,42 +7,34 @@ public enum TimelineChart {
     public static func render(
         _ run: ScenarioRun, scale requested: ValueScale? = nil, width: Double = 900, plotHeight: Double = 320
     ) -> String? {
-        let strategies = run.strategies.compactMap { strategy in
-            representativeCase(run, strategy: strategy).map { (strategy, $0) }
-        }
-        guard !strategies.isEmpty else { return nil }
-        let lines = strategies.enumerated().compactMap { index, entry in
-            line(entry.0, entry.1, colour: Palette.colour(run.strategies.firstIndex(of: entry.0) ?? index))
-        }
-        guard !lines.isEmpty else { return nil }
-        let (scale, axis) = valueAxis(lines, requested: requested)
-        // Phase bands of the longest-running representative case (the script is the same for all).
-        let reference = strategies.map(\.1).max(by: {
-            $0.measurements.durationNanoseconds < $1.measurements.durationNanoseconds
-        })
+        ChartBuilder.timeline(run, scale: requested).flatMap { render($0, width: width, plotHeight: plotHeight) }
+    }
 
+    /// Draws `figure`: each series downsampled, its peak marker where the figure puts it.
+    static func render(_ figure: TimelineFigure, width: Double = 900, plotHeight: Double = 320) -> String? {
+        let lines = figure.series.map(line)
+        guard !lines.isEmpty else { return nil }
+        let axis = valueAxis(lines, scale: figure.scale)
         var chart = Layout(lines: lines, axis: axis, width: width, plotHeight: plotHeight)
-        chart.drawHeading(run.name, phasesOf: reference?.strategy, scale: scale)
-        if let reference { chart.drawPhaseBands(reference.measurements.phases) }
+        chart.drawHeading(figure.scenario, phasesOf: figure.phasesOf, scale: figure.scale)
+        if figure.phasesOf != nil { chart.drawPhaseBands(figure.phases) }
         chart.drawAxes()
         chart.drawLegend()
         chart.drawLines()
         chart.drawPeakMarkers()
         return chart.svg.render(
-            title: "\(run.name): allocated above baseline over time", description: description(run.name, lines))
+            title: "\(figure.scenario): allocated above baseline over time",
+            description: description(figure.scenario, lines))
     }
 
-    /// The scale `requested`, else log when the peaks differ by more than 30x; and an axis up to the highest peak.
-    private static func valueAxis(_ lines: [Line], requested: ValueScale?) -> (ValueScale, ValueAxis) {
+    /// An axis up to the highest peak.
+    private static func valueAxis(_ lines: [Line], scale: ValueScale) -> ValueAxis {
         let peaks = lines.map(\.peak.1).filter { $0 > 0 }
-        let spread = (peaks.max() ?? 1) / max(peaks.min() ?? 1, 1)
-        let scale = requested ?? (spread > 30 ? .log : .linear)
         let maxValue = lines.reduce(1.0) { max($0, $1.peak.1) }
         let minPositive = peaks.reduce(Double.greatestFiniteMagnitude) { min($0, $1) }
-        let axis = ValueAxis(
+        return ValueAxis(
             maximum: maxValue * 1.08, minimumPositive: max(minPositive / 8, 1024),
             scale: scale == .log ? .log : .linear, isBytes: true)
-        return (scale, axis)
     }
 
     /// The chart in words: each strategy's peak and when it was reached.
@@ -64,17 +56,15 @@ public enum TimelineChart {
         let lastTime: Double
     }
 
-    /// The line of a strategy's representative case, downsampled; nil when it has no samples.
-    private static func line(_ strategy: String, _ result: RepresentativeCase, colour: String) -> Line? {
-        let series = result.samples
-        guard series.count > 0 else { return nil }
+    /// A series as drawn: downsampled, its peak marker in seconds and bytes.
+    private static func line(_ series: TimelineFigure.Series) -> Line {
         let times = series.timeNanoseconds.map { Double($0) / 1e9 }
-        let values = series.allocatedBytes.map { Double($0 - result.measurements.baselineAllocatedBytes) }
-        let points = minMaxDownsample(times: times, values: values, buckets: 450)
-        guard let peakIndex = values.indices.max(by: { values[$0] < values[$1] }) else { return nil }
+        let values = series.netBytes.map(Double.init)
         return Line(
-            name: strategy, colour: colour, points: points, peak: (times[peakIndex], values[peakIndex]),
-            killed: result.killed, lastTime: times.last ?? 0)
+            name: series.strategy, colour: series.colour,
+            points: minMaxDownsample(times: times, values: values, buckets: 450),
+            peak: (Double(series.peak.timeNanoseconds) / 1e9, Double(series.peak.netBytes)), killed: series.kill != nil,
+            lastTime: times.last ?? 0)
     }
 
     /// Where everything goes (the legend's rows decide where the plot starts), and the document.
@@ -140,7 +130,7 @@ public enum TimelineChart {
         }
 
         /// Every other phase shaded, each one's start marked and its name written where it fits.
-        mutating func drawPhaseBands(_ phases: [PhaseResult]) {
+        mutating func drawPhaseBands(_ phases: [TimelineFigure.Phase]) {
             let left = Self.left
             for (index, phase) in phases.enumerated() {
                 // Phases may end after the last sample; keep the bands inside the plot.

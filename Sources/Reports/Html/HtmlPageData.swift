@@ -5,7 +5,13 @@ import HarnessModel
 /// the SVG timeline shows), the attributed cases' stacks at the peak and at each iteration mark, and the heap graphs'
 /// cycles and retaining paths. Built from the record alone; times in microseconds, sizes in bytes, whole numbers only
 /// (the JSON is the same bytes on every machine).
+///
+/// The data's shape is `Html/assets/page-data.schema.json` (its version is `schemaVersion`): the emitted data and the
+/// fields report.js reads are both checked against it (`PageDataSchemaTests`).
 struct HtmlPageData: Encodable {
+    /// The version of the schema the data follows; a change of shape that breaks a reader raises it.
+    static let schemaVersion = 1
+    var schemaVersion = Self.schemaVersion
     var scenarios: [Scenario]
     /// The earlier run a comparison page (`compare --against DIR --html FILE`) sets beside this one, in words
     /// (its folder and when it was made); nil on a report folder's own page.
@@ -36,10 +42,20 @@ struct HtmlPageData: Encodable {
         var timeMicroseconds: [Int64]
         var netBytes: [Int]
         var phaseIndex: [Int]
+        /// The line's one peak marker (the document's): the case's measured peak, at the sample where the line is
+        /// highest.
+        var peak: Peak
         /// Where the memory limit stopped the case; nil when it was not stopped.
         var kill: Kill?
         /// When a memory warning was posted (the `memoryWarnings` gauge went up).
         var warningMicroseconds: [Int64]
+    }
+
+    struct Peak: Encodable {
+        var sampleIndex: Int
+        var netBytes: Int
+        /// `netBytes` as every rendering spells it (`Value.bytes`).
+        var text: String
     }
 
     struct Kill: Encodable {
@@ -156,44 +172,28 @@ extension HtmlPageData {
         AttributionSection.profiles(run).map { profile($0.strategy, $0.profile) }
     }
 
+    /// The document's timeline figure (`ChartBuilder.timeline`, the one the SVG draws) in the page's units.
     static func timeline(_ run: ScenarioRun) -> Timeline? {
-        let cases = run.strategies.compactMap { representativeCase(run, strategy: $0) }
-        let lines = cases.map { line(run, $0) }.filter { !$0.timeMicroseconds.isEmpty }
-        guard !lines.isEmpty else { return nil }
-        let reference = cases.max { $0.measurements.durationNanoseconds < $1.measurements.durationNanoseconds }
-        let phases = (reference?.measurements.phases ?? []).map {
+        guard let figure = ChartBuilder.timeline(run, scale: nil) else { return nil }
+        let lines = figure.series.map { series in
+            Line(
+                strategy: series.strategy, colour: series.colour, phaseNames: series.phaseNames,
+                timeMicroseconds: series.timeNanoseconds.map { $0 / 1000 }, netBytes: series.netBytes,
+                phaseIndex: series.phaseIndex,
+                peak: Peak(
+                    sampleIndex: series.peak.sampleIndex, netBytes: series.peak.netBytes,
+                    text: Value.bytes(Double(series.peak.netBytes)).text),
+                kill: series.kill.map {
+                    Kill(
+                        timeMicroseconds: $0.timeNanoseconds / 1000, netBytes: $0.netBytes,
+                        limitNetBytes: $0.limitNetBytes, footprint: $0.footprint)
+                }, warningMicroseconds: series.warningNanoseconds.map { $0 / 1000 })
+        }
+        let phases = figure.phases.map {
             Phase(
                 name: $0.name, startMicroseconds: $0.startNanoseconds / 1000, endMicroseconds: $0.endNanoseconds / 1000)
         }
         return Timeline(lines: lines, phases: phases)
-    }
-
-    static func line(_ run: ScenarioRun, _ representative: RepresentativeCase) -> Line {
-        let series = representative.samples
-        let baseline = representative.measurements.baselineAllocatedBytes
-        var warnings: [Int64] = []
-        if let gauge = series.gaugeNames.firstIndex(of: "memoryWarnings"), gauge < series.gauges.count {
-            let values = series.gauges[gauge]
-            for row in values.indices.dropFirst() where values[row] > values[row - 1] {
-                warnings.append(series.timeNanoseconds[row] / 1000)
-            }
-        }
-        let outcome = run.cases.first {
-            $0.strategy == representative.strategy && $0.measurements == representative.measurements
-        }?.outcome
-        var kill: Kill?
-        if case .killedByMemoryLimit(let hit, _) = outcome {
-            kill = Kill(
-                timeMicroseconds: hit.timeNanoseconds / 1000, netBytes: hit.footprintBytes - baseline,
-                limitNetBytes: hit.footprint == .allocated ? hit.limitBytes - baseline : nil,
-                footprint: hit.footprint.rawValue)
-        }
-        return Line(
-            strategy: representative.strategy,
-            colour: Palette.colour(run.strategies.firstIndex(of: representative.strategy) ?? 0),
-            phaseNames: series.phaseNames, timeMicroseconds: series.timeNanoseconds.map { $0 / 1000 },
-            netBytes: series.allocatedBytes.map { $0 - baseline }, phaseIndex: series.phaseIndex, kill: kill,
-            warningMicroseconds: warnings)
     }
 
     static func profile(_ strategy: String, _ profile: AllocationProfile) -> Profile {
@@ -221,14 +221,14 @@ extension HtmlPageData {
                     group: group, memberBlocks: cycle.memberBlocks, memberBytes: cycle.memberBytes,
                     edges: cycle.edges.map {
                         Edge(
-                            from: HeapGraphSection.typeLabel($0.from), field: CycleDiagram.edgeLabel($0),
+                            from: HeapGraphSection.typeLabel($0.from), field: HeapGraphSection.edgeLabel($0),
                             to: HeapGraphSection.typeLabel($0.to))
                     }, omittedEdges: cycle.omittedEdges)
             },
             paths: capture.paths.map { path in
                 Path(
                     query: path.query, reason: HeapGraphSection.reasonText(path.reason),
-                    root: path.root.map { HtmlMarkdown.plainText(HeapGraphSection.rootText($0)) },
+                    root: path.root.map { HeapGraphSection.rootText($0).plainText },
                     nodes: path.nodes.map { node in
                         PathNode(
                             type: HeapGraphSection.typeLabel(node.type),

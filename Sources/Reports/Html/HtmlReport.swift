@@ -3,8 +3,8 @@ import HarnessModel
 
 /// `report.html`: one self-contained page to explore a run, rendered from the record like every other file.
 ///
-/// The page is `report.md` as HTML (`HtmlMarkdown`: every table and paragraph, from the same text) with its
-/// pictures in place: the timeline becomes a zoomable chart of every strategy on one time axis, each flame graph an
+/// The page is the run's document as HTML (`HtmlRenderer`: every table and paragraph `report.md` has, from the same
+/// document) with its pictures in place: the timeline becomes a zoomable chart of every strategy on one time axis, each flame graph an
 /// interactive one (click to zoom, search, hover), the other charts (peaks, gauges, cycles) are the report's own
 /// SVGs inlined as `data:` images. After each scenario's section come the views Markdown cannot have: a differential
 /// flame graph of two strategies chosen by the reader, the live set at each iteration mark ("over time"), and each
@@ -33,55 +33,28 @@ public enum HtmlReport {
         }
     }
 
-    /// The page for `record`: `markdown` is the record's `report.md`, `images` the SVG files it links to (relative
-    /// path → bytes) that the page shows as pictures; with `earlier`, the comparison page of the two runs. A pure
-    /// function: the same input gives the same bytes.
-    public static func render(
-        _ record: RunRecord, markdown: String, images: [String: Data], earlier: EarlierRun? = nil
-    ) -> String {
+    /// The page for `record`, whose document is `document`; with `earlier`, the comparison page of the two runs.
+    /// A pure function: the same input gives the same bytes.
+    public static func render(_ record: RunRecord, document: ReportDocument, earlier: EarlierRun? = nil) -> String {
         let report = record.report
         let data = HtmlPageData(report, earlier: earlier)
-        var timelines: [String: Int] = [:]
-        var flames: [String: (Int, String)] = [:]
-        var sections: [String: Int] = [:]
-        for (index, run) in report.scenarios.enumerated() {
-            timelines["charts/\(ReportBundle.chartStem(run.name))-timeline.svg"] = index
-            for (strategy, _) in AttributionSection.profiles(run) {
-                flames[AttributionSection.flameGraphPath(run, strategy)] = (index, strategy)
-            }
-            sections[run.name] = index
-        }
-        let converter = HtmlMarkdown(
-            image: { alt, path in
-                if let index = timelines[path], data.scenarios[index].timeline != nil {
-                    return
-                        "<div class=\"mh-timeline\" data-scenario=\"\(index)\" aria-label=\"\(HtmlText.escape(alt))\">"
-                        + "</div>"
-                }
-                if let (index, strategy) = flames[path] {
-                    return
-                        "<div class=\"mh-flame\" data-scenario=\"\(index)\" data-strategy=\"\(HtmlText.escape(strategy))\""
-                        + " aria-label=\"\(HtmlText.escape(alt))\"></div>"
-                }
-                return figure(alt: alt, path: path, svg: images[path])
-            },
-            sectionEnd: { heading in
-                guard let index = sections[heading] else { return "" }
+        var renderer = HtmlRenderer(
+            hasTimeline: { data.scenarios.indices.contains($0) && data.scenarios[$0].timeline != nil },
+            explores: { index in
+                guard data.scenarios.indices.contains(index) else { return false }
                 let scenario = data.scenarios[index]
                 let comparable = scenario.profiles.count + (scenario.earlierProfiles?.count ?? 0)
-                let explore =
-                    (!scenario.profiles.isEmpty && comparable >= 2)
+                return (!scenario.profiles.isEmpty && comparable >= 2)
                     || scenario.profiles.contains { !$0.iterations.isEmpty }
                     || scenario.heapGraphs.contains { !$0.captures.isEmpty }
-                return explore ? "<div class=\"mh-explore\" data-scenario=\"\(index)\"></div>" : ""
             })
+        let body = renderer.render(document)
         guard let earlier else {
-            return page(
-                title: "memharness report · \(report.generatedAt)", body: converter.render(markdown), data: data)
+            return page(title: "memharness report · \(report.generatedAt)", body: body, data: data)
         }
         return page(
             title: "memharness comparison · \(report.generatedAt) since \(earlier.label)",
-            body: comparison(report, earlier) + converter.render(markdown), data: data)
+            body: comparison(report, earlier) + body, data: data)
     }
 
     /// The head of a comparison page: which two runs, where to look, and the allocation sites that grew since

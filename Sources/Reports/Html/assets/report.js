@@ -104,11 +104,6 @@
     let end = 1;
     lines.forEach(line => { end = Math.max(end, line.timeMicroseconds[line.timeMicroseconds.length - 1] || 0); });
     const view = {t0: 0, t1: end};
-    lines.forEach(line => {
-      let peak = 0;
-      line.netBytes.forEach((value, i) => { if (value > line.netBytes[peak]) peak = i; });
-      if (line.netBytes.length > 0) line.peakIndex = peak;
-    });
     const shown = lines.map(() => true);
     const M = {l: 76, r: 16, t: 16, b: 38};
     const H = 340;
@@ -150,6 +145,9 @@
         if (!shown[index]) return;
         const [i0, i1] = visibleRange(line);
         for (let i = i0; i <= i1; i += 1) top = Math.max(top, line.netBytes[i]);
+        // The marker reads the measured peak, which a peak between two samples puts above the line.
+        const at = line.timeMicroseconds[line.peak.sampleIndex];
+        if (!line.kill && at >= view.t0 && at <= view.t1) top = Math.max(top, line.peak.netBytes);
       });
       return top > 0 ? top * 1.08 : 1024;
     }
@@ -279,19 +277,19 @@
       ctx.stroke();
       ctx.lineWidth = 1;
     }
-    // Each line's peak, where it is in view: a dot and its value (as the SVG timeline marks it).
+    // Each line's peak marker, where it is in view: a dot and its value, both the data's (the SVG timeline's own).
     function drawPeak(line, yOf, fg) {
-      if (line.kill || line.peakIndex === undefined) return;
-      const t = line.timeMicroseconds[line.peakIndex];
+      if (line.kill) return;
+      const t = line.timeMicroseconds[line.peak.sampleIndex];
       if (t < view.t0 || t > view.t1) return;
       const x = xOf(t);
-      const y = yOf(line.netBytes[line.peakIndex]);
+      const y = yOf(line.peak.netBytes);
       ctx.fillStyle = line.colour;
       ctx.beginPath();
       ctx.arc(x, y, 3.5, 0, 2 * Math.PI);
       ctx.fill();
       ctx.fillStyle = fg;
-      ctx.fillText('peak ' + bytes(line.netBytes[line.peakIndex]), x + 6, Math.max(M.t + 22, y - 6));
+      ctx.fillText('peak ' + line.peak.text, x + 6, Math.max(M.t + 22, y - 6));
     }
     // The memory limit (dashed), the kill (a cross) and the memory warnings (triangles at the top).
     function drawEvents(line, yOf, top, pw, fg, limits) {

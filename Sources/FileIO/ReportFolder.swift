@@ -1,5 +1,4 @@
 import CSystem
-import FileIO
 import Foundation
 import HarnessModel
 

@@ -1,5 +1,5 @@
 import HarnessModel
-import Reports
+import History
 
 /// A differential flame graph of two runs' live sets at the peak: every box as wide as the larger of its bytes
 /// before and after (so what vanished still shows), coloured by the change: grown vermilion, shrunk blue,
@@ -11,80 +11,78 @@ enum DifferentialFlameGraph {
     static let margin = 10.0
     static let top = 64.0
 
-    final class Node {
-        let name: String
-        var before = 0
-        var after = 0
-        var children: [String: Node] = [:]
-        init(_ name: String) { self.name = name }
-        var size: Int { max(before, after) }
-        var depth: Int { 1 + (children.values.map(\.depth).max() ?? 0) }
-    }
-
-    static func tree(before: [String: Int], after: [String: Int]) -> Node {
-        let root = Node("all")
-        for (stacks, isAfter) in [(before, false), (after, true)] {
-            for (path, bytes) in stacks {
-                var node = root
-                let visit = { (node: Node) in if isAfter { node.after += bytes } else { node.before += bytes } }
-                visit(root)
-                for frame in path.split(separator: ";") {
-                    let name = String(frame)
-                    let child = node.children[name] ?? Node(name)
-                    node.children[name] = child
-                    visit(child)
-                    node = child
-                }
+    /// The two folded live sets as one flame tree of two columns (before, after).
+    static func tree(before: [String: Int], after: [String: Int]) -> FlameTree {
+        let stacks = [before, after].map { folded in
+            folded.sorted { $0.key < $1.key }.map { path, bytes in
+                FlameTree.Stack(
+                    frames: path.split(separator: ";").map { FlameTree.Frame(function: String($0)) }, bytes: bytes,
+                    count: 0)
             }
         }
-        return root
+        return FlameTree.build(
+            columns: [FlameTree.Column(strategy: "before"), FlameTree.Column(strategy: "after")], stacks: stacks)
     }
 
     static func render(before: [String: Int], after: [String: Int], title: String) -> String? {
-        let root = tree(before: before, after: after)
-        guard root.size > 0 else { return nil }
-        let depth = root.depth
-        let height = top + Double(depth) * frameHeight + 30
-        var svg = SVGDocument(width: width, height: height)
-        svg.text(title, x: margin, y: 22, size: 15, weight: "bold")
-        svg.text(
-            "\(Units.formatBytes(root.before)) → \(Units.formatBytes(root.after)) sampled live at the peak · width = the "
-                + "larger of before and after · vermilion grew, blue shrank, grey unchanged",
-            x: margin, y: 40, size: 11, fill: "#555555")
-        let scale = (width - 2 * margin) / Double(root.size)
-        draw(root, x: margin, level: 0, baseline: top + Double(depth) * frameHeight, scale: scale, svg: &svg)
-        return svg.render(
-            title: title,
+        render(
+            DifferentialFlameFigure(title: title, tree: tree(before: before, after: after), before: 0, after: 1),
             description: "Differential flame graph: "
                 + leafMoves(before: before, after: after).prefix(5).map {
                     "\($0.function) \(Units.formatBytes($0.before)) to \(Units.formatBytes($0.after))"
                 }.joined(separator: "; "))
     }
 
+    /// Draws `figure`: each node as wide as the larger of its two columns, coloured by the change.
+    static func render(_ figure: DifferentialFlameFigure, description: String? = nil) -> String? {
+        let tree = figure.tree
+        let size = { (node: Int) in max(tree.bytes[figure.before][node], tree.bytes[figure.after][node]) }
+        guard size(0) > 0 else { return nil }
+        let depth = tree.depth(of: 0) { size($0) > 0 }
+        let height = top + Double(depth) * frameHeight + 30
+        var svg = SVGDocument(width: width, height: height)
+        svg.text(figure.title, x: margin, y: 22, size: 15, weight: "bold")
+        svg.text(
+            "\(Units.formatBytes(tree.bytes[figure.before][0])) → \(Units.formatBytes(tree.bytes[figure.after][0])) "
+                + "sampled live at the peak · width = the larger of before and after · vermilion grew, blue shrank, "
+                + "grey unchanged",
+            x: margin, y: 40, size: 11, fill: "#555555")
+        let scale = (width - 2 * margin) / Double(size(0))
+        draw(0, figure, x: margin, level: 0, baseline: top + Double(depth) * frameHeight, scale: scale, svg: &svg)
+        return svg.render(title: figure.title, description: description ?? "Differential flame graph")
+    }
+
     private static func draw(
-        _ node: Node, x: Double, level: Int, baseline: Double, scale: Double, svg: inout SVGDocument
+        _ node: Int, _ figure: DifferentialFlameFigure, x: Double, level: Int, baseline: Double, scale: Double,
+        svg: inout SVGDocument
     ) {
-        let boxWidth = Double(node.size) * scale
+        let tree = figure.tree
+        let before = tree.bytes[figure.before][node]
+        let after = tree.bytes[figure.after][node]
+        let size = max(before, after)
+        let boxWidth = Double(size) * scale
         guard boxWidth >= 0.5 else { return }
         let y = baseline - Double(level + 1) * frameHeight
-        let change = Double(node.after - node.before) / Double(max(node.size, 1))
+        let change = Double(after - before) / Double(max(size, 1))
         let fill =
             change > 0.02
             ? shade(change, base: (213, 94, 0)) : change < -0.02 ? shade(-change, base: (0, 114, 178)) : "#bbbbbb"
+        let name = tree.nodes[node].name
         svg.raw(
-            "<g><title>\(SVGDocument.escape(node.name)): \(Units.formatBytes(node.before)) → "
-                + "\(Units.formatBytes(node.after))</title>")
+            "<g><title>\(SVGDocument.escape(name)): \(Units.formatBytes(before)) → \(Units.formatBytes(after))</title>")
         svg.rect(x: x, y: y, width: boxWidth - 0.5, height: frameHeight - 1, fill: fill)
         let characters = Int((boxWidth - 6) / (11 * 0.6))
         if characters >= 3 {
-            let label = node.name.count > characters ? String(node.name.prefix(characters - 2)) + ".." : node.name
+            let label = name.count > characters ? String(name.prefix(characters - 2)) + ".." : name
             svg.text(label, x: x + 3, y: y + 13, size: 11)
         }
         svg.raw("</g>")
         var offset = x
-        for child in node.children.values.sorted(by: { $0.name < $1.name }) {
-            draw(child, x: offset, level: level + 1, baseline: baseline, scale: scale, svg: &svg)
-            offset += Double(child.size) * scale
+        for child in tree.nodes[node].children {
+            let childSize = max(tree.bytes[figure.before][child], tree.bytes[figure.after][child])
+            guard childSize > 0 else { continue }
+            draw(child, figure, x: offset, level: level + 1, baseline: baseline, scale: scale, svg: &svg)
+            offset += Double(childSize) * scale
         }
     }
 

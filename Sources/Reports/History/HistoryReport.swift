@@ -1,6 +1,7 @@
+import FileIO
 import Foundation
 import HarnessModel
-import Reports
+import History
 
 /// Wording shared by the history's renderings.
 enum Renderings {
@@ -9,14 +10,12 @@ enum Renderings {
     }
 
     static func signed(_ value: Double, isBytes: Bool) -> String {
-        (value > 0 ? "+" : "") + format(value, isBytes: isBytes)
+        isBytes ? Value.signedBytes(value).text : (value > 0 ? "+" : "") + format(value, isBytes: false)
     }
 
     static func percent(_ change: ChangePoint) -> String { percent(change.relativeStep) }
 
-    static func percent(_ fraction: Double) -> String {
-        fraction.isFinite ? (fraction > 0 ? "+" : "") + Units.fixed(fraction * 100, decimals: 1) + "%" : "from 0"
-    }
+    static func percent(_ fraction: Double) -> String { Value.signedPercent(fraction, decimals: 1).text }
 
     /// A p-value as people read it: `< 0.0001` below that.
     static func pValue(_ value: Double) -> String { value < 0.0001 ? "< 0.0001" : Units.fixed(value, decimals: 4) }

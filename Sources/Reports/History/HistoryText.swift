@@ -1,6 +1,7 @@
+import FileIO
 import Foundation
 import HarnessModel
-import Reports
+import History
 
 /// The gate's and the diff's words and files.
 public enum HistoryText {

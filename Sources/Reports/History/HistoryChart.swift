@@ -1,5 +1,5 @@
 import HarnessModel
-import Reports
+import History
 
 /// A series over commits as SVG, in the house style of the report's charts: the values (one point per run),
 /// each segment's median with its noise band (± 2.5σ shaded), the change points marked with their commit and
@@ -15,32 +15,52 @@ enum HistoryChart {
     static let maximumPoints = 800
 
     static func render(_ entry: AnalysedSeries, runs: [HistoryRun]) -> String {
+        render(figure(entry, runs: runs), description: description(entry, runs: runs))
+    }
+
+    /// The series over commits as the figure its chart draws.
+    static func figure(_ entry: AnalysedSeries, runs: [HistoryRun]) -> HistorySeriesFigure {
         let series = entry.series
         let analysis = entry.analysis
-        let values = series.values
-        let top = max(values.max() ?? 0, (analysis.segments.map(\.median).max() ?? 0) + analysis.band)
-        let axis = ValueAxis(maximum: top, minimumPositive: 1, scale: .linear, isBytes: series.isBytes)
-        var chart = Canvas(count: values.count, axis: axis)
-        let title = "\(series.key.scenario) / \(series.key.strategy): \(series.key.figure) over \(values.count) runs"
-        chart.svg.text(title, x: left, y: 24, size: 15, weight: "bold")
         let noise = Renderings.format(analysis.band, isBytes: series.isBytes)
-        chart.svg.text(
-            "noise band ± \(noise) (2.5σ, σ robust, at least the quantum) · \(analysis.changePoints.count) change "
-                + "point(s), PELT · "
-                + "oldest run left, newest right",
-            x: left, y: 42, size: 11, fill: "#555555")
+        return HistorySeriesFigure(
+            title:
+                "\(series.key.scenario) / \(series.key.strategy): \(series.key.figure) over \(series.values.count) runs",
+            subtitle: "noise band ± \(noise) (2.5σ, σ robust, at least the quantum) · \(analysis.changePoints.count) "
+                + "change point(s), PELT · oldest run left, newest right",
+            isBytes: series.isBytes, values: series.values, band: analysis.band,
+            segments: analysis.segments.map { .init(start: $0.start, end: $0.end, median: $0.median) },
+            changes: analysis.changePoints.map { change in
+                let run = runs[series.runIndices[change.index]]
+                return .init(
+                    index: change.index,
+                    label: "\(run.provenance.shortCommit.prefix(7)) \(Renderings.percent(change))")
+            }
+                + (analysis.newestRunStep.map { newest in
+                    [
+                        .init(
+                            index: newest.index, label: "newest run \(Renderings.percent(newest))?",
+                            isNewestRunOnly: true)
+                    ]
+                } ?? []),
+            firstLabel: String(runs[series.runIndices[0]].provenance.shortCommit.prefix(7)),
+            lastLabel: String(runs[series.runIndices[series.values.count - 1]].provenance.shortCommit.prefix(7)))
+    }
+
+    /// Draws `figure`.
+    static func render(_ figure: HistorySeriesFigure, description: String? = nil) -> String {
+        let values = figure.values
+        let top = max(values.max() ?? 0, (figure.segments.map(\.median).max() ?? 0) + figure.band)
+        let axis = ValueAxis(maximum: top, minimumPositive: 1, scale: .linear, isBytes: figure.isBytes)
+        var chart = Canvas(count: values.count, axis: axis)
+        chart.svg.text(figure.title, x: left, y: 24, size: 15, weight: "bold")
+        chart.svg.text(figure.subtitle, x: left, y: 42, size: 11, fill: "#555555")
         chart.drawAxes()
-        for segment in analysis.segments { chart.drawSegment(segment, band: analysis.band) }
+        for segment in figure.segments { chart.drawSegment(segment, band: figure.band) }
         chart.drawValues(values)
-        for change in analysis.changePoints {
-            let run = runs[series.runIndices[change.index]]
-            chart.drawChange(change, label: "\(run.provenance.shortCommit.prefix(7)) \(Renderings.percent(change))")
-        }
-        if let newest = analysis.newestRunStep {
-            chart.drawChange(newest, label: "newest run \(Renderings.percent(newest))?", colour: "#777777")
-        }
-        chart.drawRunLabels(first: runs[series.runIndices[0]], last: runs[series.runIndices[values.count - 1]])
-        return chart.svg.render(title: title, description: description(entry, runs: runs))
+        for change in figure.changes { chart.drawChange(change) }
+        chart.drawRunLabels(first: figure.firstLabel, last: figure.lastLabel)
+        return chart.svg.render(title: figure.title, description: description ?? figure.title)
     }
 
     private static func description(_ entry: AnalysedSeries, runs: [HistoryRun]) -> String {
@@ -91,7 +111,7 @@ enum HistoryChart {
                 x1: HistoryChart.left, y1: bottom, x2: HistoryChart.left + plotWidth, y2: bottom, stroke: "#888888")
         }
 
-        mutating func drawSegment(_ segment: SeriesAnalysis.Segment, band: Double) {
+        mutating func drawSegment(_ segment: HistorySeriesFigure.Segment, band: Double) {
             let start = x(Double(segment.start) - (segment.start > 0 ? 0.5 : 0))
             let end = x(Double(segment.end - 1) + (segment.end < count ? 0.5 : 0))
             let high = y(segment.median + band)
@@ -112,7 +132,9 @@ enum HistoryChart {
             }
         }
 
-        mutating func drawChange(_ change: ChangePoint, label: String, colour: String = "#D55E00") {
+        mutating func drawChange(_ change: HistorySeriesFigure.Change) {
+            let label = change.label
+            let colour = change.isNewestRunOnly ? "#777777" : "#D55E00"
             let position = x(Double(change.index) - 0.5)
             svg.line(
                 x1: position, y1: HistoryChart.top - 6, x2: position, y2: HistoryChart.top + plotHeight,
@@ -123,13 +145,11 @@ enum HistoryChart {
                 fill: colour, weight: "bold", halo: true)
         }
 
-        mutating func drawRunLabels(first: HistoryRun, last: HistoryRun) {
+        mutating func drawRunLabels(first: String, last: String) {
             let baseline = HistoryChart.top + plotHeight + 16
-            svg.text(String(first.provenance.shortCommit.prefix(7)), x: x(0), y: baseline, size: 10, fill: "#555555")
+            svg.text(first, x: x(0), y: baseline, size: 10, fill: "#555555")
             if count > 1 {
-                svg.text(
-                    String(last.provenance.shortCommit.prefix(7)), x: x(Double(count - 1)), y: baseline, size: 10,
-                    anchor: .end, fill: "#555555")
+                svg.text(last, x: x(Double(count - 1)), y: baseline, size: 10, anchor: .end, fill: "#555555")
             }
             svg.text(
                 "runs in commit order (author time)", x: HistoryChart.left + plotWidth / 2, y: baseline + 20, size: 11,
