@@ -132,7 +132,7 @@ let package = Package(
         // MARK: Symbols: the one symbol table (addresses -> module, function, file:line; demangling; fold rules)
         // ELF symbol tables, llvm-symbolizer or addr2line (run through ChildProcesses), the return-address adjustment:
         // what allocation profiles and heap graphs both name frames, roots and globals with.
-        .target(name: "Symbols", dependencies: ["HarnessModel", "ChildProcesses"], swiftSettings: settings),
+        .target(name: "Symbols", dependencies: ["HarnessModel", "ChildProcesses", "CSystem"], swiftSettings: settings),
 
         // MARK: Swift's own reflection reader (libswiftRemoteMirror.so, dlopen'ed) over this or another process's memory
         // Type names from metadata (generic instances included), fields and closure captures from the images'

@@ -1,3 +1,4 @@
+import CSystem
 import ChildProcesses
 import Foundation
 import HarnessModel
@@ -15,52 +16,55 @@ package enum ToolProcess {
         throws(SymbolsError)
         -> String
     {
-        let fileManager = FileManager.default
-        let directory = fileManager.temporaryDirectory.appendingPathComponent("memharness-tool-\(UUID().uuidString)")
-        // A temporary folder that cannot be removed is left to the system's temporary-file cleaner.
-        defer { try? fileManager.removeItem(at: directory) }
-        let inputURL = directory.appendingPathComponent("input")
-        let outputURL = directory.appendingPathComponent("output")
-        let errorURL = directory.appendingPathComponent("stderr")
-        let handles: (input: FileHandle, output: FileHandle, error: FileHandle)
+        // Files with no name (input, output, standard error): nothing of them is left, whatever ends this process (a
+        // case process killed at its timeout while a tool ran left a named folder behind).
+        let files: (input: FileHandle, output: FileHandle, error: FileHandle)
         do {
-            try fileManager.createDirectory(at: directory, withIntermediateDirectories: true)
-            try Data(input.utf8).write(to: inputURL)
-            _ = fileManager.createFile(atPath: outputURL.path, contents: nil)
-            _ = fileManager.createFile(atPath: errorURL.path, contents: nil)
-            handles = (
-                try FileHandle(forReadingFrom: inputURL), try FileHandle(forWritingTo: outputURL),
-                try FileHandle(forWritingTo: errorURL)
-            )
+            files = (try unnamedFile(), try unnamedFile(), try unnamedFile())
+            try files.input.write(contentsOf: Data(input.utf8))
+            try files.input.seek(toOffset: 0)
         } catch {
             throw .toolCouldNotStart(executable: executable, reason: "could not prepare its files: \(error)")
         }
         defer {
             // The tool wrote through its own copies of these descriptors; closing ours loses nothing.
-            try? handles.input.close()
-            try? handles.output.close()
-            try? handles.error.close()
+            try? files.input.close()
+            try? files.output.close()
+            try? files.error.close()
         }
         let child: ChildProcess
         do {
             child = try ChildProcess.spawn(
                 path: executable, arguments: arguments, environment: toolEnvironment,
-                stdin: handles.input.fileDescriptor, stdout: handles.output.fileDescriptor,
-                stderr: handles.error.fileDescriptor)
+                stdin: files.input.fileDescriptor, stdout: files.output.fileDescriptor,
+                stderr: files.error.fileDescriptor)
         } catch {
             throw .toolCouldNotStart(executable: executable, reason: error.reason)
         }
         let termination = try waitBounded(child, timeout: timeout)
         // Without its stderr the failure is reported with its status alone.
-        let errorText = ((try? String(contentsOf: errorURL, encoding: .utf8)) ?? "")
+        let errorText = String(decoding: (try? readAll(files.error)) ?? Data(), as: UTF8.self)
             .split(separator: "\n").suffix(3).joined(separator: " | ")
         guard termination.isSuccess else {
             throw .toolFailed(executable: executable, termination: termination, stderr: errorText)
         }
-        guard let data = try? Data(contentsOf: outputURL) else {  // handled: reported as unreadable output
+        guard let data = try? readAll(files.output) else {  // handled: reported as unreadable output
             throw .toolOutputUnreadable(executable: executable, reason: "its output file could not be read")
         }
         return String(decoding: data, as: UTF8.self)
+    }
+
+    /// A file with no name in the temporary folder, open for reading and writing.
+    private static func unnamedFile() throws -> FileHandle {
+        let descriptor = memharness_open_unnamed_file(FileManager.default.temporaryDirectory.path)
+        guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        return FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+    }
+
+    /// Everything written to `file`, from its start.
+    private static func readAll(_ file: FileHandle) throws -> Data {
+        try file.seek(toOffset: 0)
+        return try file.readToEnd() ?? Data()
     }
 
     /// Waits for the tool without polling, at most `timeout`. When the bound is hit (or the wait itself
