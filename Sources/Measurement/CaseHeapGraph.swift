@@ -114,6 +114,24 @@ final class CaseHeapGraph: @unchecked Sendable {
         }
     }
 
+    /// Stopped by its memory limit, a case never tears down: its heap graph is what held its peak, the capture at the
+    /// peak read and analysed now (the workload's threads still run: nothing else is captured). Nil when the capture
+    /// at the peak was not armed.
+    func captureAtMemoryLimit() -> HeapGraphSummary? {
+        lock.lock()
+        defer { lock.unlock() }
+        guard peakDescriptor >= 0, let peak = Agent.disarmPeakCapture() else { return nil }
+        return Agent.asHarness {
+            var summary = HeapGraphSummary(captures: [])
+            switch analysePeak(peak, options: HeapAnalysisOptions(retainedBy: request.retainedBy)) {
+            case .captured(let capture): summary.peak = capture
+            case .failed(let failure): summary.failures.append(failure)
+            case .notTaken: return nil
+            }
+            return summary
+        }
+    }
+
     private enum PeakOutcome {
         case notTaken
         case captured(HeapPeakCapture)
