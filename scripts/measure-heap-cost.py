@@ -66,7 +66,7 @@ def timed(argv, env=None, cwd=None, timeout=3600):
     result = subprocess.run(argv, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
     elapsed = time.monotonic() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if result.returncode not in (0, 1):  # 1: a finding (a gate or a leak verdict), the run itself worked
+    if result.returncode not in (0, 1, 2):  # 1, 2: a finding (a gate, a leak), the run itself worked
         raise RuntimeError(f"{' '.join(argv)}: exit {result.returncode}: {result.stderr.decode()[-2000:]}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return Time(elapsed, cpu), result.stdout.decode()
@@ -89,6 +89,7 @@ def environment(extra=None):
 
 
 def median(values):
+    values = [v for v in values if v == v]  # NaN: a figure an older build does not print
     return statistics.median(values) if values else float("nan")
 
 
@@ -331,7 +332,7 @@ def main():
                 results[part] = million(builds, options.rounds)
             elif part == "churn":
                 results[part] = churn(builds, options.rounds * 2 + 1, options.pairs)
-    section = render(builds, results, options.rounds, started)
+    section = render(builds, results, options.rounds, started).replace("nan s", "–").replace("nanx", "–")
     print(section)
     if options.write:
         write(options.write, section)
