@@ -197,11 +197,11 @@ struct LeakSignatureListingTests {
             guard case .completed(let measurements) = report.scenarios[0].instrumentedCases[index].outcome else {
                 continue
             }
-            var capture = HeapGraphSectionTests.capture
+            var capture = HeapGraphFixture.capture
             capture.groups = signatures.map {
                 HeapLeakGroup(
                     kind: .rootCycle, signature: $0, count: 20, blocks: 60, bytes: 4096, rootBlocks: 3,
-                    rootType: HeapGraphSectionTests.type("App.Session"), types: [])
+                    rootType: HeapGraphFixture.type("App.Session"), types: [])
             }
             capture.omittedGroups = 0
             report.scenarios[0].instrumentedCases[index].outcome = .completed(
