@@ -2,7 +2,7 @@
 #   make run    installs what is missing, builds (release), runs every scenario, writes Reports/latest/
 #   make test   installs what is missing, builds (debug) and runs the whole test suite, the example's included
 # Other targets: deps, build, example, docs, bench, bench-stability, bench-history, history-series, bench-corpus,
-# bench-real-programs, soak, sample-report, clean.
+# bench-real-programs, bench-heap-cost, soak, sample-report, clean.
 
 SWIFT        ?= swift
 # Debian packages the build and the tests need; installed only when missing (python3: the lint's
@@ -21,7 +21,7 @@ ARGS         ?=
 BENCH        ?=
 
 .PHONY: deps bench-deps build run test example docs soak lint format bench bench-stability bench-history history-series
-.PHONY: bench-corpus bench-real-programs sample-report clean
+.PHONY: bench-corpus bench-real-programs bench-heap-cost sample-report clean
 .PHONY: browser-deps browser-test
 
 # $(call install-missing,PACKAGES): apt-get install those of PACKAGES that are not installed.
@@ -171,6 +171,19 @@ history-series: build
 bench-real-programs: build
 	$(SWIFT) build -c release $(FRAME_POINTERS) --product memharness-bench
 	$(RELEASE_BIN)/memharness-bench real-programs
+
+# What the heap graph costs against each of its bars, side by side in one sitting: the shipped suite's wall time, a
+# scenario's `expect:` run against the same without, `profile --heap-graph` against the program alone (swift-package
+# describe, swift-format), a million-block heap captured, named and analysed, and the churn loop with every block
+# tracked with its stack; wall and CPU time, medians. BEFORE=DIR (a folder holding an older build's memharness,
+# libmemharness-agent.so, heap-fixtures and agent-probe) measures it alternately beside this tree's build for
+# before/after ratios. Writes its section of Reports/benchmarks/heap-graph.md. About 15 minutes on 2 quiet cores.
+BEFORE ?=
+bench-heap-cost: build
+	$(SWIFT) build -c release $(FRAME_POINTERS) --product heap-fixtures
+	$(SWIFT) build -c release $(FRAME_POINTERS) --product agent-probe
+	python3 scripts/measure-heap-cost.py --bin $(RELEASE_BIN) $(if $(BEFORE),--before $(BEFORE)) \
+	  --write Reports/benchmarks/heap-graph.md
 
 # Regenerates the committed sample report: three runs merged into one folder, so the report shows where the
 # memory is (allocation stacks, --attribute) for the scenarios whose strategies differ in where memory sits, and

@@ -521,3 +521,35 @@ public struct HeapRetainerNode: Sendable, Hashable, Codable {
         self.retainedBytes = retainedBytes
     }
 }
+
+/// The leak groups of one signature in a capture, as a comparison of two runs needs them: how many, how big, and the
+/// type of their root (what a reader recognises the signature by).
+public struct LeakSignatureTally: Sendable, Hashable, Codable {
+    /// `HeapLeakGroup.signature`.
+    public var signature: String
+    /// Groups of this signature.
+    public var groups: Int
+    /// Their bytes.
+    public var bytes: Int
+    /// The type of one group's root (`HeapLeakGroup.rootType`).
+    public var rootType: HeapTypeName
+
+    public init(signature: String, groups: Int, bytes: Int, rootType: HeapTypeName) {
+        self.signature = signature
+        self.groups = groups
+        self.bytes = bytes
+        self.rootType = rootType
+    }
+}
+
+extension HeapCaptureSummary {
+    /// The signatures of the groups this summary lists (the largest: those left out by its bound have none here),
+    /// bytes most first; groups written before signatures were kept have none and are not listed.
+    public var leakSignatures: [LeakSignatureTally] {
+        groups.compactMap { group in
+            group.signature.map {
+                LeakSignatureTally(signature: $0, groups: group.count, bytes: group.bytes, rootType: group.rootType)
+            }
+        }
+    }
+}

@@ -101,6 +101,22 @@ public enum HeapAnalysis {
         RetainedSize(snapshot: snapshot, tree: DominatorTree(snapshot), limits: limits).retainers()
     }
 
+    /// What no root reaches in a capture, and its leaked cycles: reachability and the leaked graph's components alone
+    /// (what `analyse` says of them, without groups, signatures, paths, retainers or types).
+    public static func unreachable(_ snapshot: HeapSnapshot) -> UnreachableBlocks {
+        let reach = Reachability(snapshot)
+        var blocks = 0
+        var bytes = 0
+        for block in 0..<snapshot.blockCount where reach.leaked[block] {
+            blocks += 1
+            bytes += Int(snapshot.sizes[block])
+        }
+        guard blocks > 0 else { return UnreachableBlocks(blocks: 0, bytes: 0, cycles: 0) }
+        let grouping = LeakGrouping(LeakedGraph(snapshot, leaked: reach.leaked))
+        let cycles = (0..<grouping.graph.componentCount).filter { grouping.isCycle($0) }.count
+        return UnreachableBlocks(blocks: blocks, bytes: bytes, cycles: cycles)
+    }
+
     /// Analyses one capture. `census` may be passed when already computed (`HeapGenerationTracker` does).
     public static func analyse(
         _ snapshot: HeapSnapshot, options: HeapAnalysisOptions = HeapAnalysisOptions(), census: HeapTypeCensus? = nil

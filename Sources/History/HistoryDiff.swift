@@ -34,6 +34,13 @@ public struct HistoryDiff: Sendable, Hashable {
         public var countAfter: Int
     }
 
+    /// The leak signatures of one strategy whose heap both runs captured, when some are new or gone.
+    public struct SignatureMove: Sendable, Hashable {
+        public var scenario: String
+        public var strategy: String
+        public var change: LeakSignatureChange
+    }
+
     public var before: HistoryRun
     public var after: HistoryRun
     /// Figures that moved, largest relative move first.
@@ -44,6 +51,8 @@ public struct HistoryDiff: Sendable, Hashable {
     public var sites: [SiteMove]
     /// Types that moved, by scenario, strategy, then bytes moved (most first).
     public var types: [TypeMove]
+    /// Strategies with new or gone leak signatures, by scenario and strategy (both runs recorded signatures).
+    public var signatures: [SignatureMove]
 
     /// Compares the records of `before` and `after` with the one comparison (`RunToRun.compare`); a figure's noise
     /// band comes from its series in `analysis` (the relative floor of `ChangePointDetection.Settings` × its band
@@ -84,6 +93,20 @@ public struct HistoryDiff: Sendable, Hashable {
             }
         }
         types = Self.typeMoves(before.record.types, after.record.types)
+        signatures = Self.signatureMoves(before.record.types, after.record.types)
+    }
+
+    static func signatureMoves(_ before: [RecordedTypes], _ after: [RecordedTypes]) -> [SignatureMove] {
+        let old = Dictionary(before.map { ("\($0.scenario)/\($0.strategy)", $0) }) { first, _ in first }
+        return after.compactMap { entry in
+            guard let previous = old["\(entry.scenario)/\(entry.strategy)"], let then = previous.leaks,
+                let now = entry.leaks
+            else { return nil }
+            let complete = (previous.omittedLeakGroups ?? 0) == 0 && (entry.omittedLeakGroups ?? 0) == 0
+            let change = LeakSignatureChange(before: then, after: now, isComplete: complete)
+            return change.isEmpty
+                ? nil : SignatureMove(scenario: entry.scenario, strategy: entry.strategy, change: change)
+        }
     }
 
     static func typeMoves(_ before: [RecordedTypes], _ after: [RecordedTypes]) -> [TypeMove] {

@@ -85,12 +85,21 @@ public struct RecordedTypes: Sendable, Hashable, Codable {
     public var bytes: [String: Int]
     /// Type name → live blocks.
     public var counts: [String: Int]
+    /// The leak signatures of the capture (its largest groups); nil in a record written before they were kept.
+    public var leaks: [LeakSignatureTally]?
+    /// Leak groups the capture left out by its bound; nil in a record written before they were kept.
+    public var omittedLeakGroups: Int?
 
-    public init(scenario: String, strategy: String, bytes: [String: Int], counts: [String: Int]) {
+    public init(
+        scenario: String, strategy: String, bytes: [String: Int], counts: [String: Int],
+        leaks: [LeakSignatureTally]? = nil, omittedLeakGroups: Int? = nil
+    ) {
         self.scenario = scenario
         self.strategy = strategy
         self.bytes = bytes
         self.counts = counts
+        self.leaks = leaks
+        self.omittedLeakGroups = omittedLeakGroups
     }
 }
 
@@ -147,7 +156,8 @@ public struct HistoryRecord: Sendable, Hashable, Codable {
                         RecordedTypes(
                             scenario: run.name, strategy: result.strategy,
                             bytes: Dictionary(names.map { ($0.0, $0.1.bytes) }, uniquingKeysWith: +),
-                            counts: Dictionary(names.map { ($0.0, $0.1.count) }, uniquingKeysWith: +)))
+                            counts: Dictionary(names.map { ($0.0, $0.1.count) }, uniquingKeysWith: +),
+                            leaks: capture.leakSignatures, omittedLeakGroups: capture.omittedGroups))
                 }
             }
         }

@@ -108,9 +108,25 @@ extension Agent {
     /// A capture `writeHeapCapture` appended to `descriptor` (of this process), read and named from this process's
     /// memory: the type metadata the blocks point at lives as long as the process, so it can be read any time after it
     /// was written.
-    public static func readHeapCapture(descriptor: Int32, extent: CaptureExtent, label: String) -> HeapCaptureResult {
-        name(memory: .thisProcess, label: label) { () throws(CaptureFileError) in
+    /// Without `namesStacks`, blocks get no allocation stack (none is symbolized): for a capture only reachability
+    /// is asked of.
+    public static func readHeapCapture(
+        descriptor: Int32, extent: CaptureExtent, label: String, namesStacks: Bool = true
+    ) -> HeapCaptureResult {
+        name(memory: .thisProcess, label: label, namesStacks: namesStacks) { () throws(CaptureFileError) in
             try CaptureFile(descriptor: descriptor, offset: extent.offset, length: extent.length)
+        }
+    }
+
+    /// Names the allocation stacks of the captures at `extents` of `descriptor` (this process's) in one batch: see
+    /// `CaptureNaming.symbolizeStacks`. Captures that cannot be read are left to their own naming, which says why.
+    public static func symbolizeStacks(of captures: [(descriptor: Int32, extent: CaptureExtent)]) {
+        asHarness {
+            let files = captures.compactMap { capture in
+                try? CaptureFile(
+                    descriptor: capture.descriptor, offset: capture.extent.offset, length: capture.extent.length)
+            }
+            CaptureNaming.symbolizeStacks(of: files)
         }
     }
 
@@ -121,13 +137,14 @@ extension Agent {
     }
 
     private static func name(
-        memory: CaptureMemory, label: String, _ read: () throws(CaptureFileError) -> CaptureFile
+        memory: CaptureMemory, label: String, namesStacks: Bool = true,
+        _ read: () throws(CaptureFileError) -> CaptureFile
     ) -> HeapCaptureResult {
         asHarness {
             do {
                 // Read in chunks straight into the snapshot's columns: neither the file nor a copy of its blocks is
                 // held.
-                var naming = CaptureNaming(capture: try read(), memory: memory)
+                var naming = CaptureNaming(capture: try read(), memory: memory, namesStacks: namesStacks)
                 return .snapshot(try naming.snapshot())
             } catch {
                 return .failure(HeapCaptureFailure(label: label, reason: .unreadable, detail: "\(error)"))

@@ -136,7 +136,8 @@ final class CaseRun {
         let limit = MemoryLimitOutcome()
         self.limit = limit
         let watch = CaseExecutor.footprintWatch(
-            spec, context: context, probe: probe, outcome: limit, onMemoryLimit: Self.onMemoryLimit(spec, environment))
+            spec, context: context, probe: probe, outcome: limit,
+            onMemoryLimit: Self.onMemoryLimit(spec, environment, heapGraph: heapGraph))
         sequence = try CaseSequence(
             probe: probe, phaseNames: spec.phaseNames, settle: .nanoseconds(spec.settleNanoseconds),
             exact: spec.peakMode == .exact
@@ -150,15 +151,20 @@ final class CaseRun {
     }
 
     /// What a case process stopped by its memory limit does: an attributed one writes the agent's record first
-    /// (`run` cannot, it never returns), so the strategy that ran out of memory keeps its stacks.
+    /// (`run` cannot, it never returns), so the strategy that ran out of memory keeps its stacks; one with a heap graph
+    /// analyses its capture at the peak, so it says what held the memory that reached the limit.
     private static func onMemoryLimit(
-        _ spec: CaseSpec, _ environment: CaseEnvironment
+        _ spec: CaseSpec, _ environment: CaseEnvironment, heapGraph: CaseHeapGraph?
     ) -> (@Sendable (CaseOutcome) -> Void)? {
-        guard spec.attribution != nil, let recordFile = environment.recordFile, let handOver = environment.onMemoryLimit
-        else { return environment.onMemoryLimit }
+        guard let handOver = environment.onMemoryLimit else { return nil }
+        let recordFile = spec.attribution != nil ? environment.recordFile : nil
+        guard recordFile != nil || heapGraph != nil else { return handOver }
         return { killed in
-            _ = Agent.writeRecord(to: recordFile)  // when it fails, the runner reports the record missing
-            handOver(killed)
+            if let recordFile { _ = Agent.writeRecord(to: recordFile) }  // when it fails, the runner reports it missing
+            guard case .killedByMemoryLimit(let hit, let measurements) = killed,
+                let graph = heapGraph?.captureAtMemoryLimit()
+            else { return handOver(killed) }
+            handOver(.killedByMemoryLimit(hit: hit, measurements: measurements.adding(heapGraph: graph)))
         }
     }
 

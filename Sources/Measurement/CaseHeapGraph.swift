@@ -103,11 +103,30 @@ final class CaseHeapGraph: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return Agent.asHarness {
+            symbolizeStacks(peak: peak?.capturedLiveBytes != nil)
             var summary = analyse(survivors: survivors)
             switch peak.map({ analysePeak($0, options: HeapAnalysisOptions(retainedBy: request.retainedBy)) }) {
             case .captured(let capture)?: summary.peak = capture
             case .failed(let failure)?: summary.failures.append(failure)
             case .notTaken?, nil: break
+            }
+            return summary
+        }
+    }
+
+    /// Stopped by its memory limit, a case never tears down: its heap graph is what held its peak, the capture at the
+    /// peak read and analysed now (the workload's threads still run: nothing else is captured). Nil when the capture
+    /// at the peak was not armed.
+    func captureAtMemoryLimit() -> HeapGraphSummary? {
+        lock.lock()
+        defer { lock.unlock() }
+        guard peakDescriptor >= 0, let peak = Agent.disarmPeakCapture() else { return nil }
+        return Agent.asHarness {
+            var summary = HeapGraphSummary(captures: [])
+            switch analysePeak(peak, options: HeapAnalysisOptions(retainedBy: request.retainedBy)) {
+            case .captured(let capture): summary.peak = capture
+            case .failed(let failure): summary.failures.append(failure)
+            case .notTaken: return nil
             }
             return summary
         }
@@ -152,6 +171,21 @@ final class CaseHeapGraph: @unchecked Sendable {
         }
     }
 
+    /// The allocation stacks of every capture written (and of the capture at the peak, with `peak`) named in one
+    /// batch before any capture is: one symbolizer process for the case, not one per capture. The caller holds `lock`.
+    private func symbolizeStacks(peak: Bool) {
+        // The capture before the baseline is read for its reachability alone: its stacks are not named.
+        var captures = entries.map(\.outcome).compactMap { outcome -> (Int32, Agent.CaptureExtent)? in
+            guard case .written(let extent)? = outcome else { return nil }
+            return (descriptor, extent)
+        }
+        if peak, peakDescriptor >= 0 {
+            captures.append(
+                (peakDescriptor, Agent.CaptureExtent(offset: 0, length: Int(lseek(peakDescriptor, 0, SEEK_END)))))
+        }
+        Agent.symbolizeStacks(of: captures.map { (descriptor: $0.0, extent: $0.1) })
+    }
+
     /// Every capture read, named and analysed in order; the caller holds `lock`.
     private func analyse(survivors: [TypeCount]) -> HeapGraphSummary {
         var tracker = HeapGenerationTracker(
@@ -175,13 +209,14 @@ final class CaseHeapGraph: @unchecked Sendable {
         return summary
     }
 
-    /// What no root reached in the capture before the baseline; nil when it was not taken or could not be read.
+    /// What no root reached in the capture before the baseline; nil when it was not taken or could not be read. Only
+    /// reachability is asked of it: its blocks are named (weak and unowned references are no edges) without stacks.
     private func unreachableBefore() -> UnreachableBlocks? {
         guard case .written(let extent)? = before,
             case .snapshot(let snapshot) = Agent.readHeapCapture(
-                descriptor: descriptor, extent: extent, label: Self.beforeLabel)
+                descriptor: descriptor, extent: extent, label: Self.beforeLabel, namesStacks: false)
         else { return nil }
-        return UnreachableBlocks(HeapAnalysis.analyse(snapshot).summary)
+        return HeapAnalysis.unreachable(snapshot)
     }
 
     private static func label(_ entry: Entry) -> String {

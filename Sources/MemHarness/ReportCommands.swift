@@ -35,7 +35,9 @@ struct CompareCommand: ParsableCommand {
     @Argument(help: .value("dir", "The report folder to check.")) var directory = "Reports/latest"
     @Option(
         help: .value(
-            "dir", "An earlier report folder: list the allocation sites that grew since (both with --attribute)."))
+            "dir",
+            "An earlier report folder: list the allocation sites that grew since (both with --attribute) and the "
+                + "leak signatures that are new and gone (both with a heap graph)."))
     var against: String?
     @Option(
         help: .value(

@@ -64,6 +64,10 @@ public struct ELFSymbols: Sendable {
     private var loadSegmentOffsets: [UInt64] = []
     /// Sections by name, for those the naming reads (`swift5_fieldmd` and the other reflection sections).
     private var sections: [String: Section] = [:]
+    /// The file has DWARF line tables (`.debug_line`), or names a separate debug file (`.gnu_debuglink`) that is
+    /// installed where debuggers look for it: a symbolizer can give its code's file:line. Without them it can only
+    /// read the symbol table, as this value does.
+    public private(set) var hasLineInformation = false
 
     /// A named section: where it is in the file and where it is once loaded.
     public struct Section: Sendable, Hashable {
@@ -112,13 +116,29 @@ public struct ELFSymbols: Sendable {
     /// Reads the symbols of the file at `path`; an empty table when it is not a readable 64-bit little-endian ELF.
     public init(path: String) {
         file = MappedFile(path: path)
-        if let file { index(file.bytes) }
+        if let file { index(file.bytes, path: path) }
     }
 
-    private mutating func index(_ bytes: UnsafeRawBufferPointer) {
+    private mutating func index(_ bytes: UnsafeRawBufferPointer, path: String) {
         guard bytes.count > 64, bytes.load(as: UInt32.self) == 0x464C_457F, bytes[4] == 2, bytes[5] == 1 else { return }
         readSegments(bytes)
         readSections(bytes)
+        hasLineInformation =
+            sections[".debug_line"] != nil || Self.debugFileInstalled(link: sections[".gnu_debuglink"], bytes, path)
+    }
+
+    /// Whether the separate debug file a `.gnu_debuglink` section names is where GDB and llvm-symbolizer look: beside
+    /// the file, in its `.debug` folder, under /usr/lib/debug (by its path, or by build id: any such folder counts).
+    private static func debugFileInstalled(link: Section?, _ bytes: UnsafeRawBufferPointer, _ path: String) -> Bool {
+        guard let link, link.fileOffset + link.size <= bytes.count else { return false }
+        let name = bytes[link.fileOffset..<(link.fileOffset + link.size)].prefix { $0 != 0 }
+        let file = String(decoding: UnsafeRawBufferPointer(rebasing: name), as: UTF8.self)
+        let folder = (path as NSString).deletingLastPathComponent
+        let candidates = [
+            "\(folder)/\(file)", "\(folder)/.debug/\(file)", "/usr/lib/debug\(folder)/\(file)",
+            "/usr/lib/debug/.build-id",
+        ]
+        return !file.isEmpty && candidates.contains { access($0, F_OK) == 0 && $0 != path }
     }
 
     /// The file virtual address that the file's byte `offset` is loaded at (a `PT_LOAD` segment maps its bytes at its
@@ -168,7 +188,8 @@ public struct ELFSymbols: Sendable {
         )
     }
 
-    /// The sections named in `reflectionSectionNames`, found through the section name table.
+    /// The sections named in `reflectionSectionNames` and those that say whether there are line tables, found through
+    /// the section name table.
     private mutating func readSections(_ bytes: UnsafeRawBufferPointer) {
         let count = Int(bytes.loadUnaligned(fromByteOffset: 0x3C, as: UInt16.self))
         let namesIndex = Int(bytes.loadUnaligned(fromByteOffset: 0x3E, as: UInt16.self))
@@ -182,7 +203,8 @@ public struct ELFSymbols: Sendable {
             let start = names.offset + header.name
             let end = bytes[start..<(names.offset + names.size)].firstIndex(of: 0) ?? names.offset + names.size
             let name = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
-            guard Self.reflectionSectionNames.contains(name) else { continue }
+            guard Self.reflectionSectionNames.contains(name) || name == ".debug_line" || name == ".gnu_debuglink"
+            else { continue }
             sections[name] = Section(address: header.address, fileOffset: header.offset, size: header.size)
         }
     }

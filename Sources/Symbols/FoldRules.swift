@@ -195,8 +195,10 @@ public struct StackFolder: Sendable, Hashable, Codable {
     /// Library frames directly below the innermost harness frame go with it (see `Action.harness`).
     public func fold(_ stack: [SymbolizedFrame], memo: FoldMemo? = nil) -> [AllocationFrame] {
         guard !stack.isEmpty else { return [] }
-        func matches(_ frame: SymbolizedFrame, _ action: FoldRule.Action) -> Bool {
-            memo?.matches(frame, action, of: self) ?? self.matches(frame, action)
+        // Each frame's actions looked up once (a memo's lookup hashes the whole frame), not once per question.
+        let known = memo.map { memo in stack.map { memo.actions(of: $0, folder: self) } }
+        func matches(_ index: Int, _ action: FoldRule.Action) -> Bool {
+            known?[index].contains(action) ?? self.matches(stack[index], action)
         }
         var end = stack.count
         // The leaf end's run of allocator and library frames is cut at its outermost allocator frame:
@@ -205,25 +207,26 @@ public struct StackFolder: Sendable, Hashable, Codable {
         // the allocator (an `Array.append` growing its buffer) stays. At least one frame stays: when
         // everything is allocator machinery, the outermost frame keeps the bytes visible.
         var runStart = end
-        while runStart > 0, matches(stack[runStart - 1], .allocator) || matches(stack[runStart - 1], .library) {
+        while runStart > 0, matches(runStart - 1, .allocator) || matches(runStart - 1, .library) {
             runStart -= 1
         }
-        if let outermost = stack[runStart..<end].firstIndex(where: { matches($0, .allocator) }) {
+        if let outermost = (runStart..<end).first(where: { matches($0, .allocator) }) {
             end = max(outermost, 1)
         }
         var start = 0
-        if let innermost = stack[0..<end].lastIndex(where: { matches($0, .entry) || matches($0, .harness) }) {
+        if let innermost = (0..<end).last(where: { matches($0, .entry) || matches($0, .harness) }) {
             start = innermost + 1 < end ? innermost + 1 : innermost
-            if matches(stack[innermost], .harness) {
+            if matches(innermost, .harness) {
                 // Library frames right below the harness (a thunk, `forEach`) called the workload on the
                 // harness's behalf: they go too, as long as a frame is left.
-                while start < end - 1, matches(stack[start], .library) { start += 1 }
+                while start < end - 1, matches(start, .library) { start += 1 }
             }
         }
-        return stack[start..<end].map { frame in
-            AllocationFrame(
+        return (start..<end).map { index in
+            let frame = stack[index]
+            return AllocationFrame(
                 function: memo?.shortened(frame.function) ?? ReadableName.shortened(frame.function), file: frame.file,
-                line: frame.line, module: frame.module, isLibrary: matches(frame, .library))
+                line: frame.line, module: frame.module, isLibrary: matches(index, .library))
         }
     }
 
@@ -242,11 +245,12 @@ public final class FoldMemo {
 
     public init() {}
 
-    func matches(_ frame: SymbolizedFrame, _ action: FoldRule.Action, of folder: StackFolder) -> Bool {
-        if let known = actions[frame] { return known.contains(action) }
+    /// The actions of every rule of `folder` that matches `frame`.
+    func actions(of frame: SymbolizedFrame, folder: StackFolder) -> Set<FoldRule.Action> {
+        if let known = actions[frame] { return known }
         let matched = Set(folder.rules.filter { $0.matches(frame) }.map(\.action))
         actions[frame] = matched
-        return matched.contains(action)
+        return matched
     }
 
     func shortened(_ function: String) -> String {

@@ -25,6 +25,18 @@ public protocol SymbolizerTool: Sendable {
     /// list per address in the order given. Addresses are the binary's own virtual addresses (load
     /// bias already subtracted). An empty list means the tool knows nothing about that address.
     func symbolize(modulePath: String, addresses: [UInt64]) throws(SymbolsError) -> [[ToolLocation]]
+    /// The same for several binaries at once, one list of answers per binary in the order given: a tool that runs as
+    /// a process answers them all from one (its start-up, which loads its libraries, is most of a small batch's time).
+    func symbolize(modules: [(path: String, addresses: [UInt64])]) throws(SymbolsError) -> [[[ToolLocation]]]
+}
+
+extension SymbolizerTool {
+    /// One batch per binary.
+    public func symbolize(modules: [(path: String, addresses: [UInt64])]) throws(SymbolsError) -> [[[ToolLocation]]] {
+        var answers: [[[ToolLocation]]] = []
+        for module in modules { answers.append(try symbolize(modulePath: module.path, addresses: module.addresses)) }
+        return answers
+    }
 }
 
 /// The one symbol table: names the addresses of a process's code and data as its modules' files say, for allocation
@@ -202,13 +214,17 @@ public struct Symbolizer: Sendable {
         return (outside, byModule)
     }
 
-    /// The tools' locations of every address, by return address; modules in path order.
+    /// The tools' locations of every address, by return address; modules in path order. The first tool is asked about
+    /// every module at once; when it fails, module by module, each module's failure a diagnostic.
     private func locate(_ byModule: [String: [ModuleAddress]], diagnostics: inout [SymbolDiagnostic])
         -> [UInt64: LocatedAddress]
     {
         var located: [UInt64: LocatedAddress] = [:]
-        for (modulePath, entries) in byModule.sorted(by: { $0.key < $1.key }) {
-            let answers = firstAnswer(about: entries, in: modulePath, diagnostics: &diagnostics)
+        let modules = byModule.sorted(by: { $0.key < $1.key })
+        let together = try? tools.first?.symbolize(modules: modules.map { ($0.key, $0.value.map(\.relative)) })
+        for (position, (modulePath, entries)) in modules.enumerated() {
+            let answers =
+                together.map { $0[position] } ?? firstAnswer(about: entries, in: modulePath, diagnostics: &diagnostics)
             for (index, entry) in entries.enumerated() {
                 let locations = answers.flatMap { index < $0.count ? $0[index] : nil } ?? []
                 located[entry.returnAddress] = LocatedAddress(

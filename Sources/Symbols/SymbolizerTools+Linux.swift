@@ -8,7 +8,7 @@ import Foundation
 public struct LLVMSymbolizerTool: SymbolizerTool {
     /// Path of the executable.
     public var executable: String
-    /// Bound on one batch (one module).
+    /// Bound on one batch (one process: a module's addresses, or every module's).
     public var timeout: Duration
 
     public init(executable: String, timeout: Duration = .seconds(60)) {
@@ -20,12 +20,47 @@ public struct LLVMSymbolizerTool: SymbolizerTool {
 
     public func symbolize(modulePath: String, addresses: [UInt64]) throws(SymbolsError) -> [[ToolLocation]] {
         guard !addresses.isEmpty else { return [] }
+        // Without line information the tool would read the symbol table: this process has it indexed already.
+        guard ELFSymbols.cached(path: modulePath).hasLineInformation else {
+            return try ELFSymbolTool().symbolize(modulePath: modulePath, addresses: addresses)
+        }
         let input = addresses.map { "0x" + String($0, radix: 16) }.joined(separator: "\n") + "\n"
+        return try answers(arguments: ["--obj=\(modulePath)"], input: input, count: addresses.count)
+    }
+
+    /// Every module's addresses from one process, each input line naming its binary (`"PATH" 0xADDRESS`); those of a
+    /// module without line information from its symbol table here (the tool would read nothing else).
+    public func symbolize(modules: [(path: String, addresses: [UInt64])]) throws(SymbolsError) -> [[[ToolLocation]]] {
+        let asked = modules.map { !$0.addresses.isEmpty && ELFSymbols.cached(path: $0.path).hasLineInformation }
+        // A path with a quote or a line break cannot be written on the line: one process per module then.
+        guard !modules.contains(where: { $0.path.contains("\"") || $0.path.contains("\n") }) else {
+            return try modules.map { module throws(SymbolsError) in
+                try symbolize(modulePath: module.path, addresses: module.addresses)
+            }
+        }
+        let input = zip(modules, asked).filter(\.1).flatMap { module, _ in
+            module.addresses.map { "\"\(module.path)\" 0x" + String($0, radix: 16) }
+        }
+        var flat =
+            input.isEmpty
+            ? [][...] : try answers(arguments: [], input: input.joined(separator: "\n") + "\n", count: input.count)[...]
+        var result: [[[ToolLocation]]] = []
+        for (module, isAsked) in zip(modules, asked) {
+            guard isAsked else {
+                result.append(try ELFSymbolTool().symbolize(modulePath: module.path, addresses: module.addresses))
+                continue
+            }
+            result.append(Array(flat.prefix(module.addresses.count)))
+            flat = flat.dropFirst(module.addresses.count)
+        }
+        return result
+    }
+
+    /// The locations of `count` addresses given on `input`, one line each.
+    private func answers(arguments: [String], input: String, count: Int) throws(SymbolsError) -> [[ToolLocation]] {
         let output = try ToolProcess.run(
             executable: executable,
-            arguments: [
-                "--obj=\(modulePath)", "--output-style=JSON", "--inlines", "--demangle", "--functions=linkage",
-            ],
+            arguments: arguments + ["--output-style=JSON", "--inlines", "--demangle", "--functions=linkage"],
             input: input, timeout: timeout)
         // llvm-symbolizer's JSON keys are capitalized; the properties follow Swift's naming.
         struct Entry: Decodable {
@@ -52,9 +87,8 @@ public struct LLVMSymbolizerTool: SymbolizerTool {
         }
         // One JSON document per input line, in input order.
         let lines = output.split(separator: "\n").filter { !$0.allSatisfy(\.isWhitespace) }
-        guard lines.count == addresses.count else {
-            throw .toolOutputUnreadable(
-                executable: executable, reason: "\(lines.count) answers for \(addresses.count) addresses")
+        guard lines.count == count else {
+            throw .toolOutputUnreadable(executable: executable, reason: "\(lines.count) answers for \(count) addresses")
         }
         var result: [[ToolLocation]] = []
         result.reserveCapacity(lines.count)

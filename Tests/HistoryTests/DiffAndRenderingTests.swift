@@ -49,6 +49,37 @@ import Testing
         #expect(HistoryText.diffMarkdown(diff).contains("| s | `t` | peakAllocated | 1.00 MiB | 2.00 MiB | +100.0%"))
     }
 
+    @Test func aDiffNamesTheLeakSignaturesThatAreNewAndGone() throws {
+        func record(_ signatures: [String]) -> HistoryRecord {
+            var record = Self.record(peak: 1_048_576, sites: [:], types: ["Cache": 640])
+            record.types[0].leaks = signatures.map {
+                LeakSignatureTally(
+                    signature: $0, groups: 20, bytes: 2048,
+                    rootType: HeapTypeName(name: "App.Session", kind: .swiftObject))
+            }
+            record.types[0].omittedLeakGroups = 0
+            return record
+        }
+        let table = HistoryTable(runs: [Self.run(1), Self.run(2)], series: [])
+        let diff = HistoryDiff(
+            before: (Self.run(1), record(["aaaa", "bbbb"])), after: (Self.run(2), record(["bbbb", "cccc"])),
+            analysis: HistoryAnalysis(table))
+        let change = try #require(diff.signatures.first?.change)
+        #expect(change.new.map(\.signature) == ["cccc"] && change.gone.map(\.signature) == ["aaaa"] && change.kept == 1)
+        let markdown = HistoryText.diffMarkdown(diff)
+        #expect(markdown.contains("| s | `t` | new | `cccc` | App.Session | 20 | 2.00 KiB |"))
+        #expect(markdown.contains("| s | `t` | gone | `aaaa` | App.Session | 20 | 2.00 KiB |"))
+        // The same signatures in both runs: nothing to list; a record of before signatures were kept: nothing either.
+        let same = HistoryDiff(
+            before: (Self.run(1), record(["aaaa"])), after: (Self.run(2), record(["aaaa"])),
+            analysis: HistoryAnalysis(table))
+        #expect(same.signatures.isEmpty)
+        let old = HistoryDiff(
+            before: (Self.run(1), Self.record(peak: 1_048_576, sites: [:], types: ["Cache": 640])),
+            after: (Self.run(2), record(["aaaa"])), analysis: HistoryAnalysis(table))
+        #expect(old.signatures.isEmpty)
+    }
+
     @Test func theHistoryReportHasAChartPerSeriesWithItsChangePoints() throws {
         let values = [1.0, 1, 1, 1, 2, 2, 2, 2].map { $0 * 1_048_576 }
         let series = HistorySeries(

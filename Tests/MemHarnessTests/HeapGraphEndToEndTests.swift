@@ -59,6 +59,40 @@ struct HeapGraphEndToEndTests {
         #expect(svg.contains("<svg") && svg.contains("ProfileScreen") && svg.hasSuffix("</svg>\n"))
     }
 
+    /// image-feed's `retain-all` keeps every decoded image (1 MiB each) until its 256 MiB limit stops it: it never
+    /// tears down, and its capture at the peak is analysed when the limit is hit.
+    @Test func aStrategyStoppedByItsMemoryLimitSaysWhatHeldItsPeak() throws {
+        let harness = try AttributionHarness()
+        defer { harness.cleanUp() }
+        let shipped = try String(contentsOfFile: "\(Self.packageRoot)/Scenarios/image-feed.yaml", encoding: .utf8)
+        // Its one strategy; the thresholds, about the others, go too.
+        let others = ["unbind-offscreen", "nscache-unbounded", "unbind-nscache", "unbind-lru-cache"]
+        let lines = shipped.split(separator: "\n", omittingEmptySubsequences: false).prefix { $0 != "thresholds:" }
+            .filter { line in !others.contains { line.trimmingCharacters(in: .whitespaces) == "- \($0)" } }
+        let file = "\(harness.directory)/image-feed.yaml"
+        try lines.joined(separator: "\n").write(toFile: file, atomically: true, encoding: .utf8)
+        let folder = "\(harness.directory)/report"
+        let outcome = try harness.memharness([
+            "run", file, "--heap-graph", "--quick", "--repeat", "1", "--out", folder, "--quiet",
+        ])
+        try #require(!outcome.timedOut && outcome.status != 64, "exit \(outcome.status): \(outcome.stderr)")
+        let record = try ReportFolder.read(folder)
+        let result = try #require(record.report.scenarios.first?.instrumentedCases.first)
+        guard case .killedByMemoryLimit(_, let measurements) = result.outcome else {
+            Issue.record("retain-all was not stopped by its memory limit: \(result.outcome)")
+            return
+        }
+        let peak = try #require(measurements.heapGraph?.peak, "no capture at the peak")
+        // The capture is near the limit (a capture stands at most 10% below the peak) ...
+        #expect(peak.capturedLiveBytes > 200 << 20, "captured at \(peak.capturedLiveBytes) bytes")
+        // ... and its largest retainer is the posts' images, nearly all of it.
+        let top = try #require(peak.capture.retainers?.rows.first)
+        #expect(top.nodes.contains { $0.type.name == "ImageFeedWorkload.LoadedImage" }, "\(top.nodes.map(\.type))")
+        #expect(Double(top.retainedBytes) > 0.9 * Double(peak.capture.reachableBytes))
+        let report = try String(contentsOfFile: "\(folder)/report.md", encoding: .utf8)
+        #expect(report.contains("#### `retain-all`") && report.contains("### What held the peak"))
+    }
+
     @Test func retainedByWithoutAHeapGraphIsRefusedBeforeAnyWork() throws {
         let harness = try AttributionHarness()
         defer { harness.cleanUp() }

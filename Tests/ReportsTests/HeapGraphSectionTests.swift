@@ -188,3 +188,38 @@ struct HeapGraphSectionTests {
                 == "block of 4096 bytes allocated at `App.Cache.grow() (Cache.swift:12)`")
     }
 }
+
+struct LeakSignatureListingTests {
+    /// `record`'s instrumented cases with leak groups of these signatures in their last capture.
+    static func report(signatures: [String]) -> RunReport {
+        var report = HtmlReportTests.record.report
+        for index in report.scenarios[0].instrumentedCases.indices {
+            guard case .completed(let measurements) = report.scenarios[0].instrumentedCases[index].outcome else {
+                continue
+            }
+            var capture = HeapGraphFixture.capture
+            capture.groups = signatures.map {
+                HeapLeakGroup(
+                    kind: .rootCycle, signature: $0, count: 20, blocks: 60, bytes: 4096, rootBlocks: 3,
+                    rootType: HeapGraphFixture.type("App.Session"), types: [])
+            }
+            capture.omittedGroups = 0
+            report.scenarios[0].instrumentedCases[index].outcome = .completed(
+                measurements: measurements.adding(heapGraph: HeapGraphSummary(captures: [capture])))
+        }
+        return report
+    }
+
+    @Test func compareAgainstNamesTheNewAndGoneSignaturesOfEachStrategy() {
+        let text = SiteGrowthListing.render(
+            Self.report(signatures: ["bbbb", "cccc"]), since: Self.report(signatures: ["aaaa", "bbbb"]),
+            earlierFolder: "old")
+        let lines = text.split(separator: "\n").map(String.init)
+        #expect(lines.contains("live-query / unbounded-dispatch: leak signatures since old: 1 new, 1 gone, 1 in both"))
+        #expect(lines.contains("  new  cccc  App.Session ×20, 4.00 KiB"))
+        #expect(lines.contains("  gone  aaaa  App.Session ×20, 4.00 KiB"))
+        let same = SiteGrowthListing.render(
+            Self.report(signatures: ["aaaa"]), since: Self.report(signatures: ["aaaa"]), earlierFolder: "old")
+        #expect(same.contains("live-query / signal-next: leak signatures since old: 0 new, 0 gone, 1 in both"))
+    }
+}

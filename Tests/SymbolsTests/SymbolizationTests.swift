@@ -75,6 +75,27 @@ struct SymbolizationTests {
         try checkRealFrames(symbolizedFrames(Symbolizer(tools: [tool])), inlinedAndLibc: true)
     }
 
+    @Test func llvmSymbolizerAnswersEveryModuleFromOneProcessAndTheSymbolTablesWhereThereIsNoLineTable() throws {
+        let (addresses, modules) = try realStack()
+        let tool = try #require(Symbolizer.system(environment: environment).tools.first as? LLVMSymbolizerTool)
+        // This test bundle has DWARF line tables; the Swift runtime's library (shipped stripped of them) has none.
+        let own = try #require(modules.module(containing: addresses[0]))
+        #expect(ELFSymbols.cached(path: own.path).hasLineInformation)
+        let runtime = try #require(
+            ProcessMaps.read().modules.modules.first { $0.path.hasSuffix("/libswiftCore.so") }, "the Swift runtime")
+        #expect(!ELFSymbols.cached(path: runtime.path).hasLineInformation)
+        // The batch answers as one module at a time does, module by module.
+        var byModule: [String: [UInt64]] = [:]
+        for address in addresses {
+            guard let module = modules.module(containing: address) else { continue }
+            byModule[module.path, default: []].append(address - 1 - module.loadBias)
+        }
+        let batch = byModule.sorted { $0.key < $1.key }.map { (path: $0.key, addresses: $0.value) }
+        let together = try tool.symbolize(modules: batch)
+        let apart = try batch.map { try tool.symbolize(modulePath: $0.path, addresses: $0.addresses) }
+        #expect(together == apart && together.count == batch.count && batch.count >= 2)
+    }
+
     @Test func addr2lineIsTheFallback() throws {
         let path = try #require(
             Symbolizer.system(environment: ["PATH": "/usr/bin:/bin"]).tools.first { $0.name == "addr2line" },

@@ -78,12 +78,17 @@ public struct CaptureNaming {
         var ownership: ReflectedField.Ownership
     }
 
-    /// Names `capture`, reading `memory` for its types and fields.
-    public init(capture: CaptureFile, memory: CaptureMemory, symbolizer: Symbolizer = .shared) {
+    /// Whether blocks get their allocation stacks (frames symbolized and folded); without them a block that is no
+    /// object is unnamed, and reachability, types and fields are as with them.
+    let namesStacks: Bool
+
+    /// Names `capture`, reading `memory` for its types and fields; `namesStacks`: see the property.
+    public init(capture: CaptureFile, memory: CaptureMemory, symbolizer: Symbolizer = .shared, namesStacks: Bool = true)
+    {
         self.capture = capture
         self.symbolizer = symbolizer
-        // The loader names the main executable with an empty path; the agent writes its file's path instead.
-        let images = capture.modules.map { ($0.path.isEmpty ? "/proc/self/exe" : $0.path, $0.baseAddress) }
+        self.namesStacks = namesStacks
+        let images = Self.images(of: capture)
         modules = ModuleMap(loadedFiles: images)
         switch memory {
         case .thisProcess: self.memory = TargetMemory()
@@ -106,15 +111,31 @@ public struct CaptureNaming {
         reflectionProblem = problem
     }
 
+    /// The files the capture's process had loaded, with their load bias. The loader names the main executable with an
+    /// empty path; the agent writes its file's path instead.
+    static func images(of capture: CaptureFile) -> [(String, UInt64)] {
+        capture.modules.map { ($0.path.isEmpty ? "/proc/self/exe" : $0.path, $0.baseAddress) }
+    }
+
+    /// Names the allocation stacks of several captures of one process in one batch, which `symbolizer` remembers:
+    /// naming each capture afterwards asks no tool (a tool's process is started once, not once per capture). The
+    /// modules are the last capture's (a process loads more as it runs; an address outside them is named later).
+    public static func symbolizeStacks(of captures: [CaptureFile], symbolizer: Symbolizer = .shared) {
+        guard let last = captures.last else { return }
+        let addresses = captures.reduce(into: Set<UInt64>()) { $0.formUnion($1.stacks.values.joined()) }
+        _ = symbolizer.symbolize(returnAddresses: addresses, modules: ModuleMap(loadedFiles: images(of: last)))
+    }
+
     /// The capture as a named, canonical graph. The blocks and edges are read from the capture one at a time
     /// straight into the snapshot's columns, which the snapshot then takes over (nothing is held twice).
     public mutating func snapshot() throws(HeapGraphError) -> HeapSnapshot {
         var builder = HeapSnapshotBuilder(label: capture.label, timeNanoseconds: capture.timeNanoseconds)
         builder.reserve(blocks: capture.blockCount, edges: capture.edgeCount)
         var stackIndex: [UInt32: UInt32] = [:]
-        let (frames, _) = symbolizer.symbolize(returnAddresses: capture.stacks.values.joined(), modules: modules)
+        let stacks = namesStacks ? capture.stacks : [:]
+        let (frames, _) = symbolizer.symbolize(returnAddresses: stacks.values.joined(), modules: modules)
         let memo = FoldMemo()
-        for (id, addresses) in capture.stacks {
+        for (id, addresses) in stacks {
             // A return address is in a module's code: any other word is what a walk read past a frame without a frame
             // pointer. A stack with none left is no allocation site.
             let code = addresses.filter { modules.module(containing: $0) != nil }

@@ -3,7 +3,8 @@ import Verdicts
 
 /// `memharness compare --against DIR`: per scenario and strategy recorded with `--attribute` in both runs,
 /// the allocation sites whose live bytes at the peak grew since the earlier run beyond the noise of byte sampling
-/// (`RunToRun.compare` with `NoiseBand.sampling`).
+/// (`RunToRun.compare` with `NoiseBand.sampling`); per strategy recorded with `--heap-graph` in both, the leak
+/// signatures that are new and gone (`LeakSignatureChange`).
 public enum SiteGrowthListing {
     /// The least band: a site that grew by less than this share of the peak is not listed, whatever its sampling.
     static let noiseShare = 0.02
@@ -46,9 +47,41 @@ public enum SiteGrowthListing {
                 }
             }
         }
-        return lines.isEmpty
-            ? "No strategy was recorded with --attribute in both runs: nothing to compare site by site.\n"
-            : lines.joined(separator: "\n") + "\n"
+        if lines.isEmpty {
+            lines.append("No strategy was recorded with --attribute in both runs: nothing to compare site by site.")
+        }
+        lines += signatureLines(report, since: earlier, earlierFolder: earlierFolder, limit: limit)
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// Per strategy whose last heap capture both runs have: its new and gone leak signatures.
+    static func signatureLines(_ report: RunReport, since earlier: RunReport, earlierFolder: String, limit: Int)
+        -> [String]
+    {
+        var lines: [String] = []
+        for run in report.scenarios {
+            guard let before = earlier.scenarios.first(where: { $0.name == run.name }) else { continue }
+            for result in run.instrumentedCases {
+                guard let now = result.measurements?.heapGraph?.last,
+                    let then = before.instrumentedCases.first(where: { $0.strategy == result.strategy })?
+                        .measurements?.heapGraph?.last
+                else { continue }
+                let change = LeakSignatureChange(before: then, after: now)
+                let partial = change.isComplete ? "" : " (among the largest groups each run lists)"
+                lines.append(
+                    "\(run.name) / \(result.strategy): leak signatures since \(earlierFolder)\(partial): "
+                        + "\(change.new.count) new, \(change.gone.count) gone, \(change.kept) in both")
+                for (word, tallies) in [("new", change.new), ("gone", change.gone)] {
+                    for tally in tallies.prefix(limit) {
+                        lines.append(
+                            "  \(word)  \(tally.signature)  \(HeapGraphSection.typeLabel(tally.rootType)) "
+                                + "×\(tally.groups), \(Units.formatBytes(tally.bytes))")
+                    }
+                    if tallies.count > limit { lines.append("  \(word)  … and \(tallies.count - limit) more") }
+                }
+            }
+        }
+        return lines
     }
 
     static func signed(_ bytes: Int) -> String { Value.signedBytes(Double(bytes)).text }

@@ -76,7 +76,33 @@ public enum HistoryText {
             lines += ["", "\(diff.steadyFigures) other figures stayed within their noise."]
         }
         lines += ["", "## Allocation sites", ""] + siteLines(diff) + ["", "## Types", ""] + typeLines(diff)
+        lines += ["", "## Leak signatures", ""] + signatureLines(diff)
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    private static func signatureLines(_ diff: HistoryDiff) -> [String] {
+        guard !diff.signatures.isEmpty else {
+            return ["No leak signature is new or gone, or no strategy was run with --heap-graph in both runs."]
+        }
+        var lines = [
+            "| Scenario | Strategy | | Signature | Root | Groups | Bytes |", "|---|---|---|---|---|---:|---:|",
+        ]
+        for move in diff.signatures {
+            for (word, tallies) in [("new", move.change.new), ("gone", move.change.gone)] {
+                for tally in tallies.prefix(20) {
+                    lines.append(
+                        "| \(move.scenario) | `\(move.strategy)` | \(word) | `\(tally.signature)` "
+                            + "| \(HeapGraphSection.typeLabel(tally.rootType)) | \(tally.groups) "
+                            + "| \(Units.formatBytes(tally.bytes)) |")
+                }
+            }
+        }
+        if diff.signatures.contains(where: { !$0.change.isComplete }) {
+            lines += [
+                "", "A run's capture lists its largest leak groups only: among the rest, a signature may be in both.",
+            ]
+        }
+        return lines
     }
 
     private static func siteLines(_ diff: HistoryDiff) -> [String] {
