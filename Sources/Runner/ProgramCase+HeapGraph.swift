@@ -36,8 +36,8 @@ extension ProgramCase {
         var tracker = HeapGenerationTracker(options: HeapAnalysisOptions(retainedBy: spec.heapGraph?.retainedBy ?? []))
         tracker.add(Agent.readHeapCapture(at: path, label: label, memory: memory), isGeneration: false)
         var summary = tracker.summary
-        // The program's process started with an empty heap: nothing was unreachable before its work.
-        summary.unreachableBefore = .none
+        // The program's process started with an empty heap: no capture before its work, nothing to subtract.
+        summary.unreachableBefore = nil
         return summary
     }
 }
