@@ -75,9 +75,10 @@ public struct SeriesAnalysis: Sendable, Hashable {
 ///   the medians (a run or two at another level, or a bimodal figure's runs in both modes, is not a step), and,
 ///   with two runs or more after it, their ranks among the runs before say so too (`maximumRankPValue`, 0.05:
 ///   two runs after two never do, however small the noise estimated from them);
-/// - it is not an excursion: a segment whose next segment returns within the band to where it was is noise
-///   unless its runs are, beyond chance, the extreme ones of the stretch around it (a rank test that trusts no
-///   noise estimate: two runs in eight never are);
+/// - it is not an excursion: a segment beyond both its neighbours, whose next segment returns towards where it was
+///   (within the band, or nearer to that level than to the excursion's), is noise unless its runs are, beyond
+///   chance, the extreme ones of the stretch around it (a rank test that trusts no noise estimate: two runs in
+///   eight never are);
 /// - the newest run alone starts it only when no earlier run strayed as far from its segment's median, the
 ///   same way: a run no further out than the series has been before is not news.
 ///
