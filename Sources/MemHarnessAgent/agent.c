@@ -414,6 +414,16 @@ static inline void zero_slack(void *block, size_t request, int64_t usable) {
     }
 }
 
+// The harness's own blocks hold only what the harness wrote, and leave nothing behind: a capture scans them whole as
+// roots (a cache the harness grew may keep a program's blocks), so a word of an earlier life in a harness block would
+// keep what it pointed at. A harness block is zeroed whole when it is made (the unused capacity of an array the naming
+// reserved held the addresses of a capture's blocks, and kept a leaked `box of Int` at exit), its grown part when it is
+// reallocated, and whole again when it is released (its words are every block's address, which a program block made
+// in that memory later would hold in its own unused capacity).
+static inline void zero_harness_block(void *block, size_t from, int64_t usable) {
+    if (usable > (int64_t)from) memset((char *)block + from, 0, (size_t)usable - from);
+}
+
 // A new block for a request of `request` bytes: sampled first, so a peak snapshot triggered by it includes
 // it. `usable` is its size-class bytes when the caller knows them, -1 when they are still to be found (the
 // sampler counts requested bytes and asks for the usable size only of the blocks it samples).
@@ -422,7 +432,11 @@ static inline void account_allocation(void *block, size_t request, int64_t usabl
     if ((state & MH_STACKS) && !deferred) mh_sample_check(block, (int64_t)request, frame);
     if (state & MH_BLOCKS) {
         if (usable < 0) usable = usable_of_request(request, block);
-        zero_slack(block, request, usable);
+        if (mh_tls.harness) {
+            zero_harness_block(block, 0, usable);
+        } else {
+            zero_slack(block, request, usable);
+        }
         if (deferred) {
             (void)defer((uintptr_t)block, usable);
         } else {
@@ -442,7 +456,9 @@ static inline void account_allocation(void *block, size_t request, int64_t usabl
 // A block about to go back to jemalloc: it leaves the sampled table before the address can be reused.
 static inline void account_release(void *block, unsigned state) {
     if (state & MH_STACKS) mh_forget_sampled(block);
-    if (state & MH_BLOCKS) mh_blocks_remove(block);
+    if ((state & MH_BLOCKS) && mh_blocks_take(block) == MH_STACK_HARNESS) {
+        zero_harness_block(block, 0, (int64_t)sallocx(block, 0));
+    }
     if (state & MH_EXACT) sub_live((int64_t)sallocx(block, 0));
 }
 
@@ -583,6 +599,17 @@ static void *realloc_deferred(void *block, size_t size, unsigned state) {
     return moved;
 }
 
+// A harness block to `size` bytes: always a new block, the old one zeroed before it is released (see
+// zero_harness_block; jemalloc's own move would release it with its words).
+static void *realloc_harness_block(void *block, size_t size, int64_t before) {
+    void *moved = mallocx(size, 0);
+    if (moved == NULL) return NULL;
+    memcpy(moved, block, (size_t)before < size ? (size_t)before : size);
+    zero_harness_block(block, 0, before);
+    dallocx(block, 0);
+    return moved;
+}
+
 __attribute__((noinline)) static void *realloc_slow(void *block, size_t size, unsigned state, void *frame) {
     if (frame == NULL) frame = FRAME();
     if (state & MH_UNREAD) state = mh_read_environment();
@@ -599,7 +626,7 @@ __attribute__((noinline)) static void *realloc_slow(void *block, size_t size, un
     int64_t before = (state & (MH_EXACT | MH_BLOCKS)) ? (int64_t)sallocx(block, 0) : 0;
     // Out of the table while jemalloc may move it: the address can be handed out again at once. Its stack stays.
     uint32_t stack = (state & MH_BLOCKS) ? mh_blocks_take(block) : 0;
-    void *moved = rallocx(block, size, 0);
+    void *moved = stack == MH_STACK_HARNESS ? realloc_harness_block(block, size, before) : rallocx(block, size, 0);
     if (moved == NULL) {
         if (state & MH_BLOCKS) mh_blocks_insert(block, before, stack);
         if (was_sampled) mh_sampled_restore(block, &sampled);
@@ -608,7 +635,11 @@ __attribute__((noinline)) static void *realloc_slow(void *block, size_t size, un
     }
     int64_t after = (int64_t)sallocx(moved, 0);
     if (state & MH_BLOCKS) {
-        zero_slack(moved, size, after);
+        if (stack == MH_STACK_HARNESS) {
+            zero_harness_block(moved, (size_t)(before < (int64_t)size ? before : (int64_t)size), after);
+        } else {
+            zero_slack(moved, size, after);
+        }
         mh_blocks_insert(moved, after, stack);
     }
     if (state & MH_STACKS) mh_sample_check(moved, (int64_t)size, frame);

@@ -314,7 +314,6 @@ static inline uint32_t mh_block_stack(const struct mh_block_slot *slot) {
 MH_HIDDEN bool mh_blocks_create(void);  // at the first call into the agent, before any block is handed out
 MH_HIDDEN bool mh_blocks_ready(void);
 MH_HIDDEN void mh_blocks_insert(void *block, int64_t bytes, uint32_t stack);
-MH_HIDDEN void mh_blocks_remove(void *block);
 MH_HIDDEN uint32_t mh_blocks_take(void *block);  // removes it; its stack id (0: not listed)
 MH_HIDDEN int64_t mh_blocks_count(void);
 MH_HIDDEN int64_t mh_blocks_lost(void);  // blocks left out or left behind (a full ring of deferred operations)

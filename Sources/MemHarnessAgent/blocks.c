@@ -120,7 +120,6 @@ uint32_t mh_blocks_take(void *block) {
     return stack;
 }
 
-void mh_blocks_remove(void *block) { (void)mh_blocks_take(block); }
 
 int64_t mh_blocks_count(void) {
     int64_t count = 0;

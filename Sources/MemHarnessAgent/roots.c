@@ -255,7 +255,8 @@ static uint64_t scan_cached_thread_blocks(struct mh_writer *writer, const struct
 }
 
 // The harness's own blocks are in no capture, but what they point at is kept by them (a cache the harness grew while it
-// named a capture may hold blocks made before): their words are roots of their own kind.
+// named a capture may hold blocks made before): their words are roots of their own kind. They hold nothing else: the
+// agent zeroes a harness block when it is made and when it is released (agent.c, zero_harness_block).
 struct harness_scan {
     struct mh_writer *writer;
     const struct mh_sorted *sorted;

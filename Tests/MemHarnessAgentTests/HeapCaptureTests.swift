@@ -90,6 +90,33 @@ struct HeapCaptureTests {
         #expect(summary.leakedBytes == 1024 + 2 * 2048)
     }
 
+    /// The harness's own blocks are roots, and hold only what the harness wrote: two blocks leaked by construction stay
+    /// leaked though each one's address filled the memory a block was made in next (a program block's, then a harness
+    /// block's; a harness block's, then a program block's). Unzeroed, the harness's block kept a leaked `box of Int`
+    /// of a Swift program at its exit (from the naming of an earlier capture).
+    @Test func theHarnessBlocksKeepOnlyWhatTheHarnessWrote() throws {
+        let probe = try ProbeRunner()
+        defer { probe.cleanUp() }
+        let path = probe.path("harness-words.heap")
+        let outcome = try probe.run(["harness-words", path], environment: ["MEMHARNESS_AGENT_HEAP": "1"])
+        try #require(outcome.status == 0 && !outcome.timedOut, "\(outcome.stdout)\(outcome.stderr)")
+        #expect(outcome.line("capture") == ["capture", "rc", "0"])
+        // The memory was reused both ways (else nothing here is tested).
+        try #require(
+            outcome.line("reuse") == ["reuse", "program-to-harness", "1", "harness-to-program", "1"], "\(outcome.stdout)")
+        let data = try Data(contentsOf: URL(fileURLWithPath: path))
+        let file = try data.withUnsafeBytes { bytes in try CaptureFile(bytes: bytes) }
+        var naming = CaptureNaming(capture: file, memory: .none)
+        let snapshot = try naming.snapshot()
+        // The probe sees both blocks, and the program's block made in the harness's memory ...
+        let sizes = snapshot.sizes.map { Int($0) }
+        #expect(sizes.contains(7168) && sizes.contains(8192) && sizes.contains(2560), "\(sizes)")
+        // ... and both are leaked.
+        let summary = HeapAnalysis.analyse(snapshot).summary
+        let leaked = summary.groups.filter { $0.kind == .rootLeak }.map(\.bytes).sorted()
+        #expect(leaked == [7168, 8192], "\(summary.groups)")
+    }
+
     private func threadID(_ kinds: [HeapRootKind]) -> Int {
         for kind in kinds { if case .register(let thread, _) = kind { return thread } }
         return -1

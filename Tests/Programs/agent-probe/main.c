@@ -565,11 +565,68 @@ static int run_leaks(const char *capture_path) {
     _exit(0);
 }
 
+// ---- harness-words: the harness's own blocks keep only what the harness wrote -----------------------------------
+// A capture scans the blocks the harness allocated for itself (memharness_agent_harness_begin) as roots. Two blocks
+// are leaked by construction, each with its address left in memory a block is made in next:
+//   7000 B  its address fills a program block that is freed; the harness's next block of that size class is made
+//           in the same memory (jemalloc's thread cache hands the last freed block out first) and kept
+//   8000 B  its address fills a harness block that is freed; the program's next block of that size class is made
+//           in the same memory, kept by a global and never written
+// Both are leaked: a harness block is zeroed when it is made and when it is released. The probe prints whether each
+// reuse happened (`reuse program-to-harness 1 harness-to-program 1`), without which the test proves nothing.
+void *volatile probe_harness_block;
+void *volatile probe_program_block;
+
+PROBE static void fill_with(void *block, size_t bytes, void *word) {
+    for (size_t i = 0; i < bytes / sizeof(void *); i++) ((void *volatile *)block)[i] = word;
+}
+
+PROBE static void probe_leave_words(int *program_to_harness, int *harness_to_program) {
+    KEEP_FRAME();
+    void (*begin)(void) = (void (*)(void))dlsym(RTLD_DEFAULT, "memharness_agent_harness_begin");
+    void (*end)(void) = (void (*)(void))dlsym(RTLD_DEFAULT, "memharness_agent_harness_end");
+    if (begin == NULL || end == NULL) return;
+    void *volatile first = malloc(7000);
+    memset((void *)first, 7, 7000);
+    void *volatile program = malloc(1500);
+    fill_with((void *)program, 1500, (void *)first);
+    free((void *)program);
+    begin();
+    probe_harness_block = malloc(1500);
+    end();
+    *program_to_harness = probe_harness_block == program;
+    first = program = NULL;
+
+    void *volatile second = malloc(8000);
+    memset((void *)second, 8, 8000);
+    begin();
+    void *volatile harness = malloc(2500);
+    fill_with((void *)harness, 2500, (void *)second);
+    end();
+    free((void *)harness);
+    probe_program_block = malloc(2500);
+    *harness_to_program = probe_program_block == harness;
+    second = harness = NULL;
+}
+
+static int run_harness_words(const char *capture_path) {
+    int program_to_harness = 0, harness_to_program = 0;
+    probe_leave_words(&program_to_harness, &harness_to_program);
+    volatile char scrub[16384];
+    memset((void *)scrub, 0, sizeof(scrub));
+    printf("reuse program-to-harness %d harness-to-program %d\n", program_to_harness, harness_to_program);
+    int (*capture)(const char *, const char *) =
+        (int (*)(const char *, const char *))dlsym(RTLD_DEFAULT, "memharness_agent_capture_heap");
+    printf("capture rc %d\n", capture ? capture(capture_path, "harness words") : -1);
+    return 0;
+}
+
 static int usage(void) {
     fprintf(stderr,
             "usage: agent-probe hold <bytes> <ms> | spike [hold] [spike] [ms] [before] | two-sites [ms] |\n"
             "       churn <pairs> | threads [blocks] | fork [children] | _exit <bytes> <status> | marks <record> |\n"
-            "       self-check | mmap <bytes> <ms> [mallocBytes] | leaks [capture-path | at-exit]\n");
+            "       self-check | mmap <bytes> <ms> [mallocBytes] | leaks [capture-path | at-exit] |\n"
+            "       harness-words <capture-path>\n");
     return 64;
 }
 
@@ -604,5 +661,6 @@ int main(int argc, char **argv) {
         return run_mmap(argument(argc, argv, 2, "64MiB"), argument(argc, argv, 3, "200"), argument(argc, argv, 4, "0"));
     }
     if (strcmp(mode, "leaks") == 0) return run_leaks(argc > 2 ? argv[2] : NULL);
+    if (strcmp(mode, "harness-words") == 0 && argc > 2) return run_harness_words(argv[2]);
     return usage();
 }
