@@ -102,8 +102,8 @@ struct HeapCaptureTests {
         try #require(outcome.status == 0 && !outcome.timedOut, "\(outcome.stdout)\(outcome.stderr)")
         #expect(outcome.line("capture") == ["capture", "rc", "0"])
         // The memory was reused both ways (else nothing here is tested).
-        try #require(
-            outcome.line("reuse") == ["reuse", "program-to-harness", "1", "harness-to-program", "1"], "\(outcome.stdout)")
+        let reuse = outcome.line("reuse")
+        try #require(reuse == ["reuse", "program-to-harness", "1", "harness-to-program", "1"], "\(outcome.stdout)")
         let data = try Data(contentsOf: URL(fileURLWithPath: path))
         let file = try data.withUnsafeBytes { bytes in try CaptureFile(bytes: bytes) }
         var naming = CaptureNaming(capture: file, memory: .none)
