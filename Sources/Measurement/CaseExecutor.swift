@@ -238,7 +238,9 @@ final class CaseRun {
             sequence.enterPhase(phaseCount - 1)
             mark = sequence.beginWorkloadCall()
             try workloadCase?.tearDown(context: context)
-            result.metrics = workloadCase?.metrics() ?? []
+            let metrics = workloadCase?.metrics() ?? []
+            // Kept as the harness's: a copy in its mode (the workload's array goes with the case).
+            result.metrics = Agent.asHarness { metrics.map { $0 } }
             workloadCase = nil
             sequence.endWorkloadCall(mark)
         } catch {

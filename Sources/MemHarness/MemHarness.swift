@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import HarnessModel
+import Measurement
 import Runner
 import WorkloadKit
 
@@ -23,9 +24,10 @@ public enum MemHarness {
     public static func main(workloads: [any Workload], arguments: [String]? = nil) -> Never {
         ProcessStart.prepareStandardStreams()
         let catalog: WorkloadCatalog
-        do {
-            catalog = try WorkloadCatalog(validating: workloads)
-        } catch {
+        // The workloads' descriptors are read here first (their statics made): the harness's reading, in its mode.
+        switch Agent.asHarness({ Result { () throws(CatalogError) in try WorkloadCatalog(validating: workloads) } }) {
+        case .success(let validated): catalog = validated
+        case .failure(let error):
             Terminal.error(error.description)
             exit(ExitStatus.usage.code)
         }

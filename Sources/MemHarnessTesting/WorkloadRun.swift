@@ -23,7 +23,8 @@ struct WorkloadRun {
     ) throws(MemoryTestingError) {
         let name = workload.descriptor.name
         do {
-            let catalog = try WorkloadCatalog(validating: [workload])
+            // The workload's descriptor is read here first (its statics made): the harness's reading, in its mode.
+            let catalog = try Agent.asHarness { try WorkloadCatalog(validating: [workload]) }
             let parser = ScenarioParser(catalog: catalog)
             var spec =
                 try scenario.map { path throws(ScenarioError) in try parser.parse(ScenarioFiles.read(path), file: path)

@@ -42,6 +42,13 @@ public struct FoldRule: Sendable, Hashable, Codable {
         /// Library code (standard library, Foundation, libc): kept in stacks, never named as the
         /// allocation site (the site is the innermost frame that is not library code).
         case library
+        /// memharness's own code, wherever it runs (a workload's case process, a test process with
+        /// `expectMemory`, a program that links the library): folding leaves such a frame as it is, but a
+        /// block it allocated is the harness's, never the user's (`StackFolder.isHarnessAllocation`).
+        case harnessOwn
+        /// The kit memharness gives workloads (WorkloadKit: threads, pacing, random numbers): a block it allocates is
+        /// whoever's called it, the harness's or the workload's (`StackFolder.isHarnessAllocation`).
+        case kit
     }
 
     /// Which frames a rule matches.
@@ -171,6 +178,7 @@ public struct StackFolder: Sendable, Hashable, Codable {
             FoldRule(.swiftModule("FoundationEssentials"), .library, reason: "Foundation"),
             FoldRule(.swiftModule("Dispatch"), .library, reason: "Dispatch"),
         ]
+        rules += ownershipRules
         for prefix in [
             "libswift", "libFoundation", "lib_Foundation", "libdispatch.so", "libBlocksRuntime", "libc.so", "libm.so",
             "libstdc++.so", "libgcc_s.so", "ld-linux",
@@ -179,6 +187,37 @@ public struct StackFolder: Sendable, Hashable, Codable {
         }
         return rules
     }()
+
+    /// Which code's blocks are the harness's (`Action.harnessOwn`) and which code allocates for its caller
+    /// (`Action.kit`): see `isHarnessAllocation`.
+    static let ownershipRules: [FoldRule] = {
+        var rules: [FoldRule] = []
+        for module in harnessModules {
+            rules.append(FoldRule(.swiftModule(module), .harnessOwn, reason: "memharness's own code"))
+        }
+        rules.append(FoldRule(.swiftModule("WorkloadKit"), .kit, reason: "the kit memharness gives workloads"))
+        // `WorkloadCatalog` is mangled with a substitution for its first word (`0A7Catalog`): its readable name then.
+        for type in ["CaseContext", "LifetimeTracker", "MemoryWarnings", "Parameters"] {
+            rules.append(
+                FoldRule(
+                    .swiftType(module: "WorkloadKit", type: type), .harnessOwn,
+                    reason: "the workload kit's bookkeeping for the harness"))
+        }
+        rules.append(
+            FoldRule(
+                .functionPrefix("WorkloadKit.WorkloadCatalog."), .harnessOwn,
+                reason: "the workload kit's bookkeeping for the harness"))
+        return rules
+    }()
+
+    /// The Swift modules of memharness's own code (its libraries and its command line): a block allocated there is the
+    /// harness's. A program of the user's whose module has one of these names would have its blocks taken for the
+    /// harness's: the names are this package's, which SwiftPM keeps unique within a build.
+    public static let harnessModules = [
+        "HarnessModel", "Measurement", "Runner", "Reports", "HeapGraph", "Symbols", "SwiftReflection", "Attribution",
+        "Scenarios", "FileIO", "ChildProcesses", "Verdicts", "History", "AllocatorProbe", "MemHarness",
+        "MemHarnessTesting", "memharness", "BuiltInWorkloads",
+    ]
 
     /// The malloc family's entry points, glibc's and jemalloc's non-standard ones included.
     static let mallocFamily = [
@@ -228,6 +267,22 @@ public struct StackFolder: Sendable, Hashable, Codable {
                 function: memo?.shortened(frame.function) ?? ReadableName.shortened(frame.function), file: frame.file,
                 line: frame.line, module: frame.module, isLibrary: matches(index, .library))
         }
+    }
+
+    /// True when the block allocated by `stack` (given **root first**) is the harness's own: the innermost frame that is
+    /// neither allocation machinery, library code, the workload kit nor the code the harness runs under (its
+    /// command-line parser: a program's own when it runs under it) is memharness's own code (`Action.harnessOwn`).
+    /// Checked before the machinery: the harness's tracking of an object (`CaseContext.track`) folds as an allocator
+    /// frame, and what it allocates for itself is the harness's. A workload's code that the harness called is the
+    /// user's, and so is what the kit allocates for it.
+    public func isHarnessAllocation(_ stack: [SymbolizedFrame], memo: FoldMemo? = nil) -> Bool {
+        for frame in stack.reversed() {
+            let actions =
+                memo?.actions(of: frame, folder: self) ?? Set(rules.filter { $0.matches(frame) }.map(\.action))
+            if actions.contains(.harnessOwn) { return true }
+            if actions.isDisjoint(with: [.allocator, .library, .kit, .harness]) { return false }
+        }
+        return false
     }
 
     /// True when a rule with `action` matches `frame`.

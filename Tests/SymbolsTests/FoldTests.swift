@@ -156,9 +156,34 @@ struct FoldTests {
         #expect(frames.map(\.isLibrary) == [false, true, true, true])
     }
 
+    /// A block is the harness's when the innermost frame past the allocator and the libraries is memharness's own code
+    /// (its bookkeeping of a workload's objects included), the user's when it is the workload's, whoever called it.
+    @Test func aBlockIsTheHarnesssWhenItsAllocatingFrameIsTheHarnesss() {
+        let main = frame("main", linkage: "main")
+        let caseRun = frame("CaseRun.runScript()", linkage: "$s11Measurement7CaseRunC9runScriptyyF")
+        let append = frame("specialized Array.append(_:)", linkage: "$sSa6appendyyxnFSi_Tg5")
+        let allocate = frame("swift_allocObject", Paths.swiftCore)
+        let malloc = frame("malloc", Paths.agent)
+        let buffer = frame("SampleBuffer.append(_:)", linkage: "$s11Measurement12SampleBufferV6appendyyF")
+        let deliver = frame("LiveQueryApp.deliver(_:)", linkage: "$s17LiveQueryWorkload0aB3AppC7deliveryySaySiGF")
+        let track = frame("CaseContext.track(_:)", linkage: "$s11WorkloadKit11CaseContextC5trackyyF")
+        let pacer = frame("Pacer.next()", linkage: "$s11WorkloadKit5PacerV4nextyyF")
+        #expect(folder.isHarnessAllocation([main, caseRun, buffer, append, allocate, malloc]))
+        #expect(folder.isHarnessAllocation([main, caseRun, allocate, malloc]))
+        #expect(folder.isHarnessAllocation([main, caseRun, deliver, track, append, malloc]))
+        #expect(!folder.isHarnessAllocation([main, caseRun, deliver, append, allocate, malloc]))
+        #expect(!folder.isHarnessAllocation([main, caseRun, deliver, pacer, malloc]), "the kit's, for the workload")
+        #expect(folder.isHarnessAllocation([main, caseRun, pacer, malloc]), "the kit's, for the harness")
+        #expect(!folder.isHarnessAllocation([frame("strdup", Paths.libc), malloc]), "no frame of anyone's code")
+        let memo = FoldMemo()
+        #expect(folder.isHarnessAllocation([main, caseRun, buffer, append, malloc], memo: memo))
+        #expect(!folder.isHarnessAllocation([main, caseRun, deliver, append, malloc], memo: memo))
+    }
+
     @Test func theStandardListNamesAReasonForEveryRule() {
         #expect(StackFolder.standardRules.allSatisfy { !$0.reason.isEmpty })
-        #expect(Set(StackFolder.standardRules.map(\.action)) == [.allocator, .entry, .harness, .library])
+        let actions: Set<FoldRule.Action> = [.allocator, .entry, .harness, .library, .harnessOwn, .kit]
+        #expect(Set(StackFolder.standardRules.map(\.action)) == actions)
         #expect(FoldRule.identifier("Measurement") == "11Measurement")
         #expect(FoldRule.identifier("é") == "2é", "lengths count UTF-8 bytes")
     }

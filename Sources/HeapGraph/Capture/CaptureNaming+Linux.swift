@@ -132,6 +132,9 @@ public struct CaptureNaming {
         var builder = HeapSnapshotBuilder(label: capture.label, timeNanoseconds: capture.timeNanoseconds)
         builder.reserve(blocks: capture.blockCount, edges: capture.edgeCount)
         var stackIndex: [UInt32: UInt32] = [:]
+        // The blocks memharness's own code allocated outside the agent's harness mode (its runner and bookkeeping in a
+        // workload's case process, a test's `expectMemory`): set aside as the agent sets aside the harness-mode ones.
+        var setAside = HarnessBlocks()
         let stacks = namesStacks ? capture.stacks : [:]
         let (frames, _) = symbolizer.symbolize(returnAddresses: stacks.values.joined(), modules: modules)
         let memo = FoldMemo()
@@ -140,11 +143,16 @@ public struct CaptureNaming {
             // pointer. A stack with none left is no allocation site.
             let code = addresses.filter { modules.module(containing: $0) != nil }
             guard !code.isEmpty else { continue }
-            stackIndex[id] = builder.addStack(Self.stackText(code, frames, memo: memo))
+            let innermostFirst = Self.frames(code, frames)
+            if Self.folder.isHarnessAllocation(innermostFirst.reversed(), memo: memo) {
+                setAside.stacks.insert(id)
+                continue
+            }
+            stackIndex[id] = builder.addStack(Self.stackText(innermostFirst, memo: memo))
         }
         do {
-            var table = try readBlocks(into: &builder.blocks, stackIndex: stackIndex)
-            try readEdges(into: &builder, table: &table)
+            var table = try readBlocks(into: &builder.blocks, stackIndex: stackIndex, setAside: &setAside)
+            try readEdges(into: &builder, table: &table, setAside: &setAside)
             nameUnreferencedContexts(builder.blocks, &table)
             table.refine(&builder.blocks)
             valueFields(ofBoxes: table, &builder)
@@ -160,8 +168,12 @@ public struct CaptureNaming {
             throw .unreadableCapture(error)
         }
         for root in capture.roots {
+            guard let target = setAside.block(root.target) else { continue }
             let (kind, description) = describe(root)
-            builder.addRoot(kind, description: description, block: UInt32(root.target), slotAddress: root.slot)
+            builder.addRoot(kind, description: description, block: target, slotAddress: root.slot)
+        }
+        for target in setAside.heldBlocks.sorted() {
+            builder.addRoot(.other, description: HarnessBlocks.rootDescription, block: target)
         }
         return try builder.build()
     }
@@ -172,7 +184,7 @@ public struct CaptureNaming {
     /// named once. Until the names are final, `typeNames` holds each block's index into the returned table
     /// (`HeapSnapshot.none`: unnamed).
     private mutating func readBlocks(
-        into columns: inout HeapBlockColumns, stackIndex: [UInt32: UInt32]
+        into columns: inout HeapBlockColumns, stackIndex: [UInt32: UInt32], setAside: inout HarnessBlocks
     ) throws(CaptureFileError) -> TypeTable {
         var table = TypeTable()
         // Blocks whose refcount word may hold a side table's address, with that address (few: objects that are
@@ -180,6 +192,7 @@ public struct CaptureNaming {
         var refcounts: [(block: Int, sideTable: UInt64)] = []
         try capture.forEachBlock { block in
             let index = columns.addresses.count
+            guard setAside.keep(stackID: block.stackID, as: index) else { return }
             columns.addresses.append(block.address)
             columns.sizes.append(block.sizeBytes)
             columns.stackIndices.append(
@@ -267,10 +280,11 @@ public struct CaptureNaming {
     /// the builder's type column indexes for now). A reference to a closure context names its function (the word
     /// before it is the function pointer of a closure value); the references out of array storage whose elements
     /// the runtime erased to `AnyObject` say what the array holds.
-    private mutating func readEdges(into builder: inout HeapSnapshotBuilder, table: inout TypeTable)
-        throws(CaptureFileError)
-    {
-        try capture.forEachEdge { from, to, offset in
+    private mutating func readEdges(
+        into builder: inout HeapSnapshotBuilder, table: inout TypeTable, setAside: inout HarnessBlocks
+    ) throws(CaptureFileError) {
+        try capture.forEachEdge { capturedFrom, capturedTo, offset in
+            guard let (from, to) = setAside.edge(from: capturedFrom, to: capturedTo) else { return }
             let fromType = builder.blocks.typeNames[Int(from)]
             let toType = builder.blocks.typeNames[Int(to)]
             if toType != HeapSnapshot.none, table.infos[Int(toType)].awaitsFunction, table.functions[Int(to)] == nil {
@@ -407,7 +421,7 @@ public struct CaptureNaming {
             let thread = capture.threads[root.owner]
             return (.tls(threadID: Int(thread.id)), "\(Self.threadText(thread)) thread-local storage")
         case .harness:
-            return (.other, "memory memharness allocated for itself (naming and analysing captures)")
+            return (.other, HarnessBlocks.rootDescription)
         }
     }
 
@@ -434,13 +448,19 @@ public struct CaptureNaming {
     /// theirs (`StackFolder`: the agent, the malloc family and the runtime's allocation entry points off its leaf end,
     /// process entry off its root), starting at the innermost frame that is not library code (the allocation site);
     /// each frame `function (File.swift:41)`.
-    static func stackText(
-        _ returnAddresses: [UInt64], _ frames: [UInt64: [SymbolizedFrame]], memo: FoldMemo = FoldMemo()
-    ) -> [String] {
-        let innermostFirst = returnAddresses.flatMap { address in
+    /// The folder of every capture's stacks.
+    static let folder = StackFolder()
+
+    /// The frames of a stack's return addresses, innermost first (an address no tool named is its hexadecimal).
+    static func frames(_ returnAddresses: [UInt64], _ frames: [UInt64: [SymbolizedFrame]]) -> [SymbolizedFrame] {
+        returnAddresses.flatMap { address in
             frames[address] ?? [SymbolizedFrame(function: String(format: "0x%llx", address), module: "[unknown]")]
         }
-        var folded = Array(StackFolder().fold(innermostFirst.reversed(), memo: memo).reversed())
+    }
+
+    /// A stack's frames (innermost first) folded, as text, innermost first: the allocation site and its callers.
+    static func stackText(_ innermostFirst: [SymbolizedFrame], memo: FoldMemo = FoldMemo()) -> [String] {
+        var folded = Array(folder.fold(innermostFirst.reversed(), memo: memo).reversed())
         if let site = folded.firstIndex(where: { !$0.isLibrary }) { folded.removeFirst(site) }
         return folded.map { frame in frame.function + (frame.shortLocation.map { " (\($0))" } ?? "") }
     }
