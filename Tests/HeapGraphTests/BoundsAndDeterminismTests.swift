@@ -151,6 +151,29 @@ import WorkloadKit
         #expect(HeapGraphError.duplicateAddress(0x20).description.contains("0x20"))
     }
 
+    /// The harness's blocks leave the graph and hold what they reference strongly (or unowned) by a root of their own;
+    /// their weak references keep nothing, and a block only they reach through those is leaked.
+    @Test func blocksSetAsideHoldWhatTheyReferenceStrongly() throws {
+        var builder = HeapSnapshotBuilder(label: "x")
+        let user = builder.addBlock(address: 0x10, sizeBytes: 16, kind: .swiftObject, typeName: "App.Kept")
+        let harness = builder.addBlock(address: 0x20, sizeBytes: 16, kind: .swiftObject, typeName: "Harness.Own")
+        let weakly = builder.addBlock(address: 0x30, sizeBytes: 16, kind: .swiftObject, typeName: "App.Lost")
+        let owned = builder.addBlock(address: 0x40, sizeBytes: 16, kind: .swiftObject, typeName: "App.Unowned")
+        builder.addEdge(from: harness, to: user, byteOffset: 16)
+        builder.addEdge(from: harness, to: weakly, byteOffset: 24, kind: .weak)
+        builder.addEdge(from: harness, to: owned, byteOffset: 32, kind: .unowned)
+        builder.addEdge(from: user, to: harness, byteOffset: 16)
+        builder.addRoot(.other, description: "a global", block: harness)
+        builder.setAside([harness], heldBy: "the harness")
+        let snapshot = try builder.build()
+        #expect(snapshot.blockCount == 3 && snapshot.edgeCount == 0)
+        #expect(snapshot.roots.map(\.description) == ["the harness", "the harness"])
+        let held = Set(snapshot.roots.map { snapshot.typeName(ofBlock: Int($0.block)).name })
+        #expect(held == ["App.Kept", "App.Unowned"])
+        let summary = HeapAnalysis.analyse(snapshot).summary
+        #expect(summary.leakedBlocks == 1 && summary.groups.first?.types.map(\.type.name) == ["App.Lost"])
+    }
+
     /// Blocks of 8 types with random sizes, edges mostly strong (some weak, some unowned), a few rings, 20 roots.
     static func randomGraph(
         seed: UInt64, blocks: Int, edges: Int

@@ -132,9 +132,10 @@ public struct CaptureNaming {
         var builder = HeapSnapshotBuilder(label: capture.label, timeNanoseconds: capture.timeNanoseconds)
         builder.reserve(blocks: capture.blockCount, edges: capture.edgeCount)
         var stackIndex: [UInt32: UInt32] = [:]
-        // The blocks memharness's own code allocated outside the agent's harness mode (its runner and bookkeeping in a
-        // workload's case process, a test's `expectMemory`): set aside as the agent sets aside the harness-mode ones.
-        var setAside = HarnessBlocks()
+        // The stacks of memharness's own code, outside the agent's harness mode (its runner and bookkeeping in a
+        // workload's case process, a test's `expectMemory`): their blocks are set aside once named, as the agent sets
+        // aside the harness-mode ones (`HeapSnapshotBuilder.setAside`).
+        var harnessStacks = Set<UInt32>()
         let stacks = namesStacks ? capture.stacks : [:]
         let (frames, _) = symbolizer.symbolize(returnAddresses: stacks.values.joined(), modules: modules)
         let memo = FoldMemo()
@@ -145,17 +146,24 @@ public struct CaptureNaming {
             guard !code.isEmpty else { continue }
             let innermostFirst = Self.frames(code, frames)
             if Self.folder.isHarnessAllocation(innermostFirst.reversed(), memo: memo) {
-                setAside.stacks.insert(id)
+                harnessStacks.insert(id)
                 continue
             }
             stackIndex[id] = builder.addStack(Self.stackText(innermostFirst, memo: memo))
         }
         do {
-            var table = try readBlocks(into: &builder.blocks, stackIndex: stackIndex, setAside: &setAside)
-            try readEdges(into: &builder, table: &table, setAside: &setAside)
+            var harnessBlocks: [UInt32] = []
+            var table = try readBlocks(
+                into: &builder.blocks, stackIndex: stackIndex, harnessStacks: harnessStacks, found: &harnessBlocks)
+            try readEdges(into: &builder, table: &table)
             nameUnreferencedContexts(builder.blocks, &table)
             table.refine(&builder.blocks)
             valueFields(ofBoxes: table, &builder)
+            for root in capture.roots {
+                let (kind, description) = describe(root)
+                builder.addRoot(kind, description: description, block: UInt32(root.target), slotAddress: root.slot)
+            }
+            builder.setAside(harnessBlocks, heldBy: Self.harnessRootDescription)
             builder.naming = namingSummary(builder.blocks, table)
             let unnamed = builder.intern("")
             let infoNames = table.infos.map { builder.intern($0.name) }
@@ -167,14 +175,6 @@ public struct CaptureNaming {
         } catch {
             throw .unreadableCapture(error)
         }
-        for root in capture.roots {
-            guard let target = setAside.block(root.target) else { continue }
-            let (kind, description) = describe(root)
-            builder.addRoot(kind, description: description, block: target, slotAddress: root.slot)
-        }
-        for target in setAside.heldBlocks.sorted() {
-            builder.addRoot(.other, description: HarnessBlocks.rootDescription, block: target)
-        }
         return try builder.build()
     }
 
@@ -184,7 +184,8 @@ public struct CaptureNaming {
     /// named once. Until the names are final, `typeNames` holds each block's index into the returned table
     /// (`HeapSnapshot.none`: unnamed).
     private mutating func readBlocks(
-        into columns: inout HeapBlockColumns, stackIndex: [UInt32: UInt32], setAside: inout HarnessBlocks
+        into columns: inout HeapBlockColumns, stackIndex: [UInt32: UInt32], harnessStacks: Set<UInt32>,
+        found harnessBlocks: inout [UInt32]
     ) throws(CaptureFileError) -> TypeTable {
         var table = TypeTable()
         // Blocks whose refcount word may hold a side table's address, with that address (few: objects that are
@@ -192,7 +193,9 @@ public struct CaptureNaming {
         var refcounts: [(block: Int, sideTable: UInt64)] = []
         try capture.forEachBlock { block in
             let index = columns.addresses.count
-            guard setAside.keep(stackID: block.stackID, as: index) else { return }
+            if block.stackID != 0 && harnessStacks.contains(block.stackID) {
+                harnessBlocks.append(UInt32(truncatingIfNeeded: index))
+            }
             columns.addresses.append(block.address)
             columns.sizes.append(block.sizeBytes)
             columns.stackIndices.append(
@@ -280,11 +283,10 @@ public struct CaptureNaming {
     /// the builder's type column indexes for now). A reference to a closure context names its function (the word
     /// before it is the function pointer of a closure value); the references out of array storage whose elements
     /// the runtime erased to `AnyObject` say what the array holds.
-    private mutating func readEdges(
-        into builder: inout HeapSnapshotBuilder, table: inout TypeTable, setAside: inout HarnessBlocks
-    ) throws(CaptureFileError) {
-        try capture.forEachEdge { capturedFrom, capturedTo, offset in
-            guard let (from, to) = setAside.edge(from: capturedFrom, to: capturedTo) else { return }
+    private mutating func readEdges(into builder: inout HeapSnapshotBuilder, table: inout TypeTable)
+        throws(CaptureFileError)
+    {
+        try capture.forEachEdge { from, to, offset in
             let fromType = builder.blocks.typeNames[Int(from)]
             let toType = builder.blocks.typeNames[Int(to)]
             if toType != HeapSnapshot.none, table.infos[Int(toType)].awaitsFunction, table.functions[Int(to)] == nil {
@@ -421,7 +423,7 @@ public struct CaptureNaming {
             let thread = capture.threads[root.owner]
             return (.tls(threadID: Int(thread.id)), "\(Self.threadText(thread)) thread-local storage")
         case .harness:
-            return (.other, HarnessBlocks.rootDescription)
+            return (.other, Self.harnessRootDescription)
         }
     }
 
@@ -448,6 +450,10 @@ public struct CaptureNaming {
     /// theirs (`StackFolder`: the agent, the malloc family and the runtime's allocation entry points off its leaf end,
     /// process entry off its root), starting at the innermost frame that is not library code (the allocation site);
     /// each frame `function (File.swift:41)`.
+    /// What a root made of a word of the harness's own memory is.
+    static let harnessRootDescription =
+        "memory memharness allocated for itself (its bookkeeping, naming and analysing captures)"
+
     /// The folder of every capture's stacks.
     static let folder = StackFolder()
 
