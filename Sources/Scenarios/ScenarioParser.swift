@@ -301,6 +301,7 @@ struct ParseContext {
         if isCommand {
             guard let program = readCommand(mapping, parameters: descriptor.parameters.map(\.name)) else { return nil }
             plan.program = program
+            plan.program?.server = readServer(mapping, parameters: parameters)
         }
         return plan
     }
