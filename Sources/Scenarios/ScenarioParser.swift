@@ -45,8 +45,9 @@ public struct ScenarioParser: Sendable {
         let thresholds =
             mapping["thresholds"].map {
                 context.readThresholds(
-                    $0, strategies: strategies.map(\.name), phases: ["setup"] + steps.map(\.phase) + ["teardown"],
-                    metrics: descriptor.metrics)
+                    $0, strategies: strategies.map(\.name),
+                    phases: ["setup"] + steps.map(\.phase) + ["teardown"] + ServerPlan.phaseNames(of: strategies),
+                    metrics: descriptor.metrics + ServerPlan.metricDescriptors(of: strategies))
             } ?? []
 
         let repetitions = context.readRepetitions(mapping["repetitions"])

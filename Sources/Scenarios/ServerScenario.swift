@@ -45,6 +45,36 @@ enum ServerScenario {
     static let defaultGrace = Duration.seconds(5)
 }
 
+extension ServerPlan {
+    /// The phases of the servers among `strategies`, each once, for thresholds (`phases.load.peakAllocated`).
+    static func phaseNames(of strategies: [StrategyPlan]) -> [String] {
+        var names: [String] = []
+        for name in strategies.compactMap(\.program?.server).flatMap(\.phaseNames) where !names.contains(name) {
+            names.append(name)
+        }
+        return names
+    }
+
+    /// The metrics the load steps of the servers among `strategies` give, each once, for thresholds
+    /// (`metrics.requests`).
+    static func metricDescriptors(of strategies: [StrategyPlan]) -> [MetricDescriptor] {
+        var descriptors: [MetricDescriptor] = []
+        for plan in strategies.compactMap(\.program?.server) {
+            for step in plan.steps {
+                guard case .load = step.action else { continue }
+                let figures = LoadFigures(
+                    requests: 0, errors: 0, bytes: 0, latencyP50Nanoseconds: 0, latencyP99Nanoseconds: 0)
+                for metric in figures.metrics(phase: step.phase)
+                where !descriptors.contains(where: { $0.name == metric.name }) {
+                    descriptors.append(
+                        MetricDescriptor(metric.name, metric.unit, "a figure of the load step '\(step.phase)'"))
+                }
+            }
+        }
+        return descriptors
+    }
+}
+
 extension ParseContext {
     /// The server plan of a command strategy that has `ready:`; nil (nothing reported) for one that runs to its end.
     /// `parameters` are the strategy's: a port written as a placeholder is checked with its value.

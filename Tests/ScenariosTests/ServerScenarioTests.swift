@@ -79,6 +79,28 @@ struct ServerScenarioTests {
         #expect(plain.strategies.first?.program?.server == nil)
     }
 
+    @Test func thresholdsNameAServersPhasesAndItsLoadMetrics() throws {
+        let strategy = """
+            ready: {port: "{port}"}
+            steps:
+              - load: {requests: 10}
+              - load: {requests: 10, phase: uploads}
+            """
+        let gated =
+            Self.scenario(strategy) + """
+                thresholds:
+                  - buffered.metrics.requests >= 10
+                  - buffered.metrics.uploadsLatencyP99 <= 50
+                  - buffered.phases.uploads.peakAllocated <= 64MiB
+                  - buffered.phases.stop.peakAllocated <= 64MiB
+
+                """
+        #expect(problems(gated) == nil, "\(problems(gated) ?? "")")
+        let unknown = Self.scenario(strategy) + "thresholds:\n  - buffered.metrics.request >= 10\n"
+        let found = try #require(problems(unknown))
+        #expect(found.contains("unknown metric 'request' in 'metrics.request'"), "\(found)")
+    }
+
     static let corpus: [(name: String, strategy: String, first: String)] = [
         (
             "a port out of range", "ready: {port: 70000}",
