@@ -25,14 +25,8 @@ struct ServerScenarioTests {
         """
     }
 
-    func problems(_ text: String) -> String? {
-        do {
-            _ = try parser.parse(text, file: "x.yaml")
-            return nil
-        } catch {
-            return error.description
-        }
-    }
+    /// The problems of `text` as the command line prints them, or nil when it parses.
+    func problems(_ text: String) -> String? { MalformedScenarioTests().problems(text) }
 
     @Test func aServerStrategyIsPlannedWithItsReadinessStepsAndStop() throws {
         let text = Self.scenario(
