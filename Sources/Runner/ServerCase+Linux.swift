@@ -329,6 +329,16 @@ extension ProgramCase {
             return .notMeasured(
                 reason: LoadClient.missingDescription(besideExecutable: ProcessCaseLauncher.currentExecutable))
         }
+        // The file's ports were checked when it was read; a parameter set on the command line (`--set port=...`) is
+        // free text until here.
+        let ports =
+            [plan.port]
+            + plan.steps.map { step -> String? in
+                if case .load(let load) = step.action { return load.port } else { return nil }
+            }
+        for port in ports.compactMap({ $0 }) where Int(port).map({ !(1...65_535).contains($0) }) ?? true {
+            return .notMeasured(reason: "port '\(port)' is not a port number in 1...65535")
+        }
         if let port = plan.port, let number = Int(port), LocalPort.accepts(number) {
             return .notMeasured(
                 reason: "port \(port) already accepts connections before the server starts: another program "
