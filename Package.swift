@@ -389,7 +389,8 @@ let package = Package(
         // Runs the built `memharness` as a child process and injects faults (signals, kill -9, a second run into
         // the same folder, a full file system, closed pipes); MEMHARNESS_SOAK_TRIALS sets the trials (`make soak`).
         .testTarget(
-            name: "FaultTests", dependencies: ["memharness", "trap-probe", "Reports", "FileIO", "HarnessModel"],
+            name: "FaultTests",
+            dependencies: ["memharness", "trap-probe", "Reports", "FileIO", "HarnessModel", "TestSupport"],
             swiftSettings: settings
         ),
         .testTarget(

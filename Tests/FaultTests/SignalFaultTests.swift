@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 #if os(Linux)
@@ -153,29 +154,12 @@ struct SignalFaultTests {
 struct ServerSignalFaultTests {
     static let fixture = HarnessProcess.buildDirectory.appendingPathComponent("http-fixture").path
 
-    /// A port nothing listens on now (the kernel's pick for port 0, released).
-    static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = in_addr_t(0x7f00_0001).bigEndian
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
-            }
-        }
-        guard bound else { throw FaultError("no free port: errno \(errno)") }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
     @Test(arguments: [(SIGINT, "SIGINT"), (SIGKILL, "kill -9")])
     func theServerAndItsLoadEndWithTheRun(signal: Int32, name: String) throws {
         try #require(FileManager.default.isExecutableFile(atPath: Self.fixture), "swift build --product http-fixture")
         let results = try runTrials("\(name) during a server case under load") { _ in
             let trial = try Trial()
-            let port = try Self.freePort()
+            guard let port = LocalPorts.free() else { throw FaultError("no free port") }
             let scenario = try trial.scenario(
                 """
                 scenario: fault-server
@@ -210,28 +194,11 @@ struct ServerSignalFaultTests {
                     withinSeconds: interrupted ? 2 : nil, folder: [.absent], grace: interrupted ? 1 : 3,
                     message: interrupted ? "interrupted by \(name)" : nil))
             // Once nothing of the run is left, the port takes a new listener.
-            if !Deadline.poll(seconds: 3, { Self.listens(port) }) {
+            if !Deadline.poll(seconds: 3, { LocalPorts.canListen(on: port) }) {
                 findings.0.orphans.append("port \(port) is still taken after \(name)")
             }
             return findings
         }
         #expect(results.problems == [])
-    }
-
-    /// True when a listener can be bound to `port` (as servers bind, with SO_REUSEADDR).
-    static func listens(_ port: Int) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var one: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = in_addr_t(0x7f00_0001).bigEndian
-        return withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 && listen(fd, 1) == 0
-            }
-        }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import HarnessModel
+import TestSupport
 import Testing
 import WorkloadKit
 
@@ -15,42 +16,6 @@ import WorkloadKit
 struct ServerEndToEndTests {
     static let fixture = CommandLineTests.binary(named: "http-fixture")
     static let loadClient = CommandLineTests.binary(named: "memharness-load")
-
-    /// A port nothing listens on now (the kernel's pick for port 0).
-    static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        try #require(fd >= 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = in_addr_t(0x7f00_0001).bigEndian
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
-            }
-        }
-        try #require(bound)
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
-    /// True when a server may listen on `port` again (bound as servers bind, with SO_REUSEADDR).
-    static func portIsFree(_ port: Int) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var one: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = in_addr_t(0x7f00_0001).bigEndian
-        return withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 && listen(fd, 1) == 0
-            }
-        }
-    }
 
     /// The processes whose command line holds `word` (the fixture started with a port of this test).
     static func processes(holding word: String) -> [String] {
@@ -70,7 +35,7 @@ struct ServerEndToEndTests {
         try #require(
             FileManager.default.isExecutableFile(atPath: Self.loadClient), "`swift build --product memharness-load`")
         let trial = try ProgramTrial()
-        let port = try Self.freePort()
+        let port = try #require(LocalPorts.free())
         let keys = strategy.split(separator: "\n").map { "    " + $0 }.joined(separator: "\n")
         let scenario = try trial.script(
             "server.yaml",
@@ -89,7 +54,7 @@ struct ServerEndToEndTests {
             """)
         _ = try trial.memharness(["run", scenario, "--out", trial.out])
         #expect(Self.processes(holding: "\(port)").isEmpty, "nothing outlives the run")
-        #expect(Self.portIsFree(port), "the port \(port) is free again")
+        #expect(LocalPorts.canListen(on: port), "the port \(port) is free again")
         let cases = try trial.record().report.scenarios.flatMap(\.cases)
         try #require(cases.count == 1, "\(cases)")
         return (trial, cases[0], port)
