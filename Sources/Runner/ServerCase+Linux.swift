@@ -117,8 +117,9 @@ struct ServerSession {
     /// Looks every `readyPollNanoseconds` whether the port accepts or the line was printed, at most the ready timeout.
     func waitUntilReady() -> Readiness {
         let limit = min(now + plan.readyTimeoutNanoseconds, deadline)
+        var watches = [work.stdout, work.stderr].map { TextWatch(path: $0) }
         while true {
-            if isReady { return .ready }
+            if isReady(&watches) { return .ready }
             let left = limit - now
             guard left > 0 else { break }
             if let end = (try? child.wait(timeoutNanoseconds: min(left, Self.readyPollNanoseconds))) ?? nil {
@@ -134,11 +135,11 @@ struct ServerSession {
         return .notReady("not ready within \(timeout): \(what)" + outputTail)
     }
 
-    var isReady: Bool {
+    /// Whether the port accepts, or the line has appeared in what `watches` (the server's output) read so far.
+    func isReady(_ watches: inout [TextWatch]) -> Bool {
         switch plan.readiness {
         case .port(let port): return Int(port).map(LocalPort.accepts) ?? false
-        case .line(let line):
-            return [work.stdout, work.stderr].contains { ChildOutput(path: $0).text.contains(line) }
+        case .line(let line): return watches.indices.contains { watches[$0].found(line) }
         }
     }
 
@@ -262,6 +263,32 @@ extension TerminationStatus {
         case .exited(let status): return "exited with status \(status)"
         case .signaled(let signal): return "was killed by \(SignalNames.name(of: signal))"
         }
+    }
+}
+
+/// A file another process writes, read as it grows: whether a text has appeared in it, however much came after.
+struct TextWatch {
+    let path: String
+    /// How far the file was read.
+    private var offset: UInt64 = 0
+    /// The end of what was read, as long as the text less one byte: a text split between two reads is still found.
+    private var carry = Data()
+
+    init(path: String) { self.path = path }
+
+    /// Reads what was written since the last look; true when `text` is in the file.
+    mutating func found(_ text: String) -> Bool {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return false }
+        defer { try? handle.close() }  // read-only: closing cannot lose anything
+        guard (try? handle.seek(toOffset: offset)) != nil, let added = try? handle.readToEnd(), !added.isEmpty else {
+            return false
+        }
+        offset += UInt64(added.count)
+        let window = carry + added
+        let needle = Data(text.utf8)
+        if window.range(of: needle) != nil { return true }
+        carry = window.suffix(max(needle.count - 1, 0))
+        return false
     }
 }
 

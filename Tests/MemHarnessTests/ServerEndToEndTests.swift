@@ -121,7 +121,8 @@ struct ServerEndToEndTests {
 
     @Test func aServerReadyByALineIsLoadedOnItsPort() throws {
         let (trial, result, _) = try serve(
-            "--ready-after-ms 300",
+            // 300 KB of output after its ready line: the line is found however far it scrolled.
+            "--ready-after-ms 300 --chatter 300000",
             """
             ready: {line: listening on, timeout: 10s}
             steps:

@@ -1,8 +1,10 @@
 // http-fixture: a small HTTP/1.1 server for the server scenarios' tests, whose behaviour is known by construction.
 //
-//   http-fixture PORT [--retain BYTES] [--crash-after N] [--ready-after-ms N] [--never-ready] [--ignore-term]
+//   http-fixture PORT [--retain BYTES] [--crash-after N] [--ready-after-ms N] [--chatter BYTES] [--never-ready]
+//                [--ignore-term]
 //
-// Listens on 127.0.0.1:PORT, then prints "listening on PORT" (standard output, flushed). Answers every GET or POST
+// Listens on 127.0.0.1:PORT, then prints "listening on PORT" (standard output, flushed), then with --chatter BYTES
+// of lines of zeros (a ready line long scrolled by). Answers every GET or POST
 // (keep-alive, one thread per connection) with 200 and "ok"; with --retain keeps BYTES bytes per request (written,
 // in a list nothing frees), so its heap grows by construction; with --crash-after N writes through a null pointer
 // (SIGSEGV) on its Nth request. On SIGTERM or SIGINT prints "served N" (the requests it answered; standard error,
@@ -102,15 +104,16 @@ static void *accept_loop(void *argument) {
 int main(int argc, char **argv) {
     if (argc < 2) {
         fprintf(stderr, "usage: http-fixture PORT [--retain BYTES] [--crash-after N] [--ready-after-ms N] "
-                        "[--never-ready] [--ignore-term]\n");
+                        "[--chatter BYTES] [--never-ready] [--ignore-term]\n");
         return 64;
     }
     int port = atoi(argv[1]), never_ready = 0, ignore_term = 0;
-    long ready_after_ms = 0;
+    long ready_after_ms = 0, chatter = 0;
     for (int i = 2; i < argc; i++) {
         if (strcmp(argv[i], "--retain") == 0 && i + 1 < argc) retain_bytes = atol(argv[++i]);
         else if (strcmp(argv[i], "--crash-after") == 0 && i + 1 < argc) crash_after = atol(argv[++i]);
         else if (strcmp(argv[i], "--ready-after-ms") == 0 && i + 1 < argc) ready_after_ms = atol(argv[++i]);
+        else if (strcmp(argv[i], "--chatter") == 0 && i + 1 < argc) chatter = atol(argv[++i]);
         else if (strcmp(argv[i], "--never-ready") == 0) never_ready = 1;
         else if (strcmp(argv[i], "--ignore-term") == 0) ignore_term = 1;
         else {
@@ -146,6 +149,7 @@ int main(int argc, char **argv) {
     pthread_t acceptor;
     if (pthread_create(&acceptor, NULL, accept_loop, (void *)(long)listener) != 0) return 1;
     printf("listening on %d\n", port);
+    for (long written = 0; written < chatter; written += 80) printf("%079d\n", 0);
     fflush(stdout);
     if (ignore_term) {
         for (;;) pause();
