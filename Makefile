@@ -53,6 +53,7 @@ FRAME_POINTERS := -Xswiftc -Xcc -Xswiftc -fno-omit-frame-pointer -Xcc -fno-omit-
 build: deps
 	$(SWIFT) build -c release $(FRAME_POINTERS) --product memharness
 	$(SWIFT) build -c release $(FRAME_POINTERS) --product memharness-agent
+	$(SWIFT) build -c release --product memharness-load
 
 # Every shipped scenario: under a minute after the build on 2 quiet cores (53-58 s measured; the cases of
 # `parallel: true` scenarios run two at a time, as `--jobs` defaults to the number of CPUs).
@@ -60,15 +61,17 @@ run: build
 	$(RELEASE_BIN)/memharness run $(ARGS)
 
 # Serial: many tests read process-wide allocator figures, which a test running beside them would disturb.
-# The agent, agent-probe, fork-stress, heap-fixtures and leak-fixtures are built first: no test target links them (the
-# agent would replace the allocator of the test bundle), so the tests preload and spawn them, and `swift test` alone
-# does not build them.
+# The agent, agent-probe, fork-stress, heap-fixtures, leak-fixtures, memharness-load and http-fixture are built first:
+# no test target links them (the agent would replace the allocator of the test bundle), so the tests preload and
+# spawn them, and `swift test` alone does not build them.
 test: deps lint example
 	$(SWIFT) build --product memharness-agent
 	$(SWIFT) build --product agent-probe
 	$(SWIFT) build --product fork-stress
 	$(SWIFT) build --product heap-fixtures
 	$(SWIFT) build --product leak-fixtures
+	$(SWIFT) build --product memharness-load
+	$(SWIFT) build --product http-fixture
 	$(SWIFT) test --no-parallel
 	$(MAKE) browser-test
 

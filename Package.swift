@@ -17,6 +17,8 @@ let package = Package(
     name: "memharness",
     products: [
         .executable(name: "memharness", targets: ["memharness"]),
+        // The load client of server scenarios (`load:` steps), run beside `memharness`.
+        .executable(name: "memharness-load", targets: ["memharness-load"]),
         // The agent: preloaded into case processes (LD_PRELOAD="libmemharness-agent.so libjemalloc.so.2") for
         // exact peaks, allocation stacks and the sampler of external programs; never linked (it would replace
         // the allocator of whatever links it). API: Sources/MemHarnessAgent/include.
@@ -216,6 +218,9 @@ let package = Package(
         .executableTarget(
             name: "memharness", dependencies: ["MemHarness", "BuiltInWorkloads"], swiftSettings: settings
         ),
+        // The load client of server scenarios' `load` steps (C, HTTP/1.1 keep-alive to 127.0.0.1): found beside the
+        // `memharness` executable at run time, never linked by a library product.
+        .executableTarget(name: "memharness-load", path: "Sources/memharness-load"),
         // Real programs of this machine (the toolchain's Swift programs, system programs) that memharness must never
         // break, run plainly and under every mode (`make bench-corpus`; the quick ones in `make test`).
         .target(name: "ProgramCorpus", dependencies: ["ChildProcesses"], swiftSettings: settings),
@@ -271,6 +276,8 @@ let package = Package(
             name: "duplicate-workloads", dependencies: ["MemHarness", "CalibrationWorkload"],
             path: "Tests/Programs/duplicate-workloads", swiftSettings: settings
         ),
+        // An HTTP server whose requests, retained bytes and crash are known by construction (server scenarios' tests).
+        .executableTarget(name: "http-fixture", path: "Tests/Programs/http-fixture"),
         // A Swift program that stops on `fatalError`, run as a command case by the fault tests.
         .executableTarget(name: "trap-probe", path: "Tests/Programs/trap-probe", swiftSettings: settings),
         // Swift objects leaked and kept in known ways, captured with the agent preloaded (the heap graph's tests).
@@ -382,7 +389,8 @@ let package = Package(
         // Runs the built `memharness` as a child process and injects faults (signals, kill -9, a second run into
         // the same folder, a full file system, closed pipes); MEMHARNESS_SOAK_TRIALS sets the trials (`make soak`).
         .testTarget(
-            name: "FaultTests", dependencies: ["memharness", "trap-probe", "Reports", "FileIO", "HarnessModel"],
+            name: "FaultTests",
+            dependencies: ["memharness", "trap-probe", "Reports", "FileIO", "HarnessModel", "TestSupport"],
             swiftSettings: settings
         ),
         .testTarget(

@@ -96,17 +96,24 @@ public struct ProgramInvocation: Sendable, Hashable, Codable {
     /// True when its first measured run writes to the runner's own standard output and error as it runs (as
     /// `profile` does); false: every run's output is kept in its case's folder (a scenario's command cases).
     public var passesOutputThrough: Bool
+    /// How a program that serves is made ready, driven and stopped; nil: it runs to its own end.
+    public var server: ServerPlan?
 
     public init(
-        executable: String, arguments: [String] = [], workingDirectory: String? = nil, passesOutputThrough: Bool = false
+        executable: String, arguments: [String] = [], workingDirectory: String? = nil,
+        passesOutputThrough: Bool = false,
+        server: ServerPlan? = nil
     ) {
         self.executable = executable
         self.arguments = arguments
         self.workingDirectory = workingDirectory
         self.passesOutputThrough = passesOutputThrough
+        self.server = server
     }
 
-    private enum CodingKeys: String, CodingKey { case executable, arguments, workingDirectory, passesOutputThrough }
+    private enum CodingKeys: String, CodingKey {
+        case executable, arguments, workingDirectory, passesOutputThrough, server
+    }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -114,6 +121,7 @@ public struct ProgramInvocation: Sendable, Hashable, Codable {
         arguments = try container.decode([String].self, forKey: .arguments)
         workingDirectory = try container.decodeIfPresent(String.self, forKey: .workingDirectory)
         passesOutputThrough = try container.decodeIfPresent(Bool.self, forKey: .passesOutputThrough) ?? false
+        server = try container.decodeIfPresent(ServerPlan.self, forKey: .server)
     }
 
     /// The command line as a person would type it (arguments with spaces quoted).

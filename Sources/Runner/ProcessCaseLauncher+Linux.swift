@@ -81,7 +81,10 @@ public struct ProcessCaseLauncher: CaseLaunching {
         }
         let outcome =
             spec.program != nil
-            ? ProgramCase(spec: spec, work: work, environment: childEnvironment).run()
+            ? ProgramCase(
+                spec: spec, work: work, environment: childEnvironment,
+                loadClient: LoadClient.locate(besideExecutable: executable)
+            ).run()
             : runWorkloadCase(spec, work: work, environment: childEnvironment)
         guard spec.attribution != nil else { return outcome }
         return CaseAttribution.attach(to: outcome, recordFile: work.record(of: nil), label: spec.label)

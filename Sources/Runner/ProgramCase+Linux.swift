@@ -20,6 +20,8 @@ struct ProgramCase {
     let spec: CaseSpec
     let work: CaseWorkFolder
     let environment: [String: String]
+    /// The load client of a server's load steps (`memharness-load`); nil when there is none.
+    var loadClient: String? = nil
 
     /// The sampler's interval when the scenario turns sampling off: the first and last samples still come.
     static let idleIntervalNanoseconds: Int64 = 1_000_000_000
@@ -29,11 +31,18 @@ struct ProgramCase {
         // The child is forked from this process: until it execs, its resident set is this process's, and
         // the kernel's high-water mark (`ru_maxrss`) keeps that. Read now, it tells the program's own peak from ours.
         let harnessRSSBytes = (try? KernelMemory.status().rssBytes) ?? 0
+        let origin = MonotonicClock.nanoseconds()
         let child: ChildProcess
         let waited: BoundedWait
-        let heldHeapGraph: HeapGraphSummary?
+        var heldHeapGraph: HeapGraphSummary?
+        var served: ServedRun?
         do {
-            (child, waited, heldHeapGraph) = try runToEnd(program)
+            if let plan = program.server {
+                if let problem = serverProblem(plan) { return problem }
+                (child, waited, served) = try serve(program, plan, origin: origin)
+            } else {
+                (child, waited, heldHeapGraph) = try runToEnd(program, origin: origin)
+            }
         } catch {
             return .notMeasured(reason: error.description)
         }
@@ -54,7 +63,8 @@ struct ProgramCase {
         programReport.processPeaks = exact.processes
         let measurements = ProgramMeasurements.build(
             samples, usage: usage, harnessRSSBytes: harnessRSSBytes, exact: exact.figures, report: programReport,
-            requestedIntervalNanoseconds: spec.samplingIntervalNanoseconds
+            requestedIntervalNanoseconds: spec.samplingIntervalNanoseconds, phases: served?.phases,
+            metrics: served?.metrics ?? []
         ).adding(
             heapGraph: spec.heapGraph.map { _ in
                 heldHeapGraph ?? heapGraphAtExit(pid: child.pid, termination: ended?.termination)
@@ -65,28 +75,43 @@ struct ProgramCase {
         if let invisible = ProgramMeasurements.invisibility(samples) {
             return .notMeasured(reason: "\(program.executable): \(invisible)")
         }
-        switch ended.termination {
+        if let served, let plan = program.server {
+            return outcome(of: ended.termination, served: served, plan: plan, measurements: measurements)
+        }
+        return outcome(of: ended.termination, measurements: measurements)
+    }
+
+    /// The outcome of a program that ended by itself: its exit status or signal.
+    func outcome(of termination: TerminationStatus, during phase: String? = nil, measurements: CaseMeasurements)
+        -> CaseOutcome
+    {
+        let during = phase.map { " during phase '\($0)'" } ?? ""
+        switch termination {
         case .exited(0):
             return .completed(measurements: measurements)
         case .exited(let status):
             let tail = ChildOutput(path: work.stderr).failureMessage
             return .failed(
-                reason: "exited with status \(status)" + (tail.isEmpty ? "" : ": \(tail)"), measurements: measurements)
+                reason: "exited with status \(status)\(during)" + (tail.isEmpty ? "" : ": \(tail)"),
+                measurements: measurements)
         case .signaled(let signal):
-            return .crashed(
-                crash: CaseCrash(signal: signal, stderr: ChildOutput(path: work.stderr)), measurements: measurements)
+            var crash = CaseCrash(signal: signal, stderr: ChildOutput(path: work.stderr))
+            if let phase {
+                crash.message = "during phase '\(phase)'" + (crash.message.isEmpty ? "" : ": \(crash.message)")
+            }
+            return .crashed(crash: crash, measurements: measurements)
         }
     }
 
     /// The launcher's environment plus the agent's sampler, sample stream, record and clock, and the socket the agent
     /// waits on at exit for the heap capture's reader (`hold`).
-    func agentEnvironment(hold: String? = nil) -> [String: String] {
+    func agentEnvironment(hold: String? = nil, origin: Int64 = MonotonicClock.nanoseconds()) -> [String: String] {
         var variables = environment
         let interval =
             spec.samplingIntervalNanoseconds > 0 ? spec.samplingIntervalNanoseconds : Self.idleIntervalNanoseconds
         variables["MEMHARNESS_AGENT_INTERVAL_NS"] = String(interval)
         variables["MEMHARNESS_AGENT_SAMPLES"] = "\(work.root)/samples.%p"
-        variables["MEMHARNESS_AGENT_ORIGIN_NS"] = String(MonotonicClock.nanoseconds())
+        variables["MEMHARNESS_AGENT_ORIGIN_NS"] = String(origin)
         // CPython serves objects up to 512 bytes from arenas it maps itself (pymalloc), which jemalloc never
         // sees; with PYTHONMALLOC=malloc every object is a malloc (as memray and pytest-memray advise for
         // leaks). A value the user set is kept.
@@ -102,7 +127,7 @@ struct ProgramCase {
     /// runs, and its standard error to both this process's and the folder's (whose last lines the report quotes).
     /// With a heap graph, the program is held at its exit while its capture is named from its memory: that graph
     /// comes back with it (nil when the program was not held).
-    func runToEnd(_ program: ProgramInvocation) throws(ChildProcessError)
+    func runToEnd(_ program: ProgramInvocation, origin: Int64) throws(ChildProcessError)
         -> (ChildProcess, BoundedWait, HeapGraphSummary?)
     {
         let passThrough = program.passesOutputThrough && spec.repetition == 1 && spec.instrumentation == nil
@@ -118,7 +143,8 @@ struct ProgramCase {
         let child: ChildProcess
         do {
             child = try ChildProcess.spawn(
-                path: program.executable, arguments: program.arguments, environment: agentEnvironment(hold: hold?.name),
+                path: program.executable, arguments: program.arguments,
+                environment: agentEnvironment(hold: hold?.name, origin: origin),
                 stdout: passThrough ? STDOUT_FILENO : (stdout >= 0 ? stdout : nil),
                 stderr: tee?.input ?? (stderr >= 0 ? stderr : nil), workingDirectory: program.workingDirectory)
         } catch {

@@ -15,10 +15,12 @@ enum ProgramMeasurements {
     /// `harnessRSSBytes` is this process's resident set when it forked the program (see `peakRSS`).
     static func build(
         _ samples: ProgramSamples, usage: ChildUsage?, harnessRSSBytes: Int, exact: ExactPeakValues?,
-        report: ProgramReport, requestedIntervalNanoseconds: Int64
+        report: ProgramReport, requestedIntervalNanoseconds: Int64, phases spans: [PhaseSpan]? = nil,
+        metrics: [Metric] = []
     ) -> CaseMeasurements {
-        let series = samples.series
-        let peak = Peaks(series: series).overall
+        let series = samples.series(phases: spans)
+        let peaks = phasePeaks(samples, series: series, spans: spans)
+        let peak = peaks.overall
         let first = samples.rows.first
         let last = samples.rows.last
         let start = first?.time ?? 0
@@ -37,13 +39,30 @@ enum ProgramMeasurements {
             sampling: SamplingFigures(
                 sampleCount: count, requestedIntervalNanoseconds: requestedIntervalNanoseconds,
                 achievedIntervalNanoseconds: count > 1 ? (end - start) / Int64(count - 1) : 0),
-            phases: [
+            phases: spans.map { spans in
+                zip(spans, peaks.phases).map { span, peak in
+                    PhaseResult(
+                        name: span.name, startNanoseconds: span.start, endNanoseconds: span.end,
+                        peakAllocatedBytes: peak.stats.allocatedBytes, peakResidentBytes: peak.stats.residentBytes)
+                }
+            } ?? [
                 PhaseResult(
                     name: phase, startNanoseconds: start, endNanoseconds: end,
                     peakAllocatedBytes: peak.stats.allocatedBytes,
                     peakResidentBytes: peak.stats.residentBytes, exactPeakLiveBytes: exact?.peakLiveBytes)
             ],
-            samples: series, exact: exact, program: report)
+            metrics: metrics, samples: series, exact: exact, program: report)
+    }
+
+    /// The peaks overall and per phase. A phase no sample fell in (shorter than the interval) has the last sample
+    /// before it: what the program held as the phase began.
+    static func phasePeaks(_ samples: ProgramSamples, series: SampleSeries, spans: [PhaseSpan]?) -> Peaks {
+        var peaks = Peaks(series: series)
+        for (index, span) in (spans ?? []).enumerated() where !series.phaseIndex.contains(index) {
+            guard let before = samples.rows.last(where: { $0.time < span.start }) else { continue }
+            peaks.record(before.stats, rssBytes: before.rss, phase: index)
+        }
+        return peaks
     }
 
     /// The program's resident-set peak, bytes. The kernel's high-water mark (`ru_maxrss`) is exact but keeps
@@ -132,8 +151,13 @@ enum ProgramMeasurements {
 
 extension ProgramSamples {
     /// The rows as a series of the program's one phase (`ProgramMeasurements.phase`).
-    var series: SampleSeries {
-        var series = SampleSeries(phaseNames: [ProgramMeasurements.phase], gaugeNames: [])
+    var series: SampleSeries { series(phases: nil) }
+
+    /// The rows as a series of `phases` (a served program's: each row in the last phase begun at its time, the
+    /// first phase for rows before it), or of the program's one phase when nil.
+    func series(phases spans: [PhaseSpan]?) -> SampleSeries {
+        let names = spans?.map(\.name) ?? [ProgramMeasurements.phase]
+        var series = SampleSeries(phaseNames: names, gaugeNames: [])
         for row in rows {
             series.timeNanoseconds.append(row.time)
             series.allocatedBytes.append(row.stats.allocatedBytes)
@@ -143,7 +167,7 @@ extension ProgramSamples {
             series.retainedBytes.append(row.stats.retainedBytes)
             series.metadataBytes.append(row.stats.metadataBytes)
             series.rssBytes.append(row.rss)
-            series.phaseIndex.append(0)
+            series.phaseIndex.append(max((spans ?? []).lastIndex { $0.start <= row.time } ?? 0, 0))
         }
         return series
     }

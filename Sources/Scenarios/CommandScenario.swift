@@ -27,7 +27,7 @@ public enum CommandScenario {
     public static let runStep = StepDescriptor("run", "Run the strategy's command until it exits.")
 
     /// The keys a command strategy may have.
-    static let strategyKeys = ["name", "command", "expect", "parameters", "directory"]
+    static let strategyKeys = ["name", "command", "expect", "parameters", "directory"] + ServerScenario.strategyKeys
 
     /// A descriptor made from the file: its parameters as free text, its strategies by name.
     static func descriptor(_ mapping: Node.Mapping, context: inout ParseContext) -> WorkloadDescriptor {
@@ -70,16 +70,7 @@ extension ParseContext {
             report(node, "'command' is a command line (a string or a list of words), e.g. ./bin/tool --size {size}")
             return nil
         }
-        for word in words {
-            for placeholder in CommandTemplate.placeholders(in: word) where !parameters.contains(placeholder) {
-                report(
-                    node,
-                    "unknown parameter '{\(placeholder)}' in the command; the scenario's parameters: "
-                        + (parameters.isEmpty
-                            ? "none (declare them under 'parameters')" : parameters.joined(separator: ", "))
-                        + suggestion(placeholder, parameters))
-            }
-        }
+        _ = checkPlaceholders(words, at: node, parameters: parameters)
         let directory = mapping["directory"]?.string
         do {
             let resolved = try ProgramCheck.resolve(program, workingDirectory: directory)
@@ -89,6 +80,25 @@ extension ParseContext {
             report(node, error.description)
             return nil
         }
+    }
+}
+
+extension ParseContext {
+    /// Reports every `{name}` of `words` that names none of `parameters`; true when there is none.
+    mutating func checkPlaceholders(_ words: [String], at node: Node, parameters: [String]) -> Bool {
+        var valid = true
+        for word in words {
+            for placeholder in CommandTemplate.placeholders(in: word) where !parameters.contains(placeholder) {
+                report(
+                    node,
+                    "unknown parameter '{\(placeholder)}' in the command; the scenario's parameters: "
+                        + (parameters.isEmpty
+                            ? "none (declare them under 'parameters')" : parameters.joined(separator: ", "))
+                        + suggestion(placeholder, parameters))
+                valid = false
+            }
+        }
+        return valid
     }
 }
 
@@ -109,13 +119,15 @@ public enum CommandTemplate {
     /// Other braces are the program's own and stay as typed: `profile -- node -e "a.push({i})"` has no parameters, and
     /// a scenario file names only its parameters (any other `{name}` is refused when the file is read).
     public static func filled(_ program: ProgramInvocation, with parameters: ParameterValues) -> ProgramInvocation {
-        var filled = program
-        filled.arguments = program.arguments.map { word in
+        let fill = { (word: String) in
             placeholders(in: word).reduce(word) { text, name in
                 guard let value = parameters[name] else { return text }
                 return text.replacingOccurrences(of: "{\(name)}", with: Self.text(value))
             }
         }
+        var filled = program
+        filled.arguments = program.arguments.map(fill)
+        filled.server = program.server?.filled(fill)
         return filled
     }
 

@@ -45,8 +45,9 @@ public struct ScenarioParser: Sendable {
         let thresholds =
             mapping["thresholds"].map {
                 context.readThresholds(
-                    $0, strategies: strategies.map(\.name), phases: ["setup"] + steps.map(\.phase) + ["teardown"],
-                    metrics: descriptor.metrics)
+                    $0, strategies: strategies.map(\.name),
+                    phases: ["setup"] + steps.map(\.phase) + ["teardown"] + ServerPlan.phaseNames(of: strategies),
+                    metrics: descriptor.metrics + ServerPlan.metricDescriptors(of: strategies))
             } ?? []
 
         let repetitions = context.readRepetitions(mapping["repetitions"])
@@ -301,6 +302,7 @@ struct ParseContext {
         if isCommand {
             guard let program = readCommand(mapping, parameters: descriptor.parameters.map(\.name)) else { return nil }
             plan.program = program
+            plan.program?.server = readServer(mapping, parameters: parameters)
         }
         return plan
     }

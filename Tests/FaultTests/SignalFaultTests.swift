@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 #if os(Linux)
@@ -142,6 +143,61 @@ struct SignalFaultTests {
                     endings: [interrupted ? .exited(128 + signal) : .signaled(SIGKILL)],
                     withinSeconds: interrupted ? 2 : nil, folder: trial.previous == nil ? [.absent] : [.previous],
                     grace: interrupted ? 1 : 3, message: interrupted ? "interrupted by \(name)" : nil))
+        }
+        #expect(results.problems == [])
+    }
+}
+
+/// A server case under load: SIGINT or kill -9 of the harness ends the server and the load client with the run, and
+/// frees the server's port.
+@Suite(.serialized, .timeLimit(.minutes(5)))
+struct ServerSignalFaultTests {
+    static let fixture = HarnessProcess.buildDirectory.appendingPathComponent("http-fixture").path
+
+    @Test(arguments: [(SIGINT, "SIGINT"), (SIGKILL, "kill -9")])
+    func theServerAndItsLoadEndWithTheRun(signal: Int32, name: String) throws {
+        try #require(FileManager.default.isExecutableFile(atPath: Self.fixture), "swift build --product http-fixture")
+        let results = try runTrials("\(name) during a server case under load") { _ in
+            let trial = try Trial()
+            guard let port = LocalPorts.free() else { throw FaultError("no free port") }
+            let scenario = try trial.scenario(
+                """
+                scenario: fault-server
+                workload: command
+                strategies:
+                  - name: fixture
+                    command: [\(Self.fixture), "\(port)"]
+                    ready: {port: "\(port)"}
+                    steps:
+                      - load: {connections: 2, duration: 30s}
+                repetitions: 1
+
+                """)
+            let run = try trial.start(["run", scenario, "--out", trial.out])
+            guard
+                Deadline.poll(
+                    seconds: 60, interval: 0.005,
+                    {
+                        ProcessTable.processes(marked: trial.marker).contains {
+                            $0.commandLine.contains("memharness-load")
+                        }
+                    })
+            else { throw FaultError("the load never started: \(trial.stderrText)") }
+            let struck = Deadline.now
+            run.send(signal)
+            let ending = try run.finish(within: 10, name)
+            let interrupted = signal != SIGKILL
+            var findings = trial.judge(
+                run, ending: ending, elapsed: Double(Deadline.now - struck) / 1e9,
+                Expectation(
+                    endings: [interrupted ? .exited(128 + signal) : .signaled(SIGKILL)],
+                    withinSeconds: interrupted ? 2 : nil, folder: [.absent], grace: interrupted ? 1 : 3,
+                    message: interrupted ? "interrupted by \(name)" : nil))
+            // Once nothing of the run is left, the port takes a new listener.
+            if !Deadline.poll(seconds: 3, { LocalPorts.canListen(on: port) }) {
+                findings.0.orphans.append("port \(port) is still taken after \(name)")
+            }
+            return findings
         }
         #expect(results.problems == [])
     }

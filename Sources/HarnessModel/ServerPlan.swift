@@ -1,0 +1,169 @@
+/// A command strategy that serves (`ready:`, `steps:`, `stop:` in a scenario file): the program is started, waited
+/// for until it is ready, driven by steps while it serves, then stopped gracefully. Values only: the runner acts.
+///
+/// Texts that may hold `{parameter}` placeholders (the port, a command's words) are kept as written until the run is
+/// planned (`filled`).
+public struct ServerPlan: Sendable, Hashable, Codable {
+    /// How the harness knows the server is ready.
+    public enum Readiness: Sendable, Hashable, Codable {
+        /// A TCP connection to 127.0.0.1 at this port (text, possibly a placeholder) is accepted.
+        case port(String)
+        /// This text appears in the server's standard output or error.
+        case line(String)
+    }
+
+    public var readiness: Readiness
+    /// How long the server may take to become ready, nanoseconds: past it the case fails with its output's tail.
+    public var readyTimeoutNanoseconds: Int64
+    /// What runs while it serves, in order: each step is a phase with its own peak.
+    public var steps: [ServerStep]
+    /// The signal that asks it to stop (SIGTERM unless the file says otherwise).
+    public var stopSignal: Int32
+    /// How long it may take to stop after `stopSignal` before its process group is killed, nanoseconds.
+    public var graceNanoseconds: Int64
+
+    public init(
+        readiness: Readiness, readyTimeoutNanoseconds: Int64, steps: [ServerStep], stopSignal: Int32,
+        graceNanoseconds: Int64
+    ) {
+        self.readiness = readiness
+        self.readyTimeoutNanoseconds = readyTimeoutNanoseconds
+        self.steps = steps
+        self.stopSignal = stopSignal
+        self.graceNanoseconds = graceNanoseconds
+    }
+
+    /// The phase from the start until the server is ready.
+    public static let startPhase = "start"
+    /// The phase from the stop signal until the server ended.
+    public static let stopPhase = "stop"
+
+    /// The phases of a served case, in order: start, one per step, stop.
+    public var phaseNames: [String] { [Self.startPhase] + steps.map(\.phase) + [Self.stopPhase] }
+
+    /// The port the server listens on, as written: the readiness port, else the first load step's.
+    public var port: String? {
+        if case .port(let port) = readiness { return port }
+        return steps.lazy.compactMap { step -> String? in
+            if case .load(let load) = step.action { return load.port }
+            return nil
+        }.first
+    }
+
+    /// The plan with `fill` applied to every text that may hold placeholders.
+    public func filled(_ fill: (String) -> String) -> ServerPlan {
+        var plan = self
+        if case .port(let port) = readiness { plan.readiness = .port(fill(port)) }
+        plan.steps = steps.map { step in
+            var step = step
+            switch step.action {
+            case .load(var load):
+                load.port = fill(load.port)
+                load.path = fill(load.path)
+                step.action = .load(load)
+            case .command(let words): step.action = .command(words.map(fill))
+            case .wait: break
+            }
+            return step
+        }
+        return plan
+    }
+}
+
+/// One step of a served case.
+public struct ServerStep: Sendable, Hashable, Codable {
+    /// What the step does.
+    public enum Action: Sendable, Hashable, Codable {
+        /// Requests from the load client.
+        case load(LoadRequest)
+        /// Nothing for a while, nanoseconds (the server keeps running: what it does unprompted shows).
+        case wait(nanoseconds: Int64)
+        /// A program run to its end (its words: the executable, then its arguments), without the agent.
+        case command([String])
+    }
+
+    /// Its phase's name: `phase:` as written, else the action's name (numbered from the second of a kind: `load2`).
+    public var phase: String
+    public var action: Action
+
+    public init(phase: String, action: Action) {
+        self.phase = phase
+        self.action = action
+    }
+
+    /// The action's name as a scenario file writes it.
+    public var kind: String {
+        switch action {
+        case .load: return "load"
+        case .wait: return "wait"
+        case .command: return "command"
+        }
+    }
+}
+
+/// HTTP/1.1 requests sent to 127.0.0.1 over keep-alive connections by the load client (`memharness-load`).
+public struct LoadRequest: Sendable, Hashable, Codable {
+    /// The port, as written (possibly a placeholder until planned).
+    public var port: String
+    /// `GET` or `POST`.
+    public var method: String
+    /// The request target, e.g. `/echo`.
+    public var path: String
+    /// Connections open at once, each sending its next request when the last one's answer came.
+    public var connections: Int
+    /// Requests in all; nil: as many as fit in `durationNanoseconds`.
+    public var requests: Int?
+    /// How long to send requests, nanoseconds; nil: until `requests` were answered.
+    public var durationNanoseconds: Int64?
+    /// The body of each POST, bytes (zeros).
+    public var bodyBytes: Int
+
+    public init(
+        port: String, method: String = "GET", path: String = "/", connections: Int = 1, requests: Int? = nil,
+        durationNanoseconds: Int64? = nil, bodyBytes: Int = 0
+    ) {
+        self.port = port
+        self.method = method
+        self.path = path
+        self.connections = connections
+        self.requests = requests
+        self.durationNanoseconds = durationNanoseconds
+        self.bodyBytes = bodyBytes
+    }
+}
+
+/// What the load client reported for one load step.
+public struct LoadFigures: Sendable, Hashable, Codable {
+    /// Requests answered (any status).
+    public var requests: Int
+    /// Requests that failed: no answer, a broken connection, a status of 400 or more.
+    public var errors: Int
+    /// Bytes of the answers, headers included.
+    public var bytes: Int
+    /// Latency percentiles, nanoseconds.
+    public var latencyP50Nanoseconds: Int64
+    public var latencyP99Nanoseconds: Int64
+
+    public init(requests: Int, errors: Int, bytes: Int, latencyP50Nanoseconds: Int64, latencyP99Nanoseconds: Int64) {
+        self.requests = requests
+        self.errors = errors
+        self.bytes = bytes
+        self.latencyP50Nanoseconds = latencyP50Nanoseconds
+        self.latencyP99Nanoseconds = latencyP99Nanoseconds
+    }
+
+    /// The figures as a case's metrics, named after the step's phase: `requests`, `requestErrors`, `latencyP50`,
+    /// `latencyP99` for the phase `load`; `warmupRequests`... for a phase `warmup`.
+    public func metrics(phase: String) -> [Metric] {
+        func name(_ base: String) -> String {
+            guard phase != "load" else { return base }
+            return phase + base.prefix(1).uppercased() + base.dropFirst()
+        }
+        return [
+            Metric(name: name("requests"), value: Double(requests), unit: .count),
+            Metric(name: name("requestErrors"), value: Double(errors), unit: .count),
+            Metric(name: name("latencyP50"), value: Double(latencyP50Nanoseconds) / 1e6, unit: .milliseconds),
+            Metric(name: name("latencyP99"), value: Double(latencyP99Nanoseconds) / 1e6, unit: .milliseconds),
+        ]
+    }
+}

@@ -1,0 +1,161 @@
+// http-fixture: a small HTTP/1.1 server for the server scenarios' tests, whose behaviour is known by construction.
+//
+//   http-fixture PORT [--retain BYTES] [--crash-after N] [--ready-after-ms N] [--chatter BYTES] [--never-ready]
+//                [--ignore-term]
+//
+// Listens on 127.0.0.1:PORT, then prints "listening on PORT" (standard output, flushed), then with --chatter BYTES
+// of lines of zeros (a ready line long scrolled by). Answers every GET or POST
+// (keep-alive, one thread per connection) with 200 and "ok"; with --retain keeps BYTES bytes per request (written,
+// in a list nothing frees), so its heap grows by construction; with --crash-after N writes through a null pointer
+// (SIGSEGV) on its Nth request. On SIGTERM or SIGINT prints "served N" (the requests it answered; standard error,
+// whose tail a report keeps) and exits 0, unless
+// --ignore-term (then only SIGKILL ends it). --never-ready prints "starting" and never listens.
+#define _GNU_SOURCE  // accept4
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+static atomic_long served;
+static long crash_after = -1;
+static long retain_bytes;
+
+/// What --retain keeps: a list nothing frees.
+struct kept {
+    struct kept *next;
+};
+static struct kept *kept;
+static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void retain(void) {
+    if (retain_bytes < (long)sizeof(struct kept)) return;
+    struct kept *block = malloc((size_t)retain_bytes);
+    if (!block) return;
+    memset(block, 0xA5, (size_t)retain_bytes);
+    pthread_mutex_lock(&kept_lock);
+    block->next = kept;
+    kept = block;
+    pthread_mutex_unlock(&kept_lock);
+}
+
+/// Reads one request's headers and body; 0 at its end, -1 when the connection ended.
+static int read_request(int fd) {
+    char buffer[16384];
+    size_t have = 0;
+    char *end = NULL;
+    while (!end) {
+        if (have == sizeof buffer - 1) return -1;
+        ssize_t got = recv(fd, buffer + have, sizeof buffer - 1 - have, 0);
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) return -1;
+        have += (size_t)got;
+        buffer[have] = 0;
+        end = strstr(buffer, "\r\n\r\n");
+    }
+    long long length = 0;
+    for (char *line = strstr(buffer, "\r\n"); line && line < end; line = strstr(line + 2, "\r\n")) {
+        if (strncasecmp(line + 2, "content-length:", 15) == 0) length = atoll(line + 17);
+    }
+    long long body = (long long)(have - (size_t)(end + 4 - buffer));
+    while (body < length) {
+        ssize_t got = recv(fd, buffer, sizeof buffer, 0);
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) return -1;
+        body += got;
+    }
+    return 0;
+}
+
+static void *serve(void *argument) {
+    int fd = (int)(long)argument;
+    static const char answer[] = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Type: text/plain\r\n\r\nok";
+    while (read_request(fd) == 0) {
+        long number = atomic_fetch_add(&served, 1) + 1;
+        if (number == crash_after) *(volatile int *)0 = 1;  // SIGSEGV, by construction
+        retain();
+        if (send(fd, answer, sizeof answer - 1, MSG_NOSIGNAL) < 0) break;
+    }
+    close(fd);
+    return NULL;
+}
+
+static void *accept_loop(void *argument) {
+    int listener = (int)(long)argument;
+    for (;;) {
+        int fd = accept4(listener, NULL, NULL, SOCK_CLOEXEC);
+        if (fd < 0) continue;
+        pthread_t thread;
+        if (pthread_create(&thread, NULL, serve, (void *)(long)fd) != 0) {
+            close(fd);
+            continue;
+        }
+        pthread_detach(thread);
+    }
+    return NULL;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        fprintf(stderr, "usage: http-fixture PORT [--retain BYTES] [--crash-after N] [--ready-after-ms N] "
+                        "[--chatter BYTES] [--never-ready] [--ignore-term]\n");
+        return 64;
+    }
+    int port = atoi(argv[1]), never_ready = 0, ignore_term = 0;
+    long ready_after_ms = 0, chatter = 0;
+    for (int i = 2; i < argc; i++) {
+        if (strcmp(argv[i], "--retain") == 0 && i + 1 < argc) retain_bytes = atol(argv[++i]);
+        else if (strcmp(argv[i], "--crash-after") == 0 && i + 1 < argc) crash_after = atol(argv[++i]);
+        else if (strcmp(argv[i], "--ready-after-ms") == 0 && i + 1 < argc) ready_after_ms = atol(argv[++i]);
+        else if (strcmp(argv[i], "--chatter") == 0 && i + 1 < argc) chatter = atol(argv[++i]);
+        else if (strcmp(argv[i], "--never-ready") == 0) never_ready = 1;
+        else if (strcmp(argv[i], "--ignore-term") == 0) ignore_term = 1;
+        else {
+            fprintf(stderr, "http-fixture: unknown argument %s\n", argv[i]);
+            return 64;
+        }
+    }
+    sigset_t stops;
+    sigemptyset(&stops);
+    sigaddset(&stops, SIGTERM);
+    sigaddset(&stops, SIGINT);
+    if (ignore_term) {
+        signal(SIGTERM, SIG_IGN);
+        signal(SIGINT, SIG_IGN);
+    } else {
+        pthread_sigmask(SIG_BLOCK, &stops, NULL);  // every thread started below inherits the mask
+    }
+    printf("starting on port %d\n", port);
+    fflush(stdout);
+    if (never_ready) {
+        for (;;) pause();
+    }
+    if (ready_after_ms > 0) usleep((useconds_t)ready_after_ms * 1000);
+    int listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int one = 1;
+    setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    struct sockaddr_in address = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (bind(listener, (struct sockaddr *)&address, sizeof address) != 0 || listen(listener, 128) != 0) {
+        fprintf(stderr, "http-fixture: cannot listen on 127.0.0.1:%d: %s\n", port, strerror(errno));
+        return 1;
+    }
+    pthread_t acceptor;
+    if (pthread_create(&acceptor, NULL, accept_loop, (void *)(long)listener) != 0) return 1;
+    printf("listening on %d\n", port);
+    for (long written = 0; written < chatter; written += 80) printf("%079d\n", 0);
+    fflush(stdout);
+    if (ignore_term) {
+        for (;;) pause();
+    }
+    int received = 0;
+    sigwait(&stops, &received);
+    fprintf(stderr, "served %ld\n", atomic_load(&served));
+    exit(0);
+}
