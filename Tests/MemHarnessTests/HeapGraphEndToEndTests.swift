@@ -36,8 +36,9 @@ struct HeapGraphEndToEndTests {
         }
         for strategy in Self.leakFree {
             let last = try graph(strategy)
-            // The probe sees the live heap (the runtime's, the harness's) ...
-            #expect(last.liveBlocks > 100, "\(strategy): \(last.liveBlocks) live blocks")
+            // The probe sees the live heap (the runtime's and the workload's: 96 to 99 blocks; the harness's own are set
+            // aside) ...
+            #expect(last.liveBlocks > 50, "\(strategy): \(last.liveBlocks) live blocks")
             // ... and calls none of it leaked.
             #expect(last.leakedBlocks == 0, "\(strategy): \(last.leakedBlocks) leaked blocks")
         }
