@@ -135,13 +135,13 @@ void mh_thread_bounds(struct mh_thread *thread) {
         thread->stack_hi = (uintptr_t)__libc_stack_end;
         return;
     }
-    // pthread_getattr_np allocates (its cpuset): the caller holds the guard, so that is counted, not sampled.
-    pthread_attr_t attributes;
-    if (pthread_getattr_np(pthread_self(), &attributes) != 0) return;
-    void *low;
-    size_t size;
-    if (pthread_attr_getstack(&attributes, &low, &size) == 0) thread->stack_hi = (uintptr_t)low + size;
-    pthread_attr_destroy(&attributes);
+    // Any other thread: its thread pointer. glibc puts a thread's control block and static TLS at the top of its stack
+    // block (its own or the one pthread_attr_setstack gave), and the frames below them: every frame lies under the
+    // thread pointer, and the memory between the stack pointer and it is the thread's. Not pthread_getattr_np: it
+    // holds the thread's own lock while it allocates (its cpuset), so the allocation that brought the agent here may
+    // come from it (the JVM's threads call it before anything else) and would wait for that lock for ever.
+    uintptr_t top = mh_thread_pointer();
+    if (top > (uintptr_t)__builtin_frame_address(0)) thread->stack_hi = top;
 }
 
 int mh_walk(void *frame, uintptr_t *frames, int capacity, bool *truncated) {
@@ -185,11 +185,7 @@ int memharness_agent_capture_stack(uintptr_t *frames, int capacity) {
     if (frames == NULL || capacity <= 0) return 0;
     // At most 256 frames: the walk is bounded like every other walk of the agent's.
     if (capacity > 256) capacity = 256;
-    struct mh_thread *thread = &mh_tls;
-    uint32_t guard = thread->guard;
-    thread->guard = 1;
-    mh_thread_bounds(thread);
-    thread->guard = guard;
+    mh_thread_bounds(&mh_tls);
     bool truncated;
     return mh_walk(__builtin_frame_address(0), frames, capacity, &truncated);
 }
@@ -279,8 +275,7 @@ static uint32_t stack_of(struct mh_thread *thread, void *frame) {
 
 uint32_t mh_allocation_stack(void *frame) {
     struct mh_thread *thread = &mh_tls;
-    // The harness's own blocks are marked as such; the agent's own allocations (pthread_getattr_np's, while a walk finds
-    // a thread's bounds) have no stack.
+    // The harness's own blocks are marked as such; allocations made inside the agent have no stack.
     if (thread->harness) return MH_STACK_HARNESS;
     if (frame == NULL || mh_stacks == NULL || thread->guard) return 0;
     thread->guard = 1;
@@ -424,7 +419,7 @@ int64_t mh_weight_bytes(int64_t request, int64_t usable) {
 void mh_sample_slow(void *block, int64_t request, void *frame) {
     struct mh_thread *thread = &mh_tls;
     if (thread->guard) {
-        // The agent's own allocations (pthread_getattr_np's) are not part of the program's sample stream.
+        // Allocations made inside the agent are not part of the program's sample stream.
         thread->countdown += request;
         return;
     }

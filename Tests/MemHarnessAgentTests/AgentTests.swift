@@ -310,6 +310,30 @@ struct AgentTests {
         #expect(inFunction(try #require(record.mark("end"))) == 0)
     }
 
+    /// glibc's pthread_getattr_np holds the calling thread's own lock while it allocates; a thread whose first
+    /// allocation is that one (every JVM thread's is) must not bring the agent, finding the thread's stack bounds for
+    /// the allocation's stack, back to the same lock (java hung at start-up under `profile --heap-graph`).
+    @Test(arguments: ["every block's stack", "every allocation sampled"])
+    func aThreadWhoseFirstAllocationIsPthreadGetattrNpsRunsOn(mode: String) throws {
+        let probe = try runner()
+        defer { probe.cleanUp() }
+        let environment =
+            mode == "every block's stack"
+            ? ["MEMHARNESS_AGENT_HEAP": "1"] : ["MEMHARNESS_AGENT_STACK_SAMPLE_BYTES": "1"]
+        let outcome = try probe.run(["attributes", "4"], environment: environment, timeout: .seconds(30))
+        expectClean(outcome, mode)
+        #expect(outcome.value("attributes", "stacks") == 4, "\(outcome.stdout)")
+        // The thread's own walk still starts in its function: its stack's bounds are known without the call.
+        let capture = try #require(outcome.line("attributes-capture"))
+        let frames = capture.dropFirst(2).compactMap { UInt64($0.dropFirst(2), radix: 16) }
+        #expect(Int(capture[1]) == frames.count && frames.count >= 1, "\(capture)")
+        let symbols = try ProbeSymbols(binary: ProbeRunner.probePath)
+        let function = try #require(symbols.symbols["probe_attributes_thread"])
+        let runtime = try #require(outcome.functionAddresses["probe_attributes_thread"])
+        let first = try #require(frames.first)
+        #expect(first > runtime && first - runtime < function.size, "first frame \(first), function at \(runtime)")
+    }
+
     @Test func forkedChildrenAllocateAndWriteTheirOwnFiles() throws {
         let probe = try runner()
         defer { probe.cleanUp() }

@@ -1,4 +1,5 @@
 import HarnessModel
+import Synchronization
 import WorkloadKit
 
 /// A workload whose two strategies leave the heap in states known by construction, for the test that drives one
@@ -44,12 +45,29 @@ public enum LeakFixture {
 
     /// Makes the strategy's objects and drops them, on a thread of its own that has ended when this returns: a
     /// conservative scan takes any word of a live stack for a reference, and the frames that built the objects
-    /// would keep what they dropped.
+    /// would keep what they dropped. The thread zeroes the stack those frames used before it ends: glibc hands an
+    /// ended thread's stack to the next thread it starts, whose frames' unwritten slots would still hold their words.
     public static func build(_ strategy: String) {
         let closesTheRing = strategy == "cycle"
-        let thread = DedicatedThread { link(closesTheRing) }
+        let thread = DedicatedThread {
+            link(closesTheRing)
+            scrubStack(kibibytes: 32)
+        }
         thread?.join()
     }
+
+    /// Zeroes about `kibibytes` KiB of this thread's stack below the caller's frame, 1 KiB a frame.
+    @inline(never) static func scrubStack(kibibytes: Int) {
+        guard kibibytes > 0 else { return }
+        withUnsafeTemporaryAllocation(byteCount: 1024, alignment: 16) { bytes in
+            bytes.initializeMemory(as: UInt8.self, repeating: 0)
+            lastScrubbed.store(Int(bitPattern: bytes.baseAddress), ordering: .relaxed)
+        }
+        scrubStack(kibibytes: kibibytes - 1)
+    }
+
+    /// The last zeroed buffer's address: it escapes, so the compiler cannot leave out the stores as dead.
+    static let lastScrubbed = Atomic<Int>(0)
 
     @inline(never) static func link(_ closesTheRing: Bool) {
         let first = FixtureLinkA()

@@ -17,6 +17,7 @@
 //   agent-probe mmap <bytes> <ms> [mallocBytes]        map and touch a block with mmap (as a program with an
 //                                                      allocator or a heap of its own), held <ms>; with
 //                                                      <mallocBytes>, a touched malloc'd block held beside it
+//   agent-probe attributes [threads]                  threads whose first allocation is pthread_getattr_np's (4)
 //   agent-probe leaks [capture-path]                   blocks leaked and kept in known ways (see run_leaks); with
 //                                                      the agent tracking the heap, a heap capture to the path
 //
@@ -434,6 +435,50 @@ PROBE static int probe_marks(const char *record) {
     return error == 0 ? 0 : 1;
 }
 
+// ---- attributes -------------------------------------------------------------------------------------------
+// Threads whose first allocation is glibc's own, inside pthread_getattr_np, which holds the thread's lock while it
+// allocates its cpuset (every JVM thread starts so, to learn its stack's bounds). Each one then walks its own stack
+// with the agent (capture_stack, when loaded). Prints `attributes threads N stacks S` (S: those whose stack size
+// pthread_getattr_np told) and `attributes-capture <depth> <frames>` for the first thread.
+struct attributes_result {
+    size_t stack_size;
+    int depth;
+    uintptr_t frames[8];
+};
+
+PROBE static void *probe_attributes_thread(void *argument) {
+    KEEP_FRAME();
+    struct attributes_result *result = argument;
+    pthread_attr_t attributes;
+    if (pthread_getattr_np(pthread_self(), &attributes) == 0) {
+        void *low;
+        if (pthread_attr_getstack(&attributes, &low, &result->stack_size) != 0) result->stack_size = 0;
+        pthread_attr_destroy(&attributes);
+    }
+    int (*capture)(uintptr_t *, int) = (int (*)(uintptr_t *, int))dlsym(RTLD_DEFAULT, "memharness_agent_capture_stack");
+    result->depth = capture ? capture(result->frames, 8) : -1;
+    return NULL;
+}
+
+static int run_attributes(int64_t count) {
+    if (count < 1 || count > 64) count = 4;
+    print_function("probe_attributes_thread", (void *)probe_attributes_thread);
+    struct attributes_result results[64];
+    pthread_t threads[64];
+    memset(results, 0, sizeof(results));
+    for (int64_t i = 0; i < count; i++) pthread_create(&threads[i], NULL, probe_attributes_thread, &results[i]);
+    int told = 0;
+    for (int64_t i = 0; i < count; i++) {
+        pthread_join(threads[i], NULL);
+        if (results[i].stack_size > 0) told++;
+    }
+    printf("attributes threads %lld stacks %d\n", (long long)count, told);
+    printf("attributes-capture %d", results[0].depth);
+    for (int i = 0; i < results[0].depth; i++) printf(" %#lx", (unsigned long)results[0].frames[i]);
+    printf("\n");
+    return told == count ? 0 : 1;
+}
+
 // ---- self-check ---------------------------------------------------------------------------------------------
 static int run_self_check(void) {
     int (*self_check)(check_row *, int) = (int (*)(check_row *, int))dlsym(RTLD_DEFAULT, "memharness_agent_self_check");
@@ -625,7 +670,7 @@ static int usage(void) {
     fprintf(stderr,
             "usage: agent-probe hold <bytes> <ms> | spike [hold] [spike] [ms] [before] | two-sites [ms] |\n"
             "       churn <pairs> | threads [blocks] | fork [children] | _exit <bytes> <status> | marks <record> |\n"
-            "       self-check | mmap <bytes> <ms> [mallocBytes] | leaks [capture-path | at-exit] |\n"
+            "       self-check | mmap <bytes> <ms> [mallocBytes] | attributes [threads] | leaks [capture-path | at-exit] |\n"
             "       harness-words <capture-path>\n");
     return 64;
 }
@@ -660,6 +705,7 @@ int main(int argc, char **argv) {
     if (strcmp(mode, "mmap") == 0) {
         return run_mmap(argument(argc, argv, 2, "64MiB"), argument(argc, argv, 3, "200"), argument(argc, argv, 4, "0"));
     }
+    if (strcmp(mode, "attributes") == 0) return run_attributes(argument(argc, argv, 2, "4"));
     if (strcmp(mode, "leaks") == 0) return run_leaks(argc > 2 ? argv[2] : NULL);
     if (strcmp(mode, "harness-words") == 0 && argc > 2) return run_harness_words(argv[2]);
     return usage();
