@@ -446,10 +446,6 @@ public struct CaptureNaming {
         return functionName(thread.frames[index].returnAddress &- 1)
     }
 
-    /// A sampled allocation stack as the heap graph keeps it: innermost first, folded as allocation profiles fold
-    /// theirs (`StackFolder`: the agent, the malloc family and the runtime's allocation entry points off its leaf end,
-    /// process entry off its root), starting at the innermost frame that is not library code (the allocation site);
-    /// each frame `function (File.swift:41)`.
     /// What a root made of a word of the harness's own memory is.
     static let harnessRootDescription =
         "memory memharness allocated for itself (its bookkeeping, naming and analysing captures)"
@@ -464,7 +460,10 @@ public struct CaptureNaming {
         }
     }
 
-    /// A stack's frames (innermost first) folded, as text, innermost first: the allocation site and its callers.
+    /// A stack's frames (given innermost first) as the heap graph keeps them: innermost first, folded as allocation
+    /// profiles fold theirs (`StackFolder`: the agent, the malloc family and the runtime's allocation entry points off
+    /// its leaf end, process entry off its root), starting at the innermost frame that is not library code (the
+    /// allocation site); each frame `function (File.swift:41)`.
     static func stackText(_ innermostFirst: [SymbolizedFrame], memo: FoldMemo = FoldMemo()) -> [String] {
         var folded = Array(folder.fold(innermostFirst.reversed(), memo: memo).reversed())
         if let site = folded.firstIndex(where: { !$0.isLibrary }) { folded.removeFirst(site) }
