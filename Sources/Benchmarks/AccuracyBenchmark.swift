@@ -2,6 +2,7 @@ import AllocatorProbe
 import Foundation
 import HarnessModel
 import Measurement
+import Reports
 import Runner
 import Scenarios
 import WorkloadKit
@@ -86,7 +87,7 @@ enum AccuracyBenchmark {
                 for mode in [Mode.sampled, .exact] {
                     let result = environment.launcher(mode).run(environment.spec(truth.spec, for: mode))
                     guard result.status == .ok else {
-                        outcome.problems.append("\(mode.label): \(result.status.rawValue) \(result.failure ?? "")")
+                        outcome.problems.append("\(mode.label): \(result.status.rawValue) \(result.failureText ?? "")")
                         continue
                     }
                     if mode == .sampled { outcome.sampled.append(result) } else { outcome.exact.append(result) }
@@ -102,7 +103,7 @@ enum AccuracyBenchmark {
                     outcome.massif = ToolOutputs.massifPeak(text, marker: workloadMarker)
                 } else {
                     outcome.problems.append(
-                        "massif: \(massifRun.status.rawValue) \(massifRun.failure ?? "no massif.out")")
+                        "massif: \(massifRun.status.rawValue) \(massifRun.failureText ?? "no massif.out")")
                 }
                 let stem = environment.scratch.appendingPathComponent("accuracy-\(truth.spec.scenario).heaptrack").path
                 let heaptrackRun = environment.launcher(.heaptrack, output: stem).run(
@@ -115,7 +116,7 @@ enum AccuracyBenchmark {
                     outcome.heaptrack = ToolOutputs.heaptrackPeak(foldedStacks: stacks, marker: workloadMarker)
                 } else {
                     outcome.problems.append(
-                        "heaptrack: \(heaptrackRun.status.rawValue) \(heaptrackRun.failure ?? "no recording")")
+                        "heaptrack: \(heaptrackRun.status.rawValue) \(heaptrackRun.failureText ?? "no recording")")
                 }
             }
             outcomes.append(outcome)

@@ -2,6 +2,7 @@ import AllocatorProbe
 import Foundation
 import HarnessModel
 import Measurement
+import Reports
 import Runner
 import WorkloadKit
 
@@ -77,7 +78,7 @@ enum AttributionBenchmark {
             guard run.result.status == .ok, configuration.stackMean == nil || run.result.measurements?.profile != nil
             else {
                 problems.append(
-                    "\(spec.scenario) \(configuration.label): \(run.result.status.rawValue) \(run.result.failure ?? "")"
+                    "\(spec.scenario) \(configuration.label): \(run.result.status.rawValue) \(run.result.failureText ?? "")"
                 )
                 return nil
             }

@@ -1,6 +1,7 @@
 import AllocatorProbe
 import Foundation
 import HarnessModel
+import Reports
 import Runner
 import WorkloadKit
 
@@ -72,7 +73,7 @@ enum FloorBenchmark {
         guard let m = result.completed, let truth = m.metric("heldBytes")?.value, let floor = m.floor,
             let setup = m.phases.first(where: { $0.name == "setup" })
         else {
-            readings.problems.append("\(result.status.rawValue) \(result.failure ?? "(no floor)")")
+            readings.problems.append("\(result.status.rawValue) \(result.failureText ?? "(no floor)")")
             return
         }
         let net = exact ? m.exactPeakNetBytes : m.peakAllocatedNetBytes

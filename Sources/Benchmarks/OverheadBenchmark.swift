@@ -2,6 +2,7 @@ import BuiltInWorkloads
 import Foundation
 import HarnessModel
 import Measurement
+import Reports
 import Runner
 import Scenarios
 import WorkloadKit
@@ -40,7 +41,8 @@ enum OverheadBenchmark {
                         runs[mode, default: []].append(run)
                     } else {
                         problems.append(
-                            "\(spec.scenario) \(mode.label): \(run.result.status.rawValue) \(run.result.failure ?? "")")
+                            "\(spec.scenario) \(mode.label): \(run.result.status.rawValue) \(run.result.failureText ?? "")"
+                        )
                     }
                 }
             }

@@ -1,6 +1,7 @@
 import Foundation
 import HarnessModel
 import Measurement
+import Reports
 import Runner
 
 /// Sampler overhead on an allocation-heavy workload: the `churn` strategy timed with the sampler
@@ -29,7 +30,7 @@ enum SamplingOverheadBenchmark {
             for interval in order {
                 let result = launcher.run(spec(interval: interval, operations: operations))
                 guard let m = result.completed, let phase = m.phases.first(where: { $0.name == "allocate" }) else {
-                    return "sampling benchmark failed: \(result.status.rawValue) \(result.failure ?? "")"
+                    return "sampling benchmark failed: \(result.status.rawValue) \(result.failureText ?? "")"
                 }
                 let seconds = Double(phase.endNanoseconds - phase.startNanoseconds) / 1e9
                 if interval == .zero {

@@ -2,7 +2,7 @@
 /// within ±`target` of the median, at least `minimum` and at most `maximum` times.
 ///
 /// The plan says so; execution decides the count (asking `decision` after each round) and the results carry it.
-public struct AdaptiveRepetitions: Sendable, Hashable, Codable, CustomStringConvertible {
+public struct AdaptiveRepetitions: Sendable, Hashable, Codable {
     /// The widest the interval may reach from the median, relative to it (0.02: within ±2%).
     public var target: Double
     /// Repetitions run before the interval is judged; at least `MedianInterval.minimumCount` (6).
@@ -28,11 +28,6 @@ public struct AdaptiveRepetitions: Sendable, Hashable, Codable, CustomStringConv
         self.target = target
         self.minimum = minimum
         self.maximum = maximum
-    }
-
-    public var description: String {
-        "auto (95% interval within ±\(Units.fixed(target * 100, decimals: target * 100 < 1 ? 1 : 0))%, "
-            + "\(minimum)–\(maximum))"
     }
 
     /// What to do with a strategy after a round.

@@ -26,15 +26,16 @@ public enum CaseOutcome: Sendable, Hashable, Codable {
         }
     }
 
-    /// Why the case did not complete; nil when it did.
-    public var failure: String? {
+    /// Why the case did not complete, typed; nil when it did. Its words are the renderers' (Reports'
+    /// `CaseFailure.text`).
+    public var failure: CaseFailure? {
         switch self {
         case .completed: return nil
-        case .failed(let reason, _), .notMeasured(let reason): return reason
-        case .killedByMemoryLimit(let hit, _): return hit.description
-        case .timedOut(let limit, _):
-            return "stopped after the \(Units.formatDuration(nanoseconds: limit)) case timeout"
-        case .crashed(let crash, _): return crash.description
+        case .failed(let reason, _): return .workload(reason)
+        case .notMeasured(let reason): return .notMeasured(reason)
+        case .killedByMemoryLimit(let hit, _): return .memoryLimit(hit)
+        case .timedOut(let limit, _): return .timeout(limitNanoseconds: limit)
+        case .crashed(let crash, _): return .crash(crash)
         }
     }
 
@@ -71,8 +72,31 @@ public enum CaseStatus: String, Sendable, Hashable, Codable, CaseIterable {
     case notMeasured = "not-measured"
 }
 
+/// Why a case did not complete: what the outcome holds, typed. A workload's or the harness's own reason is text made
+/// outside the model (an error's message); the other kinds carry their figures and are worded by the renderers.
+public enum CaseFailure: Sendable, Hashable {
+    /// The workload threw, or a step of the case failed: the message.
+    case workload(String)
+    /// The harness could not measure the case: why.
+    case notMeasured(String)
+    /// The memory limit stopped it.
+    case memoryLimit(MemoryLimitHit)
+    /// The case's time limit stopped it, nanoseconds.
+    case timeout(limitNanoseconds: Int64)
+    /// A signal it did not ask for ended it.
+    case crash(CaseCrash)
+
+    /// The message a workload or the harness gave (made outside the model); nil for the other kinds.
+    public var message: String? {
+        switch self {
+        case .workload(let message), .notMeasured(let message): return message
+        case .memoryLimit, .timeout, .crash: return nil
+        }
+    }
+}
+
 /// How a case process died of a signal.
-public struct CaseCrash: Sendable, Hashable, Codable, CustomStringConvertible {
+public struct CaseCrash: Sendable, Hashable, Codable {
     /// The signal's number.
     public var signal: Int32
     /// Its name: `SIGABRT`.
@@ -86,14 +110,10 @@ public struct CaseCrash: Sendable, Hashable, Codable, CustomStringConvertible {
         self.signalName = signalName
         self.message = message
     }
-
-    public var description: String {
-        "killed by signal \(signal) (\(signalName))" + (message.isEmpty ? "" : ": \(message)")
-    }
 }
 
 /// The sample at which a case's footprint exceeded its memory limit.
-public struct MemoryLimitHit: Sendable, Hashable, Codable, CustomStringConvertible {
+public struct MemoryLimitHit: Sendable, Hashable, Codable {
     /// Time of the sample, nanoseconds since the case started.
     public var timeNanoseconds: Int64
     /// The footprint that sample read, bytes.
@@ -122,17 +142,6 @@ public struct MemoryLimitHit: Sendable, Hashable, Codable, CustomStringConvertib
 
     /// How far past the limit the footprint was when the sampler saw it, bytes.
     public var overshootBytes: Int { footprintBytes - limitBytes }
-
-    /// `killed by memory limit at 1.42 s, 300.40 MiB allocated (limit 300.00 MiB), after 1 memory warning`.
-    public var description: String {
-        var text =
-            "killed by memory limit at \(Units.fixed(Double(timeNanoseconds) / 1e9, decimals: 2)) s, "
-            + "\(Units.formatBytes(footprintBytes)) \(footprint.rawValue) (limit \(Units.formatBytes(limitBytes)))"
-        if warningsBefore > 0 {
-            text += ", after \(warningsBefore) memory warning\(warningsBefore == 1 ? "" : "s")"
-        }
-        return text
-    }
 }
 
 /// How the sampler did during a case.

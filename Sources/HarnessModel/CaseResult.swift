@@ -26,8 +26,8 @@ public struct CaseResult: Sendable, Hashable, Codable {
     /// The outcome's kind, as `summary.csv` and the report spell it.
     public var status: CaseStatus { outcome.status }
 
-    /// Why the case did not complete, in plain words; nil when it completed.
-    public var failure: String? { outcome.failure }
+    /// Why the case did not complete, typed; nil when it completed.
+    public var failure: CaseFailure? { outcome.failure }
 
     /// Whatever was measured, whether or not the case completed (a killed case has its samples up to the kill).
     public var measurements: CaseMeasurements? { outcome.measurements }

@@ -11,7 +11,7 @@ public enum FootprintMeasure: String, Sendable, Hashable, Codable, CaseIterable 
 }
 
 /// A memory level: absolute bytes, or a share of the memory limit (`80%`).
-public enum MemoryLevel: Sendable, Hashable, Codable, CustomStringConvertible {
+public enum MemoryLevel: Sendable, Hashable, Codable {
     /// A size in bytes.
     case bytes(Int)
     /// A share of the limit, in 0...1.
@@ -43,13 +43,6 @@ public enum MemoryLevel: Sendable, Hashable, Codable, CustomStringConvertible {
         switch self {
         case .bytes(let value): return value
         case .fractionOfLimit(let fraction): return limit.map { Int((Double($0) * fraction).rounded()) }
-        }
-    }
-
-    public var description: String {
-        switch self {
-        case .bytes(let value): return Units.formatBytes(value)
-        case .fractionOfLimit(let fraction): return "\(Units.fixed(fraction * 100, decimals: 0))% of the limit"
         }
     }
 }

@@ -1,5 +1,5 @@
 /// How many repetitions of each strategy a scenario runs: a fixed count, or as many as its noise needs.
-public enum RepetitionPolicy: Sendable, Hashable, Codable, CustomStringConvertible, ExpressibleByIntegerLiteral {
+public enum RepetitionPolicy: Sendable, Hashable, Codable, ExpressibleByIntegerLiteral {
     /// Exactly this many per strategy.
     case fixed(Int)
     /// Repeat each strategy until the 95% interval of its median is narrow enough (`AdaptiveRepetitions`).
@@ -21,14 +21,6 @@ public enum RepetitionPolicy: Sendable, Hashable, Codable, CustomStringConvertib
         switch self {
         case .fixed(let count): return count
         case .auto(let adaptive): return adaptive.minimum
-        }
-    }
-
-    /// `3`, or `auto (95% interval within ±2%, 6–15)`.
-    public var description: String {
-        switch self {
-        case .fixed(let count): return String(count)
-        case .auto(let adaptive): return adaptive.description
         }
     }
 }

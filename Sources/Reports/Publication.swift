@@ -109,8 +109,8 @@ public struct Publication: Sendable {
         }
         notices += report.scenarios.flatMap(\.cases).filter { $0.status != .ok }.map { result in
             result.status == .killedByMemoryLimit
-                ? Notice(isError: false, text: "memory limit: \(result.label): \(result.failure ?? "")")
-                : Notice(isError: true, text: "\(result.label): \(result.status.rawValue): \(result.failure ?? "")")
+                ? Notice(isError: false, text: "memory limit: \(result.label): \(result.failureText ?? "")")
+                : Notice(isError: true, text: "\(result.label): \(result.status.rawValue): \(result.failureText ?? "")")
         }
         if showTime, let summary = report.timeSummary {
             notices.append(Notice(isError: false, text: "time: \(summary)"))

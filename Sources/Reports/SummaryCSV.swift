@@ -125,7 +125,7 @@ public enum SummaryCSV {
             var cells: [String: String] = [
                 "scenario": result.scenario, "workload": result.workload, "strategy": result.strategy,
                 "repetition": String(result.repetition), "instrumentation": result.instrumentation?.rawValue ?? "",
-                "status": result.status.rawValue, "failure": result.failure ?? "",
+                "status": result.status.rawValue, "failure": result.failureText ?? "",
                 "expectation": result.expectation?.rawValue ?? "",
             ]
             if let measurements = result.measurements { cells.merge(self.cells(measurements, result)) { $1 } }

@@ -67,9 +67,10 @@ public struct MemoryOptions: Sendable, Hashable {
             let (limit, warning) = levels(for: scenario)
             let fileSetsWarning = self.warning == .fromScenario && device == nil && scenario.memoryWarning != nil
             let place = fileSetsWarning ? scenario.location(ofKey: "memoryWarning").description : scenario.file
-            if case .fractionOfLimit? = warning, limit == nil {
+            if case .fractionOfLimit(let fraction)? = warning, limit == nil {
                 return
-                    "\(place): the memory warning is \(warning.map(\.description) ?? ""), but there is no "
+                    "\(place): the memory warning is \(Units.fixed(fraction * 100, decimals: 0))% of the limit, but "
+                    + "there is no "
                     + "memory limit; set one (--memory-limit, memoryLimit:, --device) or give the warning as a "
                     + "size, e.g. --memory-warning 240MiB"
             }

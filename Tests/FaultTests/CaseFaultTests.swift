@@ -47,7 +47,7 @@ struct CaseFaultTests {
             """
         let result = try onlyCase(of: yaml, exit: 1)
         #expect(result.status == .crashed)
-        let failure = try #require(result.failure)
+        let failure = try #require(result.failureText)
         #expect(failure.contains("Fatal error: trap-probe stops here on purpose at main.swift:11"), "\(failure)")
         #expect(!failure.contains("Backtrace"), "the message, not the backtrace: \(failure)")
     }
@@ -57,7 +57,7 @@ struct CaseFaultTests {
             of: "strategies: [hold-large, churn]", with: "strategies: [crash]")
         let result = try onlyCase(of: yaml, exit: 1)
         #expect(result.status == .crashed)
-        let failure = try #require(result.failure)
+        let failure = try #require(result.failureText)
         // With the Swift runtime's backtracer on (the default) the summary of its report; off, nothing more.
         #expect(
             failure == "killed by signal 6 (SIGABRT): Program crashed: Aborted"
@@ -67,7 +67,7 @@ struct CaseFaultTests {
     @Test func aKillFromOutsideSaysItWasNotTheHarness() throws {
         let result = try onlyCase(of: Scenarios.shell("sleep 0.3; kill -KILL $$"), exit: 1)
         #expect(result.status == .crashed)
-        let failure = try #require(result.failure)
+        let failure = try #require(result.failureText)
         #expect(failure.hasPrefix("killed by signal 9 (SIGKILL)"), "\(failure)")
         #expect(failure.contains("out-of-memory killer"), "\(failure)")
     }

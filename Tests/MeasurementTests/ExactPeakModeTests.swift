@@ -50,6 +50,6 @@ struct ExactPeakModeTests {
         #expect(exact["MEMHARNESS_AGENT_EXACT"] == "1")
         let missing = ProcessCaseLauncher(executable: "/bin/memharness").launch(spec)
         #expect(missing.status == .notMeasured)
-        #expect(missing.failure?.contains("there is no libmemharness-agent.so beside /bin/memharness") == true)
+        #expect(missing.failure?.message?.contains("there is no libmemharness-agent.so beside /bin/memharness") == true)
     }
 }

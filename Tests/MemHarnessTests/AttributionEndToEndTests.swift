@@ -39,7 +39,7 @@ struct AttributionEndToEndTests {
         let result = try #require(
             record.report.scenarios.flatMap(\.instrumentedCases).first { $0.strategy == strategy },
             "no attributed case of \(strategy)")
-        return try #require(result.measurements?.profile, "\(strategy): no profile: \(result.failure ?? "")")
+        return try #require(result.measurements?.profile, "\(strategy): no profile: \(result.failureText ?? "")")
     }
 
     /// Every rendering and export of a report folder: no mangled Swift name anywhere, folded lines in the
@@ -304,7 +304,7 @@ struct AttributionEndToEndTests {
             harness, holdScenario("limit", extra: "memoryLimit: 32MiB"), name: "limit")
         let run = try #require(record.report.scenarios.first)
         let killed = try #require(run.instrumentedCases.first { $0.strategy == "hold-large" })
-        #expect(killed.status == .killedByMemoryLimit, "\(killed.status) \(killed.failure ?? "")")
+        #expect(killed.status == .killedByMemoryLimit, "\(killed.status) \(killed.failureText ?? "")")
         let profile = try attributedProfile(record, "hold-large")
         let site = try #require(profile.siteTable(limit: 1).rows.first)
         #expect(site.site.function == "CalibrationCase.hold(_:)")

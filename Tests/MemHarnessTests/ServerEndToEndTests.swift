@@ -73,7 +73,7 @@ struct ServerEndToEndTests {
             stop: {signal: TERM, grace: 5s}
             """)
         defer { trial.remove() }
-        #expect(result.status == .ok, "\(result.failure ?? "")")
+        #expect(result.status == .ok, "\(result.failureText ?? "")")
         let measurements = try #require(result.measurements)
         // The load client's count is the server's own (it prints what it answered at its stop).
         #expect(measurements.metric("requests")?.value == 2000)
@@ -129,7 +129,7 @@ struct ServerEndToEndTests {
               - load: {port: "{port}", method: POST, body: 1KiB, connections: 2, requests: 100}
             """)
         defer { trial.remove() }
-        #expect(result.status == .ok, "\(result.failure ?? "")")
+        #expect(result.status == .ok, "\(result.failureText ?? "")")
         #expect(result.measurements?.metric("requests")?.value == 100)
         #expect(result.measurements?.program?.stderrTail.contains("served 100") == true)
     }
@@ -146,7 +146,7 @@ struct ServerEndToEndTests {
         defer { trial.remove() }
         let elapsed = MonotonicClock.nanoseconds() - began
         #expect(result.status == .failed)
-        let failure = result.failure ?? ""
+        let failure = result.failureText ?? ""
         #expect(failure.contains("not ready within 1s: port \(port) did not accept a connection"), "\(failure)")
         #expect(failure.contains("starting on port \(port)"), "the tail of its output: \(failure)")
         let duration = try #require(result.measurements?.durationNanoseconds)
@@ -164,7 +164,7 @@ struct ServerEndToEndTests {
             """)
         defer { trial.remove() }
         #expect(result.status == .crashed)
-        let failure = result.failure ?? ""
+        let failure = result.failureText ?? ""
         #expect(failure.contains("SIGSEGV") && failure.contains("during phase 'load'"), "\(failure)")
     }
 
@@ -177,7 +177,7 @@ struct ServerEndToEndTests {
             """)
         defer { trial.remove() }
         #expect(result.status == .failed)
-        let failure = result.failure ?? ""
+        let failure = result.failureText ?? ""
         #expect(failure.contains("did not stop within 300ms of SIGTERM: killed"), "\(failure)")
         let stop = result.measurements?.phases.last
         #expect(stop?.name == "stop")

@@ -98,8 +98,8 @@ struct PublicationTests {
         #expect(
             notices[0].text
                 == "note: --quick shortens the steps the thresholds were written for, so they were not checked")
-        #expect(notices[1].text == "\(crashed?.label ?? ""): crashed: \(crashed?.failure ?? "")")
-        #expect(notices[2].text == "memory limit: \(killed?.label ?? ""): \(killed?.failure ?? "")")
+        #expect(notices[1].text == "\(crashed?.label ?? ""): crashed: \(crashed?.failureText ?? "")")
+        #expect(notices[2].text == "memory limit: \(killed?.label ?? ""): \(killed?.failureText ?? "")")
         #expect(notices[3].text.hasPrefix("time: "))
         #expect(notices[4].text == "warning: index")
         #expect(Publication.closingNotices(report).count == 2, "no quick note, no time, no warnings unless asked")

@@ -51,12 +51,12 @@ struct InProcessSessionTests {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let out = "\(directory)/report"
-        var events: [String] = []
+        var events: [String] = []  // the cases that ended, by label
         let outcome = try runAndPublish(
             try request(), launcher: InProcessCaseLauncher(catalog: catalog, scratchRoot: directory),
             output: RunOutput(directory: out)
         ) { event in
-            if let line = event.endLine { events.append(line) }
+            if case .finished(_, _, let result, _) = event { events.append(result.label) }
         }
         #expect(outcome.status == .ok)
         #expect(events.count == 4, "\(events)")

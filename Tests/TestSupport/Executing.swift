@@ -18,7 +18,7 @@ extension CaseExecutor {
     ) throws -> CaseMeasurements {
         let result = try result(spec, scratchDirectory: scratchDirectory)
         return try #require(
-            result.completed, "\(result.label) did not complete: \(result.failure ?? "")",
+            result.completed, "\(result.label) did not complete: \(String(describing: result.failure))",
             sourceLocation: sourceLocation)
     }
 }

@@ -147,7 +147,7 @@ enum AttributionSection {
             blocks.append(.section(strategySection(run, strategy, profile, tree: tree, column: column, files: files)))
         }
         for result in failed {
-            blocks.append(.paragraph("\(code: result.strategy): no stacks (\(result.failure ?? ""))"))
+            blocks.append(.paragraph("\(code: result.strategy): no stacks (\(result.failureText ?? ""))"))
         }
         return Section(level: 3, heading: "Where the memory is", blocks: blocks)
     }

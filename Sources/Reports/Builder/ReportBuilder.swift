@@ -134,7 +134,7 @@ public enum ReportBuilder {
             table.rows.append([
                 .code(result.strategy), .value(.count(result.repetition)),
                 Phrase(stringLiteral: result.status.rawValue),
-                Phrase(stringLiteral: result.failure ?? ""),
+                Phrase(stringLiteral: result.failureText ?? ""),
             ])
         }
         return Section(level: 3, heading: "Cases that did not complete", blocks: [.table(table)])

@@ -244,10 +244,10 @@ struct ImageFeedCaseTests {
 
         // The probe: 200 images of 256 KiB kept are 50 MiB, over the 32 MiB limit.
         let retainAll = try run(.retainAll)
-        #expect(retainAll.status == .killedByMemoryLimit, "\(retainAll.failure ?? "")")
+        #expect(retainAll.status == .killedByMemoryLimit, "\(String(describing: retainAll.failure))")
 
         let unbounded = try run(.nscacheUnbounded)
-        #expect(unbounded.status == .ok, "\(unbounded.failure ?? "")")
+        #expect(unbounded.status == .ok, "\(String(describing: unbounded.failure))")
         expectMetrics(unbounded.completed?.metrics ?? [], declaredBy: ImageFeedWorkload().descriptor, complete: true)
         let warnings = try #require(unbounded.metric("warningsReceived")?.value)
         #expect(warnings >= 2, "it fills to the warning level, empties, and fills again")

@@ -155,7 +155,7 @@ import WorkloadKit
             settleNanoseconds: 10_000_000)
         let result = try CaseExecutor(catalog: WorkloadCatalog([LiveQueryWorkload()])).result(
             spec, scratchDirectory: "/tmp")
-        #expect(result.status == .ok, "\(result.failure ?? "")")
+        #expect(result.status == .ok, "\(String(describing: result.failure))")
         expectMetrics(result.completed?.metrics ?? [], declaredBy: LiveQueryWorkload().descriptor, complete: true)
         func metric(_ name: String) -> Double { result.metric(name)?.value ?? -1 }
         #expect(metric("writesApplied") == 40)
@@ -203,7 +203,7 @@ import WorkloadKit
             }
             #expect(hit.timeNanoseconds > 0, "the report says when")
         case .signalNext, .deliverOn, .signalNextDeliverOn:
-            #expect(result.status == .ok, "\(result.failure ?? "")")
+            #expect(result.status == .ok, "\(String(describing: result.failure))")
         }
     }
 
@@ -215,6 +215,6 @@ import WorkloadKit
         let result = try CaseExecutor(catalog: WorkloadCatalog([LiveQueryWorkload()])).result(
             spec, scratchDirectory: "/tmp")
         #expect(result.status == .failed)
-        #expect(result.failure?.contains("raise matchingShare or documents") == true)
+        #expect(result.failure?.message?.contains("raise matchingShare or documents") == true)
     }
 }

@@ -62,7 +62,7 @@ import WorkloadKit
     func everyStrategyRunsAndHoldsWhatItShould(_ strategy: StoreObserverWorkload.Strategy) throws {
         let result = try Self.run(
             strategy, ["documents": .count(100), "payloadSize": .bytes(256), "writeRate": .rate(perSecond: 50)])
-        #expect(result.status == .ok, "\(result.failure ?? "")")
+        #expect(result.status == .ok, "\(String(describing: result.failure))")
         expectMetrics(result.completed?.metrics ?? [], declaredBy: StoreObserverWorkload().descriptor, complete: true)
         func metric(_ name: String) -> Double { result.metric(name)?.value ?? -1 }
         #expect(metric("writesApplied") == 10)
@@ -101,6 +101,6 @@ import WorkloadKit
         let result = try Self.run(
             .noDiff, ["insertShare": .fraction(0.6), "deleteShare": .fraction(0.6)], churn: .zero)
         #expect(result.status == .failed)
-        #expect(result.failure?.contains("must be at most 100%") == true)
+        #expect(result.failure?.message?.contains("must be at most 100%") == true)
     }
 }

@@ -32,7 +32,7 @@ enum Harness {
         let scenario = try ScenarioParser(catalog: catalog).parse(yaml, file: "subscriptions-test.yaml")
         let spec = try #require(RunPlanner.cases(of: scenario, options: RunOptions(repetitions: 1)).first)
         let result = try CaseExecutor(catalog: catalog).result(spec, scratchDirectory: "/tmp")
-        #expect(result.status == .ok, "\(result.failure ?? "")")
+        #expect(result.status == .ok, "\(String(describing: result.failure))")
         expectMetrics(result.completed?.metrics ?? [], declaredBy: SubscriptionsWorkload().descriptor, complete: true)
         return result
     }

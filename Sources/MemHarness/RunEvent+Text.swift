@@ -1,4 +1,6 @@
 import HarnessModel
+import Reports
+import Runner
 
 extension RunEvent {
     /// The progress line of a case that started (`[3/12] scenario / strategy #2 …`), redrawn in place on an
@@ -17,7 +19,7 @@ extension RunEvent {
             let seconds = Units.fixed(Double(elapsed) / 1e9, decimals: 1)
             let outcome =
                 result.completed.map { "peak \(Units.formatBytes($0.peakAllocatedNetBytes))" }
-                ?? "\(result.status.rawValue): \(result.failure ?? "")"
+                ?? "\(result.status.rawValue): \(result.failureText ?? "")"
             return "[\(index)/\(total)] \(result.label) \(seconds) s, \(outcome)"
         case .resumed(let index, let total, let result):
             return "[\(index)/\(total)] \(result.label) finished before the interruption (resumed)"

@@ -1,4 +1,5 @@
 import HarnessModel
+import MemHarness
 import Runner
 import TestSupport
 import Testing
@@ -21,10 +22,10 @@ struct RunEventTextTests {
         #expect(finished.progressLine == nil)
         #expect(finished.endLine == "[3/12] \(done.label) 1.3 s, peak 2.00 MiB")
         let failed = CaseResult.draft(strategy: "b", status: .crashed, failure: "Fatal error: boom")
-        #expect(failed.failure?.contains("Fatal error: boom") == true)
+        #expect(failed.failureText?.contains("Fatal error: boom") == true)
         #expect(
             RunEvent.finished(index: 4, total: 12, result: failed, elapsedNanoseconds: 0).endLine
-                == "[4/12] \(failed.label) 0.0 s, crashed: \(failed.failure ?? "")")
+                == "[4/12] \(failed.label) 0.0 s, crashed: \(failed.failureText ?? "")")
         #expect(
             RunEvent.resumed(index: 1, total: 12, result: done).endLine
                 == "[1/12] \(done.label) finished before the interruption (resumed)")
