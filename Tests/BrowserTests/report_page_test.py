@@ -245,15 +245,32 @@ def timeline_zoom(page, scenario_name, phase_name):
     return shot
 
 
-def expected_share(profile, query):
-    """The share of the sampled peak bytes whose stacks hold a function containing `query`."""
-    total = matched = 0
-    for stack in profile["stacks"]:
-        if stack["bytes"] <= 0:
-            continue
-        total += stack["bytes"]
-        if any(query in profile["frames"][f]["function"].lower() for f in stack["frames"]):
-            matched += stack["bytes"]
+def peak_column(scenario, strategy):
+    """The index of the column of the scenario's flame tree that is `strategy`'s peak in this run."""
+    columns = scenario["flame"]["columns"]
+    return next(i for i, c in enumerate(columns)
+                if c["strategy"] == strategy and "mark" not in c and "earlierRun" not in c)
+
+
+def expected_share(flame, column, query):
+    """The share of the column's sampled bytes under a function containing `query`: the bytes of each matching node
+    with no matching caller (a stack passing two matches counts once)."""
+    nodes = flame["nodes"]
+    weights = {node: amount for node, amount, _ in flame["columns"][column]["weights"]}
+
+    def matches(index):
+        return index > 0 and query in nodes[index]["name"].lower()
+
+    def under_match(index):
+        parent = nodes[index]["parent"]
+        while parent > 0:
+            if matches(parent):
+                return True
+            parent = nodes[parent]["parent"]
+        return False
+
+    total = weights.get(0, 0)
+    matched = sum(amount for node, amount in weights.items() if matches(node) and not under_match(node))
     return matched / total if total else 0
 
 
@@ -262,7 +279,8 @@ def flame_zoom_and_search(page, scenario_name, name):
     index = page.scenario_index(scenario_name)
     host = page.view(f'.mh-flame[data-scenario="{index}"]')
     strategy = host.get_attribute("data-strategy")
-    profile = next(p for p in page.data["scenarios"][index]["profiles"] if p["strategy"] == strategy)
+    scenario = page.data["scenarios"][index]
+    column = peak_column(scenario, strategy)
     view = host.find_element(By.CSS_SELECTOR, ".mh-flame-view")
     svg = host.find_element(By.TAG_NAME, "svg")
     full = svg.size["width"]
@@ -288,7 +306,7 @@ def flame_zoom_and_search(page, scenario_name, name):
     search.send_keys(query)
     wait_for(page.driver, lambda d: view.get_attribute("data-matched-share") not in (None, ""), "the search result")
     share = float(view.get_attribute("data-matched-share"))
-    expected = expected_share(profile, query)
+    expected = expected_share(scenario["flame"], column, query)
     check(abs(share - expected) < 1e-9, f"search '{query}': the page says {share}, the data {expected}")
     check(share > 0, f"search '{query}' matched nothing")
     text = host.find_element(By.CSS_SELECTOR, ".mh-match").text
@@ -318,7 +336,8 @@ def diff_switch(page, scenario_name, name):
 def runs_diff(page, scenario_name, name):
     """On a comparison page: the diff opens on the same strategy of the two runs, and follows another base."""
     index = page.scenario_index(scenario_name)
-    earlier = page.data["scenarios"][index].get("earlierProfiles") or []
+    flame = page.data["scenarios"][index].get("flame") or {"columns": []}
+    earlier = [c for c in flame["columns"] if "earlierRun" in c and "mark" not in c]
     check(earlier, f"the comparison page has no strategy of the earlier run in {scenario_name}")
     host = page.view(f'.mh-explore[data-scenario="{index}"]').find_element(By.CSS_SELECTOR, ".mh-diff")
     page.driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", host)
@@ -472,12 +491,12 @@ def run_checks(arguments, workspace, browser):
     results.append(f"sample report.html: {os.path.getsize(sample_html):,} bytes, loaded in "
                    f"{sample.load_milliseconds:.0f} ms, of which {sample.views_milliseconds:.0f} ms drawing the views")
     results.append("timeline zoomed: " + timeline_zoom(sample, "live-query", "burst"))
-    attributed_sample = [s["name"] for s in sample.data["scenarios"] if s["profiles"]]
+    attributed_sample = [s["name"] for s in sample.data["scenarios"] if s.get("flame")]
     if "live-query" in attributed_sample:
         results.append("flame zoomed and searched: "
                        + flame_zoom_and_search(sample, "live-query", "flame-live-query.png"))
         results.append("diff switched: " + diff_switch(sample, "live-query", "diff-live-query.png"))
-    if any(s["name"] == "subscriptions" and any(p["iterations"] for p in s["profiles"])
+    if any(s["name"] == "subscriptions" and any("mark" in c for c in (s.get("flame") or {}).get("columns", []))
            for s in sample.data["scenarios"]):
         results.append("live set over time: "
                        + over_time_moment(sample, "subscriptions", "over-time-subscriptions.png"))

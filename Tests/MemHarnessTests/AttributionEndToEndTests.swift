@@ -166,7 +166,7 @@ struct AttributionEndToEndTests {
         #expect(!written.timedOut && written.status == 0, "exit \(written.status): \(written.stderr)")
         let html = try String(contentsOfFile: page, encoding: .utf8)
         #expect(html.contains("<h2 id=\"since\">Since \(earlier) ("))
-        #expect(html.contains("\"earlierProfiles\":[{"), "the page has no strategy of the earlier run")
+        #expect(html.contains("\"earlierRun\":\"\(earlier) ("), "the page has no strategy of the earlier run")
         let inside = try harness.memharness(["compare", later, "--against", earlier, "--html", "\(earlier)/x.html"])
         #expect(inside.status == 64 && inside.stderr.contains("is inside the report folder \(earlier)"), "\(inside)")
         #expect(!FileManager.default.fileExists(atPath: "\(earlier)/x.html"))

@@ -66,10 +66,12 @@ struct HtmlReportTests {
         let json = Data(page[start.upperBound..<end.lowerBound].utf8)
         let object = try #require(try JSONSerialization.jsonObject(with: json) as? [String: Any])
         let scenarios = try #require(object["scenarios"] as? [[String: Any]])
-        let profiles = try #require(scenarios.first?["profiles"] as? [[String: Any]])
-        #expect(profiles.compactMap { $0["strategy"] as? String } == ["unbounded-dispatch", "signal-next"])
-        let frames = try #require(profiles.first?["frames"] as? [[String: Any]])
-        #expect(frames.contains { ($0["function"] as? String)?.contains("<with \"markup\" & a | pipe>") == true })
+        let flame = try #require(scenarios.first?["flame"] as? [String: Any])
+        let columns = try #require(flame["columns"] as? [[String: Any]])
+        let peaks = columns.filter { $0["mark"] == nil }
+        #expect(peaks.compactMap { $0["strategy"] as? String } == ["unbounded-dispatch", "signal-next"])
+        let nodes = try #require(flame["nodes"] as? [[String: Any]])
+        #expect(nodes.contains { ($0["name"] as? String)?.contains("<with \"markup\" & a | pipe>") == true })
         // The description in the page's text is escaped, not markup.
         #expect(page.contains("&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt; &lt;!--"))
         #expect(!page.contains("<script>alert(1)"))
@@ -105,11 +107,13 @@ struct HtmlReportTests {
         let data = try Self.data(page)
         #expect(data["earlierRun"] as? String == "Reports/main (2026-01-02T03:04:05Z)")
         let scenario = try #require((data["scenarios"] as? [[String: Any]])?.first)
-        let before = try #require(scenario["earlierProfiles"] as? [[String: Any]])
+        let columns = try #require((scenario["flame"] as? [String: Any])?["columns"] as? [[String: Any]])
+        let before = columns.filter { $0["earlierRun"] as? String == "Reports/main (2026-01-02T03:04:05Z)" }
         #expect(before.compactMap { $0["strategy"] as? String } == ["unbounded-dispatch"])
         let own = try Self.data(try Self.page())
         #expect(own["earlierRun"] == nil)
-        #expect((own["scenarios"] as? [[String: Any]])?.first?["earlierProfiles"] == nil)
+        let ownColumns = (own["scenarios"] as? [[String: Any]])?.first.flatMap { $0["flame"] as? [String: Any] }
+        #expect((ownColumns?["columns"] as? [[String: Any]])?.contains { $0["earlierRun"] != nil } == false)
         #expect(!(try Self.page()).contains("id=\"since\""))
     }
 

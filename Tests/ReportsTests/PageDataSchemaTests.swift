@@ -48,11 +48,11 @@ struct PageDataSchemaTests {
         let broken = check.problems(.object(renamed))
         #expect(broken.contains("$: no field scenarios") && broken.contains("$: unknown field scenario"))
         #expect(
-            check.problems(.object(["schemaVersion": .number(1), "scenarios": .string("none")]))
+            check.problems(.object(["schemaVersion": .number(2), "scenarios": .string("none")]))
                 == ["$.scenarios: not an array"])
         #expect(
-            check.problems(.object(["schemaVersion": .number(2), "scenarios": .array([])])) == [
-                "$.schemaVersion: not 1"
+            check.problems(.object(["schemaVersion": .number(1), "scenarios": .array([])])) == [
+                "$.schemaVersion: not 2"
             ])
     }
 
@@ -69,7 +69,7 @@ struct PageDataSchemaTests {
         let fields = Self.fieldNames(try Self.schema())
         let read = ScriptNames.memberNames(script)
         // The probe sees the data's reads: the timeline's peak marker and a heap graph's captures.
-        #expect(read.isSuperset(of: ["peak", "sampleIndex", "captures", "earlierProfiles"]))
+        #expect(read.isSuperset(of: ["peak", "sampleIndex", "captures", "flame", "weights", "earlierRun"]))
         let unknown = read.subtracting(fields).subtracting(ScriptNames.ownNames)
         #expect(unknown.isEmpty, "report.js reads fields the page data's schema does not have: \(unknown.sorted())")
         let listed = ScriptNames.ownNames.intersection(fields)
@@ -237,8 +237,8 @@ enum ScriptNames {
         "slice", "some", "sort", "startsWith", "stroke", "strokeRect", "strokeStyle", "style", "target", "textAlign",
         "textContent", "toFixed", "toLowerCase", "top", "trim", "unobserve", "unshift", "value", "values", "width",
         // The script's own objects: flame trees and their nodes, views, zoom and hover state, diagram boxes
-        "b", "base", "before", "caption", "compared", "drawn", "full", "hh", "hw", "kids", "l", "mark", "matchedShare",
-        "measure", "parent", "profile", "r", "ready", "rect", "scenario", "selected", "show", "steps", "t", "t0", "t1",
-        "tip", "x", "x0", "x1", "y", "zoom",
+        "b", "base", "before", "bytes", "caption", "column", "compared", "count", "drawn", "frames", "full", "hh", "hw",
+        "kids", "l", "location", "marks", "matchedShare", "measure", "r", "ready", "rect", "scenario",
+        "selected", "show", "steps", "t", "t0", "t1", "tip", "x", "x0", "x1", "y", "zoom",
     ]
 }

@@ -2,15 +2,16 @@ import Foundation
 import HarnessModel
 
 /// What `report.html`'s script draws, per scenario: the timeline of each strategy's representative case (the one
-/// the SVG timeline shows), the attributed cases' stacks at the peak and at each iteration mark, and the heap graphs'
-/// cycles and retaining paths. Built from the record alone; times in microseconds, sizes in bytes, whole numbers only
+/// the SVG timeline shows), the document's flame tree of the attributed cases' live sets (at each peak, at each
+/// iteration mark, an earlier run's: one column each; the script lays columns out and builds no tree), and the heap
+/// graphs' cycles and retaining paths. Built from the record alone; times in microseconds, sizes in bytes, whole numbers only
 /// (the JSON is the same bytes on every machine).
 ///
 /// The data's shape is `Html/assets/page-data.schema.json` (its version is `schemaVersion`): the emitted data and the
 /// fields report.js reads are both checked against it (`PageDataSchemaTests`).
 struct HtmlPageData: Encodable {
     /// The version of the schema the data follows; a change of shape that breaks a reader raises it.
-    static let schemaVersion = 1
+    static let schemaVersion = 2
     var schemaVersion = Self.schemaVersion
     var scenarios: [Scenario]
     /// The earlier run a comparison page (`compare --against DIR --html FILE`) sets beside this one, in words
@@ -20,12 +21,10 @@ struct HtmlPageData: Encodable {
     struct Scenario: Encodable {
         var name: String
         var timeline: Timeline?
-        /// Attributed strategies, worst first (as the Markdown lists them).
-        var profiles: [Profile]
+        /// The live sets of the attributed strategies by call path (`AttributionSection.tree`); nil when none was
+        /// attributed.
+        var flame: Flame?
         var heapGraphs: [HeapGraph]
-        /// On a comparison page, the earlier run's attributed strategies of the scenario of the same name (the
-        /// difference view offers them beside this run's); nil on a report folder's own page.
-        var earlierProfiles: [Profile]?
     }
 
     struct Timeline: Encodable {
@@ -72,34 +71,41 @@ struct HtmlPageData: Encodable {
         var endMicroseconds: Int64
     }
 
-    struct Profile: Encodable {
+    /// The document's `FlameTree`: its nodes, and its columns with the weight of each node they pass.
+    struct Flame: Encodable {
+        /// This run's peaks (worst first, as the Markdown lists them), then a comparison's earlier run's, then each
+        /// strategy's iteration marks.
+        var columns: [FlameColumn]
+        /// Node 0 is the root (`all`); every node after its parent.
+        var nodes: [FlameNode]
+    }
+
+    struct FlameColumn: Encodable {
         var strategy: String
+        /// The earlier run of a comparison page, in words; nil for this run.
+        var earlierRun: String?
+        /// The iteration mark (`steady #3`); nil for the peak.
+        var mark: String?
+        /// The mark's time; nil for the peak.
+        var timeMicroseconds: Int64?
         var peakNetBytes: Int
         var sampleMeanBytes: Int
-        var frames: [Frame]
-        var stacks: [Stack]
-        var iterations: [Iteration]
+        /// `[node, bytes, count]` for every node the column's stacks pass, in node order.
+        var weights: [[Int]]
     }
 
-    struct Frame: Encodable {
-        var function: String
-        /// `File.swift:12`; nil without debug information.
-        var location: String?
+    struct FlameNode: Encodable {
+        var name: String
+        /// The caller's node; -1 for the root.
+        var parent: Int
         var library: Bool
+        /// The node's source locations (`File.swift:12`), each with the columns whose stacks pass it there.
+        var locations: [FlameLocation]
     }
 
-    /// A stack, root first, with what it held at the peak.
-    struct Stack: Encodable {
-        var frames: [Int]
-        var bytes: Int
-        var count: Int
-    }
-
-    /// The live set at an iteration mark: `[stack, bytes, count]` triples.
-    struct Iteration: Encodable {
-        var label: String
-        var timeMicroseconds: Int64
-        var live: [[Int]]
+    struct FlameLocation: Encodable {
+        var text: String
+        var columns: [Int]
     }
 
     struct HeapGraph: Encodable {
@@ -157,19 +163,33 @@ extension HtmlPageData {
     init(_ report: RunReport, earlier: HtmlReport.EarlierRun? = nil) {
         earlierRun = earlier?.label
         scenarios = report.scenarios.map { run in
-            let before = earlier.map { earlier in
-                earlier.report.scenarios.first { $0.name == run.name }.map(Self.profiles) ?? []
-            }
+            let before = earlier.flatMap { earlier in earlier.report.scenarios.first { $0.name == run.name } }
             return Scenario(
-                name: run.name, timeline: Self.timeline(run), profiles: Self.profiles(run),
+                name: run.name, timeline: Self.timeline(run),
+                flame: AttributionSection.tree(run, earlier: before, earlierLabel: earlier?.label).map(Self.flame),
                 heapGraphs: HeapGraphFiles.graphs(run).map { strategy, graph in
                     HeapGraph(strategy: strategy, captures: graph.captures.map(Self.capture))
-                }, earlierProfiles: before)
+                })
         }
     }
 
-    static func profiles(_ run: ScenarioRun) -> [Profile] {
-        AttributionSection.profiles(run).map { profile($0.strategy, $0.profile) }
+    /// The document's tree in the page's units: each column's weights listed sparsely.
+    static func flame(_ tree: FlameTree) -> Flame {
+        let columns = tree.columns.enumerated().map { index, column in
+            FlameColumn(
+                strategy: column.strategy, earlierRun: column.earlierRun, mark: column.mark?.label,
+                timeMicroseconds: column.mark.map { $0.timeNanoseconds / 1000 },
+                peakNetBytes: column.measuredPeakNetBytes, sampleMeanBytes: column.sampleMeanBytes,
+                weights: tree.nodes.indices.compactMap { node in
+                    tree.bytes[index][node] > 0 ? [node, tree.bytes[index][node], tree.counts[index][node]] : nil
+                })
+        }
+        let nodes = tree.nodes.map { node in
+            FlameNode(
+                name: node.name, parent: node.parent ?? -1, library: node.isLibrary,
+                locations: node.locations.map { FlameLocation(text: $0.text, columns: $0.columns.sorted()) })
+        }
+        return Flame(columns: columns, nodes: nodes)
     }
 
     /// The document's timeline figure (`ChartBuilder.timeline`, the one the SVG draws) in the page's units.
@@ -194,22 +214,6 @@ extension HtmlPageData {
                 name: $0.name, startMicroseconds: $0.startNanoseconds / 1000, endMicroseconds: $0.endNanoseconds / 1000)
         }
         return Timeline(lines: lines, phases: phases)
-    }
-
-    static func profile(_ strategy: String, _ profile: AllocationProfile) -> Profile {
-        Profile(
-            strategy: strategy, peakNetBytes: profile.peakNetBytes, sampleMeanBytes: profile.sampleMeanBytes,
-            frames: profile.frames.map {
-                Frame(function: $0.function, location: $0.shortLocation, library: $0.isLibrary)
-            },
-            stacks: profile.stacks.map {
-                Stack(frames: $0.frameIndices, bytes: $0.peakLiveBytes, count: $0.peakLiveCount)
-            },
-            iterations: profile.iterations.map { mark in
-                Iteration(
-                    label: "\(mark.phase) #\(mark.iteration)", timeMicroseconds: mark.timeNanoseconds / 1000,
-                    live: mark.live.map { [$0.stack, $0.liveBytes, $0.liveCount] })
-            })
     }
 
     static func capture(_ capture: HeapCaptureSummary) -> Capture {

@@ -43,9 +43,10 @@ public enum HtmlReport {
             explores: { index in
                 guard data.scenarios.indices.contains(index) else { return false }
                 let scenario = data.scenarios[index]
-                let comparable = scenario.profiles.count + (scenario.earlierProfiles?.count ?? 0)
-                return (!scenario.profiles.isEmpty && comparable >= 2)
-                    || scenario.profiles.contains { !$0.iterations.isEmpty }
+                let columns = scenario.flame?.columns ?? []
+                let peaks = columns.filter { $0.mark == nil }
+                return (peaks.contains { $0.earlierRun == nil } && peaks.count >= 2)
+                    || columns.contains { $0.mark != nil }
                     || scenario.heapGraphs.contains { !$0.captures.isEmpty }
             })
         let body = renderer.render(document)

@@ -416,64 +416,37 @@
   }
 
   // ---- Flame graphs ---------------------------------------------------------------------------------------------
-  function node(name, location, library) {
-    return {name: name, location: location, library: library, bytes: 0, count: 0, kids: new Map(), parent: null};
+  // The document's flame tree (scenario.flame) is built once, in Swift: a node per function under a path of callers,
+  // a column per live set (a peak, an iteration mark, an earlier run's peak) with the weight of each node it passes.
+  // A view is one column of it (or two, for a difference), laid out here: children widest first.
+  function locationsIn(node, column) {
+    return node.locations.filter(l => l.columns.includes(column)).map(l => l.text).join(', ');
   }
-  // Children sorted (largest first), parents set, and each node's height: the levels of its deepest stack.
-  function finish(root) {
-    (function walk(n) {
-      n.kids = Array.from(n.kids.values()).sort((a, b) => b.bytes - a.bytes || (a.name < b.name ? -1 : 1));
+  // The view nodes of `column` (widths) and, for a difference, `base` (kept beside them as `before`).
+  function columnView(flame, column, base) {
+    const views = new Map();
+    function view(index) {
+      let n = views.get(index);
+      if (n) return n;
+      const node = flame.nodes[index];
+      n = {name: node.name, location: locationsIn(node, column) || (base === undefined ? '' : locationsIn(node, base)),
+        library: node.library, bytes: 0, count: 0, before: 0, kids: [], parent: null};
+      views.set(index, n);
+      if (node.parent >= 0) { n.parent = view(node.parent); n.parent.kids.push(n); }
+      return n;
+    }
+    const root = view(0);
+    flame.columns[column].weights.forEach(([index, amount, count]) => {
+      const n = view(index);
+      n.bytes = amount; n.count = count;
+    });
+    if (base !== undefined) flame.columns[base].weights.forEach(([index, amount]) => { view(index).before = amount; });
+    (function layout(n) {
+      n.kids.sort((a, b) => b.bytes - a.bytes || (a.name < b.name ? -1 : 1));
       n.height = 0;
-      n.kids.forEach(kid => { kid.parent = n; walk(kid); n.height = Math.max(n.height, kid.height + 1); });
+      n.kids.forEach(kid => { layout(kid); n.height = Math.max(n.height, kid.height + 1); });
     })(root);
     return root;
-  }
-  // The tree of a profile's stacks weighted by `live` ([stack, bytes, count] triples; the peak when absent).
-  function profileTree(profile, live) {
-    const root = node('all', null, false);
-    const weights = live || profile.stacks.map((stack, index) => [index, stack.bytes, stack.count]);
-    weights.forEach(([index, amount, count]) => {
-      const stack = profile.stacks[index];
-      if (!stack || amount <= 0) return;
-      let n = root;
-      n.bytes += amount; n.count += count;
-      stack.frames.forEach(f => {
-        const frame = profile.frames[f];
-        const key = frame.function + '\u0000' + (frame.location || '');
-        let kid = n.kids.get(key);
-        if (!kid) { kid = node(frame.function, frame.location, frame.library); n.kids.set(key, kid); }
-        kid.bytes += amount; kid.count += count;
-        n = kid;
-      });
-    });
-    return finish(root);
-  }
-  // Two profiles merged by call path: widths are the `after` profile's bytes, `before` is kept beside them.
-  function diffTree(before, after) {
-    const root = node('all', null, false);
-    root.before = 0;
-    [[before, 'before'], [after, 'bytes']].forEach(([profile, field]) => {
-      profile.stacks.forEach(stack => {
-        if (stack.bytes <= 0) return;
-        let n = root;
-        n[field] = (n[field] || 0) + stack.bytes;
-        if (field === 'bytes') n.count += stack.count;
-        stack.frames.forEach(f => {
-          const frame = profile.frames[f];
-          const key = frame.function + '\u0000' + (frame.location || '');
-          let kid = n.kids.get(key);
-          if (!kid) {
-            kid = node(frame.function, frame.location, frame.library);
-            kid.before = 0;
-            n.kids.set(key, kid);
-          }
-          kid[field] = (kid[field] || 0) + stack.bytes;
-          if (field === 'bytes') kid.count += stack.count;
-          n = kid;
-        });
-      });
-    });
-    return finish(root);
   }
   function frameColour(n) {
     if (!n.parent) return '#b8b8b8';
@@ -604,45 +577,55 @@
     return [n.name].concat(n.location ? [n.location] : []).concat([
       'base ' + bytes(before) + ' → compared ' + bytes(n.bytes) + ' (' + signedBytes(n.bytes - before) + ')']);
   }
-  function peakFlame(host, profile) {
+  function peakFlame(host, flame, column) {
     host.classList.add('mh-view');
-    const flame = FlameView(host, {
-      label: host.getAttribute('aria-label') || profile.strategy, colour: frameColour, tip: frameTip,
-      caption: profile.strategy + ': ' + bytes(profile.stacks.reduce((s, x) => s + x.bytes, 0)) +
-        ' sampled live at the peak (one sample per ' + bytes(profile.sampleMeanBytes) +
-        ') · orange: your code, blue: libraries · click a frame to zoom'});
-    flame.show(profileTree(profile));
+    const root = columnView(flame, column);
+    const peak = flame.columns[column];
+    const view = FlameView(host, {
+      label: host.getAttribute('aria-label') || peak.strategy, colour: frameColour, tip: frameTip,
+      caption: peak.strategy + ': ' + bytes(root.bytes) + ' sampled live at the peak (one sample per ' +
+        bytes(peak.sampleMeanBytes) + ') · orange: your code, blue: libraries · click a frame to zoom'});
+    view.show(root);
   }
 
   // ---- Per scenario: strategy diff, live set over time, heap graph -------------------------------------------
+  // The columns of `flame` that `keep` keeps, as their indices.
+  function columnsWhere(flame, keep) {
+    return flame ? flame.columns.map((c, index) => keep(c) ? index : -1).filter(index => index >= 0) : [];
+  }
   function Explore(host, scenario) {
     heading(host, 3, 'Explore ' + scenario.name);
-    const earlier = scenario.earlierProfiles || [];
-    if (scenario.profiles.length >= 1 && scenario.profiles.length + earlier.length >= 2) {
-      diffView(el('div', {class: 'mh-view mh-diff'}, host), scenario.profiles, earlier);
+    const flame = scenario.flame;
+    const peaks = columnsWhere(flame, c => c.mark === undefined && c.earlierRun === undefined);
+    const earlier = columnsWhere(flame, c => c.mark === undefined && c.earlierRun !== undefined);
+    if (peaks.length >= 1 && peaks.length + earlier.length >= 2) {
+      diffView(el('div', {class: 'mh-view mh-diff'}, host), flame, peaks, earlier);
     }
-    const timed = scenario.profiles.filter(p => p.iterations.length > 0);
-    if (timed.length > 0) overTime(el('div', {class: 'mh-view mh-over-time'}, host), timed);
+    const timed = peaks.map(p => ({strategy: flame.columns[p].strategy,
+      marks: columnsWhere(flame, c => c.mark !== undefined && c.strategy === flame.columns[p].strategy)}))
+      .filter(t => t.marks.length > 0);
+    if (timed.length > 0) overTime(el('div', {class: 'mh-view mh-over-time'}, host), flame, timed);
     scenario.heapGraphs.forEach(graph => {
       if (graph.captures.length > 0) heapView(el('div', {class: 'mh-view mh-heap'}, host), graph);
     });
   }
   // The strategies of this run and, on a comparison page, of the earlier run: a base and a compared one.
-  function diffView(host, profiles, earlier) {
+  function diffView(host, flame, peaks, earlier) {
     const runs = earlier.length > 0;
     heading(host, 4, runs ? 'Difference between two strategies or two runs' : 'Difference between two strategies');
     el('p', {class: 'mh-note'}, host, 'Widths are the compared strategy\u2019s live bytes at its peak; red frames ' +
       'hold more than in the base, blue less (stronger colour, larger change). Frames only in the base are not ' +
       'drawn.' + (runs ? ' Strategies marked \u201cearlier run\u201d are those of ' + DATA.earlierRun + '.' : ''));
     const bar = el('div', {class: 'mh-bar'}, host);
-    const choices = profiles.map(p => ({profile: p, name: runs ? p.strategy + ' (this run)' : p.strategy}))
-      .concat(earlier.map(p => ({profile: p, name: p.strategy + ' (earlier run)'})));
+    const strategy = column => flame.columns[column].strategy;
+    const choices = peaks.map(p => ({column: p, name: runs ? strategy(p) + ' (this run)' : strategy(p)}))
+      .concat(earlier.map(p => ({column: p, name: strategy(p) + ' (earlier run)'})));
     const names = choices.map(c => c.name);
     let compared = 0;
     // Without an earlier run, the last strategy (the least memory) is the base; with one, the same strategy
     // in the earlier run.
-    const same = earlier.findIndex(p => p.strategy === profiles[0].strategy);
-    let base = !runs ? profiles.length - 1 : profiles.length + Math.max(0, same);
+    const same = earlier.findIndex(p => strategy(p) === strategy(peaks[0]));
+    let base = !runs ? peaks.length - 1 : peaks.length + Math.max(0, same);
     const summary = el('p', {class: 'mh-match mh-diff-summary', 'aria-live': 'polite'});
     const baseSelect = select(bar, 'Base', names, base, value => { base = value; update(); });
     const comparedSelect = select(bar, 'Compared', names, compared, value => { compared = value; update(); });
@@ -655,47 +638,48 @@
       update();
     });
     host.appendChild(summary);
-    const flame = FlameView(host, {label: 'differential flame graph', colour: diffColour, tip: diffTip,
+    const view = FlameView(host, {label: 'differential flame graph', colour: diffColour, tip: diffTip,
       caption: 'click a frame to zoom'});
     function update() {
-      const tree = diffTree(choices[base].profile, choices[compared].profile);
+      const tree = columnView(flame, choices[compared].column, choices[base].column);
       summary.textContent = names[compared] + ' vs ' + names[base] + ': ' + bytes(tree.bytes) + ' vs ' +
         bytes(tree.before) + ' sampled live at the peak (' + signedBytes(tree.bytes - tree.before) + ')';
       host.dataset.base = names[base];
       host.dataset.compared = names[compared];
-      flame.show(tree);
+      view.show(tree);
     }
     update();
   }
-  function overTime(host, profiles) {
+  // `timed`: per strategy, the columns of its iteration marks in order.
+  function overTime(host, flame, timed) {
     heading(host, 4, 'Live set over time');
     el('p', {class: 'mh-note'}, host, 'The agent recorded the live set by allocation stack after each iteration of ' +
       'a repeat step: choose a moment to see what was live then (bytes are absolute, not net of the baseline).');
     const bar = el('div', {class: 'mh-bar'}, host);
     let chosen = 0;
-    let mark = profiles[0].iterations.length - 1;
+    let mark = timed[0].marks.length - 1;
     const slider = el('input', {type: 'range', min: '0', step: '1', 'aria-label': 'iteration mark'});
     const label = el('span', {class: 'mh-range', 'aria-live': 'polite'});
-    select(bar, 'Strategy', profiles.map(p => p.strategy), 0, value => {
+    select(bar, 'Strategy', timed.map(t => t.strategy), 0, value => {
       chosen = value;
-      mark = profiles[chosen].iterations.length - 1;
+      mark = timed[chosen].marks.length - 1;
       update();
     });
     bar.appendChild(el('label', {}, null, 'Moment '));
     bar.lastChild.appendChild(slider);
     bar.appendChild(label);
     slider.addEventListener('input', () => { mark = Number(slider.value); update(); });
-    const flame = FlameView(host, {label: 'live set at an iteration mark', colour: frameColour, tip: frameTip,
+    const view = FlameView(host, {label: 'live set at an iteration mark', colour: frameColour, tip: frameTip,
       caption: 'click a frame to zoom'});
     function update() {
-      const profile = profiles[chosen];
-      const iteration = profile.iterations[mark];
-      slider.max = String(profile.iterations.length - 1);
+      const marks = timed[chosen].marks;
+      const column = flame.columns[marks[mark]];
+      slider.max = String(marks.length - 1);
       slider.value = String(mark);
-      const tree = profileTree(profile, iteration.live);
-      label.textContent = iteration.label + ' at ' + seconds(iteration.timeMicroseconds) + ': ' +
-        bytes(tree.bytes) + ' sampled live';
-      flame.show(tree);
+      const tree = columnView(flame, marks[mark]);
+      label.textContent = column.mark + ' at ' + seconds(column.timeMicroseconds) + ': ' + bytes(tree.bytes) +
+        ' sampled live';
+      view.show(tree);
     }
     update();
   }
@@ -861,8 +845,9 @@
   });
   document.querySelectorAll('.mh-flame').forEach(host => {
     const scenario = DATA.scenarios[Number(host.dataset.scenario)];
-    const profile = scenario && scenario.profiles.find(p => p.strategy === host.dataset.strategy);
-    if (profile) later(host, () => peakFlame(host, profile));
+    const peak = columnsWhere(scenario && scenario.flame,
+      c => c.mark === undefined && c.earlierRun === undefined && c.strategy === host.dataset.strategy)[0];
+    if (peak !== undefined) later(host, () => peakFlame(host, scenario.flame, peak));
   });
   document.querySelectorAll('.mh-explore').forEach(host => {
     const scenario = DATA.scenarios[Number(host.dataset.scenario)];
