@@ -189,15 +189,16 @@ bench-heap-cost: build
 	  --write Reports/benchmarks/heap-graph.md
 
 # Regenerates the committed sample report: three runs merged into one folder, so the report shows where the
-# memory is (allocation stacks, --attribute) for the scenarios whose strategies differ in where memory sits, and
-# why it is kept (--heap-graph, with the live set after each iteration) for subscriptions, without instrumenting
-# the others (about 100 s on 2 cores).
+# memory is (allocation stacks, --attribute) and what held each strategy's peak (--heap-graph: the heap captured at
+# the peak, by retained size) for the scenarios whose strategies differ in where memory sits, and why memory is kept
+# (the live set after each iteration, leaks) for subscriptions, without instrumenting the others (about 4 min on
+# 2 cores).
 # Then the browser test's screenshots of its report.html are taken again into Reports/sample-screenshots.
 SAMPLE_SHARDS := .build/sample-shards
 sample-report: build
 	rm -rf $(SAMPLE_SHARDS)
 	$(RELEASE_BIN)/memharness run calibration compaction spikes version-pinning --out $(SAMPLE_SHARDS)/plain $(ARGS)
-	$(RELEASE_BIN)/memharness run live-query store-observer image-feed --attribute \
+	$(RELEASE_BIN)/memharness run live-query store-observer image-feed --attribute --heap-graph \
 	  --out $(SAMPLE_SHARDS)/attributed $(ARGS)
 	$(RELEASE_BIN)/memharness run subscriptions --attribute --heap-graph --out $(SAMPLE_SHARDS)/heap $(ARGS)
 	$(RELEASE_BIN)/memharness merge $(SAMPLE_SHARDS)/plain $(SAMPLE_SHARDS)/attributed $(SAMPLE_SHARDS)/heap \

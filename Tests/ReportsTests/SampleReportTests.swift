@@ -49,13 +49,15 @@ struct SampleReportTests {
     }
 
     /// The README's excerpt of the report (`> ` lines) is the report's own lines, charts linked from the README.
-    @Test func theReadmesExcerptIsTheSampleReportsText() throws {
+    /// The README's two quotes of the sample: a scenario's reading and ranking, and what held a strategy's peak.
+    @Test(arguments: ["sample-excerpt", "sample-peak"])
+    func theReadmesExcerptIsTheSampleReportsText(region: String) throws {
         let report = try Self.text("Reports/sample/report.md")
         let reportLines = Set(report.split(separator: "\n").map(String.init))
-        let excerpt = try Self.region("sample-excerpt", of: try Self.text("README.md"))
+        let excerpt = try Self.region(region, of: try Self.text("README.md"))
             .filter { $0.hasPrefix("> ") }
             .map { String($0.dropFirst(2)).replacingOccurrences(of: "](Reports/sample/charts/", with: "](charts/") }
-        #expect(excerpt.count >= 4, "the excerpt quotes a reading and a ranking table")
+        #expect(excerpt.count >= 4, "the excerpt quotes a reading and a table")
         for line in excerpt {
             #expect(reportLines.contains(line), "README quotes a line the sample report does not have: \(line)")
         }
