@@ -37,6 +37,9 @@ public struct ServerPlan: Sendable, Hashable, Codable {
     public static let startPhase = "start"
     /// The phase from the stop signal until the server ended.
     public static let stopPhase = "stop"
+    /// The metric of a server case that captures its heap at its exit: blocks no root reaches over the requests its
+    /// load steps answered (warm-up rounds included).
+    public static let leakedBlocksPerRequest = "leakedBlocksPerRequest"
 
     /// The phases of a served case, in order: start, one per step, stop.
     public var phaseNames: [String] { [Self.startPhase] + steps.map(\.phase) + [Self.stopPhase] }

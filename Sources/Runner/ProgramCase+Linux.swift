@@ -66,14 +66,14 @@ struct ProgramCase {
         var programReport = report(program, termination: ended?.termination, processCount: 1 + others.count)
         let exact = exactCounts(started: child.pid, others: others)
         programReport.processPeaks = exact.processes
+        let heapGraph = spec.heapGraph.map { _ in
+            heldHeapGraph ?? heapGraphAtExit(pid: child.pid, termination: ended?.termination)
+        }
         let measurements = ProgramMeasurements.build(
             samples, usage: usage, harnessRSSBytes: harnessRSSBytes, exact: exact.figures, report: programReport,
             requestedIntervalNanoseconds: spec.samplingIntervalNanoseconds, phases: served?.phases,
-            metrics: served?.metrics ?? []
-        ).adding(
-            heapGraph: spec.heapGraph.map { _ in
-                heldHeapGraph ?? heapGraphAtExit(pid: child.pid, termination: ended?.termination)
-            })
+            metrics: (served?.metrics ?? []) + (served?.leakMetrics(heapGraph ?? nil) ?? [])
+        ).adding(heapGraph: heapGraph ?? nil)
         guard let ended else {
             return .timedOut(limitNanoseconds: spec.timeoutNanoseconds, measurements: measurements)
         }

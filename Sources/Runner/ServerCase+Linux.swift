@@ -24,6 +24,14 @@ struct ServedRun {
     var failure: String?
     /// The phase during which the server ended by itself (a crash under load); nil when it was stopped.
     var endedDuring: String?
+    /// The requests the load steps' rounds answered, warm-up included.
+    var requests = 0
+
+    /// `leakedBlocksPerRequest` when the case captured the heap at the server's exit and the load answered requests.
+    func leakMetrics(_ heapGraph: HeapGraphSummary?) -> [Metric] {
+        guard requests > 0, let leaked = heapGraph?.leakedBlocks else { return [] }
+        return [Metric(name: ServerPlan.leakedBlocksPerRequest, value: Double(leaked) / Double(requests), unit: .count)]
+    }
 }
 
 /// One served case: the server started, made ready, driven and stopped; the harness's side of `ServerPlan`.
@@ -194,7 +202,9 @@ struct ServerSession {
         defer { served.metrics += LoadFigures.combined(figures)?.metrics(phase: phase) ?? [] }
         for _ in 0..<(load.warmupRounds + load.rounds) {
             switch runLoad(load, phase: phase) {
-            case .success(let round): figures.append(round)
+            case .success(let round):
+                figures.append(round)
+                served.requests += round.requests
             case .failure(let failure): return failure.result
             }
             if let end = (try? child.wait(timeoutNanoseconds: 0)) ?? nil { return .serverEnded(end) }

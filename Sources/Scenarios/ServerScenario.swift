@@ -70,6 +70,9 @@ extension ServerPlan {
             descriptors.append(MetricDescriptor(name, unit, summary))
         }
         for plan in strategies.compactMap(\.program?.server) where plan.hasLoadSteps {
+            add(
+                ServerPlan.leakedBlocksPerRequest, .count,
+                "blocks no root reaches at the server's exit per request (a case that captures the heap)")
             for step in plan.steps {
                 if case .load = step.action {
                     let figures = LoadFigures(

@@ -13,7 +13,11 @@ import WorkloadKit
 struct ServerPerRequestTests {
     /// Runs `arguments` on the fixture under one load step of `load`'s settings, with `thresholds` (lines of a
     /// `thresholds:` list, `{strategy}` the strategy's name); returns the run's outcome, its one case and its checks.
-    func serve(_ arguments: String, load: String, thresholds: [String] = []) throws
+    /// `keys` are more keys of the strategy (`expect: leaks`); with `instrumented`, the case returned is the one that
+    /// captured the heap.
+    func serve(
+        _ arguments: String, load: String, thresholds: [String] = [], keys: String = "", instrumented: Bool = false
+    ) throws
         -> (CommandLineTests.Outcome, CaseResult, [CheckResult])
     {
         try #require(
@@ -38,6 +42,7 @@ struct ServerPerRequestTests {
             strategies:
               - name: fixture
                 command: \(ServerEndToEndTests.fixture) {port} \(arguments)
+                \(keys)
                 ready: {port: "{port}", timeout: 10s}
                 steps:
                   - load: {\(load)}
@@ -47,7 +52,8 @@ struct ServerPerRequestTests {
         let outcome = try trial.memharness(["run", scenario, "--out", trial.out])
         #expect(ServerEndToEndTests.processes(holding: "\(port)").isEmpty, "nothing outlives the run")
         let record = try ReportFolder.read(trial.out)
-        let cases = record.report.scenarios.flatMap(\.cases)
+        let scenarios = record.report.scenarios
+        let cases = instrumented ? scenarios.flatMap(\.instrumentedCases) : scenarios.flatMap(\.cases)
         try #require(cases.count == 1, "\(cases)")
         return (outcome, cases[0], record.checks)
     }
@@ -109,5 +115,21 @@ struct ServerPerRequestTests {
         print(
             "growth per 1000 requests: retain \(growth) (\(low)...\(high)), kept \(truth), peak/conn \(peak); "
                 + "no retain \(flatGrowth) (\(flatLow)...\(flatHigh))")
+    }
+
+    @Test func aServerThatLeaksABlockPerRequestLeaksOneBlockPerRequest() throws {
+        let (outcome, result, _) = try serve(
+            "--leak 256", load: "path: /, connections: 2, requests: 500, rounds: 2, warmup: 1", keys: "expect: leaks",
+            instrumented: true)
+        #expect(outcome.status == 0, "\(outcome.stdout)\(outcome.stderr)")
+        let measurements = try #require(result.measurements)
+        // The probe first: the capture at the server's exit sees the 1,500 blocks the requests leaked.
+        let leaked = try #require(measurements.heapGraph?.leakedBlocks)
+        #expect(leaked >= 1500, "\(leaked) leaked blocks")
+        let perRequest = try #require(measurements.metric("leakedBlocksPerRequest")?.value)
+        #expect(perRequest >= 1 && perRequest < 1.02, "\(perRequest) leaked blocks per request")
+        let growth = try #require(measurements.metric("liveGrowthPer1000Requests")?.value)
+        #expect(growth == Double(1000 * AllocatorCost.bytes(forRequest: 256)), "\(growth)")
+        print("leaked blocks per request \(perRequest) (\(leaked) blocks), growth per 1000 requests \(growth)")
     }
 }
