@@ -30,25 +30,15 @@ struct ServerPerRequestTests {
         defer { trial.remove() }
         let port = try #require(LocalPorts.free())
         let gates = thresholds.isEmpty ? "" : "thresholds:\n" + thresholds.map { "  - fixture.\($0)\n" }.joined()
-        let scenario = try trial.script(
-            "server.yaml",
+        let strategy = """
+            \(keys)
+            ready: {port: "{port}", timeout: 10s}
+            steps:
+              - load: {\(load)}
+              - wait: 50ms
             """
-            scenario: per-request
-            workload: command
-            repetitions: 1
-            interval: 5ms
-            parameters:
-              port: "\(port)"
-            strategies:
-              - name: fixture
-                command: \(ServerEndToEndTests.fixture) {port} \(arguments)
-                \(keys)
-                ready: {port: "{port}", timeout: 10s}
-                steps:
-                  - load: {\(load)}
-                  - wait: 50ms
-            \(gates)
-            """)
+        let scenario = try trial.script(
+            "server.yaml", ServerEndToEndTests.scenario(port: port, arguments, strategy, more: gates))
         let outcome = try trial.memharness(["run", scenario, "--out", trial.out])
         #expect(ServerEndToEndTests.processes(holding: "\(port)").isEmpty, "nothing outlives the run")
         let record = try ReportFolder.read(trial.out)
