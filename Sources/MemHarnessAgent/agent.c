@@ -295,6 +295,8 @@ static inline void raise_mark(_Atomic int64_t *mark, int64_t now) {
 // of exact counting's time on the churn loop), and a reader sums the slots. A slot is never handed out again, so a
 // thread that ended keeps its count. Threads past the last slot share one count, added to atomically. The bytes are
 // what the live count grew by for each call: a new block's usable size, a realloc's new block or its growth in place.
+// That second plain store costs nothing measurable: EXACT on the churn loop (agent-probe churn 5000000, -O2) took
+// 36.2 ns per pair at best and 43.2 at the median with it, 36.6 and 42.3 without (7 rounds interleaved, load 5-10).
 #define MH_CALL_SLOTS 1024
 static struct mh_call_count call_slots[MH_CALL_SLOTS];
 static _Atomic uint32_t call_slots_taken;
