@@ -122,4 +122,17 @@ struct ServerPerRequestTests {
         #expect(growth == Double(1000 * AllocatorCost.bytes(forRequest: 256)), "\(growth)")
         print("leaked blocks per request \(perRequest) (\(leaked) blocks), growth per 1000 requests \(growth)")
     }
+
+    @Test func aServerThatCrashesInItsSecondRoundEndsTheStepAndNamesItsPhase() throws {
+        let started = MonotonicClock.nanoseconds()
+        let (_, result, _) = try serve(
+            "--crash-after 1500", load: "path: /, connections: 2, requests: 1000, rounds: 5, warmup: 1")
+        #expect(result.status == .crashed)
+        let failure = result.failure ?? ""
+        #expect(failure.contains("SIGSEGV") && failure.contains("during phase 'load'"), "\(failure)")
+        // No round runs after the crash, and a step cut short has no per-request figures.
+        #expect(result.measurements?.metric("allocationsPerRequest") == nil)
+        let elapsed = MonotonicClock.nanoseconds() - started
+        #expect(elapsed < 20_000_000_000, "\(elapsed) ns")
+    }
 }
