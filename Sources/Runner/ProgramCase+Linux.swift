@@ -252,7 +252,8 @@ struct ProgramSamples {
     /// program); throws when its first line is not the agent's samples header this memharness reads.
     static func read(_ path: String) throws(AgentFileHeader.Problem) -> ProgramSamples? {
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
-        let lines = text.split(separator: "\n")
+        // A stream read while its process runs may end in a line still being written: only whole lines count.
+        let lines = text[..<(text.lastIndex(of: "\n") ?? text.startIndex)].split(separator: "\n")
         if let problem = AgentFileHeader.problem(firstLine: lines.first ?? "", expected: .samples) { throw problem }
         var samples = ProgramSamples()
         for line in lines.dropFirst() {
