@@ -71,6 +71,13 @@ extern struct mh_counts mh_counts MH_HIDDEN;
 
 MH_HIDDEN int64_t mh_reset_mark(_Atomic int64_t *mark);
 MH_HIDDEN int64_t mh_allocation_calls(void);  // calls that allocated, every thread's summed
+MH_HIDDEN int64_t mh_allocated_bytes(void);   // the bytes those calls handed out, summed the same way
+
+// One thread's count of allocation calls and of the bytes they handed out (agent.c), on a cache line of its own.
+struct mh_call_count {
+    _Atomic int64_t calls;
+    _Atomic int64_t bytes;
+} __attribute__((aligned(64)));
 MH_HIDDEN int64_t mh_now_ns(void);          // CLOCK_MONOTONIC, ns
 MH_HIDDEN int64_t mh_relative_ns(void);     // since mh_config.origin_ns
 
@@ -114,7 +121,7 @@ struct mh_thread {
     uint8_t forking;                   // inside fork(), glibc's fork handlers included (see lifecycle.c)
     uint32_t forks_unlocked;           // forks in progress on this thread that took no lock (see lifecycle.c)
     int32_t tid;                       // this thread's id; 0 until asked (mh_thread_id)
-    _Atomic int64_t *call_slot;        // this thread's count of allocation calls; NULL until its first
+    struct mh_call_count *call_slot;   // this thread's count of allocation calls; NULL until its first
     uint32_t last_stack;               // the depot id of this thread's last walked stack, and its hash (a cache)
     uint64_t last_hash;
     struct mh_stopped exit_caller;     // where this thread called exit or _exit (valid when exit_caller.tid != 0)

@@ -4,7 +4,9 @@
 //
 // Each sample: `epoch`, then jemalloc's stats.allocated/active/resident/mapped/retained/metadata and the
 // small + large nmalloc of all arenas, read by MIB (names are resolved once, before the thread starts);
-// the resident set from /proc/self/statm (read with pread on a descriptor kept open, no stdio); one line
+// the resident set from /proc/self/statm (read with pread on a descriptor kept open, no stdio); with exact counting
+// on, the agent's own live bytes, allocation calls and the bytes those calls handed out (-1 each otherwise: jemalloc's
+// nmalloc counts thread-cache fills, not calls, so only these tell one more allocation per request); one line
 // through the agent's writer, flushed with one write(2) as it is made. Nothing on this path allocates. Sleeps are
 // absolute (clock_nanosleep TIMER_ABSTIME): relative sleeps drift ~12% low on this machine kind. A sampler
 // that falls behind by more than a period skips ahead instead of sampling in a burst.
@@ -118,6 +120,17 @@ static void sample_locked(void) {
     mh_put_decimal(&samples, nmalloc);
     mh_put_char(&samples, ' ');
     mh_put_decimal(&samples, anonymous);
+    bool exact = (atomic_load_explicit(&mh_state, memory_order_relaxed) & MH_EXACT) != 0;
+    int64_t counts[3] = {-1, -1, -1};
+    if (exact) {
+        counts[0] = atomic_load_explicit(&mh_counts.live_bytes, memory_order_relaxed);
+        counts[1] = mh_allocation_calls();
+        counts[2] = mh_allocated_bytes();
+    }
+    for (int i = 0; i < 3; i++) {
+        mh_put_char(&samples, ' ');
+        mh_put_decimal(&samples, counts[i]);
+    }
     mh_put_char(&samples, '\n');
     mh_writer_flush(&samples);
 }

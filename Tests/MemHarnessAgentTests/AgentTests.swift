@@ -405,9 +405,41 @@ struct AgentTests {
         let first = try #require(stream.samples.first)
         let last = try #require(stream.samples.last)
         #expect(last.nmalloc > first.nmalloc, "nmalloc \(first.nmalloc) -> \(last.nmalloc)")
+        #expect(stream.samples.allSatisfy { $0.live == -1 && $0.calls == -1 && $0.allocatedTotal == -1 })
         let exit = try #require(stream.exit)
         #expect(exit.status == 0)
         #expect(exit.timeNanoseconds >= last.timeNanoseconds)
+    }
+
+    @Test func withExactCountingEachSampleHoldsTheLiveBytesCallsAndBytesAllocated() throws {
+        let probe = try runner()
+        defer { probe.cleanUp() }
+        let samplesPath = probe.path("samples")
+        let outcome = try probe.run(
+            ["hold", "64MiB", "100"],
+            environment: [
+                "MEMHARNESS_AGENT_EXACT": "1", "MEMHARNESS_AGENT_INTERVAL_NS": "1000000",
+                "MEMHARNESS_AGENT_SAMPLES": samplesPath,
+            ])
+        expectClean(outcome)
+        let stream = try SampleStream(contentsOf: samplesPath)
+        #expect(stream.malformed.isEmpty, "\(stream.malformed)")
+        let first = try #require(stream.samples.first)
+        let last = try #require(stream.samples.last)
+        // The probe first: the held block is in the live bytes while it is held.
+        #expect((stream.samples.map(\.live).max() ?? 0) >= 64 * Self.mebibyte)
+        // The counts only grow; the 64 MiB block is among the bytes handed out, in a few calls.
+        #expect(
+            zip(stream.samples, stream.samples.dropFirst()).allSatisfy {
+                $0.calls <= $1.calls && $0.allocatedTotal <= $1.allocatedTotal
+            })
+        let bytes = last.allocatedTotal - first.allocatedTotal
+        #expect(bytes >= 64 * Self.mebibyte && bytes < 65 * Self.mebibyte, "\(bytes) bytes allocated")
+        let calls = last.calls - first.calls
+        #expect(calls >= 1 && calls < 100, "\(calls) calls")
+        // The sampler's counts are the probe's own: what it read itself after its block is between them.
+        let probeCalls = try #require(outcome.value("sleep", "calls_after"))
+        #expect(first.calls <= probeCalls && probeCalls <= last.calls, "\(first.calls)...\(last.calls): \(probeCalls)")
     }
 
     @Test func theSamplerThreadAllocatesNothing() throws {

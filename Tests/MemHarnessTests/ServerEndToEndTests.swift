@@ -28,18 +28,11 @@ struct ServerEndToEndTests {
         }
     }
 
-    /// Runs `strategy` (a server strategy's keys, `{port}` its port) of a one-repetition scenario on the fixture
-    /// with `arguments`; checks that nothing is left and the port is free; returns the trial and the one case.
-    func serve(_ arguments: String, _ strategy: String) throws -> (ProgramTrial, CaseResult, Int) {
-        try #require(FileManager.default.isExecutableFile(atPath: Self.fixture), "`swift build --product http-fixture`")
-        try #require(
-            FileManager.default.isExecutableFile(atPath: Self.loadClient), "`swift build --product memharness-load`")
-        let trial = try ProgramTrial()
-        let port = try #require(LocalPorts.free())
+    /// A one-repetition scenario sampled every 5 ms whose one strategy, `fixture`, serves the fixture with `arguments` at
+    /// `port`, `strategy` its server keys (`{port}` the port), then `more` (top-level keys: thresholds).
+    static func scenario(port: Int, _ arguments: String, _ strategy: String, more: String = "") -> String {
         let keys = strategy.split(separator: "\n").map { "    " + $0 }.joined(separator: "\n")
-        let scenario = try trial.script(
-            "server.yaml",
-            """
+        return """
             scenario: server
             workload: command
             repetitions: 1
@@ -50,8 +43,20 @@ struct ServerEndToEndTests {
               - name: fixture
                 command: \(Self.fixture) {port} \(arguments)
             \(keys)
+            \(more)
 
-            """)
+            """
+    }
+
+    /// Runs `strategy` (a server strategy's keys, `{port}` its port) of a one-repetition scenario on the fixture
+    /// with `arguments`; checks that nothing is left and the port is free; returns the trial and the one case.
+    func serve(_ arguments: String, _ strategy: String) throws -> (ProgramTrial, CaseResult, Int) {
+        try #require(FileManager.default.isExecutableFile(atPath: Self.fixture), "`swift build --product http-fixture`")
+        try #require(
+            FileManager.default.isExecutableFile(atPath: Self.loadClient), "`swift build --product memharness-load`")
+        let trial = try ProgramTrial()
+        let port = try #require(LocalPorts.free())
+        let scenario = try trial.script("server.yaml", Self.scenario(port: port, arguments, strategy))
         _ = try trial.memharness(["run", scenario, "--out", trial.out])
         #expect(Self.processes(holding: "\(port)").isEmpty, "nothing outlives the run")
         #expect(LocalPorts.canListen(on: port), "the port \(port) is free again")
