@@ -1,6 +1,7 @@
 import FileIO
 import Foundation
 import HarnessModel
+import Reports
 import TestSupport
 import Testing
 import WorkloadKit
@@ -54,7 +55,7 @@ struct ServerPerRequestTests {
         // The probe first: a server that allocates twice per request shows 2 per request (its connections' threads
         // add a few allocations per round, over 2,000 requests).
         let (_, base, _) = try serve("--allocations 2", load: Self.rounds)
-        #expect(base.status == .ok, "\(base.failure ?? "")")
+        #expect(base.status == .ok, "\(base.failureText ?? "")")
         let measured = try #require(base.measurements?.metric("allocationsPerRequest")?.value)
         #expect(measured >= 2 && measured < 2.05, "allocations per request \(measured)")
         let perRequestBytes = try #require(base.measurements?.metric("bytesPerRequest")?.value)
@@ -83,7 +84,7 @@ struct ServerPerRequestTests {
         let retained = 4096
         let (_, result, _) = try serve(
             "--retain \(retained)", load: "path: /, connections: 2, requests: 1000, rounds: 4, warmup: 1")
-        #expect(result.status == .ok, "\(result.failure ?? "")")
+        #expect(result.status == .ok, "\(result.failureText ?? "")")
         let measurements = try #require(result.measurements)
         let truth = Double(1000 * AllocatorCost.bytes(forRequest: retained))
         let growth = try #require(measurements.metric("liveGrowthPer1000Requests")?.value)
@@ -128,7 +129,7 @@ struct ServerPerRequestTests {
         let (_, result, _) = try serve(
             "--crash-after 1500", load: "path: /, connections: 2, requests: 1000, rounds: 5, warmup: 1")
         #expect(result.status == .crashed)
-        let failure = result.failure ?? ""
+        let failure = result.failureText ?? ""
         #expect(failure.contains("SIGSEGV") && failure.contains("during phase 'load'"), "\(failure)")
         // No round runs after the crash, and a step cut short has no per-request figures.
         #expect(result.measurements?.metric("allocationsPerRequest") == nil)
