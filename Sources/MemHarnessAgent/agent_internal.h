@@ -391,6 +391,13 @@ MH_HIDDEN void mh_capture_at_peak(void *frame);          // from a release, befo
 MH_HIDDEN void mh_peak_candidate(int64_t level);
 
 // ---- Sampler thread (sampler.c) --------------------------------------------------------------------
+// ---- The resident set explained (resident.c) ---------------------------------------------------------
+// Bytes of the resident set by kind of mapping; jemalloc_pages: the pages of jemalloc's own mappings the kernel holds
+// resident (-1: unknown), left out of stacks and other_anonymous.
+struct mh_resident_parts {
+    int64_t files, stacks, other_anonymous, jemalloc_pages;
+};
+MH_HIDDEN bool mh_resident_parts(int smaps_fd, struct mh_resident_parts *parts);
 MH_HIDDEN pid_t mh_sampler_tid(void);
 
 // ---- The one writer of the agent's files (writer.c) -------------------------------------------------------------
