@@ -1,7 +1,7 @@
 // Declarations shared by the agent's C files (not installed, not part of the API).
 //
-// Everything here is hidden: the only exported symbols of the library are the malloc family, _exit and _Exit,
-// operator new/delete and the memharness_agent_* functions.
+// Everything here is hidden: the only exported symbols of the library are the malloc family, mmap and munmap (which
+// note jemalloc's mappings, resident.c), _exit and _Exit, operator new/delete and the memharness_agent_* functions.
 #ifndef MEMHARNESS_AGENT_INTERNAL_H
 #define MEMHARNESS_AGENT_INTERNAL_H
 #define _GNU_SOURCE

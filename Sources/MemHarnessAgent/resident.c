@@ -247,7 +247,8 @@ static bool is_kernel_code(const char *path) {
 }
 
 // Reads the parts of the resident set (bytes) from `smaps_fd` (an open /proc/self/smaps): mapped code and files,
-// stacks, other anonymous memory and jemalloc's pages per the kernel (-1 when unknown). False when smaps cannot be read.
+// stacks, other anonymous memory and jemalloc's pages per the kernel (-1 when unknown). False when smaps cannot be
+// read.
 bool mh_resident_parts(int smaps_fd, struct mh_resident_parts *parts) {
     *parts = (struct mh_resident_parts){0};
     long page = sysconf(_SC_PAGESIZE);

@@ -10,7 +10,8 @@
 // that falls behind by more than a period skips ahead instead of sampling in a burst.
 //
 // The resident set explained (`r` lines, resident.c): at each new high of the resident set at least
-// `MH_EXPLAIN_STEP` above the last one explained (the first sample's included), and at exit. Each reads jemalloc's
+// `MH_EXPLAIN_STEP` above the last one explained (the first sample's included), again once such a high read while
+// the resident set moved has settled, and at exit. Each reads jemalloc's
 // stats (allocated, active, resident, metadata, dirty and muzzy pages), then /proc/self/smaps and jemalloc's pages
 // per the kernel, then statm once more: the resident set before and after the walk bound what it saw.
 #include "agent_internal.h"
@@ -44,6 +45,8 @@ static const char *const page_names[2] = {"stats.arenas.4096.pdirty", "stats.are
 static struct mib page_mibs[2];
 static int smaps_fd = -1;
 static int64_t explained_high;  // the resident set at the last `r` line of a high; 0: none yet
+static bool explained_moving;   // the resident set moved while that line's parts were read
+static int64_t last_rss;        // the last sample's resident set
 #define MH_EXPLAIN_STEP 0.03
 static bool mibs_resolved;
 static struct mh_writer samples;  // the stream (fd -1: none); written under write_lock
@@ -105,9 +108,10 @@ static void resident_bytes(int64_t *resident, int64_t *anonymous) {
     *anonymous = (fields[1] - fields[2]) * page_size;
 }
 
-// One `r` line (point: 'h' a high of the resident set, 'e' the end); the caller holds write_lock.
-static void explain_locked(char point) {
-    if (smaps_fd < 0) return;
+// One `r` line (point: 'h' a high of the resident set, 'e' the end); the caller holds write_lock. Returns whether
+// the resident set moved while the parts were read.
+static bool explain_locked(char point) {
+    if (smaps_fd < 0) return false;
     int64_t before, after, anonymous;
     resident_bytes(&before, &anonymous);
     uint64_t epoch = 1;
@@ -117,7 +121,7 @@ static void explain_locked(char point) {
     for (int i = 0; i < STAT_COUNT; i++) stats[i] = read_size(&stat_mibs[i]);
     int64_t dirty = read_size(&page_mibs[0]), muzzy = read_size(&page_mibs[1]);
     struct mh_resident_parts parts;
-    if (!mh_resident_parts(smaps_fd, &parts)) return;
+    if (!mh_resident_parts(smaps_fd, &parts)) return false;
     resident_bytes(&after, &anonymous);
     mh_put_text(&samples, "r ");
     mh_put_decimal(&samples, time_ns);
@@ -134,10 +138,11 @@ static void explain_locked(char point) {
     }
     mh_put_char(&samples, '\n');
     mh_writer_flush(&samples);
+    return before != after;
 }
 
-// One `s` line, and an `r` line when the resident set reached a new high a step above the last one explained; the
-// caller holds write_lock.
+// One `s` line, and an `r` line when the resident set reached a new high a step above the last one explained, or
+// when a high explained while it moved has settled (two samples alike, at or above it); the caller holds write_lock.
 static void sample_locked(void) {
     uint64_t epoch = 1;
     if (epoch_mib.valid) mallctlbymib(epoch_mib.path, epoch_mib.length, NULL, NULL, &epoch, sizeof(epoch));
@@ -163,9 +168,11 @@ static void sample_locked(void) {
     mh_put_decimal(&samples, anonymous);
     mh_put_char(&samples, '\n');
     mh_writer_flush(&samples);
-    if (rss > 0 && rss > explained_high + (int64_t)((double)explained_high * MH_EXPLAIN_STEP)) {
+    bool settled = explained_moving && rss == last_rss && rss >= explained_high;
+    last_rss = rss;
+    if (rss > 0 && (settled || rss > explained_high + (int64_t)((double)explained_high * MH_EXPLAIN_STEP))) {
         explained_high = rss;
-        explain_locked('h');
+        explained_moving = explain_locked('h');
     }
 }
 
@@ -216,7 +223,8 @@ static void sampler_start(void) {
     closed = false;
     statm_fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);  // /proc/self of this process, fixed at open
     smaps_fd = open("/proc/self/smaps", O_RDONLY | O_CLOEXEC);
-    explained_high = 0;
+    explained_high = last_rss = 0;
+    explained_moving = false;
     resolve_mibs();
     atomic_store_explicit(&stopping, false, memory_order_relaxed);
     // The first sample now, before the program's main (or, in a forked child, before fork returns): the
