@@ -108,17 +108,23 @@ static void resident_bytes(int64_t *resident, int64_t *anonymous) {
     *anonymous = (fields[1] - fields[2]) * page_size;
 }
 
+// jemalloc's six figures, fresh (`epoch` first); returns the time they were read.
+static int64_t read_stats(int64_t stats[STAT_COUNT]) {
+    uint64_t epoch = 1;
+    if (epoch_mib.valid) mallctlbymib(epoch_mib.path, epoch_mib.length, NULL, NULL, &epoch, sizeof(epoch));
+    int64_t time_ns = mh_relative_ns();
+    for (int i = 0; i < STAT_COUNT; i++) stats[i] = read_size(&stat_mibs[i]);
+    return time_ns;
+}
+
 // One `r` line (point: 'h' a high of the resident set, 'e' the end); the caller holds write_lock. Returns whether
 // the resident set moved while the parts were read.
 static bool explain_locked(char point) {
     if (smaps_fd < 0) return false;
     int64_t before, after, anonymous;
     resident_bytes(&before, &anonymous);
-    uint64_t epoch = 1;
-    if (epoch_mib.valid) mallctlbymib(epoch_mib.path, epoch_mib.length, NULL, NULL, &epoch, sizeof(epoch));
-    int64_t time_ns = mh_relative_ns();
     int64_t stats[STAT_COUNT];
-    for (int i = 0; i < STAT_COUNT; i++) stats[i] = read_size(&stat_mibs[i]);
+    int64_t time_ns = read_stats(stats);
     int64_t dirty = read_size(&page_mibs[0]), muzzy = read_size(&page_mibs[1]);
     struct mh_resident_parts parts;
     if (!mh_resident_parts(smaps_fd, &parts)) return false;
@@ -144,11 +150,8 @@ static bool explain_locked(char point) {
 // One `s` line, and an `r` line when the resident set reached a new high a step above the last one explained, or
 // when a high explained while it moved has settled (two samples alike, at or above it); the caller holds write_lock.
 static void sample_locked(void) {
-    uint64_t epoch = 1;
-    if (epoch_mib.valid) mallctlbymib(epoch_mib.path, epoch_mib.length, NULL, NULL, &epoch, sizeof(epoch));
-    int64_t time_ns = mh_relative_ns();
     int64_t stats[STAT_COUNT];
-    for (int i = 0; i < STAT_COUNT; i++) stats[i] = read_size(&stat_mibs[i]);
+    int64_t time_ns = read_stats(stats);
     int64_t small = read_u64(&nmalloc_mibs[0]), large = read_u64(&nmalloc_mibs[1]);
     int64_t nmalloc = small < 0 || large < 0 ? -1 : small + large;
     int64_t rss, anonymous;
