@@ -11,9 +11,9 @@
 //
 // The resident set explained (`r` lines, resident.c): at each new high of the resident set at least
 // `MH_EXPLAIN_STEP` above the last one explained (the first sample's included), again once such a high read while
-// the resident set moved has settled, and at exit. Each reads jemalloc's
-// stats (allocated, active, resident, metadata, dirty and muzzy pages), then /proc/self/smaps and jemalloc's pages
-// per the kernel, then statm once more: the resident set before and after the walk bound what it saw.
+// the resident set moved has settled, and at exit. Each reads jemalloc's stats (allocated, active, resident,
+// metadata, dirty and muzzy pages), then /proc/self/smaps and jemalloc's pages per the kernel, then statm once more:
+// the resident set before and after the walk bound what it saw.
 #include "agent_internal.h"
 
 #include <errno.h>
