@@ -398,6 +398,7 @@ struct mh_resident_parts {
     int64_t files, stacks, other_anonymous, jemalloc_pages;
 };
 MH_HIDDEN bool mh_resident_parts(int smaps_fd, struct mh_resident_parts *parts);
+MH_HIDDEN void mh_resident_child(void);  // in a fork child (from the sampler's child step)
 MH_HIDDEN pid_t mh_sampler_tid(void);
 
 // ---- The one writer of the agent's files (writer.c) -------------------------------------------------------------

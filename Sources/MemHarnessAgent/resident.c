@@ -137,11 +137,19 @@ static void find_jemalloc(void) {
 
 static bool made_by_jemalloc(uintptr_t caller) {
     if (atomic_load_explicit(&jemalloc_range_state, memory_order_acquire) == 0) {
-        find_jemalloc();  // under region_lock (the caller's): one lookup
-        atomic_store_explicit(&jemalloc_range_state, 1, memory_order_release);
+        regions_take();
+        if (atomic_load_explicit(&jemalloc_range_state, memory_order_relaxed) == 0) {
+            find_jemalloc();  // one lookup
+            atomic_store_explicit(&jemalloc_range_state, 1, memory_order_release);
+        }
+        regions_release();
     }
     return caller >= jemalloc_low && caller < jemalloc_high;
 }
+
+// In a fork child: the table's lock as free, whichever thread of the parent held it (a program's own mmap or munmap
+// may have been in it; jemalloc's cannot, its fork handlers hold its locks).
+void mh_resident_child(void) { atomic_store_explicit(&region_lock, 0, memory_order_relaxed); }
 
 // Takes [start, end) out of the table, splitting a region it falls inside. Under region_lock.
 static void regions_remove(uintptr_t start, uintptr_t end) {
@@ -199,9 +207,11 @@ void *mmap(void *address, size_t length, int protection, int flags, int fd, off_
     long result = syscall(SYS_mmap, address, length, protection, flags, fd, offset);
     if (result != -1 && (flags & MAP_ANONYMOUS) != 0) {
         int saved = errno;
-        regions_take();
-        if (made_by_jemalloc(caller)) regions_add((uintptr_t)result, (uintptr_t)result + page_round_up(length));
-        regions_release();
+        if (made_by_jemalloc(caller)) {
+            regions_take();
+            regions_add((uintptr_t)result, (uintptr_t)result + page_round_up(length));
+            regions_release();
+        }
         errno = saved;
     }
     return (void *)result;

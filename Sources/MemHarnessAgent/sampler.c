@@ -266,6 +266,7 @@ void mh_sampler_unlock(void) { mh_lock_release(&write_lock); }
 // sampler and a file of its own; without, it stays silent (two processes writing one file interleave).
 void mh_sampler_child(void) {
     mh_lock_reset(&write_lock);
+    mh_resident_child();
     bool had_sampler = sampler_running;
     sampler_running = false;
     atomic_store_explicit(&sampler_tid, 0, memory_order_relaxed);
