@@ -1,7 +1,7 @@
 // Declarations shared by the agent's C files (not installed, not part of the API).
 //
-// Everything here is hidden: the only exported symbols of the library are the malloc family, _exit and _Exit,
-// operator new/delete and the memharness_agent_* functions.
+// Everything here is hidden: the only exported symbols of the library are the malloc family, mmap and munmap (which
+// note jemalloc's mappings, resident.c), _exit and _Exit, operator new/delete and the memharness_agent_* functions.
 #ifndef MEMHARNESS_AGENT_INTERNAL_H
 #define MEMHARNESS_AGENT_INTERNAL_H
 #define _GNU_SOURCE
@@ -398,6 +398,14 @@ MH_HIDDEN void mh_capture_at_peak(void *frame);          // from a release, befo
 MH_HIDDEN void mh_peak_candidate(int64_t level);
 
 // ---- Sampler thread (sampler.c) --------------------------------------------------------------------
+// ---- The resident set explained (resident.c) ---------------------------------------------------------
+// Bytes of the resident set by kind of mapping; jemalloc_pages: the pages of jemalloc's own mappings the kernel holds
+// resident (-1: unknown), left out of stacks and other_anonymous.
+struct mh_resident_parts {
+    int64_t files, stacks, other_anonymous, jemalloc_pages;
+};
+MH_HIDDEN bool mh_resident_parts(int smaps_fd, struct mh_resident_parts *parts);
+MH_HIDDEN void mh_resident_child(void);  // in a fork child (from the sampler's child step)
 MH_HIDDEN pid_t mh_sampler_tid(void);
 
 // ---- The one writer of the agent's files (writer.c) -------------------------------------------------------------

@@ -229,6 +229,8 @@ struct ProgramSamples {
         var exact: ExactCounts? = nil
     }
     var rows: [Row] = []
+    /// The resident set explained (`r` lines), in the order written.
+    var residentExplained: [ResidentBreakdown] = []
     /// The status the program passed to `exit` (the `x` line); nil when it ended otherwise.
     var exitStatus: Int?
     /// For the streams of a process tree merged into one, the rows of the process started; nil otherwise.
@@ -273,11 +275,37 @@ struct ProgramSamples {
                             ? ExactCounts(
                                 liveBytes: Int64(values[10]), allocationCalls: Int64(values[11]),
                                 allocatedBytes: Int64(values[12])) : nil))
+            } else if fields.first == "r", let breakdown = residentBreakdown(fields) {
+                samples.residentExplained.append(breakdown)
             } else if fields.first == "x", fields.count >= 3 {
                 samples.exitStatus = Int(fields[2])
             }
         }
         return samples
+    }
+
+    /// One `r` line: time, point (`h` a high, `e` the end), the resident set after and before, jemalloc's allocated,
+    /// active, resident, metadata, dirty and muzzy bytes, then mapped files, stacks, other anonymous and jemalloc's
+    /// pages per the kernel (-1: unknown); nil for a line this memharness cannot read.
+    static func residentBreakdown(_ fields: [Substring]) -> ResidentBreakdown? {
+        guard fields.count >= 15, let time = Int64(fields[1]), fields[2] == "h" || fields[2] == "e" else { return nil }
+        let values = fields.dropFirst(3).compactMap { Int($0) }
+        guard values.count >= 12, values[0] > 0 else { return nil }
+        return ResidentBreakdown(
+            point: fields[2] == "e" ? .end : .peak, timeNanoseconds: time, measuredBytes: values[0],
+            measuredBeforeBytes: values[1], liveHeapBytes: max(values[2], 0),
+            activeBeyondAllocatedBytes: max(values[3] - values[2], 0), dirtyBytes: max(values[6], 0),
+            muzzyBytes: max(values[7], 0), allocatorPagesBytes: values[11] >= 0 ? values[11] : nil,
+            allocatorReportedResidentBytes: max(values[4], 0), stacksBytes: values[9], mappedFilesBytes: values[8],
+            otherAnonymousBytes: values[10])
+    }
+
+    /// The resident set explained at its highest explained point and at the end (either missing when not written).
+    var residentAtPeakAndEnd: [ResidentBreakdown] {
+        // The highest; of equals the latest (a high read again once it settled).
+        let peak = residentExplained.filter { $0.point == .peak }.reversed().max { $0.measuredBytes < $1.measuredBytes }
+        let end = residentExplained.last { $0.point == .end }
+        return [peak, end].compactMap { $0 }
     }
 }
 

@@ -144,6 +144,8 @@ struct SampleStream {
     var header = ""
     var samples: [Sample] = []
     var exit: (timeNanoseconds: Int, status: Int)?
+    /// The `r` lines (the resident set explained): the point (`h` or `e`) and the 13 figures after it.
+    var explained: [(point: String, figures: [Int])] = []
     var malformed: [String] = []
 
     init(contentsOf path: String) throws {
@@ -160,6 +162,8 @@ struct SampleStream {
                         mapped: numbers[4], retained: numbers[5], metadata: numbers[6], rss: numbers[7],
                         nmalloc: numbers[8], anonymous: numbers[9], live: numbers[10], calls: numbers[11],
                         allocatedTotal: numbers[12]))
+            } else if words.first == "r", words.count == 15, ["h", "e"].contains(words[2]), numbers.count == 13 {
+                explained.append((words[2], numbers))
             } else if words.first == "x", words.count == 3, numbers.count == 2 {
                 exit = (numbers[0], numbers[1])
             } else {

@@ -398,6 +398,13 @@ struct AgentTests {
         #expect(times == times.sorted())
         #expect((stream.samples.map(\.allocated).max() ?? 0) >= 64 * Self.mebibyte)
         #expect((stream.samples.map(\.rss).max() ?? 0) >= 64 * Self.mebibyte, "every page of the block was touched")
+        // The resident set explained: a high with the block in the live heap (figure 3, after the time and the two
+        // reads of the resident set) and among jemalloc's resident pages (figure 12), and one line at exit.
+        #expect(
+            stream.explained.contains {
+                $0.point == "h" && $0.figures[3] >= 64 * Self.mebibyte && $0.figures[12] >= 64 * Self.mebibyte
+            }, "\(stream.explained)")
+        #expect(stream.explained.last?.point == "e", "\(stream.explained)")
         // The block is anonymous memory: the anonymous part of the resident set holds it too, and never exceeds it.
         #expect((stream.samples.map(\.anonymous).max() ?? 0) >= 64 * Self.mebibyte)
         #expect(stream.samples.allSatisfy { $0.anonymous > 0 && $0.anonymous <= $0.rss })

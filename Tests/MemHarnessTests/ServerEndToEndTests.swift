@@ -99,6 +99,31 @@ struct ServerEndToEndTests {
         #expect(rows.first?["metric.requests"] == "2000", "\(rows)")
     }
 
+    @Test func aServerUnderLoadHasItsResidentSetExplainedAtItsPeakAndAtItsEnd() throws {
+        let retained = 4096
+        let (trial, result, _) = try serve(
+            "--retain \(retained)",
+            """
+            ready: {port: "{port}", timeout: 10s}
+            steps:
+              - load: {path: /echo, connections: 4, requests: 4000}
+            """)
+        defer { trial.remove() }
+        #expect(result.status == .ok, "\(result.failure ?? "")")
+        let parts = try #require(result.measurements?.program?.residentExplained, "\(result)")
+        let truth = 4000 * AllocatorCost.bytes(forRequest: retained)
+        for breakdown in parts {
+            // The probe sees what the server keeps by construction, at the peak and at the end.
+            #expect(breakdown.liveHeapBytes >= truth, "\(breakdown)")
+            #expect((breakdown.allocatorPagesBytes ?? 0) >= truth, "\(breakdown)")
+            #expect(
+                abs(breakdown.unexplainedFraction) <= 0.02,
+                "unexplained \(breakdown.unexplainedBytes) of \(breakdown.measuredBytes): \(breakdown)")
+        }
+        #expect(Set(parts.map(\.point)) == [.peak, .end], "\(parts)")
+        #expect(result.metric("rssLiveHeap") != nil && result.metric("rssUnexplainedAtEnd") != nil)
+    }
+
     @Test func aBadLoadSettingStopsTheRunWith64BeforeAnythingStarts() throws {
         let trial = try ProgramTrial()
         defer { trial.remove() }

@@ -121,6 +121,19 @@ struct ServerScenarioTests {
         #expect(server.hasLoadSteps)
     }
 
+    @Test func thresholdsNameTheResidentSetExplainedOfAServerAndOfAProgram() throws {
+        let gates =
+            "thresholds:\n  - buffered.metrics.rssLiveHeap <= 64MiB\n"
+            + "  - buffered.metrics.rssOtherAnonymousAtEnd <= 1MiB\n"
+        for strategy in ["ready: {port: \"{port}\"}", ""] {
+            let gated = Self.scenario(strategy) + gates
+            #expect(problems(gated) == nil, "\(problems(gated) ?? "")")
+        }
+        let unknown = Self.scenario("") + "thresholds:\n  - buffered.metrics.rssLiveHeapAtExit <= 1MiB\n"
+        let found = try #require(problems(unknown))
+        #expect(found.contains("unknown metric 'rssLiveHeapAtExit'"), "\(found)")
+    }
+
     static let corpus: [(name: String, strategy: String, first: String)] = [
         (
             "a port out of range", "ready: {port: 70000}",

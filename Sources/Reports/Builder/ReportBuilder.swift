@@ -71,7 +71,7 @@ public enum ReportBuilder {
         blocks += [
             phaseTable("Peak allocated per phase", summary.ranked, \.phasePeakNetBytes),
             phaseTable("Exact peak per phase", summary.ranked, \.phaseExactPeakNetBytes),
-            PhaseTimeSection.section(for: scenario),
+            PhaseTimeSection.section(for: scenario), ResidentSection.section(for: scenario),
             LeaksSection.section(for: scenario), AttributionSection.section(for: scenario, files: files),
             HeapGraphFiles.section(for: scenario, files: files), PeakRetainersSection.section(for: scenario),
             metricsTable(summary), notCompletedTable(scenario),
