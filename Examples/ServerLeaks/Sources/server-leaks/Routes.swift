@@ -10,7 +10,7 @@ import Synchronization
 // |                         |                                                   | holds every upload in flight        |
 // | POST /upload/stream     | the fix: the body consumed chunk by chunk         | nothing; the peak holds chunks      |
 // | GET  /cache/unbounded   | a per-connection cache that never evicts          | one CachedResponse: 4,096 + 32 B    |
-// | GET  /cache/bounded     | the fix: 32 responses per connection, oldest out  | nothing after 32 per connection     |
+// | GET  /cache/bounded     | the fix: 128 responses in all, the oldest out     | nothing from the 128th request on   |
 // | POST /audit/leak        | a handler's closure retains its request's record  | one AuditRecord cycle, 4,144 B:     |
 // |                         | (record -> onFlush closure -> record: a cycle)    | body copy 4,096 + record 48 (the    |
 // |                         |                                                   | closure's context is the record)    |
@@ -49,30 +49,45 @@ final class CachedResponse: @unchecked Sendable {
     deinit { bytes.deallocate() }
 }
 
-/// Each connection's cached responses, keyed by the connection's request number. `capacity` nil: unbounded (every
-/// response is kept for as long as the server runs, even after its connection closed); otherwise the oldest
-/// response beyond `capacity` is evicted.
+/// The responses rendered for each connection, keyed by the connection and its request number. `capacity` nil:
+/// unbounded (every response is kept for as long as the server runs, its connection closed or not); otherwise at
+/// most `capacity` responses in all, the oldest evicted first.
 final class ConnectionCaches: Sendable {
-    private struct Connection {
-        var served = 0
-        var responses: [Int: CachedResponse] = [:]
+    private struct Key: Hashable {
+        let connection: ObjectIdentifier
+        let number: Int
+    }
+
+    private struct State {
+        var served: [ObjectIdentifier: Int] = [:]
+        var responses: [Key: CachedResponse] = [:]
+        /// Bounded only: the cached keys in a ring, the oldest at `oldest` once it is full.
+        var order: [Key] = []
+        var oldest = 0
     }
 
     let capacity: Int?
-    private let connections = Mutex<[ObjectIdentifier: Connection]>([:])
+    private let state = Mutex(State())
 
     init(capacity: Int?) { self.capacity = capacity }
 
-    /// Caches the connection's next response; returns how many the connection's cache holds.
+    /// Caches the connection's next response; returns how many responses the cache holds.
     func respond(on connection: ObjectIdentifier) -> Int {
-        connections.withLock { connections in
-            var entry = connections[connection, default: Connection()]
-            let number = entry.served
-            entry.served += 1
-            entry.responses[number] = CachedResponse(seed: number)
-            if let capacity, number >= capacity { entry.responses[number - capacity] = nil }
-            connections[connection] = entry
-            return entry.responses.count
+        state.withLock { state in
+            let number = state.served[connection, default: 0]
+            state.served[connection] = number + 1
+            let key = Key(connection: connection, number: number)
+            state.responses[key] = CachedResponse(seed: number)
+            if let capacity {
+                if state.order.count < capacity {
+                    state.order.append(key)
+                } else {
+                    state.responses[state.order[state.oldest]] = nil
+                    state.order[state.oldest] = key
+                    state.oldest = (state.oldest + 1) % capacity
+                }
+            }
+            return state.responses.count
         }
     }
 }
@@ -103,7 +118,7 @@ func addRoutes(to router: Router<ConnectionContext>) {
     router.get("/health") { _, _ in "ok" }
     addUploadRoutes(to: router)
     let unbounded = ConnectionCaches(capacity: nil)
-    let bounded = ConnectionCaches(capacity: 32)
+    let bounded = ConnectionCaches(capacity: 128)
     router.get("/cache/unbounded") { _, context in count(unbounded.respond(on: context.connection)) }
     router.get("/cache/bounded") { _, context in count(bounded.respond(on: context.connection)) }
     router.post("/audit/leak") { request, _ in
