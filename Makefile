@@ -96,11 +96,11 @@ example: deps
 	$(SWIFT) build --package-path $(EXAMPLE) --product memharness-agent
 	$(SWIFT) test --package-path $(EXAMPLE)
 
-# The server example: a Hummingbird server (from the package mirror, in its own .build: about 3 minutes cold on 2
-# cores) run by its scenario with the release memharness, each strategy's heap captured at exit (and the path that
-# keeps the unbounded cache's responses). About 15 seconds after the builds. The report goes to
-# Examples/ServerLeaks/Reports/latest (not committed, as the other example's). Not part of `make test`; .ci/run runs
-# it after. PORT: the port the server listens on.
+# The server example: a Hummingbird server (from the package mirror, in its own .build: 39 minutes cold on 2 cores
+# shared with four other builds) run by its scenario with the release memharness, each strategy's heap captured at
+# exit, and the path that keeps the unbounded cache's responses: about 30 seconds after the builds. The report goes
+# to Examples/ServerLeaks/Reports/latest (not committed, as the other example's). Not part of `make test`; .ci/run
+# runs it after. PORT: the port the server listens on.
 SERVER_EXAMPLE := Examples/ServerLeaks
 PORT ?= 18431
 example-server: build
