@@ -183,10 +183,14 @@ public struct ProgramReport: Sendable, Hashable, Codable {
     /// Set when the program's anonymous resident set far exceeded the allocator's resident bytes: memory it holds
     /// outside malloc (a runtime's own heap such as a JVM's or Node's, mmap), which the allocated figures do not show.
     public var residentBeyondAllocator: ResidentBeyondAllocator?
+    /// The started process's resident set explained at its highest explained point and at its exit (in that order,
+    /// either missing when the agent did not write it); nil in records written before it was.
+    public var residentExplained: [ResidentBreakdown]?
 
     public init(
         commandLine: String, termination: TerminationStatus?, stderrTail: String, processCount: Int? = nil,
-        processPeaks: [ProcessExactPeak]? = nil, residentBeyondAllocator: ResidentBeyondAllocator? = nil
+        processPeaks: [ProcessExactPeak]? = nil, residentBeyondAllocator: ResidentBeyondAllocator? = nil,
+        residentExplained: [ResidentBreakdown]? = nil
     ) {
         self.commandLine = commandLine
         self.termination = termination
@@ -194,11 +198,13 @@ public struct ProgramReport: Sendable, Hashable, Codable {
         self.processCount = processCount
         self.processPeaks = processPeaks
         self.residentBeyondAllocator = residentBeyondAllocator
+        self.residentExplained = residentExplained
     }
 
     // run.json keeps the ending as two optional fields, `exitStatus` or `signal`, as records always have.
     private enum CodingKeys: String, CodingKey {
         case commandLine, exitStatus, signal, stderrTail, processCount, processPeaks, residentBeyondAllocator
+        case residentExplained
     }
 
     public init(from decoder: any Decoder) throws {
@@ -214,6 +220,7 @@ public struct ProgramReport: Sendable, Hashable, Codable {
         processPeaks = try container.decodeIfPresent([ProcessExactPeak].self, forKey: .processPeaks)
         residentBeyondAllocator = try container.decodeIfPresent(
             ResidentBeyondAllocator.self, forKey: .residentBeyondAllocator)
+        residentExplained = try container.decodeIfPresent([ResidentBreakdown].self, forKey: .residentExplained)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -228,6 +235,7 @@ public struct ProgramReport: Sendable, Hashable, Codable {
         try container.encodeIfPresent(processCount, forKey: .processCount)
         try container.encodeIfPresent(processPeaks, forKey: .processPeaks)
         try container.encodeIfPresent(residentBeyondAllocator, forKey: .residentBeyondAllocator)
+        try container.encodeIfPresent(residentExplained, forKey: .residentExplained)
     }
 }
 

@@ -37,6 +37,9 @@ public struct ServerPlan: Sendable, Hashable, Codable {
     public static let startPhase = "start"
     /// The phase from the stop signal until the server ended.
     public static let stopPhase = "stop"
+    /// The metric of a server case that captures its heap at its exit: blocks no root reaches over the requests its
+    /// load steps answered (warm-up rounds included).
+    public static let leakedBlocksPerRequest = "leakedBlocksPerRequest"
 
     /// The phases of a served case, in order: start, one per step, stop.
     public var phaseNames: [String] { [Self.startPhase] + steps.map(\.phase) + [Self.stopPhase] }
@@ -48,6 +51,12 @@ public struct ServerPlan: Sendable, Hashable, Codable {
             if case .load(let load) = step.action { return load.port }
             return nil
         }.first
+    }
+
+    /// True when the server has a load step: its agent then counts every allocation (per-request figures, each
+    /// step's allocations), the cost of one add per call.
+    public var hasLoadSteps: Bool {
+        steps.contains(where: \.isLoad)
     }
 
     /// The plan with `fill` applied to every text that may hold placeholders.
@@ -91,6 +100,12 @@ public struct ServerStep: Sendable, Hashable, Codable {
         self.action = action
     }
 
+    /// True for a load step.
+    public var isLoad: Bool {
+        if case .load = action { return true }
+        return false
+    }
+
     /// The action's name as a scenario file writes it.
     public var kind: String {
         switch action {
@@ -117,10 +132,15 @@ public struct LoadRequest: Sendable, Hashable, Codable {
     public var durationNanoseconds: Int64?
     /// The body of each POST, bytes (zeros).
     public var bodyBytes: Int
+    /// Rounds measured: the load client runs once per round, the server's live bytes and allocation counts are read
+    /// between rounds (per-request figures, live growth per 1,000 requests with its interval).
+    public var rounds: Int
+    /// Rounds run first and left out of the per-request figures (caches filling, connections' first allocations).
+    public var warmupRounds: Int
 
     public init(
         port: String, method: String = "GET", path: String = "/", connections: Int = 1, requests: Int? = nil,
-        durationNanoseconds: Int64? = nil, bodyBytes: Int = 0
+        durationNanoseconds: Int64? = nil, bodyBytes: Int = 0, rounds: Int = 1, warmupRounds: Int = 0
     ) {
         self.port = port
         self.method = method
@@ -129,6 +149,8 @@ public struct LoadRequest: Sendable, Hashable, Codable {
         self.requests = requests
         self.durationNanoseconds = durationNanoseconds
         self.bodyBytes = bodyBytes
+        self.rounds = rounds
+        self.warmupRounds = warmupRounds
     }
 }
 
@@ -155,15 +177,30 @@ public struct LoadFigures: Sendable, Hashable, Codable {
     /// The figures as a case's metrics, named after the step's phase: `requests`, `requestErrors`, `latencyP50`,
     /// `latencyP99` for the phase `load`; `warmupRequests`... for a phase `warmup`.
     public func metrics(phase: String) -> [Metric] {
-        func name(_ base: String) -> String {
-            guard phase != "load" else { return base }
-            return phase + base.prefix(1).uppercased() + base.dropFirst()
-        }
+        let name = { Self.metricName($0, phase: phase) }
         return [
             Metric(name: name("requests"), value: Double(requests), unit: .count),
             Metric(name: name("requestErrors"), value: Double(errors), unit: .count),
             Metric(name: name("latencyP50"), value: Double(latencyP50Nanoseconds) / 1e6, unit: .milliseconds),
             Metric(name: name("latencyP99"), value: Double(latencyP99Nanoseconds) / 1e6, unit: .milliseconds),
         ]
+    }
+
+    /// A step's metric: `base` for the phase `load`, the phase then `base` capitalized otherwise (`warmupRequests`).
+    public static func metricName(_ base: String, phase: String) -> String {
+        guard phase != "load" else { return base }
+        return phase + base.prefix(1).uppercased() + base.dropFirst()
+    }
+
+    /// The figures of a step's rounds taken together: requests, errors and bytes summed, the median of the rounds'
+    /// p50 latencies and the highest of their p99s; nil for no round.
+    public static func combined(_ rounds: [LoadFigures]) -> LoadFigures? {
+        guard let first = rounds.first else { return nil }
+        guard rounds.count > 1 else { return first }
+        let p50s = rounds.map(\.latencyP50Nanoseconds).sorted()
+        return LoadFigures(
+            requests: rounds.reduce(0) { $0 + $1.requests }, errors: rounds.reduce(0) { $0 + $1.errors },
+            bytes: rounds.reduce(0) { $0 + $1.bytes }, latencyP50Nanoseconds: p50s[p50s.count / 2],
+            latencyP99Nanoseconds: rounds.map(\.latencyP99Nanoseconds).max() ?? first.latencyP99Nanoseconds)
     }
 }

@@ -290,49 +290,57 @@ static inline void raise_mark(_Atomic int64_t *mark, int64_t now) {
     }
 }
 
-// Allocation calls are counted per thread: each thread owns a slot on a cache line of its own and adds to
-// it with a plain load and store (no locked instruction: one locked add per call cost a third of exact
-// counting's time on the churn loop), and a reader sums the slots. A slot is never handed out again, so a
-// thread that ended keeps its count. Threads past the last slot share one count, added to atomically.
+// Allocation calls, and the bytes they handed out, are counted per thread: each thread owns a slot on a cache line
+// of its own and adds to it with a plain load and store (no locked instruction: one locked add per call cost a third
+// of exact counting's time on the churn loop), and a reader sums the slots. A slot is never handed out again, so a
+// thread that ended keeps its count. Threads past the last slot share one count, added to atomically. The bytes are
+// what the live count grew by for each call: a new block's usable size, a realloc's new block or its growth in place.
+// That second plain store costs nothing measurable: EXACT on the churn loop (agent-probe churn 5000000, -O2) took
+// 36.2 ns per pair at best and 43.2 at the median with it, 36.6 and 42.3 without (7 rounds interleaved, load 5-10).
 #define MH_CALL_SLOTS 1024
-static struct {
-    _Atomic int64_t calls;
-} __attribute__((aligned(64))) call_slots[MH_CALL_SLOTS];
+static struct mh_call_count call_slots[MH_CALL_SLOTS];
 static _Atomic uint32_t call_slots_taken;
-static _Atomic int64_t shared_calls;
+static struct mh_call_count shared_calls;
 
-__attribute__((noinline)) static void count_first_call(struct mh_thread *thread) {
+__attribute__((noinline)) static void count_first_call(struct mh_thread *thread, int64_t bytes) {
     uint32_t index = thread->calls_shared ? MH_CALL_SLOTS
                                           : atomic_fetch_add_explicit(&call_slots_taken, 1, memory_order_relaxed);
     if (index >= MH_CALL_SLOTS) {
         thread->calls_shared = 1;
-        atomic_fetch_add_explicit(&shared_calls, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&shared_calls.calls, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&shared_calls.bytes, bytes, memory_order_relaxed);
         return;
     }
-    thread->call_slot = &call_slots[index].calls;
-    atomic_store_explicit(thread->call_slot, 1, memory_order_relaxed);
+    thread->call_slot = &call_slots[index];
+    atomic_store_explicit(&thread->call_slot->calls, 1, memory_order_relaxed);
+    atomic_store_explicit(&thread->call_slot->bytes, bytes, memory_order_relaxed);
 }
 
-static inline void count_call(void) {
+static inline void count_call(int64_t bytes) {
     struct mh_thread *thread = &mh_tls;
-    _Atomic int64_t *slot = thread->call_slot;
+    struct mh_call_count *slot = thread->call_slot;
     if (MH_LIKELY(slot != NULL)) {
-        // Only this thread writes its slot: a relaxed load and store, atomic only for the readers.
-        atomic_store_explicit(slot, atomic_load_explicit(slot, memory_order_relaxed) + 1, memory_order_relaxed);
+        // Only this thread writes its slot: relaxed loads and stores, atomic only for the readers.
+        atomic_store_explicit(&slot->calls, atomic_load_explicit(&slot->calls, memory_order_relaxed) + 1, memory_order_relaxed);
+        atomic_store_explicit(&slot->bytes, atomic_load_explicit(&slot->bytes, memory_order_relaxed) + bytes, memory_order_relaxed);
         return;
     }
-    count_first_call(thread);
+    count_first_call(thread, bytes);
 }
 
-int64_t mh_allocation_calls(void) {
+// The sum of every slot and the shared count: calls when `bytes` is false, their bytes when it is true.
+static int64_t summed_calls(bool bytes) {
     uint32_t taken = atomic_load_explicit(&call_slots_taken, memory_order_relaxed);
     if (taken > MH_CALL_SLOTS) taken = MH_CALL_SLOTS;  // the overflowing claims got no slot
-    int64_t calls = atomic_load_explicit(&shared_calls, memory_order_relaxed);
+    int64_t sum = atomic_load_explicit(bytes ? &shared_calls.bytes : &shared_calls.calls, memory_order_relaxed);
     for (uint32_t index = 0; index < taken; index++) {
-        calls += atomic_load_explicit(&call_slots[index].calls, memory_order_relaxed);
+        sum += atomic_load_explicit(bytes ? &call_slots[index].bytes : &call_slots[index].calls, memory_order_relaxed);
     }
-    return calls;
+    return sum;
 }
+
+int64_t mh_allocation_calls(void) { return summed_calls(false); }
+int64_t mh_allocated_bytes(void) { return summed_calls(true); }
 
 static inline int64_t add_live(int64_t bytes) {
     int64_t now = atomic_fetch_add_explicit(&mh_counts.live_bytes, bytes, memory_order_relaxed) + bytes;
@@ -445,7 +453,7 @@ static inline void account_allocation(void *block, size_t request, int64_t usabl
     }
     if (state & MH_EXACT) {
         if (usable < 0) usable = usable_of_request(request, block);
-        count_call();
+        count_call(usable);
         int64_t now = add_live(usable);
         if ((state & MH_STACKS) && MH_UNLIKELY(now > atomic_load_explicit(&mh_counts.snapshot_threshold, memory_order_relaxed))) {
             mh_peak_candidate(now);
@@ -644,7 +652,7 @@ __attribute__((noinline)) static void *realloc_slow(void *block, size_t size, un
     }
     if (state & MH_STACKS) mh_sample_check(moved, (int64_t)size, frame);
     if (state & MH_EXACT) {
-        count_call();
+        count_call(moved == block ? (after > before ? after - before : 0) : after);
         int64_t now;
         if (moved == block) {
             now = add_live(after - before);
@@ -881,8 +889,10 @@ void mh_counts_child(void) {
     uint32_t taken = atomic_load_explicit(&call_slots_taken, memory_order_relaxed);
     for (uint32_t index = 0; index < taken && index < MH_CALL_SLOTS; index++) {
         atomic_store_explicit(&call_slots[index].calls, 0, memory_order_relaxed);
+        atomic_store_explicit(&call_slots[index].bytes, 0, memory_order_relaxed);
     }
-    atomic_store_explicit(&shared_calls, 0, memory_order_relaxed);
+    atomic_store_explicit(&shared_calls.calls, 0, memory_order_relaxed);
+    atomic_store_explicit(&shared_calls.bytes, 0, memory_order_relaxed);
 }
 
 __attribute__((constructor(101))) static void mh_start(void) {

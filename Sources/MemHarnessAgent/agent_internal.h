@@ -1,7 +1,7 @@
 // Declarations shared by the agent's C files (not installed, not part of the API).
 //
-// Everything here is hidden: the only exported symbols of the library are the malloc family, _exit and _Exit,
-// operator new/delete and the memharness_agent_* functions.
+// Everything here is hidden: the only exported symbols of the library are the malloc family, mmap and munmap (which
+// note jemalloc's mappings, resident.c), _exit and _Exit, operator new/delete and the memharness_agent_* functions.
 #ifndef MEMHARNESS_AGENT_INTERNAL_H
 #define MEMHARNESS_AGENT_INTERNAL_H
 #define _GNU_SOURCE
@@ -71,6 +71,13 @@ extern struct mh_counts mh_counts MH_HIDDEN;
 
 MH_HIDDEN int64_t mh_reset_mark(_Atomic int64_t *mark);
 MH_HIDDEN int64_t mh_allocation_calls(void);  // calls that allocated, every thread's summed
+MH_HIDDEN int64_t mh_allocated_bytes(void);   // the bytes those calls handed out, summed the same way
+
+// One thread's count of allocation calls and of the bytes they handed out (agent.c), on a cache line of its own.
+struct mh_call_count {
+    _Atomic int64_t calls;
+    _Atomic int64_t bytes;
+} __attribute__((aligned(64)));
 MH_HIDDEN int64_t mh_now_ns(void);          // CLOCK_MONOTONIC, ns
 MH_HIDDEN int64_t mh_relative_ns(void);     // since mh_config.origin_ns
 
@@ -114,7 +121,7 @@ struct mh_thread {
     uint8_t forking;                   // inside fork(), glibc's fork handlers included (see lifecycle.c)
     uint32_t forks_unlocked;           // forks in progress on this thread that took no lock (see lifecycle.c)
     int32_t tid;                       // this thread's id; 0 until asked (mh_thread_id)
-    _Atomic int64_t *call_slot;        // this thread's count of allocation calls; NULL until its first
+    struct mh_call_count *call_slot;   // this thread's count of allocation calls; NULL until its first
     uint32_t last_stack;               // the depot id of this thread's last walked stack, and its hash (a cache)
     uint64_t last_hash;
     struct mh_stopped exit_caller;     // where this thread called exit or _exit (valid when exit_caller.tid != 0)
@@ -391,6 +398,14 @@ MH_HIDDEN void mh_capture_at_peak(void *frame);          // from a release, befo
 MH_HIDDEN void mh_peak_candidate(int64_t level);
 
 // ---- Sampler thread (sampler.c) --------------------------------------------------------------------
+// ---- The resident set explained (resident.c) ---------------------------------------------------------
+// Bytes of the resident set by kind of mapping; jemalloc_pages: the pages of jemalloc's own mappings the kernel holds
+// resident (-1: unknown), left out of stacks and other_anonymous.
+struct mh_resident_parts {
+    int64_t files, stacks, other_anonymous, jemalloc_pages;
+};
+MH_HIDDEN bool mh_resident_parts(int smaps_fd, struct mh_resident_parts *parts);
+MH_HIDDEN void mh_resident_child(void);  // in a fork child (from the sampler's child step)
 MH_HIDDEN pid_t mh_sampler_tid(void);
 
 // ---- The one writer of the agent's files (writer.c) -------------------------------------------------------------

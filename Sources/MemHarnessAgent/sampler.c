@@ -4,10 +4,18 @@
 //
 // Each sample: `epoch`, then jemalloc's stats.allocated/active/resident/mapped/retained/metadata and the
 // small + large nmalloc of all arenas, read by MIB (names are resolved once, before the thread starts);
-// the resident set from /proc/self/statm (read with pread on a descriptor kept open, no stdio); one line
+// the resident set from /proc/self/statm (read with pread on a descriptor kept open, no stdio); with exact counting
+// on, the agent's own live bytes, allocation calls and the bytes those calls handed out (-1 each otherwise: jemalloc's
+// nmalloc counts thread-cache fills, not calls, so only these tell one more allocation per request); one line
 // through the agent's writer, flushed with one write(2) as it is made. Nothing on this path allocates. Sleeps are
 // absolute (clock_nanosleep TIMER_ABSTIME): relative sleeps drift ~12% low on this machine kind. A sampler
 // that falls behind by more than a period skips ahead instead of sampling in a burst.
+//
+// The resident set explained (`r` lines, resident.c): at each new high of the resident set at least
+// `MH_EXPLAIN_STEP` above the last one explained (the first sample's included), again once such a high read while
+// the resident set moved has settled, and at exit. Each reads jemalloc's stats (allocated, active, resident,
+// metadata, dirty and muzzy pages), then /proc/self/smaps and jemalloc's pages per the kernel, then statm once more:
+// the resident set before and after the walk bound what it saw.
 #include "agent_internal.h"
 
 #include <errno.h>
@@ -35,6 +43,13 @@ static const char *const stat_names[STAT_COUNT] = {
 static const char *const nmalloc_names[2] = {"stats.arenas.4096.small.nmalloc", "stats.arenas.4096.large.nmalloc"};
 
 static struct mib epoch_mib, stat_mibs[STAT_COUNT], nmalloc_mibs[2];
+static const char *const page_names[2] = {"stats.arenas.4096.pdirty", "stats.arenas.4096.pmuzzy"};
+static struct mib page_mibs[2];
+static int smaps_fd = -1;
+static int64_t explained_high;  // the resident set at the last `r` line of a high; 0: none yet
+static bool explained_moving;   // the resident set moved while that line's parts were read
+static int64_t last_rss;        // the last sample's resident set
+#define MH_EXPLAIN_STEP 0.03
 static bool mibs_resolved;
 static struct mh_writer samples;  // the stream (fd -1: none); written under write_lock
 static char samples_buffer[512];
@@ -56,6 +71,7 @@ static void resolve_mibs(void) {
     resolve(&epoch_mib, "epoch");
     for (int i = 0; i < STAT_COUNT; i++) resolve(&stat_mibs[i], stat_names[i]);
     for (int i = 0; i < 2; i++) resolve(&nmalloc_mibs[i], nmalloc_names[i]);
+    for (int i = 0; i < 2; i++) resolve(&page_mibs[i], page_names[i]);
     page_size = sysconf(_SC_PAGESIZE);
     mibs_resolved = true;
 }
@@ -94,13 +110,50 @@ static void resident_bytes(int64_t *resident, int64_t *anonymous) {
     *anonymous = (fields[1] - fields[2]) * page_size;
 }
 
-// One `s` line; the caller holds write_lock.
-static void sample_locked(void) {
+// jemalloc's six figures, fresh (`epoch` first); returns the time they were read.
+static int64_t read_stats(int64_t stats[STAT_COUNT]) {
     uint64_t epoch = 1;
     if (epoch_mib.valid) mallctlbymib(epoch_mib.path, epoch_mib.length, NULL, NULL, &epoch, sizeof(epoch));
     int64_t time_ns = mh_relative_ns();
-    int64_t stats[STAT_COUNT];
     for (int i = 0; i < STAT_COUNT; i++) stats[i] = read_size(&stat_mibs[i]);
+    return time_ns;
+}
+
+// One `r` line (point: 'h' a high of the resident set, 'e' the end); the caller holds write_lock. Returns whether
+// the resident set moved while the parts were read.
+static bool explain_locked(char point) {
+    if (smaps_fd < 0) return false;
+    int64_t before, after, anonymous;
+    resident_bytes(&before, &anonymous);
+    int64_t stats[STAT_COUNT];
+    int64_t time_ns = read_stats(stats);
+    int64_t dirty = read_size(&page_mibs[0]), muzzy = read_size(&page_mibs[1]);
+    struct mh_resident_parts parts;
+    if (!mh_resident_parts(smaps_fd, &parts)) return false;
+    resident_bytes(&after, &anonymous);
+    mh_put_text(&samples, "r ");
+    mh_put_decimal(&samples, time_ns);
+    mh_put_char(&samples, ' ');
+    mh_put_char(&samples, point);
+    const int64_t values[] = {
+        after, before, stats[STAT_ALLOCATED], stats[STAT_ACTIVE], stats[STAT_RESIDENT], stats[STAT_METADATA],
+        dirty < 0 ? -1 : dirty * page_size, muzzy < 0 ? -1 : muzzy * page_size, parts.files, parts.stacks,
+        parts.other_anonymous, parts.jemalloc_pages,
+    };
+    for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
+        mh_put_char(&samples, ' ');
+        mh_put_decimal(&samples, values[i]);
+    }
+    mh_put_char(&samples, '\n');
+    mh_writer_flush(&samples);
+    return before != after;
+}
+
+// One `s` line, and an `r` line when the resident set reached a new high a step above the last one explained, or
+// when a high explained while it moved has settled (two samples alike, at or above it); the caller holds write_lock.
+static void sample_locked(void) {
+    int64_t stats[STAT_COUNT];
+    int64_t time_ns = read_stats(stats);
     int64_t small = read_u64(&nmalloc_mibs[0]), large = read_u64(&nmalloc_mibs[1]);
     int64_t nmalloc = small < 0 || large < 0 ? -1 : small + large;
     int64_t rss, anonymous;
@@ -118,8 +171,25 @@ static void sample_locked(void) {
     mh_put_decimal(&samples, nmalloc);
     mh_put_char(&samples, ' ');
     mh_put_decimal(&samples, anonymous);
+    bool exact = (atomic_load_explicit(&mh_state, memory_order_relaxed) & MH_EXACT) != 0;
+    int64_t counts[3] = {-1, -1, -1};
+    if (exact) {
+        counts[0] = atomic_load_explicit(&mh_counts.live_bytes, memory_order_relaxed);
+        counts[1] = mh_allocation_calls();
+        counts[2] = mh_allocated_bytes();
+    }
+    for (int i = 0; i < 3; i++) {
+        mh_put_char(&samples, ' ');
+        mh_put_decimal(&samples, counts[i]);
+    }
     mh_put_char(&samples, '\n');
     mh_writer_flush(&samples);
+    bool settled = explained_moving && rss == last_rss && rss >= explained_high;
+    last_rss = rss;
+    if (rss > 0 && (settled || rss > explained_high + (int64_t)((double)explained_high * MH_EXPLAIN_STEP))) {
+        explained_high = rss;
+        explained_moving = explain_locked('h');
+    }
 }
 
 static int64_t first_sample_at;  // CLOCK_MONOTONIC of the sample taken at start, the schedule's origin
@@ -168,6 +238,9 @@ static void sampler_start(void) {
     mh_writer_flush(&samples);
     closed = false;
     statm_fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);  // /proc/self of this process, fixed at open
+    smaps_fd = open("/proc/self/smaps", O_RDONLY | O_CLOEXEC);
+    explained_high = last_rss = 0;
+    explained_moving = false;
     resolve_mibs();
     atomic_store_explicit(&stopping, false, memory_order_relaxed);
     // The first sample now, before the program's main (or, in a forked child, before fork returns): the
@@ -206,13 +279,16 @@ void mh_sampler_unlock(void) { mh_lock_release(&write_lock); }
 // sampler and a file of its own; without, it stays silent (two processes writing one file interleave).
 void mh_sampler_child(void) {
     mh_lock_reset(&write_lock);
+    mh_resident_child();
     bool had_sampler = sampler_running;
     sampler_running = false;
     atomic_store_explicit(&sampler_tid, 0, memory_order_relaxed);
     if (samples.fd >= 0) close(samples.fd);
     if (statm_fd >= 0) close(statm_fd);  // it reads the parent's /proc entry
+    if (smaps_fd >= 0) close(smaps_fd);
     samples.fd = -1;
     statm_fd = -1;
+    smaps_fd = -1;
     if (had_sampler && mh_pattern_has_pid(mh_config.samples_path)) sampler_start();
 }
 
@@ -225,6 +301,7 @@ void mh_sampler_at_exit(int status, const struct mh_stopped *caller) {
     mh_lock_take(&write_lock);
     if (!closed) {
         sample_locked();
+        explain_locked('e');
         mh_put_text(&samples, "x ");
         mh_put_decimal(&samples, mh_relative_ns());
         mh_put_char(&samples, ' ');

@@ -26,6 +26,11 @@ struct ProgramCase {
     /// The sampler's interval when the scenario turns sampling off: the first and last samples still come.
     static let idleIntervalNanoseconds: Int64 = 1_000_000_000
 
+    /// The agent's sampling interval in the program.
+    var samplerIntervalNanoseconds: Int64 {
+        spec.samplingIntervalNanoseconds > 0 ? spec.samplingIntervalNanoseconds : Self.idleIntervalNanoseconds
+    }
+
     func run() -> CaseOutcome {
         guard let program = spec.program else { return .notMeasured(reason: "the case names no program") }
         // The child is forked from this process: until it execs, its resident set is this process's, and
@@ -61,14 +66,14 @@ struct ProgramCase {
         var programReport = report(program, termination: ended?.termination, processCount: 1 + others.count)
         let exact = exactCounts(started: child.pid, others: others)
         programReport.processPeaks = exact.processes
+        let heapGraph = spec.heapGraph.map { _ in
+            heldHeapGraph ?? heapGraphAtExit(pid: child.pid, termination: ended?.termination)
+        }
         let measurements = ProgramMeasurements.build(
             samples, usage: usage, harnessRSSBytes: harnessRSSBytes, exact: exact.figures, report: programReport,
             requestedIntervalNanoseconds: spec.samplingIntervalNanoseconds, phases: served?.phases,
-            metrics: served?.metrics ?? []
-        ).adding(
-            heapGraph: spec.heapGraph.map { _ in
-                heldHeapGraph ?? heapGraphAtExit(pid: child.pid, termination: ended?.termination)
-            })
+            metrics: (served?.metrics ?? []) + (served?.leakMetrics(heapGraph ?? nil) ?? [])
+        ).adding(heapGraph: heapGraph ?? nil)
         guard let ended else {
             return .timedOut(limitNanoseconds: spec.timeoutNanoseconds, measurements: measurements)
         }
@@ -107,9 +112,7 @@ struct ProgramCase {
     /// waits on at exit for the heap capture's reader (`hold`).
     func agentEnvironment(hold: String? = nil, origin: Int64 = MonotonicClock.nanoseconds()) -> [String: String] {
         var variables = environment
-        let interval =
-            spec.samplingIntervalNanoseconds > 0 ? spec.samplingIntervalNanoseconds : Self.idleIntervalNanoseconds
-        variables["MEMHARNESS_AGENT_INTERVAL_NS"] = String(interval)
+        variables["MEMHARNESS_AGENT_INTERVAL_NS"] = String(samplerIntervalNanoseconds)
         variables["MEMHARNESS_AGENT_SAMPLES"] = "\(work.root)/samples.%p"
         variables["MEMHARNESS_AGENT_ORIGIN_NS"] = String(origin)
         // CPython serves objects up to 512 bytes from arenas it maps itself (pymalloc), which jemalloc never
@@ -117,6 +120,8 @@ struct ProgramCase {
         // leaks). A value the user set is kept.
         if variables["PYTHONMALLOC"] == nil { variables["PYTHONMALLOC"] = "malloc" }
         if recordsExactCounts { variables["MEMHARNESS_AGENT_RECORD"] = "\(work.root)/record.%p" }
+        // A server's load steps count every allocation: jemalloc's own counts follow its thread caches, not calls.
+        if spec.program?.server?.hasLoadSteps == true { variables["MEMHARNESS_AGENT_EXACT"] = "1" }
         if spec.heapGraph != nil { variables["MEMHARNESS_AGENT_HEAP_AT_EXIT"] = heapCapturePattern }
         if let hold { variables["MEMHARNESS_AGENT_HOLD_AT_EXIT"] = hold }
         return variables
@@ -220,8 +225,12 @@ struct ProgramSamples {
         /// The anonymous resident set (RSS less file-backed and shared pages), bytes; nil in streams written
         /// before the agent sampled it.
         var anonymousRSS: Int? = nil
+        /// The agent's exact counts; nil when it does not count exactly (or wrote a stream without them).
+        var exact: ExactCounts? = nil
     }
     var rows: [Row] = []
+    /// The resident set explained (`r` lines), in the order written.
+    var residentExplained: [ResidentBreakdown] = []
     /// The status the program passed to `exit` (the `x` line); nil when it ended otherwise.
     var exitStatus: Int?
     /// For the streams of a process tree merged into one, the rows of the process started; nil otherwise.
@@ -245,7 +254,8 @@ struct ProgramSamples {
     /// program); throws when its first line is not the agent's samples header this memharness reads.
     static func read(_ path: String) throws(AgentFileHeader.Problem) -> ProgramSamples? {
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
-        let lines = text.split(separator: "\n")
+        // A stream read while its process runs may end in a line still being written: only whole lines count.
+        let lines = text[..<(text.lastIndex(of: "\n") ?? text.startIndex)].split(separator: "\n")
         if let problem = AgentFileHeader.problem(firstLine: lines.first ?? "", expected: .samples) { throw problem }
         var samples = ProgramSamples()
         for line in lines.dropFirst() {
@@ -260,12 +270,42 @@ struct ProgramSamples {
                             residentBytes: max(values[3], 0), mappedBytes: max(values[4], 0),
                             retainedBytes: max(values[5], 0), metadataBytes: max(values[6], 0)),
                         rss: max(values[7], 0), mallocCount: values[8],
-                        anonymousRSS: values.count > 9 && values[9] >= 0 ? values[9] : nil))
+                        anonymousRSS: values.count > 9 && values[9] >= 0 ? values[9] : nil,
+                        exact: values.count > 12 && values[10...12].allSatisfy({ $0 >= 0 })
+                            ? ExactCounts(
+                                liveBytes: Int64(values[10]), allocationCalls: Int64(values[11]),
+                                allocatedBytes: Int64(values[12])) : nil))
+            } else if fields.first == "r", let breakdown = residentBreakdown(fields) {
+                samples.residentExplained.append(breakdown)
             } else if fields.first == "x", fields.count >= 3 {
                 samples.exitStatus = Int(fields[2])
             }
         }
         return samples
+    }
+
+    /// One `r` line: time, point (`h` a high, `e` the end), the resident set after and before, jemalloc's allocated,
+    /// active, resident, metadata, dirty and muzzy bytes, then mapped files, stacks, other anonymous and jemalloc's
+    /// pages per the kernel (-1: unknown); nil for a line this memharness cannot read.
+    static func residentBreakdown(_ fields: [Substring]) -> ResidentBreakdown? {
+        guard fields.count >= 15, let time = Int64(fields[1]), fields[2] == "h" || fields[2] == "e" else { return nil }
+        let values = fields.dropFirst(3).compactMap { Int($0) }
+        guard values.count >= 12, values[0] > 0 else { return nil }
+        return ResidentBreakdown(
+            point: fields[2] == "e" ? .end : .peak, timeNanoseconds: time, measuredBytes: values[0],
+            measuredBeforeBytes: values[1], liveHeapBytes: max(values[2], 0),
+            activeBeyondAllocatedBytes: max(values[3] - values[2], 0), dirtyBytes: max(values[6], 0),
+            muzzyBytes: max(values[7], 0), allocatorPagesBytes: values[11] >= 0 ? values[11] : nil,
+            allocatorReportedResidentBytes: max(values[4], 0), stacksBytes: values[9], mappedFilesBytes: values[8],
+            otherAnonymousBytes: values[10])
+    }
+
+    /// The resident set explained at its highest explained point and at the end (either missing when not written).
+    var residentAtPeakAndEnd: [ResidentBreakdown] {
+        // The highest; of equals the latest (a high read again once it settled).
+        let peak = residentExplained.filter { $0.point == .peak }.reversed().max { $0.measuredBytes < $1.measuredBytes }
+        let end = residentExplained.last { $0.point == .end }
+        return [peak, end].compactMap { $0 }
     }
 }
 

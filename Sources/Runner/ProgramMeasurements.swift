@@ -32,6 +32,9 @@ enum ProgramMeasurements {
             kernelBytes: usage?.peakRSSBytes, sampledBytes: peak.rssBytes, harnessRSSBytes: harnessRSSBytes)
         var report = report
         report.residentBeyondAllocator = residentBeyondAllocator(samples)
+        // The started process's own (a tree's merged stream keeps the started process's explanations).
+        let explained = samples.residentAtPeakAndEnd
+        report.residentExplained = explained.isEmpty ? nil : explained
         return CaseMeasurements(
             baselineAllocatedBytes: baseline, peak: peak.stats, peakRSSBytes: rss,
             residueBytes: samples.exitStatus == nil ? nil : (last?.stats.allocatedBytes ?? baseline) - baseline,
@@ -51,7 +54,7 @@ enum ProgramMeasurements {
                     peakAllocatedBytes: peak.stats.allocatedBytes,
                     peakResidentBytes: peak.stats.residentBytes, exactPeakLiveBytes: exact?.peakLiveBytes)
             ],
-            metrics: metrics, samples: series, exact: exact, program: report)
+            metrics: metrics + explained.flatMap(\.metrics), samples: series, exact: exact, program: report)
     }
 
     /// The peaks overall and per phase. A phase no sample fell in (shorter than the interval) has the last sample
@@ -201,7 +204,9 @@ extension ProgramSamples {
         events.sort { ($0.time, $0.process, $0.order) < ($1.time, $1.process, $1.order) }
         var current = [Row?](repeating: nil, count: others.count + 1)
         var total = Row(time: 0, stats: AllocatorStatsValues(), rss: 0, mallocCount: 0)
-        var merged = ProgramSamples(rows: [], exitStatus: root.exitStatus, startedProcessRowCount: root.rows.count)
+        var merged = ProgramSamples(
+            rows: [], residentExplained: root.residentExplained, exitStatus: root.exitStatus,
+            startedProcessRowCount: root.rows.count)
         for (index, event) in events.enumerated() {
             if let previous = current[event.process] { total = total.adding(previous, sign: -1) }
             if let row = event.row { total = total.adding(row, sign: 1) }

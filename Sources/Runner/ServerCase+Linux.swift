@@ -24,6 +24,14 @@ struct ServedRun {
     var failure: String?
     /// The phase during which the server ended by itself (a crash under load); nil when it was stopped.
     var endedDuring: String?
+    /// The requests the load steps' rounds answered, warm-up included.
+    var requests = 0
+
+    /// `leakedBlocksPerRequest` when the case captured the heap at the server's exit and the load answered requests.
+    func leakMetrics(_ heapGraph: HeapGraphSummary?) -> [Metric] {
+        guard requests > 0, let leaked = heapGraph?.leakedBlocks else { return [] }
+        return [Metric(name: ServerPlan.leakedBlocksPerRequest, value: Double(leaked) / Double(requests), unit: .count)]
+    }
 }
 
 /// One served case: the server started, made ready, driven and stopped; the harness's side of `ServerPlan`.
@@ -41,6 +49,9 @@ struct ServerSession {
     let loadClient: String?
     /// Where command steps run: the strategy's `directory`.
     let workingDirectory: String?
+    /// The server's sample stream, and the agent's interval: the exact counts at step and round boundaries.
+    var samplesPath: String = ""
+    var sampleIntervalNanoseconds: Int64 = 0
 
     /// How often readiness is looked at.
     static let readyPollNanoseconds: Int64 = 10_000_000
@@ -65,9 +76,10 @@ struct ServerSession {
             return (.timedOut(killed: child.kill()).reapedAsEnded, served)
         }
         served.phases.append(span(ServerPlan.startPhase, from: started))
+        var counts = plan.hasLoadSteps ? sample(after: now) : nil
         for step in plan.steps {
             let stepStart = now
-            let result = run(step, served: &served)
+            let result = run(step, served: &served, counts: &counts)
             served.phases.append(span(step.phase, from: stepStart))
             switch result {
             case .next: continue
@@ -159,22 +171,58 @@ struct ServerSession {
         case outOfTime
     }
 
-    private func run(_ step: ServerStep, served: inout ServedRun) -> StepResult {
+    /// Runs one step; with exact counts (`counts`: the last sample taken at a boundary), adds its allocations and a
+    /// load step's per-request figures to the metrics, and leaves the sample after it in `counts`.
+    private func run(_ step: ServerStep, served: inout ServedRun, counts: inout CountedSample?) -> StepResult {
+        let before = counts
         switch step.action {
         case .wait(let nanoseconds):
             guard now + nanoseconds <= deadline else { return .outOfTime }
             if let end = (try? child.wait(timeoutNanoseconds: nanoseconds)) ?? nil { return .serverEnded(end) }
-            return .next
         case .load(let load):
-            switch runLoad(load, phase: step.phase) {
-            case .success(let figures): served.metrics += figures.metrics(phase: step.phase)
-            case .failure(let failure): return failure.result
-            }
+            if let ended = runRounds(load, phase: step.phase, served: &served, counts: &counts) { return ended }
         case .command(let words):
             if let failure = runCommand(words, phase: step.phase) { return failure.result }
         }
         if let end = (try? child.wait(timeoutNanoseconds: 0)) ?? nil { return .serverEnded(end) }
+        if before != nil && !step.isLoad { counts = sample(after: now) }
+        if let first = before?.counts, let last = counts?.counts {
+            served.metrics += ServerStep.allocationMetrics(phase: step.phase, before: first, after: last)
+        }
         return .next
+    }
+
+    /// Runs a load step's warm-up and measured rounds; its figures (the rounds' together, and the per-request figures
+    /// of the measured ones when the agent counts exactly) go to the metrics. nil when every round ran.
+    private func runRounds(
+        _ load: LoadRequest, phase: String, served: inout ServedRun, counts: inout CountedSample?
+    ) -> StepResult? {
+        var figures: [LoadFigures] = []
+        var rounds: [LoadRound] = []
+        defer { served.metrics += LoadFigures.combined(figures)?.metrics(phase: phase) ?? [] }
+        for _ in 0..<(load.warmupRounds + load.rounds) {
+            switch runLoad(load, phase: phase) {
+            case .success(let round):
+                figures.append(round)
+                served.requests += round.requests
+            case .failure(let failure): return failure.result
+            }
+            if let end = (try? child.wait(timeoutNanoseconds: 0)) ?? nil { return .serverEnded(end) }
+            guard let before = counts else { continue }
+            counts = sample(after: now)
+            guard let after = counts else { continue }
+            rounds.append(
+                LoadRound(
+                    figures: figures[figures.count - 1], before: before.counts, after: after.counts,
+                    peakLiveBytes: after.peakLiveBytes(since: before)))
+        }
+        let measured = Array(rounds.dropFirst(load.warmupRounds))
+        if measured.count == load.rounds,
+            let perRequest = PerRequestFigures(rounds: measured, connections: load.connections)
+        {
+            served.metrics += perRequest.metrics(phase: phase)
+        }
+        return nil
     }
 
     /// Why a step did not complete.
@@ -351,8 +399,7 @@ extension ProgramCase {
     /// Why a server case cannot start (no load client for its load steps, its port taken by another program); nil
     /// when it can.
     func serverProblem(_ plan: ServerPlan) -> CaseOutcome? {
-        let loads = plan.steps.contains { if case .load = $0.action { return true } else { return false } }
-        if loads && loadClient == nil {
+        if plan.hasLoadSteps && loadClient == nil {
             return .notMeasured(
                 reason: LoadClient.missingDescription(besideExecutable: ProcessCaseLauncher.currentExecutable))
         }
@@ -390,7 +437,8 @@ extension ProgramCase {
             stderr: stderr >= 0 ? stderr : nil, workingDirectory: program.workingDirectory)
         let session = ServerSession(
             plan: plan, child: child, work: work, origin: origin, deadline: origin + spec.timeoutNanoseconds,
-            clientEnvironment: clientEnvironment, loadClient: loadClient, workingDirectory: program.workingDirectory)
+            clientEnvironment: clientEnvironment, loadClient: loadClient, workingDirectory: program.workingDirectory,
+            samplesPath: work.programSamples(of: child.pid), sampleIntervalNanoseconds: samplerIntervalNanoseconds)
         let (waited, served) = session.run()
         return (child, waited, served)
     }

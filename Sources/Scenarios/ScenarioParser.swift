@@ -47,7 +47,8 @@ public struct ScenarioParser: Sendable {
                 context.readThresholds(
                     $0, strategies: strategies.map(\.name),
                     phases: ["setup"] + steps.map(\.phase) + ["teardown"] + ServerPlan.phaseNames(of: strategies),
-                    metrics: descriptor.metrics + ServerPlan.metricDescriptors(of: strategies))
+                    metrics: descriptor.metrics + ServerPlan.metricDescriptors(of: strategies)
+                        + ResidentBreakdown.metricDescriptors(of: strategies))
             } ?? []
 
         let repetitions = context.readRepetitions(mapping["repetitions"])

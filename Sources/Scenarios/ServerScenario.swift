@@ -15,6 +15,7 @@ import Yams
 ///     ready: {port: "{port}", timeout: 10s}        # or ready: {line: listening, timeout: 10s}
 ///     steps:
 ///       - load: {path: /echo, connections: 4, requests: 2000}
+///       - load: {path: /echo, requests: 1000, rounds: 5, warmup: 1, phase: rounds}
 ///       - wait: 500ms
 ///       - command: ./bin/poke {port}
 ///     stop: {signal: TERM, grace: 5s}
@@ -25,7 +26,9 @@ enum ServerScenario {
     static let readyKeys = ["port", "line", "timeout"]
     static let stopKeys = ["signal", "grace"]
     static let stepKinds = ["load", "wait", "command"]
-    static let loadKeys = ["port", "method", "path", "connections", "requests", "duration", "body", "phase"]
+    static let loadKeys = [
+        "port", "method", "path", "connections", "requests", "duration", "body", "rounds", "warmup", "phase",
+    ]
     static let methods = ["GET", "POST"]
     /// The signals `stop:` may send, by the name a scenario file writes.
     static let signals: [(name: String, number: Int32)] = [
@@ -36,6 +39,8 @@ enum ServerScenario {
     static let ports = 1...65_535
     static let connections = 1...1_024
     static let requests = 1...100_000_000
+    static let rounds = 1...1_000
+    static let warmupRounds = 0...1_000
     static let readyTimeout: ClosedRange<Duration> = .milliseconds(100) ... .seconds(600)
     static let grace: ClosedRange<Duration> = .zero ... .seconds(600)
     static let wait: ClosedRange<Duration> = .zero ... .seconds(3600)
@@ -55,19 +60,36 @@ extension ServerPlan {
         return names
     }
 
-    /// The metrics the load steps of the servers among `strategies` give, each once, for thresholds
-    /// (`metrics.requests`).
+    /// The metrics the steps of the servers among `strategies` give, each once, for thresholds (`metrics.requests`,
+    /// `metrics.allocationsPerRequest`): a load step's figures and per-request figures, and, in a server with a load
+    /// step (whose agent counts exactly), every step's allocations.
     static func metricDescriptors(of strategies: [StrategyPlan]) -> [MetricDescriptor] {
         var descriptors: [MetricDescriptor] = []
-        for plan in strategies.compactMap(\.program?.server) {
+        func add(_ name: String, _ unit: Metric.Unit, _ summary: String) {
+            guard !descriptors.contains(where: { $0.name == name }) else { return }
+            descriptors.append(MetricDescriptor(name, unit, summary))
+        }
+        for plan in strategies.compactMap(\.program?.server) where plan.hasLoadSteps {
+            add(
+                ServerPlan.leakedBlocksPerRequest, .count,
+                "blocks no root reaches at the server's exit per request (a case that captures the heap)")
             for step in plan.steps {
-                guard case .load = step.action else { continue }
-                let figures = LoadFigures(
-                    requests: 0, errors: 0, bytes: 0, latencyP50Nanoseconds: 0, latencyP99Nanoseconds: 0)
-                for metric in figures.metrics(phase: step.phase)
-                where !descriptors.contains(where: { $0.name == metric.name }) {
-                    descriptors.append(
-                        MetricDescriptor(metric.name, metric.unit, "a figure of the load step '\(step.phase)'"))
+                if case .load = step.action {
+                    let figures = LoadFigures(
+                        requests: 0, errors: 0, bytes: 0, latencyP50Nanoseconds: 0, latencyP99Nanoseconds: 0)
+                    for metric in figures.metrics(phase: step.phase) {
+                        add(metric.name, metric.unit, "a figure of the load step '\(step.phase)'")
+                    }
+                    for metric in PerRequestFigures.descriptions {
+                        add(
+                            LoadFigures.metricName(metric.name, phase: step.phase), metric.unit,
+                            "\(metric.summary), in the load step '\(step.phase)'")
+                    }
+                }
+                for metric in ServerStep.allocationMetricDescriptions {
+                    add(
+                        LoadFigures.metricName(metric.name, phase: step.phase), metric.unit,
+                        "\(metric.summary) '\(step.phase)'")
                 }
             }
         }
@@ -291,7 +313,8 @@ extension ParseContext {
         return ServerStep(phase: phase ?? "", action: .load(load))
     }
 
-    /// `connections:`, `requests:`, `duration:` and `body:`; false when one of them is bad (reported).
+    /// `connections:`, `requests:`, `duration:`, `rounds:`, `warmup:` and `body:`; false when one of them is bad
+    /// (reported).
     private mutating func readLoadAmounts(_ mapping: Node.Mapping, node: Node, into load: inout LoadRequest) -> Bool {
         var valid = true
         if let value = readCount(mapping, "connections", range: ServerScenario.connections) {
@@ -306,6 +329,14 @@ extension ParseContext {
         if valid && load.requests == nil && load.durationNanoseconds == nil {
             report(node, "'load' needs 'requests' or 'duration' (or both: whichever comes first ends it)")
             valid = false
+        }
+        for (key, range) in [("rounds", ServerScenario.rounds), ("warmup", ServerScenario.warmupRounds)] {
+            guard mapping[key] != nil else { continue }
+            if let value = readCount(mapping, key, range: range) {
+                if key == "rounds" { load.rounds = value } else { load.warmupRounds = value }
+            } else {
+                valid = false
+            }
         }
         if let bodyNode = mapping["body"], let text = string(bodyNode, "body") {
             let spec = ParameterSpec.bytes("body", default: 0, range: ServerScenario.bodyBytes, "")

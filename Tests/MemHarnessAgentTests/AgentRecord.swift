@@ -134,11 +134,18 @@ struct SampleStream {
         var nmalloc: Int
         /// The anonymous part of `rss`.
         var anonymous: Int
+        /// With exact counting, the agent's live bytes, allocation calls and the bytes they handed out; -1 each
+        /// without.
+        var live: Int
+        var calls: Int
+        var allocatedTotal: Int
     }
 
     var header = ""
     var samples: [Sample] = []
     var exit: (timeNanoseconds: Int, status: Int)?
+    /// The `r` lines (the resident set explained): the point (`h` or `e`) and the 13 figures after it.
+    var explained: [(point: String, figures: [Int])] = []
     var malformed: [String] = []
 
     init(contentsOf path: String) throws {
@@ -148,12 +155,15 @@ struct SampleStream {
         for line in lines.dropFirst() {
             let words = line.split(separator: " ").map(String.init)
             let numbers = words.dropFirst().compactMap { Int($0) }
-            if words.first == "s", words.count == 11, numbers.count == 10 {
+            if words.first == "s", words.count == 14, numbers.count == 13 {
                 samples.append(
                     Sample(
                         timeNanoseconds: numbers[0], allocated: numbers[1], active: numbers[2], resident: numbers[3],
                         mapped: numbers[4], retained: numbers[5], metadata: numbers[6], rss: numbers[7],
-                        nmalloc: numbers[8], anonymous: numbers[9]))
+                        nmalloc: numbers[8], anonymous: numbers[9], live: numbers[10], calls: numbers[11],
+                        allocatedTotal: numbers[12]))
+            } else if words.first == "r", words.count == 15, ["h", "e"].contains(words[2]), numbers.count == 13 {
+                explained.append((words[2], numbers))
             } else if words.first == "x", words.count == 3, numbers.count == 2 {
                 exit = (numbers[0], numbers[1])
             } else {

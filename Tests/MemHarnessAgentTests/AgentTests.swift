@@ -398,6 +398,13 @@ struct AgentTests {
         #expect(times == times.sorted())
         #expect((stream.samples.map(\.allocated).max() ?? 0) >= 64 * Self.mebibyte)
         #expect((stream.samples.map(\.rss).max() ?? 0) >= 64 * Self.mebibyte, "every page of the block was touched")
+        // The resident set explained: a high with the block in the live heap (figure 3, after the time and the two
+        // reads of the resident set) and among jemalloc's resident pages (figure 12), and one line at exit.
+        #expect(
+            stream.explained.contains {
+                $0.point == "h" && $0.figures[3] >= 64 * Self.mebibyte && $0.figures[12] >= 64 * Self.mebibyte
+            }, "\(stream.explained)")
+        #expect(stream.explained.last?.point == "e", "\(stream.explained)")
         // The block is anonymous memory: the anonymous part of the resident set holds it too, and never exceeds it.
         #expect((stream.samples.map(\.anonymous).max() ?? 0) >= 64 * Self.mebibyte)
         #expect(stream.samples.allSatisfy { $0.anonymous > 0 && $0.anonymous <= $0.rss })
@@ -405,9 +412,41 @@ struct AgentTests {
         let first = try #require(stream.samples.first)
         let last = try #require(stream.samples.last)
         #expect(last.nmalloc > first.nmalloc, "nmalloc \(first.nmalloc) -> \(last.nmalloc)")
+        #expect(stream.samples.allSatisfy { $0.live == -1 && $0.calls == -1 && $0.allocatedTotal == -1 })
         let exit = try #require(stream.exit)
         #expect(exit.status == 0)
         #expect(exit.timeNanoseconds >= last.timeNanoseconds)
+    }
+
+    @Test func withExactCountingEachSampleHoldsTheLiveBytesCallsAndBytesAllocated() throws {
+        let probe = try runner()
+        defer { probe.cleanUp() }
+        let samplesPath = probe.path("samples")
+        let outcome = try probe.run(
+            ["hold", "64MiB", "100"],
+            environment: [
+                "MEMHARNESS_AGENT_EXACT": "1", "MEMHARNESS_AGENT_INTERVAL_NS": "1000000",
+                "MEMHARNESS_AGENT_SAMPLES": samplesPath,
+            ])
+        expectClean(outcome)
+        let stream = try SampleStream(contentsOf: samplesPath)
+        #expect(stream.malformed.isEmpty, "\(stream.malformed)")
+        let first = try #require(stream.samples.first)
+        let last = try #require(stream.samples.last)
+        // The probe first: the held block is in the live bytes while it is held.
+        #expect((stream.samples.map(\.live).max() ?? 0) >= 64 * Self.mebibyte)
+        // The counts only grow; the 64 MiB block is among the bytes handed out, in a few calls.
+        #expect(
+            zip(stream.samples, stream.samples.dropFirst()).allSatisfy {
+                $0.calls <= $1.calls && $0.allocatedTotal <= $1.allocatedTotal
+            })
+        let bytes = last.allocatedTotal - first.allocatedTotal
+        #expect(bytes >= 64 * Self.mebibyte && bytes < 65 * Self.mebibyte, "\(bytes) bytes allocated")
+        let calls = last.calls - first.calls
+        #expect(calls >= 1 && calls < 100, "\(calls) calls")
+        // The sampler's counts are the probe's own: what it read itself after its block is between them.
+        let probeCalls = try #require(outcome.value("sleep", "calls_after"))
+        #expect(first.calls <= probeCalls && probeCalls <= last.calls, "\(first.calls)...\(last.calls): \(probeCalls)")
     }
 
     @Test func theSamplerThreadAllocatesNothing() throws {

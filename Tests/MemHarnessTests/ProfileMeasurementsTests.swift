@@ -138,4 +138,26 @@ struct ProfileMeasurementsTests {
         #expect((excess != nil) == warned)
         #expect(excess.map { $0.peakAnonymousBytes == anonymous * Self.mebibyte } ?? true)
     }
+
+    @Test func anExplainedLineIsReadPartByPartAndItsRestIsTheResidentSetLessTheParts() throws {
+        // r time point rss-after rss-before allocated active resident metadata dirty muzzy files stacks other pages
+        let line = "r 5000 h 100000 99000 60000 61000 75000 9000 3000 0 20000 1000 5000 70000"
+        let breakdown = try #require(ProgramSamples.residentBreakdown(line.split(separator: " ")))
+        #expect(breakdown.point == .peak && breakdown.timeNanoseconds == 5000)
+        #expect(breakdown.liveHeapBytes == 60000 && breakdown.activeBeyondAllocatedBytes == 1000)
+        #expect(breakdown.allocatorFreeBytes == 4000 && breakdown.purgeableBytes == 3000)
+        // Metadata: jemalloc's pages per the kernel beyond active, dirty and muzzy.
+        #expect(breakdown.allocatorMetadataBytes == 70000 - 61000 - 3000)
+        #expect(breakdown.explainedBytes == 70000 + 20000 + 1000 + 5000)
+        #expect(breakdown.unexplainedBytes == 4000)
+        #expect(abs(breakdown.unexplainedFraction - 0.04) < 1e-12)
+        #expect(breakdown.metrics.first { $0.name == "rssStacks" }?.value == 1000)
+        // Pages the agent lost track of: jemalloc's own count stands in.
+        let lost = try #require(
+            ProgramSamples.residentBreakdown("r 1 e 100000 1 60000 61000 75000 0 0 0 0 0 0 -1".split(separator: " ")))
+        #expect(lost.point == .end && lost.allocatorPagesBytes == nil && lost.allocatorMetadataBytes == 14000)
+        #expect(lost.metrics.contains { $0.name == "rssStacksAtEnd" })
+        #expect(ProgramSamples.residentBreakdown("r 1 q 1 1 1 1 1 1 1 1 1 1 1 1".split(separator: " ")) == nil)
+        #expect(ProgramSamples.residentBreakdown("r 1 h 1 1".split(separator: " ")) == nil)
+    }
 }

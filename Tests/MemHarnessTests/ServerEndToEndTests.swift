@@ -28,18 +28,11 @@ struct ServerEndToEndTests {
         }
     }
 
-    /// Runs `strategy` (a server strategy's keys, `{port}` its port) of a one-repetition scenario on the fixture
-    /// with `arguments`; checks that nothing is left and the port is free; returns the trial and the one case.
-    func serve(_ arguments: String, _ strategy: String) throws -> (ProgramTrial, CaseResult, Int) {
-        try #require(FileManager.default.isExecutableFile(atPath: Self.fixture), "`swift build --product http-fixture`")
-        try #require(
-            FileManager.default.isExecutableFile(atPath: Self.loadClient), "`swift build --product memharness-load`")
-        let trial = try ProgramTrial()
-        let port = try #require(LocalPorts.free())
+    /// A one-repetition scenario sampled every 5 ms whose one strategy, `fixture`, serves the fixture with `arguments` at
+    /// `port`, `strategy` its server keys (`{port}` the port), then `more` (top-level keys: thresholds).
+    static func scenario(port: Int, _ arguments: String, _ strategy: String, more: String = "") -> String {
         let keys = strategy.split(separator: "\n").map { "    " + $0 }.joined(separator: "\n")
-        let scenario = try trial.script(
-            "server.yaml",
-            """
+        return """
             scenario: server
             workload: command
             repetitions: 1
@@ -50,8 +43,20 @@ struct ServerEndToEndTests {
               - name: fixture
                 command: \(Self.fixture) {port} \(arguments)
             \(keys)
+            \(more)
 
-            """)
+            """
+    }
+
+    /// Runs `strategy` (a server strategy's keys, `{port}` its port) of a one-repetition scenario on the fixture
+    /// with `arguments`; checks that nothing is left and the port is free; returns the trial and the one case.
+    func serve(_ arguments: String, _ strategy: String) throws -> (ProgramTrial, CaseResult, Int) {
+        try #require(FileManager.default.isExecutableFile(atPath: Self.fixture), "`swift build --product http-fixture`")
+        try #require(
+            FileManager.default.isExecutableFile(atPath: Self.loadClient), "`swift build --product memharness-load`")
+        let trial = try ProgramTrial()
+        let port = try #require(LocalPorts.free())
+        let scenario = try trial.script("server.yaml", Self.scenario(port: port, arguments, strategy))
         _ = try trial.memharness(["run", scenario, "--out", trial.out])
         #expect(Self.processes(holding: "\(port)").isEmpty, "nothing outlives the run")
         #expect(LocalPorts.canListen(on: port), "the port \(port) is free again")
@@ -92,6 +97,31 @@ struct ServerEndToEndTests {
         #expect(load - start <= truth + truth / 5, "load phase peak \(load) vs start \(start), retained \(truth)")
         let rows = try trial.rows()
         #expect(rows.first?["metric.requests"] == "2000", "\(rows)")
+    }
+
+    @Test func aServerUnderLoadHasItsResidentSetExplainedAtItsPeakAndAtItsEnd() throws {
+        let retained = 4096
+        let (trial, result, _) = try serve(
+            "--retain \(retained)",
+            """
+            ready: {port: "{port}", timeout: 10s}
+            steps:
+              - load: {path: /echo, connections: 4, requests: 4000}
+            """)
+        defer { trial.remove() }
+        #expect(result.status == .ok, "\(result.failure ?? "")")
+        let parts = try #require(result.measurements?.program?.residentExplained, "\(result)")
+        let truth = 4000 * AllocatorCost.bytes(forRequest: retained)
+        for breakdown in parts {
+            // The probe sees what the server keeps by construction, at the peak and at the end.
+            #expect(breakdown.liveHeapBytes >= truth, "\(breakdown)")
+            #expect((breakdown.allocatorPagesBytes ?? 0) >= truth, "\(breakdown)")
+            #expect(
+                abs(breakdown.unexplainedFraction) <= 0.02,
+                "unexplained \(breakdown.unexplainedBytes) of \(breakdown.measuredBytes): \(breakdown)")
+        }
+        #expect(Set(parts.map(\.point)) == [.peak, .end], "\(parts)")
+        #expect(result.metric("rssLiveHeap") != nil && result.metric("rssUnexplainedAtEnd") != nil)
     }
 
     @Test func aBadLoadSettingStopsTheRunWith64BeforeAnythingStarts() throws {

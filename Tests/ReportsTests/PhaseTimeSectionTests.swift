@@ -45,6 +45,41 @@ import Testing
             ])
     }
 
+    @Test func strategiesWithStepsOfTheirOwnEachHaveTheirPhasesColumns() throws {
+        // As the servers of a scenario: signal-next's `burst` is named `uploads`; both tables have every phase once.
+        var run = Self.run(burstExtraMilliseconds: 0)
+        run.cases = run.cases.map { result in
+            guard result.strategy == "signal-next" else { return result }
+            return result.changingMeasurements { draft in
+                draft.phases = draft.phases.map { phase in
+                    var phase = phase
+                    if phase.name == "burst" { phase.name = "uploads" }
+                    return phase
+                }
+            }
+        }
+        let section = try #require(PhaseTimeSection.section(for: run))
+        guard case .table(let table) = try #require(section.blocks.first) else {
+            Issue.record("the section holds no table")
+            return
+        }
+        #expect(table.columns.map(\.header.plainText) == ["Strategy", "setup", "burst", "teardown", "uploads"])
+        #expect(
+            table.rows.map { $0.map(\.plainText) } == [
+                ["unbounded-dispatch", "1.00 ms", "3.00 ms", "2.00 ms", "–"],
+                ["signal-next", "1.00 ms", "–", "2.00 ms", "3.00 ms"],
+            ])
+        let summary = ScenarioSummary(run)
+        let peaks = try #require(ReportBuilder.phaseTable("Peaks", summary.ranked, \.phasePeakNetBytes))
+        guard case .table(let peakTable) = try #require(peaks.blocks.first) else {
+            Issue.record("the section holds no table")
+            return
+        }
+        // Its columns follow the ranking (the first-ranked strategy's phases first).
+        let headers = peakTable.columns.dropFirst().map(\.header.plainText)
+        #expect(headers.count == 4 && Set(headers) == ["setup", "burst", "teardown", "uploads"], "\(headers)")
+    }
+
     @Test func aRunWithoutCompletedCasesHasNoSection() {
         var run = ReportFixture.report.scenarios[0]
         run.cases = run.cases.filter { $0.status != .ok }

@@ -91,8 +91,47 @@ struct ServerScenarioTests {
                 """
         #expect(problems(gated) == nil, "\(problems(gated) ?? "")")
         let unknown = Self.scenario(strategy) + "thresholds:\n  - buffered.metrics.request >= 10\n"
+        let perRequest =
+            Self.scenario(strategy) + """
+                thresholds:
+                  - buffered.metrics.allocationsPerRequest <= 12
+                  - buffered.metrics.uploadsBytesPerRequest <= 4KiB
+                  - buffered.metrics.liveGrowthPer1000RequestsHigh <= 1KiB
+                  - buffered.metrics.peakPerConcurrentRequest <= 64KiB
+                  - buffered.metrics.uploadsAllocations <= 100000
+
+                """
+        #expect(problems(perRequest) == nil, "\(problems(perRequest) ?? "")")
         let found = try #require(problems(unknown))
         #expect(found.contains("unknown metric 'request' in 'metrics.request'"), "\(found)")
+    }
+
+    @Test func aLoadStepRunsItsWarmupThenItsMeasuredRounds() throws {
+        let text = Self.scenario(
+            """
+            ready: {port: "{port}"}
+            steps:
+              - load: {requests: 1000, rounds: 5, warmup: 2}
+              - load: {requests: 10}
+            """)
+        let server = try #require(try parser.parse(text, file: "x.yaml").strategies.first?.program?.server)
+        #expect(
+            server.steps[0].action == .load(LoadRequest(port: "{port}", requests: 1000, rounds: 5, warmupRounds: 2)))
+        #expect(server.steps[1].action == .load(LoadRequest(port: "{port}", requests: 10, rounds: 1, warmupRounds: 0)))
+        #expect(server.hasLoadSteps)
+    }
+
+    @Test func thresholdsNameTheResidentSetExplainedOfAServerAndOfAProgram() throws {
+        let gates =
+            "thresholds:\n  - buffered.metrics.rssLiveHeap <= 64MiB\n"
+            + "  - buffered.metrics.rssOtherAnonymousAtEnd <= 1MiB\n"
+        for strategy in ["ready: {port: \"{port}\"}", ""] {
+            let gated = Self.scenario(strategy) + gates
+            #expect(problems(gated) == nil, "\(problems(gated) ?? "")")
+        }
+        let unknown = Self.scenario("") + "thresholds:\n  - buffered.metrics.rssLiveHeapAtExit <= 1MiB\n"
+        let found = try #require(problems(unknown))
+        #expect(found.contains("unknown metric 'rssLiveHeapAtExit'"), "\(found)")
     }
 
     static let corpus: [(name: String, strategy: String, first: String)] = [
@@ -140,6 +179,18 @@ struct ServerScenarioTests {
         (
             "an unknown load key", "ready: {port: 80}\nsteps:\n  - load: {request: 5}",
             "x.yaml:10:16: unknown key of 'load' 'request'; expected one of: port, method, path, connections, requests"
+        ),
+        (
+            "zero rounds", "ready: {port: 80}\nsteps:\n  - load: {requests: 5, rounds: 0}",
+            "x.yaml:10:37: value '0' for 'load.rounds' is out of range; allowed: 1...1000"
+        ),
+        (
+            "rounds that are no count", "ready: {port: 80}\nsteps:\n  - load: {requests: 5, rounds: many}",
+            "x.yaml:10:37: bad value 'many' for 'load.rounds'; expected a whole number"
+        ),
+        (
+            "a negative warm-up", "ready: {port: 80}\nsteps:\n  - load: {requests: 5, warmup: -1}",
+            "x.yaml:10:37: value '-1' for 'load.warmup' is out of range; allowed: 0...1000"
         ),
         (
             "an unknown step", "ready: {port: 80}\nsteps:\n  - sleep: 1s",

@@ -6,8 +6,9 @@ enum PhaseTimeSection {
     /// The section; nil when no completed case recorded phases.
     static func section(for scenario: ScenarioRun) -> Section? {
         let completed = scenario.cases.filter { $0.status == .ok }
-        let phaseLists = completed.compactMap { $0.measurements?.phases.map(\.name) }
-        guard let phases = phaseLists.first(where: { !$0.isEmpty }) else { return nil }
+        // Every case's phases, in the order they first appear (each server strategy has its own steps).
+        let phases = completed.flatMap { $0.measurements?.phases.map(\.name) ?? [] }.uniqued()
+        guard !phases.isEmpty else { return nil }
         var table = Table(columns: [.init("Strategy")] + phases.map { .init(.code($0), .number) })
         for strategy in scenario.strategies {
             let cases = completed.filter { $0.strategy == strategy }.compactMap(\.measurements)

@@ -71,7 +71,7 @@ public enum ReportBuilder {
         blocks += [
             phaseTable("Peak allocated per phase", summary.ranked, \.phasePeakNetBytes),
             phaseTable("Exact peak per phase", summary.ranked, \.phaseExactPeakNetBytes),
-            PhaseTimeSection.section(for: scenario),
+            PhaseTimeSection.section(for: scenario), ResidentSection.section(for: scenario),
             LeaksSection.section(for: scenario), AttributionSection.section(for: scenario, files: files),
             HeapGraphFiles.section(for: scenario, files: files), PeakRetainersSection.section(for: scenario),
             metricsTable(summary), notCompletedTable(scenario),
@@ -140,13 +140,13 @@ public enum ReportBuilder {
         return Section(level: 3, heading: "Cases that did not complete", blocks: [.table(table)])
     }
 
-    /// A table of one figure per phase and strategy (phases of the first strategy that has any); nil when none has.
+    /// A table of one figure per phase and strategy: every strategy's phases, in the order they first appear (the
+    /// strategies of a server scenario each have steps of their own); nil when none has any.
     static func phaseTable(
         _ title: Phrase, _ ranked: [StrategySummary], _ figure: KeyPath<StrategySummary, [PhaseFigure]>
     ) -> Section? {
-        guard let phases = ranked.first(where: { !$0[keyPath: figure].isEmpty })?[keyPath: figure].map(\.name) else {
-            return nil
-        }
+        let phases = ranked.flatMap { $0[keyPath: figure].map(\.name) }.uniqued()
+        guard !phases.isEmpty else { return nil }
         var table = Table(columns: [.init("Strategy")] + phases.map { .init(.code($0), .number) })
         for strategy in ranked {
             let values = phases.map { phase -> Phrase in

@@ -1,12 +1,15 @@
 // http-fixture: a small HTTP/1.1 server for the server scenarios' tests, whose behaviour is known by construction.
 //
-//   http-fixture PORT [--retain BYTES] [--crash-after N] [--ready-after-ms N] [--chatter BYTES] [--never-ready]
-//                [--ignore-term]
+//   http-fixture PORT [--retain BYTES] [--leak BYTES] [--allocations N] [--crash-after N] [--ready-after-ms N]
+//                [--chatter BYTES] [--never-ready] [--ignore-term]
 //
 // Listens on 127.0.0.1:PORT, then prints "listening on PORT" (standard output, flushed), then with --chatter BYTES
 // of lines of zeros (a ready line long scrolled by). Answers every GET or POST
 // (keep-alive, one thread per connection) with 200 and "ok"; with --retain keeps BYTES bytes per request (written,
-// in a list nothing frees), so its heap grows by construction; with --crash-after N writes through a null pointer
+// in a list nothing frees), so its heap grows by construction; with --leak BYTES allocates and writes BYTES bytes
+// per request and forgets their address (one leaked block per request, no root reaches it); with --allocations N
+// makes N more allocations per request (64 bytes each, freed at once: each address goes through a volatile, so the
+// compiler keeps every malloc and free); with --crash-after N writes through a null pointer
 // (SIGSEGV) on its Nth request. On SIGTERM or SIGINT prints "served N" (the requests it answered; standard error,
 // whose tail a report keeps) and exits 0, unless
 // --ignore-term (then only SIGKILL ends it). --never-ready prints "starting" and never listens.
@@ -26,6 +29,10 @@
 static atomic_long served;
 static long crash_after = -1;
 static long retain_bytes;
+static long allocations_per_request;
+static long leak_bytes;
+/// Where each of --allocations' blocks goes before it is freed: a volatile, so no malloc/free pair can be dropped.
+static void *volatile allocation_sink;
 
 /// What --retain keeps: a list nothing frees.
 struct kept {
@@ -43,6 +50,27 @@ static void retain(void) {
     block->next = kept;
     kept = block;
     pthread_mutex_unlock(&kept_lock);
+}
+
+/// --allocations: N blocks allocated, written and freed, one after another.
+static void allocate_more(long number) {
+    for (long i = 0; i < allocations_per_request; i++) {
+        char *block = malloc(64);
+        if (!block) return;
+        block[0] = (char)number;
+        allocation_sink = block;
+        free(allocation_sink);
+    }
+}
+
+/// --leak: a block written, its address stored through a volatile (the compiler keeps the malloc), then forgotten.
+static void leak(void) {
+    if (leak_bytes <= 0) return;
+    char *block = malloc((size_t)leak_bytes);
+    if (!block) return;
+    memset(block, 0x5A, (size_t)leak_bytes);
+    allocation_sink = block;
+    allocation_sink = NULL;
 }
 
 /// Reads one request's headers and body; 0 at its end, -1 when the connection ended.
@@ -80,6 +108,8 @@ static void *serve(void *argument) {
         long number = atomic_fetch_add(&served, 1) + 1;
         if (number == crash_after) *(volatile int *)0 = 1;  // SIGSEGV, by construction
         retain();
+        allocate_more(number);
+        leak();
         if (send(fd, answer, sizeof answer - 1, MSG_NOSIGNAL) < 0) break;
     }
     close(fd);
@@ -103,14 +133,16 @@ static void *accept_loop(void *argument) {
 
 int main(int argc, char **argv) {
     if (argc < 2) {
-        fprintf(stderr, "usage: http-fixture PORT [--retain BYTES] [--crash-after N] [--ready-after-ms N] "
-                        "[--chatter BYTES] [--never-ready] [--ignore-term]\n");
+        fprintf(stderr, "usage: http-fixture PORT [--retain BYTES] [--leak BYTES] [--allocations N] "
+                        "[--crash-after N] [--ready-after-ms N] [--chatter BYTES] [--never-ready] [--ignore-term]\n");
         return 64;
     }
     int port = atoi(argv[1]), never_ready = 0, ignore_term = 0;
     long ready_after_ms = 0, chatter = 0;
     for (int i = 2; i < argc; i++) {
         if (strcmp(argv[i], "--retain") == 0 && i + 1 < argc) retain_bytes = atol(argv[++i]);
+        else if (strcmp(argv[i], "--leak") == 0 && i + 1 < argc) leak_bytes = atol(argv[++i]);
+        else if (strcmp(argv[i], "--allocations") == 0 && i + 1 < argc) allocations_per_request = atol(argv[++i]);
         else if (strcmp(argv[i], "--crash-after") == 0 && i + 1 < argc) crash_after = atol(argv[++i]);
         else if (strcmp(argv[i], "--ready-after-ms") == 0 && i + 1 < argc) ready_after_ms = atol(argv[++i]);
         else if (strcmp(argv[i], "--chatter") == 0 && i + 1 < argc) chatter = atol(argv[++i]);

@@ -1,0 +1,96 @@
+/// A program's resident set at one moment, split into what holds it. Each part is measured, none is what is left of
+/// the resident set: the allocator's split is jemalloc's (allocated, active, dirty and muzzy pages), its metadata the
+/// pages of its own mappings the kernel holds resident beyond those, and the rest is the kernel's (smaps: mapped code
+/// and files, stacks, other anonymous mappings). `unexplainedBytes` is the measured resident set less their sum.
+public struct ResidentBreakdown: Sendable, Hashable, Codable {
+    /// When it was read.
+    public enum Point: String, Sendable, Hashable, Codable {
+        /// The highest resident set explained (a new high at least 3% above the one explained before it, read again
+        /// once it settled when it moved while its parts were read).
+        case peak
+        /// At exit, after the atexit handlers.
+        case end
+    }
+    public var point: Point
+    /// Since the case's origin.
+    public var timeNanoseconds: Int64
+    /// The resident set (statm) read right after the parts.
+    public var measuredBytes: Int
+    /// The resident set read right before the parts: the two bound what the parts saw while memory moved.
+    public var measuredBeforeBytes: Int
+    /// jemalloc's `stats.allocated`: the live heap.
+    public var liveHeapBytes: Int
+    /// jemalloc's `stats.active` less `stats.allocated`: free space in pages that hold live blocks.
+    public var activeBeyondAllocatedBytes: Int
+    /// Free pages jemalloc keeps mapped and resident until they decay (`pdirty`).
+    public var dirtyBytes: Int
+    /// Free pages jemalloc has given back lazily (MADV_FREE) and the kernel has not taken yet (`pmuzzy`).
+    public var muzzyBytes: Int
+    /// The resident pages of jemalloc's own mappings per the kernel (mincore); nil when the agent lost track of them.
+    public var allocatorPagesBytes: Int?
+    /// jemalloc's `stats.resident`: its own count of its resident pages, an upper bound (it counts metadata pages
+    /// it never touched).
+    public var allocatorReportedResidentBytes: Int
+    /// Thread stacks: `[stack]` and the read-write mappings right above a guard page.
+    public var stacksBytes: Int
+    /// Mapped code and files (the executable, libraries, memory-mapped files, the kernel's vdso).
+    public var mappedFilesBytes: Int
+    /// Anonymous mappings that are neither jemalloc's nor stacks (a runtime's own heap, mmap by the program).
+    public var otherAnonymousBytes: Int
+
+    public init(
+        point: Point, timeNanoseconds: Int64, measuredBytes: Int, measuredBeforeBytes: Int, liveHeapBytes: Int,
+        activeBeyondAllocatedBytes: Int, dirtyBytes: Int, muzzyBytes: Int, allocatorPagesBytes: Int?,
+        allocatorReportedResidentBytes: Int, stacksBytes: Int, mappedFilesBytes: Int, otherAnonymousBytes: Int
+    ) {
+        self.point = point
+        self.timeNanoseconds = timeNanoseconds
+        self.measuredBytes = measuredBytes
+        self.measuredBeforeBytes = measuredBeforeBytes
+        self.liveHeapBytes = liveHeapBytes
+        self.activeBeyondAllocatedBytes = activeBeyondAllocatedBytes
+        self.dirtyBytes = dirtyBytes
+        self.muzzyBytes = muzzyBytes
+        self.allocatorPagesBytes = allocatorPagesBytes
+        self.allocatorReportedResidentBytes = allocatorReportedResidentBytes
+        self.stacksBytes = stacksBytes
+        self.mappedFilesBytes = mappedFilesBytes
+        self.otherAnonymousBytes = otherAnonymousBytes
+    }
+
+    /// Free memory the allocator holds: active beyond allocated, dirty and muzzy.
+    public var allocatorFreeBytes: Int { activeBeyondAllocatedBytes + dirtyBytes + muzzyBytes }
+    /// What a purge (`arena.<all>.purge`) would give back to the kernel: the dirty and muzzy pages.
+    public var purgeableBytes: Int { dirtyBytes + muzzyBytes }
+    /// The allocator's metadata: its resident pages (the kernel's count, or jemalloc's own when the kernel's is
+    /// unknown) beyond active, dirty and muzzy. Negative when jemalloc counts active pages the kernel never faulted in.
+    public var allocatorMetadataBytes: Int {
+        (allocatorPagesBytes ?? allocatorReportedResidentBytes) - activeBeyondAllocatedBytes - liveHeapBytes
+            - dirtyBytes - muzzyBytes
+    }
+    /// The sum of the parts.
+    public var explainedBytes: Int {
+        liveHeapBytes + allocatorFreeBytes + allocatorMetadataBytes + stacksBytes + mappedFilesBytes
+            + otherAnonymousBytes
+    }
+    /// The measured resident set less the parts; negative when the parts exceed it.
+    public var unexplainedBytes: Int { measuredBytes - explainedBytes }
+    /// `unexplainedBytes` as a fraction of the measured resident set.
+    public var unexplainedFraction: Double {
+        measuredBytes > 0 ? Double(unexplainedBytes) / Double(measuredBytes) : 0
+    }
+
+    /// The parts as metrics, named `rss<Part>` (at the peak) or `rss<Part>AtEnd`: threshold-able as
+    /// `metrics.rssLiveHeap` and so on.
+    public var metrics: [Metric] {
+        let suffix = point == .end ? "AtEnd" : ""
+        let parts: [(String, Int)] = [
+            ("rssMeasured", measuredBytes), ("rssLiveHeap", liveHeapBytes), ("rssAllocatorFree", allocatorFreeBytes),
+            ("rssAllocatorMetadata", allocatorMetadataBytes), ("rssStacks", stacksBytes),
+            ("rssMappedFiles", mappedFilesBytes), ("rssOtherAnonymous", otherAnonymousBytes),
+            ("rssPurgeable", purgeableBytes), ("rssUnexplained", unexplainedBytes),
+        ]
+        return parts.map { Metric(name: $0.0 + suffix, value: Double($0.1), unit: .bytes) }
+            + [Metric(name: "rssUnexplainedRatio" + suffix, value: unexplainedFraction, unit: .ratio)]
+    }
+}

@@ -1,0 +1,149 @@
+/// The agent's exact counts in a server at one moment (a sample of its stream): what per-request figures are
+/// differences of.
+public struct ExactCounts: Sendable, Hashable, Codable {
+    /// Live bytes (usable sizes of the blocks allocated and not freed).
+    public var liveBytes: Int64
+    /// Allocation calls made so far (malloc, calloc, realloc, aligned calls, operator new), every thread's.
+    public var allocationCalls: Int64
+    /// The bytes those calls handed out, cumulatively.
+    public var allocatedBytes: Int64
+
+    public init(liveBytes: Int64, allocationCalls: Int64, allocatedBytes: Int64) {
+        self.liveBytes = liveBytes
+        self.allocationCalls = allocationCalls
+        self.allocatedBytes = allocatedBytes
+    }
+}
+
+/// One round of a load step: the load client's figures and the server's exact counts just before and just after it.
+public struct LoadRound: Sendable, Hashable, Codable {
+    public var figures: LoadFigures
+    public var before: ExactCounts
+    public var after: ExactCounts
+    /// The highest live bytes sampled during the round.
+    public var peakLiveBytes: Int64
+
+    public init(figures: LoadFigures, before: ExactCounts, after: ExactCounts, peakLiveBytes: Int64) {
+        self.figures = figures
+        self.before = before
+        self.after = after
+        self.peakLiveBytes = peakLiveBytes
+    }
+
+    /// Allocation calls per answered request during the round; nil when none was answered.
+    public var allocationsPerRequest: Double? {
+        figures.requests > 0 ? Double(after.allocationCalls - before.allocationCalls) / Double(figures.requests) : nil
+    }
+
+    /// Bytes allocated per answered request during the round; nil when none was answered.
+    public var bytesPerRequest: Double? {
+        figures.requests > 0 ? Double(after.allocatedBytes - before.allocatedBytes) / Double(figures.requests) : nil
+    }
+}
+
+/// A slope with its confidence interval.
+public struct SlopeInterval: Sendable, Hashable, Codable {
+    public var slope: Double
+    /// The interval's ends; nil with fewer than three points (no noise to estimate).
+    public var lower: Double?
+    public var upper: Double?
+
+    /// The least-squares slope of `points` and its 95% interval (Student's t with n − 2 degrees of freedom on the
+    /// slope's standard error); nil with fewer than two distinct x values.
+    public init?(_ points: [(x: Double, y: Double)], confidence: Double = MedianInterval.defaultConfidence) {
+        guard let fit = LinearFit.leastSquares(points) else { return nil }
+        slope = fit.slope
+        guard points.count >= 3 else { return }
+        let meanX = points.reduce(0) { $0 + $1.x } / Double(points.count)
+        let sxx = points.reduce(0) { $0 + ($1.x - meanX) * ($1.x - meanX) }
+        let residuals = points.reduce(0) { $0 + ($1.y - fit.value(at: $1.x)) * ($1.y - fit.value(at: $1.x)) }
+        let degrees = points.count - 2
+        let error = (residuals / Double(degrees) / sxx).squareRoot()
+        let t = StudentT.criticalValue(twoSidedPValue: 1 - confidence, degreesOfFreedom: degrees)
+        lower = fit.slope - t * error
+        upper = fit.slope + t * error
+    }
+}
+
+/// A load step's per-request figures, from the rounds measured after its warm-up rounds.
+///
+/// - Allocations and bytes per request: the minimum over the measured rounds (noise only adds allocations: a
+///   background task, a lazily built cache), as allocation-limit scripts take it.
+/// - Live growth per 1,000 requests: the least-squares slope of the live bytes after each round over the requests
+///   answered since the warm-up, with its 95% interval when there are at least two measured rounds.
+/// - Peak per concurrent request: the highest live bytes sampled in a measured round above the live bytes before it,
+///   over the step's connections.
+public struct PerRequestFigures: Sendable, Hashable, Codable {
+    public var allocationsPerRequest: Double
+    public var bytesPerRequest: Double
+    public var liveGrowthPer1000Requests: SlopeInterval?
+    public var peakPerConcurrentRequest: Double
+
+    /// The figures of `rounds` (the measured ones) of a step with `connections`; nil when no round answered a request.
+    public init?(rounds: [LoadRound], connections: Int) {
+        guard let allocations = rounds.compactMap(\.allocationsPerRequest).min(),
+            let bytes = rounds.compactMap(\.bytesPerRequest).min(), let first = rounds.first
+        else { return nil }
+        allocationsPerRequest = allocations
+        bytesPerRequest = bytes
+        var points = [(x: 0.0, y: Double(first.before.liveBytes))]
+        var answered = 0
+        for round in rounds {
+            answered += round.figures.requests
+            points.append((x: Double(answered) / 1000, y: Double(round.after.liveBytes)))
+        }
+        liveGrowthPer1000Requests = SlopeInterval(points)
+        let peak = rounds.map { $0.peakLiveBytes - $0.before.liveBytes }.max() ?? 0
+        peakPerConcurrentRequest = Double(max(peak, 0)) / Double(max(connections, 1))
+    }
+
+    /// The figures as a case's metrics, named after the step's phase as its load figures are.
+    public func metrics(phase: String) -> [Metric] {
+        let name = { LoadFigures.metricName($0, phase: phase) }
+        var metrics = [
+            Metric(name: name("allocationsPerRequest"), value: allocationsPerRequest, unit: .count),
+            Metric(name: name("bytesPerRequest"), value: bytesPerRequest, unit: .bytes),
+        ]
+        if let growth = liveGrowthPer1000Requests {
+            metrics.append(Metric(name: name("liveGrowthPer1000Requests"), value: growth.slope, unit: .bytes))
+            if let lower = growth.lower, let upper = growth.upper {
+                metrics.append(Metric(name: name("liveGrowthPer1000RequestsLow"), value: lower, unit: .bytes))
+                metrics.append(Metric(name: name("liveGrowthPer1000RequestsHigh"), value: upper, unit: .bytes))
+            }
+        }
+        metrics.append(Metric(name: name("peakPerConcurrentRequest"), value: peakPerConcurrentRequest, unit: .bytes))
+        return metrics
+    }
+
+    /// What each metric is, by base name, for thresholds and `--help`: those with a 95% interval only when a step has
+    /// several measured rounds.
+    public static let descriptions: [(name: String, unit: Metric.Unit, summary: String)] = [
+        ("allocationsPerRequest", .count, "allocation calls per request, the minimum over the measured rounds"),
+        ("bytesPerRequest", .bytes, "bytes allocated per request, the minimum over the measured rounds"),
+        ("liveGrowthPer1000Requests", .bytes, "live bytes gained per 1,000 requests (least-squares over the rounds)"),
+        ("liveGrowthPer1000RequestsLow", .bytes, "the lower end of its 95% interval (2 measured rounds or more)"),
+        ("liveGrowthPer1000RequestsHigh", .bytes, "the upper end of its 95% interval (2 measured rounds or more)"),
+        ("peakPerConcurrentRequest", .bytes, "the sampled peak above the round's start, per connection"),
+    ]
+}
+
+extension ServerStep {
+    /// The metrics every step gives when the agent counts exactly (a server with a load step): the allocation calls
+    /// made and the bytes they handed out between the samples just before and just after the step.
+    public static func allocationMetrics(phase: String, before: ExactCounts, after: ExactCounts) -> [Metric] {
+        [
+            Metric(
+                name: LoadFigures.metricName("allocations", phase: phase),
+                value: Double(after.allocationCalls - before.allocationCalls), unit: .count),
+            Metric(
+                name: LoadFigures.metricName("allocatedBytes", phase: phase),
+                value: Double(after.allocatedBytes - before.allocatedBytes), unit: .bytes),
+        ]
+    }
+
+    /// The base names and units of `allocationMetrics`, with what they are.
+    public static let allocationMetricDescriptions: [(name: String, unit: Metric.Unit, summary: String)] = [
+        ("allocations", .count, "allocation calls during the step (the agent's exact count)"),
+        ("allocatedBytes", .bytes, "bytes allocated during the step (the agent's exact count)"),
+    ]
+}

@@ -1,0 +1,83 @@
+import HarnessModel
+import Testing
+
+/// A load step's per-request figures from its rounds' exact counts, on rounds whose answer is known by construction.
+struct PerRequestFiguresTests {
+    /// A round of `requests` that made `calls` allocations of `bytes` in all and left `live` bytes after it.
+    static func round(
+        _ requests: Int, calls: Int64, bytes: Int64, from start: ExactCounts, live: Int64, peak: Int64? = nil
+    ) -> LoadRound {
+        let after = ExactCounts(
+            liveBytes: live, allocationCalls: start.allocationCalls + calls,
+            allocatedBytes: start.allocatedBytes + bytes)
+        return LoadRound(
+            figures: LoadFigures(
+                requests: requests, errors: 0, bytes: 0, latencyP50Nanoseconds: 1, latencyP99Nanoseconds: 2),
+            before: start, after: after, peakLiveBytes: peak ?? live)
+    }
+
+    /// Rounds of 1,000 requests, each keeping `kept(round)` bytes more, with 7 allocations per request plus `extra`.
+    static func rounds(_ count: Int, extra: [Int64], kept: (Int) -> Int64) -> [LoadRound] {
+        var start = ExactCounts(liveBytes: 1 << 20, allocationCalls: 5000, allocatedBytes: 1 << 22)
+        return (0..<count).map { index in
+            let round = Self.round(
+                1000, calls: 7000 + extra[index], bytes: 7000 * 64 + extra[index] * 64, from: start,
+                live: start.liveBytes + kept(index), peak: start.liveBytes + kept(index) + 4 * 8192)
+            start = round.after
+            return round
+        }
+    }
+
+    @Test func allocationsAndBytesPerRequestAreTheMinimumOverTheRounds() throws {
+        // Noise only adds: one round with 300 stray allocations does not move the figure.
+        let figures = try #require(
+            PerRequestFigures(rounds: Self.rounds(3, extra: [300, 0, 12], kept: { _ in 0 }), connections: 4))
+        #expect(figures.allocationsPerRequest == 7)
+        #expect(figures.bytesPerRequest == 7 * 64)
+        #expect(figures.peakPerConcurrentRequest == 8192)
+        let metrics = figures.metrics(phase: "uploads").map(\.name)
+        #expect(metrics.contains("uploadsAllocationsPerRequest") && metrics.contains("uploadsBytesPerRequest"))
+        // One allocation more per request shows in the figure.
+        let more = try #require(
+            PerRequestFigures(rounds: Self.rounds(3, extra: [1000, 1000, 1000], kept: { _ in 0 }), connections: 4))
+        #expect(more.allocationsPerRequest == 8)
+    }
+
+    @Test func liveGrowthPer1000RequestsIsTheSlopeWithItsInterval() throws {
+        // 4,096 bytes kept per 1,000 requests, ±512 bytes of noise around it: the interval holds the truth.
+        let noise: [Int64] = [512, -512, 256, -256, 0]
+        let figures = try #require(
+            PerRequestFigures(
+                rounds: Self.rounds(5, extra: [0, 0, 0, 0, 0], kept: { 4096 + noise[$0] }), connections: 1))
+        let growth = try #require(figures.liveGrowthPer1000Requests)
+        let lower = try #require(growth.lower)
+        let upper = try #require(growth.upper)
+        #expect(lower < 4096 && 4096 < upper, "\(growth)")
+        #expect(abs(growth.slope - 4096) < 512, "\(growth)")
+        // A flat heap: the slope is 0 exactly, and so is its interval.
+        let flat = try #require(
+            PerRequestFigures(rounds: Self.rounds(3, extra: [0, 0, 0], kept: { _ in 0 }), connections: 1))
+        #expect(flat.liveGrowthPer1000Requests == SlopeInterval([(0, 0), (1, 0), (2, 0), (3, 0)]))
+        #expect(flat.liveGrowthPer1000Requests?.slope == 0 && flat.liveGrowthPer1000Requests?.upper == 0)
+        // One round: a slope from two points, no interval.
+        let one = try #require(
+            PerRequestFigures(rounds: Self.rounds(1, extra: [0], kept: { _ in 2048 }), connections: 1))
+        #expect(one.liveGrowthPer1000Requests?.slope == 2048 && one.liveGrowthPer1000Requests?.lower == nil)
+        #expect(!one.metrics(phase: "load").map(\.name).contains("liveGrowthPer1000RequestsLow"))
+    }
+
+    @Test func studentsCriticalValuesAreTheTablesOnes() {
+        // Two-sided 95%: 12.706 (1 degree of freedom), 2.571 (5), 2.042 (30).
+        for (degrees, table) in [(1, 12.706), (5, 2.571), (30, 2.042)] {
+            let t = StudentT.criticalValue(twoSidedPValue: 0.05, degreesOfFreedom: degrees)
+            #expect(abs(t - table) < 0.001, "\(degrees): \(t)")
+        }
+    }
+
+    @Test func noRoundWithARequestHasNoFigures() {
+        let start = ExactCounts(liveBytes: 0, allocationCalls: 0, allocatedBytes: 0)
+        #expect(
+            PerRequestFigures(rounds: [Self.round(0, calls: 5, bytes: 5, from: start, live: 0)], connections: 1) == nil)
+        #expect(PerRequestFigures(rounds: [], connections: 1) == nil)
+    }
+}
