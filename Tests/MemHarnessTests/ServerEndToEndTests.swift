@@ -109,7 +109,7 @@ struct ServerEndToEndTests {
               - load: {path: /echo, connections: 4, requests: 4000}
             """)
         defer { trial.remove() }
-        #expect(result.status == .ok, "\(result.failure ?? "")")
+        #expect(result.status == .ok, "\(result.failureText ?? "")")
         let parts = try #require(result.measurements?.program?.residentExplained, "\(result)")
         let truth = 4000 * AllocatorCost.bytes(forRequest: retained)
         for breakdown in parts {
