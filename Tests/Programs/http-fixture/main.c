@@ -31,8 +31,9 @@ static long crash_after = -1;
 static long retain_bytes;
 static long allocations_per_request;
 static long leak_bytes;
-/// Where each of --allocations' blocks goes before it is freed: a volatile, so no malloc/free pair can be dropped.
-static void *volatile allocation_sink;
+/// Where each of --allocations' blocks goes before it is freed: a volatile, so no malloc/free pair can be dropped; one
+/// per thread (connections are served by threads of their own: a shared one let a thread free another's block).
+static _Thread_local void *volatile allocation_sink;
 
 /// What --retain keeps: a list nothing frees.
 struct kept {
@@ -59,7 +60,7 @@ static void allocate_more(long number) {
         if (!block) return;
         block[0] = (char)number;
         allocation_sink = block;
-        free(allocation_sink);
+        free(block);
     }
 }
 
