@@ -58,10 +58,12 @@ public enum Figure: Sendable, Hashable, Codable, CustomStringConvertible {
         "leakedBlocks": .leakedBlocks, "leakedBytes": .leakedBytes, "leakedCycles": .leakedCycles,
     ]
 
-    /// True for the heap graph's figures: only a strategy's instrumented case has them.
+    /// True for the heap graph's figures: only a strategy's instrumented case has them (a server's leaked blocks per
+    /// request among them).
     public var isHeapGraph: Bool {
         switch self {
         case .leakedBlocks, .leakedBytes, .leakedCycles: return true
+        case .metric(let name): return name == ServerPlan.leakedBlocksPerRequest
         default: return false
         }
     }

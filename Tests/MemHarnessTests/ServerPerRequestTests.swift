@@ -109,10 +109,13 @@ struct ServerPerRequestTests {
     }
 
     @Test func aServerThatLeaksABlockPerRequestLeaksOneBlockPerRequest() throws {
-        let (outcome, result, _) = try serve(
-            "--leak 256", load: "path: /, connections: 2, requests: 500, rounds: 2, warmup: 1", keys: "expect: leaks",
-            instrumented: true)
+        let (outcome, result, checks) = try serve(
+            "--leak 256", load: "path: /, connections: 2, requests: 500, rounds: 2, warmup: 1",
+            thresholds: ["metrics.leakedBlocksPerRequest >= 0.9", "metrics.leakedBlocksPerRequest <= 1.1"],
+            keys: "expect: leaks", instrumented: true)
         #expect(outcome.status == 0, "\(outcome.stdout)\(outcome.stderr)")
+        // A threshold on it is checked on the case that captured the heap, where the figure is.
+        #expect(checks.filter { $0.kind == .threshold }.map(\.passed) == [true, true], "\(checks)")
         let measurements = try #require(result.measurements)
         // The probe first: the capture at the server's exit sees the 1,500 blocks the requests leaked.
         let leaked = try #require(measurements.heapGraph?.leakedBlocks)
