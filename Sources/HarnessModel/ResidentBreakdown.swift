@@ -80,17 +80,24 @@ public struct ResidentBreakdown: Sendable, Hashable, Codable {
         measuredBytes > 0 ? Double(unexplainedBytes) / Double(measuredBytes) : 0
     }
 
+    /// The names of the parts' metrics at the peak, in `metrics`' order; the ratio's last.
+    static let partNames = [
+        "rssMeasured", "rssLiveHeap", "rssAllocatorFree", "rssAllocatorMetadata", "rssStacks", "rssMappedFiles",
+        "rssOtherAnonymous", "rssPurgeable", "rssUnexplained", "rssUnexplainedRatio",
+    ]
+
+    /// The names of `metrics` at both points.
+    public static let metricNames = Set(partNames + partNames.map { $0 + "AtEnd" })
+
     /// The parts as metrics, named `rss<Part>` (at the peak) or `rss<Part>AtEnd`: threshold-able as
     /// `metrics.rssLiveHeap` and so on.
     public var metrics: [Metric] {
         let suffix = point == .end ? "AtEnd" : ""
-        let parts: [(String, Int)] = [
-            ("rssMeasured", measuredBytes), ("rssLiveHeap", liveHeapBytes), ("rssAllocatorFree", allocatorFreeBytes),
-            ("rssAllocatorMetadata", allocatorMetadataBytes), ("rssStacks", stacksBytes),
-            ("rssMappedFiles", mappedFilesBytes), ("rssOtherAnonymous", otherAnonymousBytes),
-            ("rssPurgeable", purgeableBytes), ("rssUnexplained", unexplainedBytes),
+        let parts = [
+            measuredBytes, liveHeapBytes, allocatorFreeBytes, allocatorMetadataBytes, stacksBytes, mappedFilesBytes,
+            otherAnonymousBytes, purgeableBytes, unexplainedBytes,
         ]
-        return parts.map { Metric(name: $0.0 + suffix, value: Double($0.1), unit: .bytes) }
-            + [Metric(name: "rssUnexplainedRatio" + suffix, value: unexplainedFraction, unit: .ratio)]
+        return zip(Self.partNames, parts).map { Metric(name: $0 + suffix, value: Double($1), unit: .bytes) }
+            + [Metric(name: Self.partNames[parts.count] + suffix, value: unexplainedFraction, unit: .ratio)]
     }
 }

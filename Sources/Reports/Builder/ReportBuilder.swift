@@ -71,7 +71,8 @@ public enum ReportBuilder {
         blocks += [
             phaseTable("Peak allocated per phase", summary.ranked, \.phasePeakNetBytes),
             phaseTable("Exact peak per phase", summary.ranked, \.phaseExactPeakNetBytes),
-            PhaseTimeSection.section(for: scenario), ResidentSection.section(for: scenario),
+            PhaseTimeSection.section(for: scenario), PerRequestSection.section(summary),
+            ResidentSection.section(for: scenario),
             LeaksSection.section(for: scenario), AttributionSection.section(for: scenario, files: files),
             HeapGraphFiles.section(for: scenario, files: files), PeakRetainersSection.section(for: scenario),
             metricsTable(summary), notCompletedTable(scenario),
@@ -106,9 +107,11 @@ public enum ReportBuilder {
                     + "repetitions." : "")
     }
 
-    /// The median of each scenario metric per strategy; nil when the workload reports none.
+    /// The median of each scenario metric per strategy, but those a section of their own shows (per request, the
+    /// resident set explained); nil when there is none.
     static func metricsTable(_ summary: ScenarioSummary) -> Section? {
-        let metricNames = summary.ranked.flatMap { $0.metrics.map(\.name) }.uniqued()
+        let shown = PerRequestSection.shownNames(summary).union(ResidentBreakdown.metricNames)
+        let metricNames = summary.ranked.flatMap { $0.metrics.map(\.name) }.uniqued().filter { !shown.contains($0) }
         guard !metricNames.isEmpty else { return nil }
         let units = Dictionary(
             summary.ranked.flatMap(\.metrics).map { ($0.name, $0.unit) }, uniquingKeysWith: { first, _ in first })
