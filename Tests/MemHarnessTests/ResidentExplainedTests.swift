@@ -58,7 +58,10 @@ struct ResidentExplainedTests {
         let outcome = try trial.profile([], [ProgramTrial.agentProbe, "hold", "4MiB", "100"])
         #expect(outcome.status == 0, "\(outcome.stderr)")
         let (peak, end, _) = try explained(trial)
-        #expect(peak.liveHeapBytes >= 4 * Self.mebibyte, "\(peak)")
+        // The resident set's peak is a plateau: freed, the block's pages stay resident as jemalloc's dirty pages, so
+        // a high read again once it settled may be read after the free. Either way the block is jemalloc's there:
+        // live, or free and resident.
+        #expect(peak.liveHeapBytes + peak.allocatorFreeBytes >= 4 * Self.mebibyte, "\(peak)")
         #expect(end.liveHeapBytes < 4 * Self.mebibyte, "\(end)")
         #expect(end.purgeableBytes >= 4 * Self.mebibyte, "\(end)")
         #expect(end.allocatorFreeBytes >= end.purgeableBytes)
