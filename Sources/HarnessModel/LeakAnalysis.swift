@@ -6,25 +6,9 @@ public enum LeakAnalysis {
     /// Returns nil with fewer than three values: two points always lie on a line, so there is no
     /// spread left to bound the slope with.
     public static func fitSlope(_ values: [Double]) -> SlopeFit? {
-        let n = values.count
-        guard n >= 3, let line = LinearFit.leastSquares(values.enumerated().map { (Double($0.offset), $0.element) })
-        else {
-            return nil
-        }
-        let slope = line.slope
-        let meanX = Double(n - 1) / 2
-        var sxx = 0.0
-        var squaredResiduals = 0.0
-        for (index, value) in values.enumerated() {
-            let x = Double(index)
-            sxx += (x - meanX) * (x - meanX)
-            let residual = value - line.value(at: x)
-            squaredResiduals += residual * residual
-        }
-        let degreesOfFreedom = n - 2
-        let standardError = (squaredResiduals / Double(degreesOfFreedom) / sxx).squareRoot()
-        let bound = studentT975(degreesOfFreedom: degreesOfFreedom) * standardError
-        return SlopeFit(slopeBytesPerIteration: slope, boundBytesPerIteration: bound, iterations: n)
+        let points = values.enumerated().map { (x: Double($0.offset), y: $0.element) }
+        guard let line = LinearFit.leastSquares(points), let bound = line.slopeBound95(of: points) else { return nil }
+        return SlopeFit(slopeBytesPerIteration: line.slope, boundBytesPerIteration: bound, iterations: values.count)
     }
 
     /// Fits the growth line to the live heap per iteration, leaving out one-off jumps first.

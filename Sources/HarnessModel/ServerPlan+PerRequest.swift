@@ -48,20 +48,14 @@ public struct SlopeInterval: Sendable, Hashable, Codable {
     public var lower: Double?
     public var upper: Double?
 
-    /// The least-squares slope of `points` and its 95% interval (Student's t with n − 2 degrees of freedom on the
-    /// slope's standard error); nil with fewer than two distinct x values.
-    public init?(_ points: [(x: Double, y: Double)], confidence: Double = MedianInterval.defaultConfidence) {
+    /// The least-squares slope of `points` and its 95% interval (`LinearFit.slopeBound95`, the bound the leak
+    /// judgement's growth fits use); nil with fewer than two distinct x values.
+    public init?(_ points: [(x: Double, y: Double)]) {
         guard let fit = LinearFit.leastSquares(points) else { return nil }
         slope = fit.slope
-        guard points.count >= 3 else { return }
-        let meanX = points.reduce(0) { $0 + $1.x } / Double(points.count)
-        let sxx = points.reduce(0) { $0 + ($1.x - meanX) * ($1.x - meanX) }
-        let residuals = points.reduce(0) { $0 + ($1.y - fit.value(at: $1.x)) * ($1.y - fit.value(at: $1.x)) }
-        let degrees = points.count - 2
-        let error = (residuals / Double(degrees) / sxx).squareRoot()
-        let t = StudentT.criticalValue(twoSidedPValue: 1 - confidence, degreesOfFreedom: degrees)
-        lower = fit.slope - t * error
-        upper = fit.slope + t * error
+        guard let bound = fit.slopeBound95(of: points) else { return }
+        lower = fit.slope - bound
+        upper = fit.slope + bound
     }
 }
 

@@ -13,23 +13,6 @@ public enum StudentT {
         return regularizedIncompleteBeta(a: v / 2, b: 0.5, x: v / (v + t * t))
     }
 
-    /// The t whose two-sided p-value is `pValue` (0 < pValue < 1) with `degreesOfFreedom`: the half-width of a
-    /// confidence interval of 1 − pValue in units of the estimated σ (12.71 for 1 degree of freedom at 95%, 2.57
-    /// for 5, 1.96 as they grow). By bisection on `twoSidedPValue`, which falls as t grows.
-    public static func criticalValue(twoSidedPValue pValue: Double, degreesOfFreedom: Int) -> Double {
-        var low = 0.0
-        var high = 1e6
-        for _ in 0..<200 where high - low > 1e-9 * high {
-            let middle = (low + high) / 2
-            if twoSidedPValue(middle, degreesOfFreedom: degreesOfFreedom) > pValue {
-                low = middle
-            } else {
-                high = middle
-            }
-        }
-        return (low + high) / 2
-    }
-
     /// I_x(a, b) by its continued fraction (Numerical Recipes, 3rd ed., §6.4), on the side where it converges
     /// quickly.
     public static func regularizedIncompleteBeta(a: Double, b: Double, x: Double) -> Double {

@@ -38,6 +38,24 @@ public struct LinearFit: Sendable, Hashable, Codable {
         return LinearFit(slope: slope, intercept: intercept, rSquared: rSquared)
     }
 
+    /// The half-width of the 95% confidence interval of this line's slope through `points` (the points it was fitted
+    /// to): Student's t with n − 2 degrees of freedom times the slope's standard error. nil with fewer than three
+    /// points: two always lie on a line, so no spread is left to bound the slope with.
+    public func slopeBound95(of points: [(x: Double, y: Double)]) -> Double? {
+        guard points.count >= 3 else { return nil }
+        let meanX = points.reduce(0) { $0 + $1.x } / Double(points.count)
+        var sxx = 0.0
+        var squaredResiduals = 0.0
+        for point in points {
+            sxx += (point.x - meanX) * (point.x - meanX)
+            let residual = point.y - value(at: point.x)
+            squaredResiduals += residual * residual
+        }
+        let degreesOfFreedom = points.count - 2
+        let standardError = (squaredResiduals / Double(degreesOfFreedom) / sxx).squareRoot()
+        return LeakAnalysis.studentT975(degreesOfFreedom: degreesOfFreedom) * standardError
+    }
+
     /// The fitted y at `x`.
     public func value(at x: Double) -> Double { intercept + slope * x }
 }

@@ -66,11 +66,13 @@ struct PerRequestFiguresTests {
         #expect(!one.metrics(phase: "load").map(\.name).contains("liveGrowthPer1000RequestsLow"))
     }
 
-    @Test func studentsCriticalValuesAreTheTablesOnes() {
-        // Two-sided 95%: 12.706 (1 degree of freedom), 2.571 (5), 2.042 (30).
-        for (degrees, table) in [(1, 12.706), (5, 2.571), (30, 2.042)] {
-            let t = StudentT.criticalValue(twoSidedPValue: 0.05, degreesOfFreedom: degrees)
-            #expect(abs(t - table) < 0.001, "\(degrees): \(t)")
+    @Test func theIntervalsTIsTwoSided95PercentByStudentsDistribution() {
+        // The interval's t (`LeakAnalysis.studentT975`, a table, then a series) leaves 5% in the two tails of
+        // Student's t, as its distribution function (`StudentT.twoSidedPValue`) computes it.
+        for degrees in [1, 5, 30, 60] {
+            let t = LeakAnalysis.studentT975(degreesOfFreedom: degrees)
+            let pValue = StudentT.twoSidedPValue(t, degreesOfFreedom: degrees)
+            #expect(abs(pValue - 0.05) < 0.0005, "\(degrees): t \(t), p \(pValue)")
         }
     }
 
