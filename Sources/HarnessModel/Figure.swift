@@ -68,6 +68,17 @@ public enum Figure: Sendable, Hashable, Codable, CustomStringConvertible {
         }
     }
 
+    /// True for the figures that count resident file pages (`peakRSS`, and the resident breakdown's measured set,
+    /// mapped files and unexplained rest): they move with the page cache between runs of an unchanged program
+    /// (`ResidentBreakdown.pageCacheMetricNames`), so history holds them to a wider noise floor.
+    public var followsPageCache: Bool {
+        switch self {
+        case .peakRSS: return true
+        case .metric(let name): return ResidentBreakdown.pageCacheMetricNames.contains(name)
+        default: return false
+        }
+    }
+
     /// True when the figure is a byte count (its limits take size units).
     public var isBytes: Bool {
         switch self {

@@ -89,6 +89,12 @@ public struct ResidentBreakdown: Sendable, Hashable, Codable {
     /// The names of `metrics` at both points.
     public static let metricNames = Set(partNames + partNames.map { $0 + "AtEnd" })
 
+    /// The metrics that hold the resident pages of mapped files, at both points: the measured set, the mapped files
+    /// and what the parts leave unexplained. Which file pages a run has resident depends on the page cache as the
+    /// machine's other work and its reclaim left it (a fault maps only cached pages around it).
+    public static let pageCacheMetricNames = Set(
+        ["rssMeasured", "rssMappedFiles", "rssUnexplained", "rssUnexplainedRatio"].flatMap { [$0, $0 + "AtEnd"] })
+
     /// The parts as metrics, named `rss<Part>` (at the peak) or `rss<Part>AtEnd`: threshold-able as
     /// `metrics.rssLiveHeap` and so on.
     public var metrics: [Metric] {

@@ -93,3 +93,19 @@ extension ScenarioRun {
         try container.encodeIfPresent(adaptiveRepetitions, forKey: .adaptiveRepetitions)
     }
 }
+
+extension ScenarioRun {
+    /// A figure's unit as the run's cases report it: a metric's own unit (the first case that has the metric); nil for
+    /// the harness's own figures, whose unit the figure itself gives.
+    public func unit(of figure: Figure) -> Metric.Unit? {
+        guard case .metric(let name) = figure else { return nil }
+        return cases.lazy.compactMap { $0.metric(name)?.unit }.first
+    }
+
+    /// True when `figure` counts bytes here: a byte figure, or a metric whose cases report it in bytes (a server's
+    /// resident breakdown, its growth per 1,000 requests). History judges such a series with its byte quantum.
+    public func isBytes(_ figure: Figure) -> Bool {
+        if case .metric = figure { return unit(of: figure) == .bytes }
+        return figure.isBytes
+    }
+}

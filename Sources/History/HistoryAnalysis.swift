@@ -16,7 +16,9 @@ public struct HistoryAnalysis: Sendable, Hashable {
         runs = table.runs
         series = table.series.map {
             AnalysedSeries(
-                series: $0, analysis: ChangePointDetection.analyse($0.values, isBytes: $0.isBytes, settings: settings))
+                series: $0,
+                analysis: ChangePointDetection.analyse(
+                    $0.values, isBytes: $0.isBytes, followsPageCache: $0.key.followsPageCache, settings: settings))
         }
     }
 

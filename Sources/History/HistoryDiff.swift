@@ -73,7 +73,9 @@ public struct HistoryDiff: Sendable, Hashable {
             // The series' band; a figure with no series yet gets the detection's least noise.
             let noise =
                 bands[figure.key].map(NoiseBand.series(halfWidth:))
-                ?? NoiseBand(relative: settings.relativeNoiseFloor * settings.bandFactor)
+                ?? NoiseBand(
+                    relative: (figure.key.followsPageCache ? settings.pageCacheNoiseFloor : settings.relativeNoiseFloor)
+                        * settings.bandFactor)
             let change = RunToRun.compare(before: previous.value, after: Measured(value: figure.value), noise: noise)
             if change.direction != .unchanged {
                 moved.append(

@@ -41,6 +41,9 @@ public struct SeriesKey: Sendable, Hashable, Codable, Comparable, CustomStringCo
     }
 
     public var description: String { "\(scenario) / \(strategy) / \(figure)" }
+
+    /// True when the figure counts resident file pages (`Figure.followsPageCache`).
+    public var followsPageCache: Bool { Figure(name: figure)?.followsPageCache ?? false }
 }
 
 /// A figure's median in one run.
@@ -183,7 +186,7 @@ public struct HistoryRecord: Sendable, Hashable, Codable {
                 result.append(
                     RecordedFigure(
                         key: key, value: median, repetitions: values.count, gated: gatedFigures.contains(figure),
-                        isBytes: figure.isBytes))
+                        isBytes: run.isBytes(figure)))
             }
         }
         return result

@@ -12,8 +12,9 @@ import HarnessModel
 ///   to a step, residuals understate it when a segmentation cuts too often);
 /// - the figure's quantum q, the largest power of two up to a page that divides every value of a byte figure:
 ///   a value rounded to whole pages carries at least the rounding's noise, q/√12;
-/// - a share of the level (`relativeFloor`, 0.1%): a figure that never moved would otherwise make every byte a
-///   step.
+/// - a share of the level (`relativeNoiseFloor`, 0.1%): a figure that never moved would otherwise make every byte
+///   a step; 1% (`pageCacheNoiseFloor`) for a figure that counts resident file pages, which follow the page cache
+///   the machine's other work leaves, not the program.
 /// What the floors cannot see (a run that strays far now and then) is left to the change points' own tests: a
 /// step must order the runs either side of it, and an excursion that returns is noise (`ChangePointDetection`).
 public struct SeriesNoise: Sendable, Hashable {
@@ -30,8 +31,11 @@ public struct SeriesNoise: Sendable, Hashable {
 
     /// The noise of `values`, runs of one figure at one level (the repetitions of one run, or a stretch of
     /// history nothing changed in).
-    public init(values: [Double], isBytes: Bool, settings: ChangePointDetection.Settings = .init()) {
-        let floor = Self.floor(of: values, isBytes: isBytes, settings: settings)
+    public init(
+        values: [Double], isBytes: Bool, followsPageCache: Bool = false,
+        settings: ChangePointDetection.Settings = .init()
+    ) {
+        let floor = Self.floor(of: values, isBytes: isBytes, followsPageCache: followsPageCache, settings: settings)
         let level = Statistics.median(values) ?? 0
         let differences = zip(values.dropFirst(), values).map { $0 - $1 }
         let fromDifferences = Self.spread(differences) / 2.0.squareRoot()
@@ -42,12 +46,16 @@ public struct SeriesNoise: Sendable, Hashable {
     public func band(_ settings: ChangePointDetection.Settings = .init()) -> Double { sigma * settings.bandFactor }
 
     /// The smallest σ of a figure with these values: its quantum's rounding noise (q/√12, the standard deviation
-    /// of a uniform error over one quantum), `relativeNoiseFloor` × |median|, and 1e-9 (a figure that is nothing in
-    /// every run still has a positive noise).
-    public static func floor(of values: [Double], isBytes: Bool, settings: ChangePointDetection.Settings) -> Double {
+    /// of a uniform error over one quantum), `relativeNoiseFloor` × |median| (`pageCacheNoiseFloor` × |median| for a
+    /// figure that follows the page cache), and 1e-9 (a figure that is nothing in every run still has a positive
+    /// noise).
+    public static func floor(
+        of values: [Double], isBytes: Bool, followsPageCache: Bool = false, settings: ChangePointDetection.Settings
+    ) -> Double {
         let level = Statistics.median(values) ?? 0
         let quantum = isBytes ? Self.quantum(of: values, largest: settings.largestQuantum) : 0
-        return max(abs(level) * settings.relativeNoiseFloor, quantum / 12.0.squareRoot(), 1e-9)
+        let relative = followsPageCache ? settings.pageCacheNoiseFloor : settings.relativeNoiseFloor
+        return max(abs(level) * relative, quantum / 12.0.squareRoot(), 1e-9)
     }
 
     /// The largest power of two, at most `largest`, that divides every value (whole numbers only): 4096 for a

@@ -17,9 +17,7 @@ public struct ThresholdJudgement: Sendable, Hashable {
     /// Checks `threshold` in `run`.
     public init(_ threshold: Threshold, in run: ScenarioRun) {
         self.threshold = threshold
-        if case .metric(let name) = threshold.subject.figure {
-            unit = run.cases.lazy.compactMap { $0.metric(name)?.unit }.first
-        }
+        unit = run.unit(of: threshold.subject.figure)
         let subject = ThresholdEvaluator.median(threshold.subject, in: run)
         median = subject?.median
         spreadPercent = subject?.spread

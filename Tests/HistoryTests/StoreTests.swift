@@ -59,6 +59,28 @@ struct StoreFixture {
         #expect(record.figures.contains { $0.key.figure == "metrics.callbacks" })
     }
 
+    /// A metric in bytes is a byte series (its quantum and the page cache's floor apply), as a metric counted is not.
+    @Test func aMetricInBytesIsRecordedAsBytes() throws {
+        let cases = (1...3).map { repetition in
+            CaseResult.draft(strategy: "signal", repetition: repetition, status: .ok) { result in
+                result.peak.allocatedBytes = 1_000_000
+                result.metrics = [
+                    Metric(name: "rssMappedFiles", value: Double(1_459 + repetition) * 4096, unit: .bytes),
+                    Metric(name: "callbacks", value: Double(repetition), unit: .count),
+                ]
+            }
+        }
+        let report = RunReport(
+            generatedAt: "2026-11-27T00:00:00Z", environment: StoreFixture.environment,
+            scenarios: [RankingFixture.run(cases, strategies: ["signal"])])
+        let record = HistoryRecord(
+            report: report, provenance: Provenance(commit: "c", branch: "main", time: "t", machine: "m"))
+        let mapped = try #require(record.figures.first { $0.key.figure == "metrics.rssMappedFiles" })
+        let callbacks = try #require(record.figures.first { $0.key.figure == "metrics.callbacks" })
+        #expect(mapped.isBytes && mapped.value == 1_461 * 4096 && mapped.key.followsPageCache)
+        #expect(!callbacks.isBytes && !callbacks.key.followsPageCache)
+    }
+
     @Test func recordingTheSameRunTwiceChangesNothing() throws {
         let fixture = try StoreFixture()
         defer { fixture.remove() }

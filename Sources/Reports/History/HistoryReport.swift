@@ -56,7 +56,8 @@ public enum HistoryReport {
                 + "(\(first.provenance.time)) to \(last.provenance.shortCommit) (\(last.provenance.time)); "
                 + "\(analysis.series.count) series. Change points by PELT (normal mean-change cost, modified BIC "
                 + "penalty), each kept when its step exceeds the series' noise band (± 2.5σ; σ a robust estimate, "
-                + "never below the figure's quantum or 0.1% of its level) with p < 0.01 and persists: at least two "
+                + "never below the figure's quantum or 0.1% of its level, 1% for the resident pages of files, which follow "
+                + "the page cache) with p < 0.01 and persists: at least two "
                 + "runs at the new level, at most 10% of the runs either side past the midpoint, and an excursion "
                 + "that returns to where it was is noise.")
         lines += ["", "## Change points", ""]
