@@ -59,3 +59,11 @@ public struct SuppressedLeaks: Sendable, Hashable, Codable {
         self.init(groups: groups, unreachable: UnreachableBlocks(blocks: blocks, bytes: bytes, cycles: cycles))
     }
 }
+
+extension Sequence<CaseResult> {
+    /// The known leaks `strategy`'s cases were run with (every case of a strategy states the same); none when no case
+    /// states any.
+    public func suppressions(of strategy: String) -> [LeakSuppression] {
+        first { $0.strategy == strategy && $0.suppressions != nil }?.suppressions ?? []
+    }
+}

@@ -5,8 +5,9 @@
 public struct ResidentBreakdown: Sendable, Hashable, Codable {
     /// When it was read.
     public enum Point: String, Sendable, Hashable, Codable {
-        /// The highest resident set explained (a new high at least 3% above the one explained before it, read again
-        /// once it settled when it moved while its parts were read).
+        /// The highest resident set explained while the program ran (a new high at least 3% above the one explained
+        /// before it, read again once it settled when it moved while its parts were read; of equal ones the first read
+        /// while it held still). The exit's own sample explains only the end.
         case peak
         /// At exit, after the atexit handlers.
         case end

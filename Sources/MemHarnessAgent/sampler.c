@@ -13,7 +13,9 @@
 //
 // The resident set explained (`r` lines, resident.c): at each new high of the resident set at least
 // `MH_EXPLAIN_STEP` above the last one explained (the first sample's included), again once such a high read while
-// the resident set moved has settled, and at exit. Each reads jemalloc's stats (allocated, active, resident,
+// the resident set moved has settled, and at exit (as the end: the exit's own sample explains no high, since the
+// exit path faults in a few more file pages once the program may have freed what made its peak, and a high read
+// there would explain the peak as freed memory). Each reads jemalloc's stats (allocated, active, resident,
 // metadata, dirty and muzzy pages), then /proc/self/smaps and jemalloc's pages per the kernel, then statm once more:
 // the resident set before and after the walk bound what it saw.
 #include "agent_internal.h"
@@ -149,9 +151,10 @@ static bool explain_locked(char point) {
     return before != after;
 }
 
-// One `s` line, and an `r` line when the resident set reached a new high a step above the last one explained, or
-// when a high explained while it moved has settled (two samples alike, at or above it); the caller holds write_lock.
-static void sample_locked(void) {
+// One `s` line, and, when `explain_highs`, an `r` line when the resident set reached a new high a step above the
+// last one explained, or when a high explained while it moved has settled (two samples alike, at or above it); the
+// caller holds write_lock.
+static void sample_locked(bool explain_highs) {
     int64_t stats[STAT_COUNT];
     int64_t time_ns = read_stats(stats);
     int64_t small = read_u64(&nmalloc_mibs[0]), large = read_u64(&nmalloc_mibs[1]);
@@ -186,7 +189,7 @@ static void sample_locked(void) {
     mh_writer_flush(&samples);
     bool settled = explained_moving && rss == last_rss && rss >= explained_high;
     last_rss = rss;
-    if (rss > 0 && (settled || rss > explained_high + (int64_t)((double)explained_high * MH_EXPLAIN_STEP))) {
+    if (explain_highs && rss > 0 && (settled || rss > explained_high + (int64_t)((double)explained_high * MH_EXPLAIN_STEP))) {
         explained_high = rss;
         explained_moving = explain_locked('h');
     }
@@ -217,7 +220,7 @@ static void *sampler_main(void *argument) {
             mh_lock_release(&write_lock);
             break;
         }
-        sample_locked();
+        sample_locked(true);
         mh_lock_release(&write_lock);
     }
     return NULL;
@@ -246,7 +249,7 @@ static void sampler_start(void) {
     // The first sample now, before the program's main (or, in a forked child, before fork returns): the
     // stream starts from the state at load, however late the thread gets its first turn.
     first_sample_at = mh_now_ns();
-    sample_locked();
+    sample_locked(true);
 
     pthread_attr_t attributes;
     pthread_attr_init(&attributes);
@@ -300,7 +303,7 @@ void mh_sampler_at_exit(int status, const struct mh_stopped *caller) {
     atomic_store_explicit(&stopping, true, memory_order_release);
     mh_lock_take(&write_lock);
     if (!closed) {
-        sample_locked();
+        sample_locked(false);
         explain_locked('e');
         mh_put_text(&samples, "x ");
         mh_put_decimal(&samples, mh_relative_ns());

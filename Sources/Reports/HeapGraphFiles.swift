@@ -52,6 +52,7 @@ enum HeapGraphFiles {
         for (strategy, graph) in graphs {
             let section = HeapGraphSection.section(
                 for: graph, strategy: strategy, headingLevel: 4,
+                suppressions: (run.cases + run.instrumentedCases).suppressions(of: strategy),
                 cycleDiagram: { number in
                     let path = cyclePath(run, strategy, number)
                     return files?.contains(path) ?? true ? path : nil

@@ -1,3 +1,4 @@
+import Foundation
 import HarnessModel
 
 /// The heap graph of one strategy in `report.md`: its leaks table (as macOS `leaks` groups them), the cycles,
@@ -25,16 +26,18 @@ public enum HeapGraphSection {
         } ?? []
     }
 
-    /// The section of the document; nil when there is nothing to say.
+    /// The section of the document; nil when there is nothing to say. `suppressions`: the strategy's known leaks,
+    /// whose groups the leaks table marks as such.
     static func section(
         for summary: HeapGraphSummary, strategy: String, headingLevel: Int = 4,
-        cycleDiagram: ((Int) -> String?)? = nil, title: ((Int, Int) -> String)? = nil
+        suppressions: [LeakSuppression] = [], cycleDiagram: ((Int) -> String?)? = nil,
+        title: ((Int, Int) -> String)? = nil
     ) -> Section? {
         guard !summary.captures.isEmpty || !summary.failures.isEmpty else { return nil }
         var blocks: [Block] = []
         if summary.captures.count > 1 { blocks.append(.paragraph(capturesLine(summary.captures))) }
         if let last = summary.last {
-            blocks += captureBlocks(last, cycleDiagram: cycleDiagram, title: title)
+            blocks += captureBlocks(last, suppressions: suppressions, cycleDiagram: cycleDiagram, title: title)
         }
         blocks += growthBlocks(summary)
         if !summary.failures.isEmpty {
@@ -74,7 +77,8 @@ public enum HeapGraphSection {
     }
 
     static func captureBlocks(
-        _ capture: HeapCaptureSummary, cycleDiagram: ((Int) -> String?)?, title: ((Int, Int) -> String)?
+        _ capture: HeapCaptureSummary, suppressions: [LeakSuppression] = [], cycleDiagram: ((Int) -> String?)?,
+        title: ((Int, Int) -> String)?
     ) -> [Block] {
         let groupCount = capture.groups.map(\.count).reduce(0, +) + capture.omittedGroups
         // Groups of one signature are one row: say how many rows, when that is fewer than the groups.
@@ -89,17 +93,42 @@ public enum HeapGraphSection {
                     + "(\(Value.bytes(Double(capture.liveBytes)))) from \(count(capture.rootCount, "root")); "
                     + "\(leakedPhrase(capture)) in \(count(groupCount, "group"))\(signatures) "
                     + "(\(capture.rootCycleCount) root cycle\(capture.rootCycleCount == 1 ? "" : "s"), "
-                    + "\(capture.rootLeakCount) root leak\(capture.rootLeakCount == 1 ? "" : "s")).")
+                    + "\(capture.rootLeakCount) root leak\(capture.rootLeakCount == 1 ? "" : "s"))"
+                    + knownPhrase(SuppressedLeaks(capture, suppressions: suppressions)) + ".")
         ]
         if !capture.groups.isEmpty {
-            out.append(.table(leaksTable(capture)))
+            out.append(.table(leaksTable(capture, suppressions: suppressions)))
+            out += knownLeakBlocks(capture, suppressions: suppressions)
             out += cycleBlocks(capture, cycleDiagram: cycleDiagram, title: title)
         }
         out += pathBlocks(capture)
         return out
     }
 
-    static func leaksTable(_ capture: HeapCaptureSummary) -> Table {
+    /// What of a capture's leaks the strategy's suppressions know: empty when none.
+    static func knownPhrase(_ known: SuppressedLeaks) -> Phrase {
+        guard known.groups > 0 else { return Phrase() }
+        let (blocks, bytes) = (known.unreachable.blocks, Double(known.unreachable.bytes))
+        return "; \(count(known.groups, "group")) of \(count(blocks, "block")) (\(Value.bytes(bytes))) "
+            + "\(known.groups == 1 ? "is a known leak" : "are known leaks"), suppressed"
+    }
+
+    /// Why each suppressed group is a known leak, as its suppression says; nothing when no group is.
+    static func knownLeakBlocks(_ capture: HeapCaptureSummary, suppressions: [LeakSuppression]) -> [Block] {
+        let known = capture.groups.enumerated().compactMap { index, group in
+            suppressions.first { $0.matches(group) }.map { (index + 1, $0) }
+        }
+        guard !known.isEmpty else { return [] }
+        let items = known.map { number, suppression in
+            "group \(number): \(suppression.reason.trimmingCharacters(in: .whitespacesAndNewlines))" as Phrase
+        }
+        return [
+            .paragraph("\(strong: "Known leaks") (the suppressions' reasons): " + Phrase.joined(items, separator: "; "))
+        ]
+    }
+
+    /// The leak groups, largest first; a group a suppression matches says so, with the suppression's reason.
+    static func leaksTable(_ capture: HeapCaptureSummary, suppressions: [LeakSuppression] = []) -> Table {
         var table = Table(columns: [
             .init("Group", .number), .init("Signature"), .init("Count", .number), .init("Types"),
             .init("Blocks", .number), .init("Bytes", .number), .init("Root"), .init("Allocated at"),
@@ -119,6 +148,7 @@ public enum HeapGraphSection {
             } else {
                 root = "root leak " + typeCell(group.rootType)
             }
+            if suppressions.contains(where: { $0.matches(group) }) { root = "known leak, suppressed: " + root }
             if !group.nestedCycles.isEmpty {
                 let first = cycleNumber + 1
                 cycleNumber += group.nestedCycles.count

@@ -302,8 +302,12 @@ struct ProgramSamples {
 
     /// The resident set explained at its highest explained point and at the end (either missing when not written).
     var residentAtPeakAndEnd: [ResidentBreakdown] {
-        // The highest; of equals the latest (a high read again once it settled).
-        let peak = residentExplained.filter { $0.point == .peak }.reversed().max { $0.measuredBytes < $1.measuredBytes }
+        // The highest; of equals the first read while the set held still (a high read while it moved is read again
+        // once it settles), else the latest.
+        let highs = residentExplained.filter { $0.point == .peak }
+        let top = highs.map(\.measuredBytes).max()
+        let equals = highs.filter { $0.measuredBytes == top }
+        let peak = equals.first { $0.measuredBeforeBytes == $0.measuredBytes } ?? equals.last
         let end = residentExplained.last { $0.point == .end }
         return [peak, end].compactMap { $0 }
     }

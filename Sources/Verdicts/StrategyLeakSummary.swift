@@ -66,9 +66,7 @@ public struct StrategyLeakSummary: Sendable, Hashable {
         let ok = cases.filter { $0.strategy == strategy }.compactMap(\.completed)
         // Every case of a strategy states the same expectation (the file states it per strategy).
         let expectation = (cases + instrumented).first { $0.strategy == strategy && $0.expectation != nil }?.expectation
-        let suppressions =
-            (cases + instrumented).first { $0.strategy == strategy && $0.suppressions != nil }?
-            .suppressions ?? []
+        let suppressions = (cases + instrumented).suppressions(of: strategy)
         self.strategy = strategy
         judgement = LeakJudgement(evidence, expectation: expectation, criteria: criteria, suppressions: suppressions)
         heap = evidence.compactMap(\.heap).first { $0.capture != nil }?.suppressing(suppressions)

@@ -160,4 +160,29 @@ struct ProfileMeasurementsTests {
         #expect(ProgramSamples.residentBreakdown("r 1 q 1 1 1 1 1 1 1 1 1 1 1 1".split(separator: " ")) == nil)
         #expect(ProgramSamples.residentBreakdown("r 1 h 1 1".split(separator: " ")) == nil)
     }
+
+    /// The peak is the highest explained point; of equals, the first read while the set held still: lines of a
+    /// program that keeps 2 MiB for 200 ms and frees it before exit (read off the agent). Its high read while the
+    /// memset still faulted pages in is read again once it settles; a read at the same height after the free would
+    /// explain the peak as freed memory. The exit's own sample explains no high (sampler.c): only the end.
+    @Test func thePeakIsTheHighestReadWhileTheSetHeldStill() throws {
+        let lines = [
+            "r 1500000 h 6459392 6451200 172928 200000 2846720 0 0 0 6000000 32768 163840 300000",
+            "r 11700000 h 8699904 8568832 2311840 2340000 5091328 0 0 0 6000000 32768 163840 2500000",
+            "r 13700000 h 8699904 8699904 2311840 2340000 5091328 0 0 0 6000000 32768 163840 2500000",
+            "r 150000000 h 8699904 8699904 214688 249856 5091328 0 2101248 0 6000000 32768 163840 2500000",
+            "r 239000000 e 8876032 8876032 214688 249856 5091328 0 2101248 0 6115328 32768 163840 2564096",
+        ]
+        var samples = ProgramSamples()
+        samples.residentExplained = try lines.map {
+            try #require(ProgramSamples.residentBreakdown($0.split(separator: " ")))
+        }
+        let points = samples.residentAtPeakAndEnd
+        #expect(points.map(\.point) == [.peak, .end])
+        #expect(points[0].timeNanoseconds == 13_700_000 && points[0].liveHeapBytes == 2_311_840)
+        #expect(points[1].liveHeapBytes == 214_688)
+        // No read of the highest held still: the latest.
+        samples.residentExplained.removeSubrange(2...3)
+        #expect(samples.residentAtPeakAndEnd[0].timeNanoseconds == 11_700_000)
+    }
 }

@@ -136,6 +136,23 @@ struct HeapGraphSectionTests {
         try ReportWriterTests().checkGolden(text, "heap-graph-section.md")
     }
 
+    /// A group a suppression matches is marked in the leaks table, counted in the capture's line, and its reason
+    /// given below the table; the other groups are as they were.
+    @Test func aSuppressedGroupIsMarkedWithItsReason() throws {
+        let suppression = LeakSuppression(.type("App.Node"), reason: "a known leak of the node library\n")
+        let section = try #require(
+            HeapGraphSection.section(
+                for: HeapGraphFixture.summary, strategy: "strong-self", suppressions: [suppression]))
+        let text = MarkdownRenderer.render([.section(section)])
+        let plain = try #require(HeapGraphSection.markdown(for: HeapGraphFixture.summary, strategy: "strong-self"))
+        #expect(!plain.contains("known leak"))
+        #expect(text.contains("; 1 group of 1 block (32 B) is a known leak, suppressed."), "\(text)")
+        let rows = text.split(separator: "\n").filter { $0.hasPrefix("| ") && $0.contains("App.") }
+        #expect(rows.filter { $0.contains("known leak, suppressed: ") }.count == 1, "\(rows)")
+        #expect(rows.contains { $0.contains("known leak, suppressed: ") && $0.contains("App.Node") })
+        #expect(text.contains("**Known leaks** (the suppressions' reasons): group 2: a known leak of the node library"))
+    }
+
     @Test func anEmptySummaryHasNoSection() {
         #expect(HeapGraphSection.markdown(for: HeapGraphSummary(captures: []), strategy: "x") == nil)
     }

@@ -43,7 +43,8 @@ enum ResidentSection {
         + "pages (a purge would give the last two back); allocator metadata the pages of jemalloc's own mappings the "
         + "kernel holds resident beyond those. Stacks, code and files and other anonymous mappings come from "
         + "/proc/PID/smaps. Unexplained is the resident set (statm, read right after the parts) less their sum. The "
-        + "peak is the highest resident set explained: a new high at least 3% above the one explained before it (read again "
-        + "once settled when it moved while its parts were read). A negative metadata figure means jemalloc counts "
+        + "peak is the highest resident set explained while the program ran: a new high at least 3% above the one "
+        + "explained before it (read again once settled when it moved while its parts were read; of equal ones the "
+        + "first read while it held still). A negative metadata figure means jemalloc counts "
         + "active or free pages the kernel never faulted in."
 }

@@ -49,9 +49,10 @@ final class CachedResponse: @unchecked Sendable {
     deinit { bytes.deallocate() }
 }
 
-/// The responses rendered for each connection, keyed by the connection and its request number. `capacity` nil:
-/// unbounded (every response is kept for as long as the server runs, its connection closed or not); otherwise at
-/// most `capacity` responses in all, the oldest evicted first.
+/// The responses rendered for each connection, keyed by the connection and the cache's request number. `capacity`
+/// nil: unbounded (every response is kept for as long as the server runs, its connection closed or not); otherwise at
+/// most `capacity` responses in all, the oldest evicted first, and nothing else kept per connection: a counter per
+/// connection would grow with the connections (16 B each, in a dictionary that doubles), a bound cache's own leak.
 final class ConnectionCaches: Sendable {
     private struct Key: Hashable {
         let connection: ObjectIdentifier
@@ -59,7 +60,8 @@ final class ConnectionCaches: Sendable {
     }
 
     private struct State {
-        var served: [ObjectIdentifier: Int] = [:]
+        /// Requests answered: the next response's number.
+        var requests = 0
         var responses: [Key: CachedResponse] = [:]
         /// Bounded only: the cached keys in a ring, the oldest at `oldest` once it is full.
         var order: [Key] = []
@@ -74,10 +76,9 @@ final class ConnectionCaches: Sendable {
     /// Caches the connection's next response; returns how many responses the cache holds.
     func respond(on connection: ObjectIdentifier) -> Int {
         state.withLock { state in
-            let number = state.served[connection, default: 0]
-            state.served[connection] = number + 1
-            let key = Key(connection: connection, number: number)
-            state.responses[key] = CachedResponse(seed: number)
+            let key = Key(connection: connection, number: state.requests)
+            state.responses[key] = CachedResponse(seed: state.requests)
+            state.requests += 1
             if let capacity {
                 if state.order.count < capacity {
                     state.order.append(key)
