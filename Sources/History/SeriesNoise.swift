@@ -11,7 +11,9 @@ import HarnessModel
 ///   MAD beyond), and half the spread of successive differences over √2 (differences overstate the noise next
 ///   to a step, residuals understate it when a segmentation cuts too often);
 /// - the figure's quantum q, the largest power of two up to a page that divides every value of a byte figure:
-///   a value rounded to whole pages carries at least the rounding's noise, q/√12;
+///   a figure read in whole quanta moves by one now and then in an unchanged program (the stack's random offset at
+///   exec spans the same depth over one more page in some runs: rssStacks 32 KiB in 6 runs, 36 KiB in 2), so σ is at
+///   least q/2 and its band (2.5σ) holds a one-quantum move;
 /// - a share of the level (`relativeNoiseFloor`, 0.1%): a figure that never moved would otherwise make every byte
 ///   a step; 1% (`pageCacheNoiseFloor`) for a figure that counts resident file pages, which follow the page cache
 ///   the machine's other work leaves, not the program.
@@ -45,8 +47,8 @@ public struct SeriesNoise: Sendable, Hashable {
     /// The band a difference of levels must exceed to be more than noise: `bandFactor` × σ.
     public func band(_ settings: ChangePointDetection.Settings = .init()) -> Double { sigma * settings.bandFactor }
 
-    /// The smallest σ of a figure with these values: its quantum's rounding noise (q/√12, the standard deviation
-    /// of a uniform error over one quantum), `relativeNoiseFloor` × |median| (`pageCacheNoiseFloor` × |median| for a
+    /// The smallest σ of a figure with these values: half its quantum (a one-quantum move stays within the band),
+    /// `relativeNoiseFloor` × |median| (`pageCacheNoiseFloor` × |median| for a
     /// figure that follows the page cache), and 1e-9 (a figure that is nothing in every run still has a positive
     /// noise).
     public static func floor(
@@ -55,7 +57,7 @@ public struct SeriesNoise: Sendable, Hashable {
         let level = Statistics.median(values) ?? 0
         let quantum = isBytes ? Self.quantum(of: values, largest: settings.largestQuantum) : 0
         let relative = followsPageCache ? settings.pageCacheNoiseFloor : settings.relativeNoiseFloor
-        return max(abs(level) * relative, quantum / 12.0.squareRoot(), 1e-9)
+        return max(abs(level) * relative, quantum / 2, 1e-9)
     }
 
     /// The largest power of two, at most `largest`, that divides every value (whole numbers only): 4096 for a
