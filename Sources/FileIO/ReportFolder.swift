@@ -52,11 +52,21 @@ public enum ReportError: Error, CustomStringConvertible, Sendable {
             return text.isEmpty ? "the top level" : String(text.drop { $0 == "." })
         }
         switch error {
-        case .dataCorrupted(let context): return "bad value at \(path(context)): \(context.debugDescription)"
+        case .dataCorrupted(let context):
+            let reason = (context.underlyingError as? SampleSeries.ColumnProblem).map(describe)
+            return "bad value at \(path(context)): \(reason ?? context.debugDescription)"
         case .keyNotFound(let key, let context): return "missing '\(key.stringValue)' in \(path(context))"
         case .typeMismatch(_, let context), .valueNotFound(_, let context):
             return "unexpected value at \(path(context)): \(context.debugDescription)"
         @unknown default: return "\(error)"
+        }
+    }
+
+    /// A record's sample columns' problem in words.
+    static func describe(_ problem: SampleSeries.ColumnProblem) -> String {
+        switch problem {
+        case .columnsDisagree: return "the sample columns disagree (lengths, gauge names or phase indices)"
+        case .notAWholeNumber(let field): return "'\(field)' is not a whole number within ±2^53"
         }
     }
 

@@ -79,12 +79,4 @@ public struct MemoryBudget: Sendable, Hashable, Codable {
 
     /// True when there is nothing to watch.
     public var isEmpty: Bool { limitBytes == nil && warningBytes == nil }
-
-    /// One line for reports: `limit 256.00 MiB, warning at 204.80 MiB (allocated)`.
-    public var summary: String {
-        var parts: [String] = []
-        if let limitBytes { parts.append("limit \(Units.formatBytes(limitBytes))") }
-        if let warningBytes { parts.append("warning at \(Units.formatBytes(warningBytes))") }
-        return parts.joined(separator: ", ") + " (\(footprint.rawValue))"
-    }
 }

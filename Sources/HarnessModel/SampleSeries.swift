@@ -90,9 +90,7 @@ extension SampleSeries {
         guard lengths.allSatisfy({ $0 == timeNanoseconds.count }), gauges.count == gaugeNames.count,
             mergedSamplesPerRow >= 1, phaseIndex.allSatisfy({ $0 >= -1 && $0 <= phaseNames.count })
         else {
-            throw DecodingError.dataCorruptedError(
-                forKey: .timeNanoseconds, in: container,
-                debugDescription: "the sample columns disagree (lengths, gauge names or phase indices)")
+            throw Self.problem(.columnsDisagree, key: .timeNanoseconds, in: container)
         }
     }
 
@@ -104,11 +102,29 @@ extension SampleSeries {
         let limit: T = T.bitWidth > 54 ? T(1) << 53 : T.max
         return try text.split(separator: " ", omittingEmptySubsequences: false).map { field in
             guard let value = T(field), value.magnitude <= limit.magnitude else {
-                throw DecodingError.dataCorruptedError(
-                    forKey: key, in: container,
-                    debugDescription: "'\(field.prefix(24))' is not a whole number within ±2^53")
+                throw problem(.notAWholeNumber(String(field.prefix(24))), key: key, in: container)
             }
             return value
         }
+    }
+}
+
+extension SampleSeries {
+    /// Why a record's sample columns cannot be read; its words are where a record file is read (FileIO).
+    public enum ColumnProblem: Error, Sendable, Hashable {
+        /// The columns' lengths, the gauge names or the phase indices disagree.
+        case columnsDisagree
+        /// A field (its first 24 characters) that is no whole number within ±2^53.
+        case notAWholeNumber(String)
+    }
+
+    /// `problem` as the decoding error of the value at `key`, the typed problem its underlying error.
+    private static func problem(
+        _ problem: ColumnProblem, key: CodingKeys, in container: KeyedDecodingContainer<CodingKeys>
+    ) -> DecodingError {
+        .dataCorrupted(
+            DecodingError.Context(
+                codingPath: container.codingPath + [key], debugDescription: String(describing: problem),
+                underlyingError: problem))
     }
 }

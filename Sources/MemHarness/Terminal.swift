@@ -99,11 +99,20 @@ enum Publishing {
         let environment = ProcessInfo.processInfo.environment
         let publication = Publication(
             record, folder: folder, junit: gate.junit, json: gate.json, environment: environment,
-            width: isatty(STDOUT_FILENO) == 1 ? 100 : nil)
+            width: stdoutColumns())
         Terminal.result(publication.results)
         try Terminal.orFail { () throws(ReportError) in try publication.writeFiles() }
         if let annotations = publication.annotations { Terminal.result(annotations) }
         if let warning = publication.appendStepSummary() { Terminal.note("warning: \(warning)") }
+    }
+
+    /// The columns of the terminal stdout is, 100 when it does not say (a terminal of unknown size); nil when
+    /// stdout is no terminal.
+    static func stdoutColumns() -> Int? {
+        guard isatty(STDOUT_FILENO) == 1 else { return nil }
+        var size = winsize()
+        guard ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return 100 }
+        return Int(size.ws_col)
     }
 
     /// Publishes `verdict.record` and ends the command with the verdict's status.

@@ -3,48 +3,17 @@ import HarnessModel
 
 /// Renders checks (thresholds, baseline comparisons, leak expectations) for people and for CI.
 public enum CheckOutputs {
-    /// The checks for the terminal, at most `width` columns wide: a table (status, check, actual,
-    /// limit, margin) when it fits, else each check on a line of its own with its figures on the next
-    /// (cut with `…` only if a single item is wider still); then each failure with its full message, wrapped.
-    /// A nil `width` (stdout is a file or a pipe, which has no width) gives the table whole and nothing cut.
+    /// The checks for the terminal: the document's checks section (`section`) as `TerminalRenderer` lays it out,
+    /// at most `width` columns wide, long cells wrapped within their column; then each failure with its full
+    /// message, wrapped. A nil `width` (stdout is a file or a pipe, which has no width) keeps the table to
+    /// `pipeWidth` columns and each failure message whole on one line, for a log that is read with grep.
     public static func terminalTable(_ checks: [CheckResult], width: Int? = 100) -> String {
-        // An unbounded width: every line fits, so nothing is shortened or wrapped.
-        let width = width ?? Int.max / 4
-        guard !checks.isEmpty else {
-            return "No checks: the scenarios state no thresholds and no baseline was given.\n"
-        }
-        let rows = checks.map {
-            [$0.passed ? "PASS" : "FAIL", "\($0.scenario) · \($0.name)", $0.actual, $0.limit, $0.margin]
-        }
-        let header = ["", "check", "actual", "limit", "margin"]
-        let widths = header.indices.map { column in (rows.map { $0[column].count } + [header[column].count]).max() ?? 0
-        }
-        var out: [String]
-        if widths.reduce(0, +) + 2 * (widths.count - 1) <= width {
-            out = ([header] + rows).map { cells in
-                cells.enumerated().map { index, cell in
-                    cell + String(repeating: " ", count: widths[index] - cell.count)
-                }.joined(separator: "  ").trimmingTrailingSpaces()
-            }
-        } else {
-            out = rows.flatMap { row in
-                [
-                    shorten("\(row[0])  \(row[1])", to: width),
-                    shorten("      \(row[2]) · limit \(row[3]) · margin \(row[4])", to: width),
-                ]
-            }
-        }
-        let failed = checks.filter { !$0.passed }
-        out.append("")
-        out.append("\(checks.count - failed.count) passed, \(failed.count) failed")
-        for check in failed { out += wrapped("FAIL: \(check.message)", to: width, indent: 6) }
-        return out.joined(separator: "\n") + "\n"
+        guard let section = section(checks, title: CheckWords.title) else { return CheckWords.noChecks + "\n" }
+        return TerminalRenderer.render([.section(section)], width: width ?? pipeWidth, wrapsText: width != nil)
     }
 
-    /// `text` cut to `width` characters, its end replaced by `…` when cut.
-    static func shorten(_ text: String, to width: Int) -> String {
-        text.count <= width ? text : String(text.prefix(max(0, width - 1))) + "…"
-    }
+    /// The check table's width in a log (stdout is no terminal): what a terminal of 120 columns shows whole.
+    static let pipeWidth = 120
 
     /// JUnit XML: one test suite per scenario, one test case per check; failures carry the message.
     public static func junit(_ checks: [CheckResult]) -> String {
@@ -96,25 +65,27 @@ public enum CheckOutputs {
         return MarkdownRenderer.render([.section(section)])
     }
 
-    /// The checks as a section of the document: how many passed, then a row per check; nil without checks.
+    /// The checks as a section of the document: how many passed, a row per check, then each failure's message;
+    /// nil without checks.
     static func section(_ checks: [CheckResult], title: Phrase) -> Section? {
         guard !checks.isEmpty else { return nil }
-        let failed = checks.filter { !$0.passed }.count
+        let failed = checks.filter { !$0.passed }
         var table = Table(columns: [
             .init(""), .init("Scenario"), .init("Check"), .init("Actual", .number), .init("Limit"),
             .init("Margin", .number), .init("Spread", .number),
         ])
         for check in checks {
             table.rows.append([
-                check.passed ? "✅ PASS" : "❌ FAIL", Phrase(stringLiteral: check.scenario),
+                CheckWords.status(passed: check.passed), Phrase(stringLiteral: check.scenario),
                 Phrase(stringLiteral: check.name), Phrase(stringLiteral: check.actual),
                 Phrase(stringLiteral: check.limit), Phrase(stringLiteral: check.margin),
                 check.spreadPercent.map { .value(.plusMinusPercent($0 / 2, decimals: 1)) } ?? "–",
             ])
         }
-        return Section(
-            level: 2, heading: title,
-            blocks: [.paragraph("\(checks.count - failed) passed, \(failed) failed."), .table(table)])
+        var blocks: [Block] = [.paragraph(CheckWords.counts(passed: checks.count - failed.count, failed: failed.count))]
+        blocks.append(.table(table))
+        if !failed.isEmpty { blocks.append(.list(failed.map { ListItem(CheckWords.failure($0.message)) })) }
+        return Section(level: 2, heading: title, blocks: blocks)
     }
 
     /// github-action-benchmark's `customSmallerIsBetter` input: one entry per strategy's median peak allocated
@@ -168,13 +139,5 @@ public enum CheckOutputs {
             }
         }
         return result
-    }
-}
-
-extension String {
-    func trimmingTrailingSpaces() -> String {
-        var text = Substring(self)
-        while text.last == " " { text = text.dropLast() }
-        return String(text)
     }
 }

@@ -29,7 +29,8 @@ public struct Publication: Sendable {
 
     /// The publication of `record`, whose report folder is `folder`. `junit` and `json` are the files asked
     /// for; `environment` is read for `GITHUB_ACTIONS` and `GITHUB_STEP_SUMMARY`. `width`: the terminal's columns
-    /// for the check table; nil when stdout is no terminal (the table is then never cut).
+    /// for the check table; nil when stdout is no terminal (the table then keeps to 120 columns, each failure
+    /// message whole on one line).
     public init(
         _ record: RunRecord, folder: String, junit: String? = nil, json: String? = nil,
         environment: [String: String] = [:], width: Int? = 100

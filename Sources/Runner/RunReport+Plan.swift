@@ -54,3 +54,13 @@ extension ScenarioRun {
         if case .auto(let rule) = planned.repetitions { adaptiveRepetitions = rule }
     }
 }
+
+extension MemoryBudget {
+    /// One line for reports: `limit 256.00 MiB, warning at 204.80 MiB (allocated)`.
+    var summary: String {
+        var parts: [String] = []
+        if let limitBytes { parts.append("limit \(Units.formatBytes(limitBytes))") }
+        if let warningBytes { parts.append("warning at \(Units.formatBytes(warningBytes))") }
+        return parts.joined(separator: ", ") + " (\(footprint.rawValue))"
+    }
+}

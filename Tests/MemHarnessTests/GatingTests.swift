@@ -142,7 +142,7 @@ extension GatingTests {
         #expect(outcome.status == 2, "\(outcome.stdout)\(outcome.stderr)")
         #expect(
             outcome.unwrappedStdout.contains("FAIL: unexpected-leak / strong-self-capture leaks (1 of 1 repetitions"))
-        #expect(outcome.stdout.contains("PASS  unexpected-leak · weak-self: expected leak-free"))
+        #expect(outcome.stdout.contains("✅ PASS  unexpected-leak  weak-self: expected leak-free"), "\(outcome.stdout)")
         #expect(try junitFailures("\(out)/junit.xml") == 1)
         let report = try String(contentsOfFile: "\(out)/report.md", encoding: .utf8)
         #expect(report.contains("Leaks"))

@@ -24,7 +24,7 @@ struct ProfileScenarioTests {
         let outcome = try trial.memharness(["run", Self.ranking, "--out", trial.out, "--set", "hold=20MiB"])
         #expect(outcome.status == 0, "every check passes: \(outcome.stderr)")
         #expect(
-            outcome.stdout.contains("PASS  command-ranking · one-block.peakAllocated <= 25MiB"), "\(outcome.stdout)")
+            outcome.stdout.contains("✅ PASS  command-ranking  one-block.peakAllocated <= 25MiB"), "\(outcome.stdout)")
 
         // The truths: one block of {hold}; 64 blocks of 1 MiB.
         let truths = [

@@ -42,7 +42,7 @@ public enum ReportBuilder {
             }
             blocks.append(.table(table))
         }
-        if let checks = CheckOutputs.section(checks, title: "Checks") { blocks.append(.section(checks)) }
+        if let checks = CheckOutputs.section(checks, title: CheckWords.title) { blocks.append(.section(checks)) }
         for sweep in report.sweeps ?? [] { blocks.append(.section(SweepSection.section(sweep))) }
         for (index, scenario) in report.scenarios.enumerated() {
             blocks.append(.section(section(for: scenario, index: index, files: files, scale: scale)))

@@ -42,3 +42,20 @@ extension CaseResult {
     /// Why the case did not complete, in plain words (`CaseFailure.text`); nil when it completed.
     public var failureText: String? { failure?.text }
 }
+
+/// The words of the checks section (report.md, the step summary, the terminal's check table).
+enum CheckWords {
+    /// The section's heading in report.md and on the terminal.
+    static let title: Phrase = "Checks"
+    /// What the terminal shows for a run without checks.
+    static let noChecks = "No checks: the scenarios state no thresholds and no baseline was given."
+
+    /// A check's status cell: `✅ PASS` or `❌ FAIL`.
+    static func status(passed: Bool) -> Phrase { passed ? "✅ PASS" : "❌ FAIL" }
+
+    /// `41 passed, 2 failed.`
+    static func counts(passed: Int, failed: Int) -> Phrase { "\(passed) passed, \(failed) failed." }
+
+    /// A failed check's full message: `FAIL: hold-large.peakAllocated = 4.00 MiB breaks …`.
+    static func failure(_ message: String) -> Phrase { "FAIL: \(message)" }
+}
