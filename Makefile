@@ -114,15 +114,15 @@ example-server: deps
 	  --heap-graph --retained-by server_leaks.CachedResponse --out Reports/latest
 
 # What measuring a server costs it: the example server (release) under load from memharness-load, alone, under the
-# agent sampling at 1 ms (`profile`), counting exactly (a server strategy's per-request figures) and tracking its heap
-# for the capture at exit, 15 rounds interleaved; requests/s, ratios against the 5% bar (PASS/FAIL) and the capture's
+# agent sampling at 1 ms (`profile`) and at 10 ms, counting exactly (a server strategy's per-request figures) and tracking its heap
+# for the capture at exit, 11 rounds interleaved; requests/s, ratios against the 5% bar (PASS/FAIL) and the capture's
 # pause. Writes Reports/benchmarks/server-throughput.md. About 5 minutes after the builds. Not part of `make test`.
 # THROUGHPUT_PORT: the port the server listens on.
 THROUGHPUT_PORT ?= 18432
 bench-server-throughput: build
 	$(SWIFT) build -c release $(FRAME_POINTERS) --product memharness-bench
 	$(SWIFT) build -c release --package-path $(SERVER_EXAMPLE) --product server-leaks
-	$(RELEASE_BIN)/memharness-bench server-throughput --rounds 15 --port $(THROUGHPUT_PORT) \
+	$(RELEASE_BIN)/memharness-bench server-throughput --rounds 11 --port $(THROUGHPUT_PORT) \
 	  --server $(SERVER_EXAMPLE)/.build/release/server-leaks
 
 # The documentation, with swift-docc-plugin: the MemHarness catalog (Sources/MemHarness/MemHarness.docc, the

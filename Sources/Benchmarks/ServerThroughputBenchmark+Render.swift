@@ -21,11 +21,13 @@ extension ServerThroughputBenchmark {
                 + "\(settings.loadMilliseconds) ms after a warm-up of \(settings.warmupMilliseconds) ms (not counted), "
                 + "started anew for every run, \(settings.rounds) rounds of the \(Way.allCases.count) ways "
                 + "interleaved (the first way rotating), after one uncounted run of each. Requests/s: requests "
-                + "answered over the load's duration. Ratios are the medians' ratio and, in brackets, the median of "
-                + "the rounds' own ratios (each against the same round's server alone).", "",
+                + "answered over the load's duration. Server CPU: the server's CPU time (every thread) during the "
+                + "load; sampler CPU: the agent's sampler thread's (`memharness-smp`), from /proc; sampler / server CPU: the median of the rounds' shares. Ratios are the "
+                + "medians' ratio and, in brackets, the median of the rounds' own ratios (each against the same round's server alone).",
+            "",
             "| Way | Requests/s (median) | Min | Max | Spread | Ratio to alone | Samples during load | "
-                + "Allocations/request | Stop (median) |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+                + "Allocations/request | Server CPU | Sampler CPU | Sampler / server CPU | Stop (median) |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
         ]
         for way in Way.allCases { lines.append(row(way, rounds, reference: reference)) }
         lines += [
@@ -52,12 +54,20 @@ extension ServerThroughputBenchmark {
         let samples = Statistics.median(mine.compactMap(\.samples).map(Double.init))
         let allocations = Statistics.median(mine.compactMap(\.allocationsPerRequest))
         let stop = Statistics.median(mine.map(\.stopSeconds)) ?? 0
+        let serverCPU = Statistics.median(mine.map(\.serverCPUSeconds)) ?? 0
+        let samplerCPU = Statistics.median(mine.compactMap(\.samplerCPUSeconds))
+        let share = Statistics.median(
+            mine.compactMap { round in
+                round.samplerCPUSeconds.flatMap { round.serverCPUSeconds > 0 ? $0 / round.serverCPUSeconds : nil }
+            })
         return
             "| \(way.label) | \(Units.fixed(median, decimals: 0)) | \(Units.fixed(values.min() ?? 0, decimals: 0)) | "
             + "\(Units.fixed(values.max() ?? 0, decimals: 0)) | \(Units.fixed(spread, decimals: 1))% | "
             + "\(Units.fixed(median / max(reference, 1), decimals: 3)) (\(Units.fixed(paired, decimals: 3))) | "
             + "\(samples.map { Units.fixed($0, decimals: 0) } ?? "–") | "
-            + "\(allocations.map { Units.fixed($0, decimals: 1) } ?? "–") | \(Bench.seconds(stop)) |"
+            + "\(allocations.map { Units.fixed($0, decimals: 1) } ?? "–") | \(Bench.seconds(serverCPU)) | "
+            + "\(samplerCPU.map(Bench.seconds) ?? "–") | \(share.map { Units.fixed($0 * 100, decimals: 1) + "%" } ?? "–") | "
+            + "\(Bench.seconds(stop)) |"
     }
 
     /// Each round's requests/s of `way` over the same round's server alone.

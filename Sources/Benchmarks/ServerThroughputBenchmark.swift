@@ -18,6 +18,8 @@ enum ServerThroughputBenchmark {
         case alone
         /// The agent preloaded with its sampler at 1 ms: `memharness profile` of a server and a command strategy.
         case sampled
+        /// The same at a 10 ms interval (`--interval 10ms`): what the sampler's cost owes to its interval.
+        case sampled10
         /// The agent counting every allocation (`MEMHARNESS_AGENT_EXACT`): a server strategy with load steps, whose
         /// per-request figures come from those counts.
         case exact
@@ -28,6 +30,7 @@ enum ServerThroughputBenchmark {
             switch self {
             case .alone: return "alone (jemalloc, no agent)"
             case .sampled: return "sampled, 1 ms"
+            case .sampled10: return "sampled, 10 ms"
             case .exact: return "exact counts"
             case .heapAtExit: return "exact + heap capture at exit"
             }
@@ -61,6 +64,10 @@ enum ServerThroughputBenchmark {
         var stopSeconds: Double
         /// The heap capture's size, bytes; nil without one.
         var captureBytes: Int?
+        /// CPU time of the server during the measured load (every thread), seconds.
+        var serverCPUSeconds: Double
+        /// CPU time of the agent's sampler thread during the measured load, seconds; nil without the agent.
+        var samplerCPUSeconds: Double?
     }
 
     struct Failure: Error, CustomStringConvertible {
@@ -97,9 +104,11 @@ enum ServerThroughputBenchmark {
         defer { if !stopped { _ = server.kill() } }
         try waitUntilReady(server, port: settings.port, output: "\(folder)/server.out")
         var figures = try load(settings, milliseconds: settings.warmupMilliseconds, folder: folder)
+        let cpuBefore = ThreadCPU.read(server.pid)
         let loadStart = MonotonicClock.nanoseconds() - origin
         if !warmupOnly { figures = try load(settings, milliseconds: settings.loadMilliseconds, folder: folder) }
         let loadEnd = MonotonicClock.nanoseconds() - origin
+        let cpu = ThreadCPU.read(server.pid) - cpuBefore
         let stopStart = MonotonicClock.nanoseconds()
         server.send(SIGTERM)
         let ended = try server.wait(timeoutNanoseconds: 60_000_000_000) ?? server.kill()
@@ -120,7 +129,8 @@ enum ServerThroughputBenchmark {
             way: way, requestsPerSecond: Double(figures.requests) / (Double(settings.loadMilliseconds) / 1e3),
             errors: figures.errors, samples: way == .alone ? nil : samples?.count,
             allocationsPerRequest: figures.requests > 0 ? calls.map { Double($0) / Double(figures.requests) } : nil,
-            stopSeconds: stopSeconds, captureBytes: capture)
+            stopSeconds: stopSeconds, captureBytes: capture, serverCPUSeconds: cpu.process,
+            samplerCPUSeconds: way == .alone ? nil : cpu.sampler)
     }
 
     /// This process's environment without any agent, with jemalloc preloaded alone, or the agent (and jemalloc after
@@ -133,8 +143,8 @@ enum ServerThroughputBenchmark {
             if let jemalloc = settings.agent.jemalloc { variables["LD_PRELOAD"] = jemalloc }
             return variables
         }
-        variables.merge(settings.agent.variables(exact: way != .sampled)) { $1 }
-        variables["MEMHARNESS_AGENT_INTERVAL_NS"] = "1000000"
+        variables.merge(settings.agent.variables(exact: way != .sampled && way != .sampled10)) { $1 }
+        variables["MEMHARNESS_AGENT_INTERVAL_NS"] = way == .sampled10 ? "10000000" : "1000000"
         variables["MEMHARNESS_AGENT_SAMPLES"] = "\(folder)/samples.%p"
         variables["MEMHARNESS_AGENT_ORIGIN_NS"] = String(origin)
         if way == .heapAtExit { variables["MEMHARNESS_AGENT_HEAP_AT_EXIT"] = "\(folder)/heap.%p" }
@@ -210,5 +220,39 @@ extension BenchEnvironment {
         return ServerThroughputBenchmark.Settings(
             server: options.server, loadClient: loadClient, agent: agent, port: options.port,
             rounds: max(options.rounds, 5), scratch: scratch)
+    }
+}
+
+/// CPU time of a process and of the agent's sampler thread (`memharness-smp`) in it, from /proc: what the sampler
+/// costs, apart from the noise of the server's throughput.
+struct ThreadCPU {
+    var process = 0.0
+    var sampler = 0.0
+
+    static func - (after: ThreadCPU, before: ThreadCPU) -> ThreadCPU {
+        ThreadCPU(process: after.process - before.process, sampler: after.sampler - before.sampler)
+    }
+
+    /// Reads /proc/PID/stat and every /proc/PID/task/TID/stat whose comm is the sampler's; zeros when /proc is not
+    /// there.
+    static func read(_ pid: Int32) -> ThreadCPU {
+        var figures = ThreadCPU(process: seconds(stat: "/proc/\(pid)/stat"))
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        for task in tasks {
+            let comm = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/comm", encoding: .utf8)) ?? ""
+            if comm.hasPrefix("memharness-smp") { figures.sampler += seconds(stat: "/proc/\(pid)/task/\(task)/stat") }
+        }
+        return figures
+    }
+
+    /// utime + stime of a stat file (fields 14 and 15, counted after the command's closing parenthesis), seconds.
+    static func seconds(stat path: String) -> Double {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8),
+            let close = text.lastIndex(of: ")")
+        else { return 0 }
+        let fields = text[text.index(after: close)...].split(separator: " ")
+        // After ")": state is field 3, so utime (14) and stime (15) are at offsets 11 and 12.
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 }

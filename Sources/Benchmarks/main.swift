@@ -46,7 +46,7 @@ import WorkloadKit
 // allocation sites, wall times against the program alone (`--rounds`, at most 3); and the subscriptions
 // scenario's own captures; DIR/real-programs.md (on request: `make bench-real-programs`).
 // `server-throughput`: the Hummingbird example server (`--server PATH`, default its release build) under load from
-// memharness-load on port `--port` (default 18432), alone, sampled at 1 ms, with exact counts and with the heap capture
+// memharness-load on port `--port` (default 18432), alone, sampled at 1 ms and at 10 ms, with exact counts and with the heap capture
 // at exit, `--rounds` rounds interleaved (at least 5); requests/s and their ratios against the 5% bar, and the capture's
 // pause; DIR/server-throughput.md (on request: `make bench-server-throughput`).
 // The binaries memharness and memharness-agent must sit beside this one (`make bench` builds them).
