@@ -2,7 +2,7 @@
 #   make run    installs what is missing, builds (release), runs every scenario, writes Reports/latest/
 #   make test   installs what is missing, builds (debug) and runs the whole test suite, the example's included
 # Other targets: deps, build, example, example-server, docs, bench, bench-stability, bench-history, history-series, bench-corpus,
-# bench-real-programs, bench-heap-cost, soak, sample-report, clean.
+# bench-real-programs, bench-heap-cost, bench-server-throughput, soak, sample-report, clean.
 
 SWIFT        ?= swift
 # Debian packages the build and the tests need; installed only when missing (python3: the lint's
@@ -21,7 +21,7 @@ ARGS         ?=
 BENCH        ?=
 
 .PHONY: deps bench-deps build run test example example-server docs soak lint format bench bench-stability bench-history history-series
-.PHONY: bench-corpus bench-real-programs bench-heap-cost sample-report clean
+.PHONY: bench-corpus bench-real-programs bench-heap-cost bench-server-throughput sample-report clean
 .PHONY: browser-deps browser-test
 
 # $(call install-missing,PACKAGES): apt-get install those of PACKAGES that are not installed.
@@ -112,6 +112,18 @@ example-server: deps
 	$(SWIFT) build -c release --package-path $(SERVER_EXAMPLE) --product server-leaks
 	cd $(SERVER_EXAMPLE) && $(DEBUG_BIN)/memharness run Scenarios/server-leaks.yaml --set port=$(PORT) \
 	  --heap-graph --retained-by server_leaks.CachedResponse --out Reports/latest
+
+# What measuring a server costs it: the example server (release) under load from memharness-load, alone, under the
+# agent sampling at 1 ms (`profile`) and at 10 ms, counting exactly (a server strategy's per-request figures) and tracking its heap
+# for the capture at exit, 11 rounds interleaved; requests/s, ratios against the 5% bar (PASS/FAIL) and the capture's
+# pause. Writes Reports/benchmarks/server-throughput.md. About 5 minutes after the builds. Not part of `make test`.
+# THROUGHPUT_PORT: the port the server listens on.
+THROUGHPUT_PORT ?= 18432
+bench-server-throughput: build
+	$(SWIFT) build -c release $(FRAME_POINTERS) --product memharness-bench
+	$(SWIFT) build -c release --package-path $(SERVER_EXAMPLE) --product server-leaks
+	$(RELEASE_BIN)/memharness-bench server-throughput --rounds 11 --port $(THROUGHPUT_PORT) \
+	  --server $(SERVER_EXAMPLE)/.build/release/server-leaks
 
 # The documentation, with swift-docc-plugin: the MemHarness catalog (Sources/MemHarness/MemHarness.docc, the
 # articles) and the symbol documentation of the libraries a package uses. Any DocC warning (an unresolved

@@ -45,6 +45,10 @@ import WorkloadKit
 // `real-programs`: the corpus's Swift programs under `profile --heap-graph`: the heap at exit named, leaks with their
 // allocation sites, wall times against the program alone (`--rounds`, at most 3); and the subscriptions
 // scenario's own captures; DIR/real-programs.md (on request: `make bench-real-programs`).
+// `server-throughput`: the Hummingbird example server (`--server PATH`, default its release build) under load from
+// memharness-load on port `--port` (default 18432), alone, sampled at 1 ms and at 10 ms, with exact counts and with the heap capture
+// at exit, `--rounds` rounds interleaved (at least 5); requests/s and their ratios against the 5% bar, and the capture's
+// pause; DIR/server-throughput.md (on request: `make bench-server-throughput`).
 // The binaries memharness and memharness-agent must sit beside this one (`make bench` builds them).
 
 struct BenchOptions {
@@ -52,7 +56,7 @@ struct BenchOptions {
         "sampling", "differ", "overhead", "accuracy", "variation", "stability", "floor", "attribution", "sweep",
     ]
     /// Benchmarks run only when named.
-    static let onRequest = ["corpus", "real-programs"]
+    static let onRequest = ["corpus", "real-programs", "server-throughput"]
     var benchmarks: [String] = []
     var rounds = 11
     var toolRounds = 1
@@ -62,6 +66,8 @@ struct BenchOptions {
     var tools = true
     var scenariosDirectory = "Scenarios"
     var out = "Reports/benchmarks"
+    var server = "Examples/ServerLeaks/.build/release/server-leaks"
+    var port = 18_432
 
     init(_ arguments: [String]) {
         var iterator = arguments.makeIterator()
@@ -75,6 +81,8 @@ struct BenchOptions {
             case "--no-tools": tools = false
             case "--scenarios-dir": scenariosDirectory = iterator.next() ?? scenariosDirectory
             case "--out": out = iterator.next() ?? out
+            case "--server": server = iterator.next() ?? server
+            case "--port": port = iterator.next().flatMap(Int.init) ?? port
             default: benchmarks.append(argument)
             }
         }
@@ -102,7 +110,8 @@ if ["overhead", "accuracy", "attribution"].contains(where: options.benchmarks.co
 } else if options.benchmarks.contains("floor") {
     modes = [.sampled, .exact]
 }
-let problems = environment.missing(for: modes)
+// The server benchmark needs no memharness: it names what it misses itself (the server, the load client, the agent).
+let problems = options.benchmarks == ["server-throughput"] ? [] : environment.missing(for: modes)
 if !problems.isEmpty { fail(problems.joined(separator: "\n")) }
 if modes.contains(.massif) { try environment.prepareMassifBinary() }
 try FileManager.default.createDirectory(atPath: options.out, withIntermediateDirectories: true)
@@ -153,6 +162,15 @@ for benchmark in options.benchmarks {
         try Bench.publish(
             try RealProgramsBenchmark.run(environment, rounds: min(options.rounds, 3)),
             name: "real-programs.md", directory: options.out, loadBefore: loadBefore)
+    case "server-throughput":
+        do {
+            try Bench.publish(
+                try ServerThroughputBenchmark.run(environment.serverSettings(options)), name: "server-throughput.md",
+                directory: options.out, loadBefore: loadBefore)
+        } catch {
+            FileHandle.standardError.write(Data("memharness-bench: server-throughput: \(error)\n".utf8))
+            exit(1)
+        }
     default:
         break
     }

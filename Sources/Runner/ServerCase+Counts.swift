@@ -45,3 +45,14 @@ extension ServerSession {
         }
     }
 }
+
+/// What a benchmark reads of a program's sample stream (`MEMHARNESS_AGENT_SAMPLES`) without the case around it.
+public enum SampleStream {
+    /// The times of the stream's samples at `path` (nanoseconds since the agent's origin), and the agent's exact
+    /// allocation calls at each (nil where it does not count exactly); nil when there is no stream this memharness
+    /// reads.
+    public static func samples(atPath path: String) -> [(time: Int64, allocationCalls: Int64?)]? {
+        guard let rows = (try? ProgramSamples.read(path))??.rows else { return nil }
+        return rows.map { ($0.time, $0.exact?.allocationCalls) }
+    }
+}

@@ -341,8 +341,8 @@ struct TextWatch {
 }
 
 /// TCP on 127.0.0.1: whether a port accepts a connection (a server's readiness; the tests' "the port is free").
-enum LocalPort {
-    static func accepts(_ port: Int) -> Bool {
+public enum LocalPort {
+    public static func accepts(_ port: Int) -> Bool {
         guard (1...65_535).contains(port) else { return false }
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return false }
@@ -360,11 +360,11 @@ enum LocalPort {
 }
 
 /// The load client of `load` steps: `memharness-load` beside the harness executable (or `MEMHARNESS_LOAD_CLIENT`).
-enum LoadClient {
-    static let executableName = "memharness-load"
+public enum LoadClient {
+    public static let executableName = "memharness-load"
 
     /// Its path; nil when it is not there.
-    static func locate(besideExecutable executable: String) -> String? {
+    public static func locate(besideExecutable executable: String) -> String? {
         let candidates: [String?] = [
             ProcessInfo.processInfo.environment["MEMHARNESS_LOAD_CLIENT"],
             URL(fileURLWithPath: executable).deletingLastPathComponent().appendingPathComponent(executableName).path,
@@ -373,14 +373,14 @@ enum LoadClient {
     }
 
     /// Why it is missing, and how to build it.
-    static func missingDescription(besideExecutable executable: String) -> String {
+    public static func missingDescription(besideExecutable executable: String) -> String {
         "a server scenario's load step needs \(executableName) beside \(executable) (or in MEMHARNESS_LOAD_CLIENT); "
             + "build it with `swift build --product \(executableName)` (memharness's `make build` does)"
     }
 
     /// The figures of its output (`requests N`, `errors N`, `bytes N`, `latency_p50_ns N`, `latency_p99_ns N`); nil
     /// when one is missing.
-    static func figures(_ text: String) -> LoadFigures? {
+    public static func figures(_ text: String) -> LoadFigures? {
         var values: [String: Int64] = [:]
         for line in text.split(separator: "\n") {
             let words = line.split(separator: " ")
