@@ -16,25 +16,29 @@ enum ServerThroughputBenchmark {
     enum Way: String, CaseIterable {
         /// jemalloc preloaded, no agent: the reference (the agent preloads jemalloc too, so the allocator is the same).
         case alone
-        /// The agent preloaded with its sampler at 1 ms: `memharness profile` of a server and a command strategy.
+        /// The agent preloaded with its sampler at 1 ms: `memharness profile` of a server, a command strategy.
         case sampled
-        /// The same at a 10 ms interval (`--interval 10ms`): what the sampler's cost owes to its interval.
-        case sampled10
-        /// The agent counting every allocation (`MEMHARNESS_AGENT_EXACT`): a server strategy with load steps, whose
-        /// per-request figures come from those counts.
+        /// The agent counting every allocation (`MEMHARNESS_AGENT_EXACT`) and sampling at 1 ms: a server strategy
+        /// with load steps given `--interval 1ms`.
         case exact
-        /// Exact, and every live block tracked with its stack for the heap capture at exit (`--heap-graph`).
+        /// Exact counts sampled at 10 ms: what a server strategy with load steps uses by default, its per-request
+        /// figures and exact peaks from those counts (each sample carries the high since the one before it).
+        case server
+        /// The same, and every live block tracked with its stack for the heap capture at exit (`--heap-graph`).
         case heapAtExit
 
         var label: String {
             switch self {
             case .alone: return "alone (jemalloc, no agent)"
             case .sampled: return "sampled, 1 ms"
-            case .sampled10: return "sampled, 10 ms"
-            case .exact: return "exact counts"
-            case .heapAtExit: return "exact + heap capture at exit"
+            case .exact: return "exact counts, 1 ms"
+            case .server: return "server strategy: exact counts, 10 ms"
+            case .heapAtExit: return "server strategy + heap capture at exit"
             }
         }
+
+        /// The sampler's interval, ns (the agent's ways only).
+        var intervalNanoseconds: Int64 { self == .server || self == .heapAtExit ? 10_000_000 : 1_000_000 }
     }
 
     /// What is run and for how long.
@@ -143,8 +147,8 @@ enum ServerThroughputBenchmark {
             if let jemalloc = settings.agent.jemalloc { variables["LD_PRELOAD"] = jemalloc }
             return variables
         }
-        variables.merge(settings.agent.variables(exact: way != .sampled && way != .sampled10)) { $1 }
-        variables["MEMHARNESS_AGENT_INTERVAL_NS"] = way == .sampled10 ? "10000000" : "1000000"
+        variables.merge(settings.agent.variables(exact: way != .sampled)) { $1 }
+        variables["MEMHARNESS_AGENT_INTERVAL_NS"] = String(way.intervalNanoseconds)
         variables["MEMHARNESS_AGENT_SAMPLES"] = "\(folder)/samples.%p"
         variables["MEMHARNESS_AGENT_ORIGIN_NS"] = String(origin)
         if way == .heapAtExit { variables["MEMHARNESS_AGENT_HEAP_AT_EXIT"] = "\(folder)/heap.%p" }

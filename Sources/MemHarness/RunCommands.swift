@@ -54,8 +54,10 @@ struct DisplayOptions: ParsableArguments {
 struct MeasuringOptions: ParsableArguments {
     @Option(
         parsing: .unconditional,
-        help: .value("duration", "Sampling interval, e.g. 1ms, 500us; 0ms turns sampling off."))
-    var interval = DurationArgument(.milliseconds(1))
+        help: .value(
+            "duration",
+            "Sampling interval, e.g. 1ms, 500us; 0ms turns sampling off (default: 1ms, 10ms for a server under load)."))
+    var interval: DurationArgument?
     @Option(
         help: .value("mode", "sampled (default), or exact: also count every allocation for exact peaks (per phase)."))
     var peak: PeakMode?
@@ -81,7 +83,7 @@ struct MeasuringOptions: ParsableArguments {
 
     func validate() throws {
         try ValidationError.check(
-            OptionRanges.problem(interval: interval.duration, stackSampleBytes: stackSample.bytes))
+            OptionRanges.problem(interval: interval?.duration, stackSampleBytes: stackSample.bytes))
         if !retainedBy.isEmpty && !heapGraph {
             throw ValidationError(
                 "--retained-by \(retainedBy[0]) needs --heap-graph: only a heap graph has retaining paths")
@@ -157,7 +159,7 @@ struct RunningOptions: ParsableArguments {
     func request(scenarios: [String], memory: MemoryOptions, measuring: MeasuringOptions) -> RunRequest {
         var request = RunRequest(scenarios: scenarios, scenariosDirectory: scenariosDir, overrides: overrides)
         request.options = RunOptions(
-            interval: measuring.interval.duration, repetitions: repetitions, quick: quick, memory: memory,
+            interval: measuring.interval?.duration, repetitions: repetitions, quick: quick, memory: memory,
             peakMode: measuring.peak, timeout: timeout?.duration, attribution: measuring.attribution,
             jobs: jobs.resolved, resume: resume)
         request.options.heapGraph = measuring.heapGraphRequest
@@ -233,7 +235,7 @@ struct ProfileCommand: ParsableCommand {
         let invocation = ProgramInvocation(
             executable: executable, arguments: Array(words.dropFirst()), passesOutputThrough: true)
         var options = RunOptions(
-            interval: measuring.interval.duration, peakMode: measuring.peak, attribution: measuring.attribution)
+            interval: measuring.interval?.duration, peakMode: measuring.peak, attribution: measuring.attribution)
         options.heapGraph = measuring.heapGraphRequest
         options.suppressions = try measuring.loadSuppressions()
         let request = RunRequest.profiling(

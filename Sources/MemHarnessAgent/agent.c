@@ -347,6 +347,7 @@ static inline int64_t add_live(int64_t bytes) {
     raise_mark(&mh_counts.peak_bytes, now);
     raise_mark(&mh_counts.phase_peak_bytes, now);
     raise_mark(&mh_counts.record_peak_bytes, now);
+    raise_mark(&mh_counts.sample_peak_bytes, now);
     return now;
 }
 
@@ -872,6 +873,7 @@ bool mh_counts_init(void) {
     int64_t live = atomic_load_explicit(&mh_counts.live_bytes, memory_order_relaxed);
     atomic_store_explicit(&mh_counts.baseline_bytes, live, memory_order_relaxed);
     atomic_store_explicit(&mh_counts.record_peak_bytes, live, memory_order_relaxed);
+    atomic_store_explicit(&mh_counts.sample_peak_bytes, live, memory_order_relaxed);
     atomic_store_explicit(&mh_counts.snapshot_threshold, mh_config.exact ? live : 0, memory_order_relaxed);
     return true;
 }
@@ -885,6 +887,7 @@ void mh_counts_child(void) {
     atomic_store_explicit(&mh_counts.record_peak_bytes, live, memory_order_relaxed);
     atomic_store_explicit(&mh_counts.peak_bytes, live, memory_order_relaxed);
     atomic_store_explicit(&mh_counts.phase_peak_bytes, live, memory_order_relaxed);
+    atomic_store_explicit(&mh_counts.sample_peak_bytes, live, memory_order_relaxed);
     // Only the forking thread goes on in the child: every slot's count is the parent's, and none is claimed again.
     uint32_t taken = atomic_load_explicit(&call_slots_taken, memory_order_relaxed);
     for (uint32_t index = 0; index < taken && index < MH_CALL_SLOTS; index++) {

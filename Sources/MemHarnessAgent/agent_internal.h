@@ -64,6 +64,7 @@ struct mh_counts {
     _Atomic int64_t peak_bytes;         // since the last take_peak
     _Atomic int64_t phase_peak_bytes;   // since the last take_phase_peak
     _Atomic int64_t record_peak_bytes;  // since load or restart_peak_snapshot: the record's `exact` peak
+    _Atomic int64_t sample_peak_bytes;  // since the sampler's last `s` line: the high between two samples
     _Atomic int64_t baseline_bytes;     // live at load or at restart_peak_snapshot
     _Atomic int64_t snapshot_threshold; // the peak signal that triggers the next `peak` snapshot
 } __attribute__((aligned(64)));

@@ -6,8 +6,12 @@
 // small + large nmalloc of all arenas, read by MIB (names are resolved once, before the thread starts);
 // the resident set from /proc/self/statm (read with pread on a descriptor kept open, no stdio); with exact counting
 // on, the agent's own live bytes, allocation calls and the bytes those calls handed out (-1 each otherwise: jemalloc's
-// nmalloc counts thread-cache fills, not calls, so only these tell one more allocation per request); one line
-// through the agent's writer, flushed with one write(2) as it is made. Nothing on this path allocates. Sleeps are
+// nmalloc counts thread-cache fills, not calls, so only these tell one more allocation per request), and the highest
+// live bytes since the previous line (its mark reset as it is read: no high between two samples is missed, whatever
+// the interval, so a server's default 10 ms loses nothing of its exact peaks); one line
+// through the agent's writer, flushed with one write(2) as it is made. Nothing on this path allocates. Most of a
+// sample's cost is `epoch`, which merges every arena's statistics: 47 us with 9 arenas on an idle machine here,
+// 170-250 us beside 4-8 busy threads (the eight reads by MIB take 2-5 us together, statm 7-10 us). Sleeps are
 // absolute (clock_nanosleep TIMER_ABSTIME): relative sleeps drift ~12% low on this machine kind. A sampler
 // that falls behind by more than a period skips ahead instead of sampling in a burst.
 //
@@ -175,13 +179,14 @@ static void sample_locked(bool explain_highs) {
     mh_put_char(&samples, ' ');
     mh_put_decimal(&samples, anonymous);
     bool exact = (atomic_load_explicit(&mh_state, memory_order_relaxed) & MH_EXACT) != 0;
-    int64_t counts[3] = {-1, -1, -1};
+    int64_t counts[4] = {-1, -1, -1, -1};
     if (exact) {
         counts[0] = atomic_load_explicit(&mh_counts.live_bytes, memory_order_relaxed);
         counts[1] = mh_allocation_calls();
         counts[2] = mh_allocated_bytes();
+        counts[3] = mh_reset_mark(&mh_counts.sample_peak_bytes);
     }
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 4; i++) {
         mh_put_char(&samples, ' ');
         mh_put_decimal(&samples, counts[i]);
     }

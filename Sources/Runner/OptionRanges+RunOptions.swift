@@ -5,7 +5,7 @@ extension OptionRanges {
     /// The first command-line option out of its range (`OptionRanges`), as a message naming the option, the
     /// value and what is allowed; nil when every value is allowed. Checked before any file is read.
     public static func problem(
-        repetitions: RepetitionPolicy? = nil, interval: Duration = .milliseconds(1), timeout: Duration? = nil,
+        repetitions: RepetitionPolicy? = nil, interval: Duration? = nil, timeout: Duration? = nil,
         samplesMaxRows: Int = 0, jobs: JobCount = .auto, stackSampleBytes: Int = 64 << 10
     ) -> String? {
         if case .fixed(let count)? = repetitions,
@@ -13,7 +13,9 @@ extension OptionRanges {
         {
             return "--repeat " + problem
         }
-        if let problem = problem(interval, in: Self.interval, offAllowed: true) { return "--interval " + problem }
+        if let interval, let problem = problem(interval, in: Self.interval, offAllowed: true) {
+            return "--interval " + problem
+        }
         if let timeout, let problem = problem(timeout, in: Self.timeout) { return "--timeout " + problem }
         if samplesMaxRows < 0 {
             return "--samples-max-rows \(samplesMaxRows) is negative; allowed: 0 (keep all) or more"

@@ -215,8 +215,9 @@ struct ProgramCase {
 
 /// The agent's sample stream of one process (`memharness-agent-samples 1`).
 struct ProgramSamples {
-    /// One `s` line: time (ns since the origin), the six jemalloc figures, RSS, nmalloc and the anonymous part of
-    /// the RSS; -1 where unknown.
+    /// One `s` line: time (ns since the origin), the six jemalloc figures, RSS, nmalloc, the anonymous part of
+    /// the RSS, then the exact live bytes, allocation calls, bytes allocated and live high since the last line; -1
+    /// where unknown.
     struct Row: Equatable {
         var time: Int64
         var stats: AllocatorStatsValues
@@ -227,6 +228,9 @@ struct ProgramSamples {
         var anonymousRSS: Int? = nil
         /// The agent's exact counts; nil when it does not count exactly (or wrote a stream without them).
         var exact: ExactCounts? = nil
+        /// The highest exact live bytes since the previous row (the agent resets its mark at each row): no high
+        /// between two samples is lost, whatever the interval; nil without exact counts.
+        var exactHighLiveBytes: Int64? = nil
     }
     var rows: [Row] = []
     /// The resident set explained (`r` lines), in the order written.
@@ -274,7 +278,8 @@ struct ProgramSamples {
                         exact: values.count > 12 && values[10...12].allSatisfy({ $0 >= 0 })
                             ? ExactCounts(
                                 liveBytes: Int64(values[10]), allocationCalls: Int64(values[11]),
-                                allocatedBytes: Int64(values[12])) : nil))
+                                allocatedBytes: Int64(values[12])) : nil,
+                        exactHighLiveBytes: values.count > 13 && values[13] >= 0 ? Int64(values[13]) : nil))
             } else if fields.first == "r", let breakdown = residentBreakdown(fields) {
                 samples.residentExplained.append(breakdown)
             } else if fields.first == "x", fields.count >= 3 {
@@ -298,6 +303,20 @@ struct ProgramSamples {
             muzzyBytes: max(values[7], 0), allocatorPagesBytes: values[11] >= 0 ? values[11] : nil,
             allocatorReportedResidentBytes: max(values[4], 0), stacksBytes: values[9], mappedFilesBytes: values[8],
             otherAnonymousBytes: values[10])
+    }
+
+    /// The exact high of the live bytes from `start` to `end` (ns since the origin): the live bytes at the last row
+    /// at or before `start`, and the highs of the rows from there to the first row at or after `end` (a row's high covers
+    /// the time since the row before it, so the span is covered whole, and up to an interval on either side). Nil
+    /// without exact highs, or for a tree's merged stream (its rows are several processes').
+    func exactHighLiveBytes(from start: Int64, to end: Int64) -> Int? {
+        guard startedProcessRowCount == nil else { return nil }
+        let first = rows.lastIndex { $0.time <= start } ?? rows.startIndex
+        guard first < rows.endIndex, let level = rows[first].exact?.liveBytes else { return nil }
+        let last = rows[first...].firstIndex { $0.time >= end } ?? rows.endIndex - 1
+        let highs = rows[first...last].dropFirst().map(\.exactHighLiveBytes)
+        guard !highs.isEmpty, highs.allSatisfy({ $0 != nil }) else { return nil }
+        return Int(max(level, highs.compactMap { $0 }.max() ?? level))
     }
 
     /// The resident set explained at its highest explained point and at the end (either missing when not written).

@@ -46,7 +46,8 @@ enum ProgramMeasurements {
                 zip(spans, peaks.phases).map { span, peak in
                     PhaseResult(
                         name: span.name, startNanoseconds: span.start, endNanoseconds: span.end,
-                        peakAllocatedBytes: peak.stats.allocatedBytes, peakResidentBytes: peak.stats.residentBytes)
+                        peakAllocatedBytes: peak.stats.allocatedBytes, peakResidentBytes: peak.stats.residentBytes,
+                        exactPeakLiveBytes: samples.exactHighLiveBytes(from: span.start, to: span.end))
                 }
             } ?? [
                 PhaseResult(

@@ -70,7 +70,9 @@ public enum RunSession {
         let results = try caseResults(plan, launcher: launcher, folder: folder, resume: request.options.resume, events)
         return RunReport(
             plan: plan, results: results,
-            environment: MachineEnvironment.current(toolVersion: toolVersion, interval: request.options.interval),
+            environment: MachineEnvironment.current(
+                toolVersion: toolVersion,
+                interval: request.options.interval ?? RunOptions.defaultInterval(serving: false)),
             generatedAt: Timestamp.now(), elapsedNanoseconds: MonotonicClock.nanoseconds() - start)
     }
 

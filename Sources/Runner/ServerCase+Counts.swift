@@ -13,9 +13,12 @@ struct CountedSample: Equatable {
     /// The stream's rows up to this one.
     var rows: [ProgramSamples.Row]
 
-    /// The highest live bytes sampled from `start`'s sample to this one, both included.
+    /// The highest live bytes from `start`'s sample to this one: the live bytes at `start`, and each later row's high
+    /// since the row before it (the agent's exact mark, reset at every row), or its live bytes in a stream without
+    /// marks.
     func peakLiveBytes(since start: CountedSample) -> Int64 {
-        rows.filter { $0.time >= start.row.time }.compactMap(\.exact?.liveBytes).max() ?? counts.liveBytes
+        let later = rows.filter { $0.time > start.row.time }.compactMap { $0.exactHighLiveBytes ?? $0.exact?.liveBytes }
+        return max(start.counts.liveBytes, later.max() ?? counts.liveBytes)
     }
 }
 

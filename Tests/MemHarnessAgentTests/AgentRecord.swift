@@ -139,6 +139,8 @@ struct SampleStream {
         var live: Int
         var calls: Int
         var allocatedTotal: Int
+        /// With exact counting, the highest live bytes since the previous sample; -1 without.
+        var high: Int
     }
 
     var header = ""
@@ -155,13 +157,13 @@ struct SampleStream {
         for line in lines.dropFirst() {
             let words = line.split(separator: " ").map(String.init)
             let numbers = words.dropFirst().compactMap { Int($0) }
-            if words.first == "s", words.count == 14, numbers.count == 13 {
+            if words.first == "s", words.count == 15, numbers.count == 14 {
                 samples.append(
                     Sample(
                         timeNanoseconds: numbers[0], allocated: numbers[1], active: numbers[2], resident: numbers[3],
                         mapped: numbers[4], retained: numbers[5], metadata: numbers[6], rss: numbers[7],
                         nmalloc: numbers[8], anonymous: numbers[9], live: numbers[10], calls: numbers[11],
-                        allocatedTotal: numbers[12]))
+                        allocatedTotal: numbers[12], high: numbers[13]))
             } else if words.first == "r", words.count == 15, ["h", "e"].contains(words[2]), numbers.count == 13 {
                 explained.append((words[2], numbers))
             } else if words.first == "x", words.count == 3, numbers.count == 2 {

@@ -412,7 +412,8 @@ struct AgentTests {
         let first = try #require(stream.samples.first)
         let last = try #require(stream.samples.last)
         #expect(last.nmalloc > first.nmalloc, "nmalloc \(first.nmalloc) -> \(last.nmalloc)")
-        #expect(stream.samples.allSatisfy { $0.live == -1 && $0.calls == -1 && $0.allocatedTotal == -1 })
+        #expect(
+            stream.samples.allSatisfy { $0.live == -1 && $0.calls == -1 && $0.allocatedTotal == -1 && $0.high == -1 })
         let exit = try #require(stream.exit)
         #expect(exit.status == 0)
         #expect(exit.timeNanoseconds >= last.timeNanoseconds)
@@ -447,6 +448,35 @@ struct AgentTests {
         // The sampler's counts are the probe's own: what it read itself after its block is between them.
         let probeCalls = try #require(outcome.value("sleep", "calls_after"))
         #expect(first.calls <= probeCalls && probeCalls <= last.calls, "\(first.calls)...\(last.calls): \(probeCalls)")
+    }
+
+    @Test func eachSampleCarriesTheHighSinceTheOneBeforeSoASpikeBetweenSamplesIsNotLost() throws {
+        let probe = try runner()
+        defer { probe.cleanUp() }
+        let samplesPath = probe.path("samples")
+        // 1 MiB held, then 32 MiB allocated and freed at once (far shorter than the 5 ms between samples), then
+        // 20 ms more.
+        let outcome = try probe.run(
+            ["spike", "1MiB", "32MiB", "0", "0"],
+            environment: [
+                "MEMHARNESS_AGENT_EXACT": "1", "MEMHARNESS_AGENT_INTERVAL_NS": "5000000",
+                "MEMHARNESS_AGENT_SAMPLES": samplesPath,
+            ])
+        expectClean(outcome)
+        let stream = try SampleStream(contentsOf: samplesPath)
+        #expect(stream.malformed.isEmpty, "\(stream.malformed)")
+        // The probe first: the held block is in the live bytes of the samples taken while it is held.
+        let live = stream.samples.map(\.live)
+        #expect((live.max() ?? 0) >= Self.mebibyte)
+        // The spike lasted far less than an interval, yet the high of the sample after it holds it; a high is never
+        // below the live bytes of its own sample.
+        let lasted = try #require(outcome.value("spike", "lasted_ns"))
+        #expect(lasted < 5_000_000, "the spike lasted \(lasted) ns")
+        let highs = stream.samples.map(\.high)
+        let holding = try #require(highs.firstIndex { $0 >= 33 * Self.mebibyte }, "\(highs)")
+        #expect(stream.samples.allSatisfy { $0.high >= $0.live }, "\(highs) against \(live)")
+        // The mark restarts at each sample: a later sample's high is back below the spike.
+        #expect(highs[(holding + 1)...].contains { $0 < 32 * Self.mebibyte }, "\(highs)")
     }
 
     @Test func theSamplerThreadAllocatesNothing() throws {

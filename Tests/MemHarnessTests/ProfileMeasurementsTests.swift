@@ -19,6 +19,33 @@ struct ProfileMeasurementsTests {
             rss: rss * mebibyte, mallocCount: mallocs)
     }
 
+    @Test func aPhasesExactPeakIsTheHighestMarkOfTheSamplesThatCoverIt() {
+        // Live bytes (MiB) and the high since the row before, at 0, 10, 20, 30, 40 ms: a 9 MiB spike between 10 and
+        // 20 ms that no sample saw, a 7 MiB one between 30 and 40 ms.
+        let marks: [(live: Int64, high: Int64)] = [(1, 1), (2, 2), (2, 9), (3, 3), (1, 7)]
+        var rows: [ProgramSamples.Row] = []
+        for (index, mark) in marks.enumerated() {
+            var row = Self.row(Int64(index * 10), allocated: Int(mark.live))
+            row.exact = ExactCounts(liveBytes: mark.live << 20, allocationCalls: 1, allocatedBytes: 1)
+            row.exactHighLiveBytes = mark.high << 20
+            rows.append(row)
+        }
+        let samples = ProgramSamples(rows: rows, exitStatus: 0)
+        let mebibyte = Int64(Self.mebibyte)
+        // 12 to 18 ms lies between the rows at 10 and 20 ms: the 20 ms row's high covers it.
+        #expect(samples.exactHighLiveBytes(from: 12 * 1_000_000, to: 18 * 1_000_000) == Int(9 * mebibyte))
+        #expect(samples.exactHighLiveBytes(from: 20 * 1_000_000, to: 30 * 1_000_000) == Int(3 * mebibyte))
+        #expect(samples.exactHighLiveBytes(from: 0, to: 40 * 1_000_000) == Int(9 * mebibyte))
+        // Without highs (sampled mode), no exact peak.
+        let sampled = ProgramSamples(
+            rows: rows.map {
+                var row = $0
+                row.exactHighLiveBytes = nil
+                return row
+            })
+        #expect(sampled.exactHighLiveBytes(from: 0, to: 40 * 1_000_000) == nil)
+    }
+
     @Test func aLoneProcessIsItsOwnTree() {
         let root = ProgramSamples(rows: [Self.row(0, allocated: 1), Self.row(1, allocated: 5)], exitStatus: 0)
         let tree = ProgramSamples.tree(root: root, others: [])

@@ -9,8 +9,13 @@ extension ReportBuilder {
             separator: " ")
         let sampling = cases.compactMap { $0.measurements?.sampling }
         let achieved = sampling.filter { $0.sampleCount > 1 }.map { Double($0.achievedIntervalNanoseconds) }
-        let requested = environment.requestedIntervalNanoseconds
-        var interval: Phrase = requested > 0 ? "requested \(Value.duration(nanoseconds: requested))" : "off"
+        // The cases' own (a server under load samples at 10 ms by default), else the run's.
+        let asked = Set(sampling.map(\.requestedIntervalNanoseconds).filter { $0 > 0 }).sorted()
+        let requested = asked.isEmpty ? [environment.requestedIntervalNanoseconds].filter { $0 > 0 } : asked
+        var interval: Phrase =
+            requested.isEmpty
+            ? "off"
+            : "requested " + Phrase.joined(requested.map { "\(Value.duration(nanoseconds: $0))" }, separator: ", ")
         if let median = Statistics.median(achieved), let worst = achieved.max() {
             interval.append(
                 ", achieved \(Value.duration(nanoseconds: Int64(median))) median, "
