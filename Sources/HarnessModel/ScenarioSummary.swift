@@ -12,10 +12,17 @@ public struct ScenarioSummary: Sendable, Hashable {
     public var growth: [StrategyGrowth]
     /// Strategies with cases the memory limit stopped, in file order.
     public var kills: [MemoryLimitKills]
+    /// The ranking figure's unit, for formatting: a metric's own unit when the figure is a metric
+    /// (`ScenarioRun.unit(of:)`).
+    public var rankingUnit: Metric.Unit?
+    /// True when the ranking figure is a byte count (a byte figure, or a metric in bytes).
+    public var rankingIsBytes: Bool
 
     /// Summarizes `run`'s cases per strategy.
     public init(_ run: ScenarioRun) {
         ranking = run.ranking
+        rankingUnit = run.unit(of: run.ranking)
+        rankingIsBytes = run.isBytes(run.ranking)
         var summaries: [StrategySummary] = []
         var failed: [String] = []
         for strategy in run.strategies {
@@ -48,18 +55,6 @@ public struct ScenarioSummary: Sendable, Hashable {
     public func ratioToBest(_ summary: StrategySummary) -> Double? {
         guard let best = ranked.first?.rankingMedian, best > 0, let value = summary.rankingMedian else { return nil }
         return value / best
-    }
-
-    /// The ranking figure's unit, for formatting: a metric's own unit when the figure is a metric.
-    public var rankingUnit: Metric.Unit? {
-        guard case .metric(let name) = ranking else { return nil }
-        return ranked.lazy.compactMap { $0.metrics.first { $0.name == name }?.unit }.first
-    }
-
-    /// True when the ranking figure is a byte count (a byte figure, or a metric in bytes).
-    public var rankingIsBytes: Bool {
-        if case .metric = ranking { return rankingUnit == .bytes }
-        return ranking.isBytes
     }
 
     /// The strategy whose exact peak the sampler missed most, with that exact peak and the spike excess, bytes;

@@ -284,10 +284,14 @@ public struct ELFSymbols: Sendable {
         guard let index = symbols.lastIndex(startingAtOrBelow: value, start: \.value) else { return nil }
         let symbol = symbols[index]
         let size = UInt64(symbol.size)
-        // A symbol without a size (hand-written assembly) holds what follows it up to `slack` bytes.
+        // A symbol without a size (hand-written assembly) holds what follows it up to `slack` bytes; not `_init` or
+        // `_fini`, the few instructions of an object's .init and .fini sections: in a stripped file, code after them is
+        // another function whose name the file no longer has (a task's entry in sourcekit-lsp read "_fini").
         let end = size > 0 ? symbol.value + size : symbol.value + slack
         guard value < end || (size == 0 && slack > 0 && value - symbol.value < slack) else { return nil }
-        return Symbol(value: symbol.value, size: size, name: name(at: Int(symbol.nameOffset), stringsEnd: stringsEnd))
+        let name = name(at: Int(symbol.nameOffset), stringsEnd: stringsEnd)
+        guard size > 0 || value == symbol.value || (name != "_init" && name != "_fini") else { return nil }
+        return Symbol(value: symbol.value, size: size, name: name)
     }
 
     /// The NUL-terminated name at `offset` of the file, within the string table.

@@ -188,8 +188,28 @@ extension CaptureNaming {
         guard
             let entry = named.last(where: { !$0.module.hasPrefix("libswift_Concurrency") && !$0.name.contains("thunk") }
             )
-        else { return nil }
+        else {
+            return notStartedTaskName(
+                resume: named.first?.name, initialContext: memory.load(task + 64, as: UInt64.self))
+        }
         return "Task running " + Self.functionName(entry.name)
+    }
+
+    /// A task that has not run yet resumes in the runtime's adapter (`future_adapter`, `non_future_adapter`), which
+    /// calls the closure the task was made with: its entry point and context sit just before the task's initial
+    /// context (the runtime's `AsyncContextPrefix`: entry point at -24, closure context at -16, for both adapters).
+    /// The entry point is mostly a thunk that fits the closure to `Task`'s signature; the closure it calls is then
+    /// in the thunk's context.
+    func notStartedTaskName(resume: String?, initialContext: UInt64?) -> String? {
+        guard let resume, resume.hasPrefix("future_adapter") || resume.hasPrefix("non_future_adapter"),
+            let context = initialContext, context > 24, let memory,
+            let entry = memory.load(context - 24, as: UInt64.self), let name = codeName(entry)
+        else { return nil }
+        let closure = memory.load(context - 16, as: UInt64.self) ?? 0
+        guard let function = name.contains("thunk") ? innerFunction(context: closure) : Self.functionName(name) else {
+            return nil
+        }
+        return "Task running \(function) (not started)"
     }
 
     /// The function of the closure whose context a reference at `slot` points at: the word before the reference is
