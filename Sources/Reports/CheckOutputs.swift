@@ -71,7 +71,8 @@ public enum CheckOutputs {
         guard !checks.isEmpty else { return nil }
         let failed = checks.filter { !$0.passed }
         var table = Table(columns: [
-            .init(""), .init("Scenario"), .init("Check"), .init("Actual", .number), .init("Limit"),
+            .init("", identifiesRow: true), .init("Scenario"), .init("Check", identifiesRow: true),
+            .init("Actual", .number), .init("Limit"),
             .init("Margin", .number), .init("Spread", .number),
         ])
         for check in checks {

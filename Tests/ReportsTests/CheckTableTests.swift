@@ -89,6 +89,18 @@ struct CheckTableTests {
         }
     }
 
+    @Test func aChecksNameStaysOnItsRowWhileOtherCellsGoUnder() throws {
+        let checks = [Self.check("a-long-strategy-name", passed: false, message: "m"), Self.leak("cycles")]
+        let text = CheckOutputs.terminalTable(checks, width: 100)
+        let lines = text.split(separator: "\n").map(String.init)
+        for line in lines { #expect(TerminalRenderer.displayWidth(line) <= 100, "\(line)") }
+        // The probe first: the table did not fit whole, so some cell went under its row.
+        #expect(lines.contains { $0.hasPrefix("      ") }, "\(text)")
+        // Each row starts with its status, its scenario and its check: a reader finds the row by its name.
+        #expect(lines.contains { $0.hasPrefix("❌ FAIL  gate-absolute  a-long-strategy-name.peakAllocated <= 1MiB") })
+        #expect(lines.contains { $0.hasPrefix("❌ FAIL  heap-fixtures  cycles: expected leak-free") }, "\(text)")
+    }
+
     @Test func withoutATerminalTheTableKeepsTo120ColumnsAndFailureMessagesStayWhole() {
         let name = String(repeating: "a-very-long-strategy-name-", count: 5)
         let checks = [

@@ -84,10 +84,14 @@ public struct Table: Sendable, Hashable {
 
         public var header: Phrase
         public var alignment: Alignment
+        /// The column tells which row it is (a check's status and name): a renderer short of room keeps it on the
+        /// row the longest.
+        public var identifiesRow: Bool
 
-        public init(_ header: Phrase, _ alignment: Alignment = .text) {
+        public init(_ header: Phrase, _ alignment: Alignment = .text, identifiesRow: Bool = false) {
             self.header = header
             self.alignment = alignment
+            self.identifiesRow = identifiesRow
         }
     }
 

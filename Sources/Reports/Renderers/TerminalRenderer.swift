@@ -42,7 +42,8 @@ public enum TerminalRenderer {
         let headers = table.columns.map(\.header.plainText)
         // A cell is one line on the terminal.
         let rows = table.rows.map { $0.map { String($0.plainText.map { $0.isNewline ? " " : $0 }) } }
-        guard let widths = fitted(headers: headers, rows: rows, width: width) else {
+        let naming = Set(table.columns.indices.filter { table.columns[$0].identifiesRow })
+        guard let widths = fitted(headers: headers, rows: rows, width: width, keeping: naming) else {
             return rows.flatMap { row in
                 let cells = zip(headers, row).map { header, cell in header.isEmpty ? cell : "\(header) \(cell)" }
                 return wrapped(cells.joined(separator: " · "), to: width, indent: indent)
@@ -66,15 +67,18 @@ public enum TerminalRenderer {
 
     /// Each column's width: its widest cell, until the table is wider than `width`; then, again and again, the
     /// column that gains the most room per cell it sends under its row is narrowed to its next widest cell (a long
-    /// verdict goes first); never below a column's header. Nil when the headers alone do not fit.
-    static func fitted(headers: [String], rows: [[String]], width: Int) -> [Int]? {
+    /// verdict goes first); never below a column's header. The columns of `keeping` (those that tell which row it is) are
+    /// narrowed only once no other column can be. Nil when the headers alone do not fit.
+    static func fitted(headers: [String], rows: [[String]], width: Int, keeping: Set<Int> = []) -> [Int]? {
         let cells = headers.indices.map { column in rows.map { displayWidth($0[column]) } }
         let least = headers.map(displayWidth)
         var widths = headers.indices.map { max(least[$0], cells[$0].max() ?? 0) }
         let gaps = 2 * max(0, widths.count - 1)
         while widths.reduce(0, +) + gaps > width {
             var best: (column: Int, width: Int, gain: Double)?
-            for column in widths.indices where widths[column] > least[column] {
+            let narrowable = widths.indices.filter { widths[$0] > least[$0] }
+            let others = narrowable.filter { !keeping.contains($0) }
+            for column in others.isEmpty ? narrowable : others {
                 let narrower = max(least[column], cells[column].filter { $0 < widths[column] }.max() ?? 0)
                 // At least one cell is wider than the header, so at least one goes under its row.
                 let sent = cells[column].filter { $0 > narrower && $0 <= widths[column] }.count
