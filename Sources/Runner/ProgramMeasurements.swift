@@ -35,6 +35,7 @@ enum ProgramMeasurements {
         // The started process's own (a tree's merged stream keeps the started process's explanations).
         let explained = samples.residentAtPeakAndEnd
         report.residentExplained = explained.isEmpty ? nil : explained
+        report.allocator = samples.allocator
         return CaseMeasurements(
             baselineAllocatedBytes: baseline, peak: peak.stats, peakRSSBytes: rss,
             residueBytes: samples.exitStatus == nil ? nil : (last?.stats.allocatedBytes ?? baseline) - baseline,
@@ -206,7 +207,7 @@ extension ProgramSamples {
         var total = Row(time: 0, stats: AllocatorStatsValues(), rss: 0, mallocCount: 0)
         var merged = ProgramSamples(
             rows: [], residentExplained: root.residentExplained, exitStatus: root.exitStatus,
-            startedProcessRowCount: root.rows.count)
+            allocator: root.allocator, startedProcessRowCount: root.rows.count)
         for (index, event) in events.enumerated() {
             if let previous = current[event.process] { total = total.adding(previous, sign: -1) }
             if let row = event.row { total = total.adding(row, sign: 1) }
