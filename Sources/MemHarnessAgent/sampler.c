@@ -150,7 +150,8 @@ static bool explain_locked(char point) {
         parts.other_anonymous, parts.jemalloc_pages, -1, -1,
     };
     if (mh_allocator == MH_ALLOCATOR_GLIBC) mh_glibc_explain(values, &parts);
-    for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
+    size_t count = mh_allocator == MH_ALLOCATOR_GLIBC ? 14 : 12;  // glibc's two more: releasable, arenas
+    for (size_t i = 0; i < count; i++) {
         mh_put_char(&samples, ' ');
         mh_put_decimal(&samples, values[i]);
     }
