@@ -463,7 +463,7 @@ MH_HIDDEN void mh_glibc_figures(struct mh_glibc_figures *figures);
 // True when [start, end) is the read-write part of a glibc arena's heap; `first`: the arena's first heap.
 MH_HIDDEN bool mh_glibc_arena_heap(uintptr_t start, uintptr_t end, bool *first);
 MH_HIDDEN int64_t mh_glibc_read(int64_t slots[6], int64_t extra[3]);
-MH_HIDDEN void mh_glibc_explain(int64_t values[14], const struct mh_resident_parts *parts);
+MH_HIDDEN void mh_glibc_explain(int64_t values[14], const struct mh_resident_parts *parts, bool fresh);
 
 // ---- The one writer of the agent's files (writer.c) -------------------------------------------------------------
 // Samples, records and captures all go through it: a buffer that is flushed with write(2), a shared first line

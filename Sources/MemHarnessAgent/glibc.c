@@ -5,7 +5,8 @@
 // with the free chunks it counts, and the program's allocations in that arena wait meanwhile. Measured on this machine
 // kind (glibc 2.36, 5 arenas): 1.5 us with 252 free chunks, 56 ms with 45,000, 457 ms with 453,000. So the sampler's
 // `s` lines read it at most once per 50 times its last cost (2% of the time; every sample while it is cheap) and repeat
-// the last figures in between; the `r` lines always read it afresh. A non-main arena's heap is a mapping aligned to HEAP_MAX_SIZE (64 MiB on 64-bit) whose
+// the last figures in between; the `r` lines read it afresh while it costs under 1 ms (and at exit always), otherwise
+// as the `s` lines. A non-main arena's heap is a mapping aligned to HEAP_MAX_SIZE (64 MiB on 64-bit) whose
 // first words are glibc's heap_info: the arena, the previous heap of the arena (NULL for its first), the heap's size
 // and the size made read-write (the mapping's own length).
 #include "agent_internal.h"
@@ -21,23 +22,33 @@ struct glibc_heap_info {
     size_t mprotect_size;
 };
 
-#define MH_GLIBC_DUTY 50  // mallinfo2 at most once per this many times its own cost
+#define MH_GLIBC_DUTY 50  // mallinfo2 at most once per this many times its own cost (CPU time)
 
 static struct mh_glibc_figures last;  // the sampler's last read (the sampler thread is its one user)
 static int64_t last_read_ns, next_read_ns;  // last_read_ns 0: never read
+static int64_t last_cost_ns;
+#define MH_GLIBC_CHEAP_NS 1000000  // an explanation reads mallinfo2 afresh while it costs less than this
+
+// The calling thread's CPU time, ns: a read's cost without the time the thread waited for a core (a loaded machine
+// would otherwise make a cheap read look dear).
+static int64_t thread_cpu_ns(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+    return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+}
 
 void mh_glibc_figures(struct mh_glibc_figures *figures) {
-    int64_t start = mh_now_ns();
+    int64_t start = thread_cpu_ns();
     struct mallinfo2 info = mallinfo2();
     figures->in_use = (int64_t)(info.uordblks + info.hblkhd);
     figures->free = (int64_t)info.fordblks;
     figures->mapped = (int64_t)info.hblkhd;
     figures->releasable = (int64_t)info.keepcost;
     figures->system = (int64_t)(info.arena + info.hblkhd);
-    int64_t end = mh_now_ns();
+    last_cost_ns = thread_cpu_ns() - start;
     last = *figures;
-    last_read_ns = end;
-    next_read_ns = end + (end - start) * MH_GLIBC_DUTY;
+    last_read_ns = mh_now_ns();
+    next_read_ns = last_read_ns + last_cost_ns * MH_GLIBC_DUTY;
 }
 
 bool mh_glibc_arena_heap(uintptr_t start, uintptr_t end, bool *first) {
@@ -69,9 +80,12 @@ int64_t mh_glibc_read(int64_t slots[6], int64_t extra[3]) {
 // allocator pages, releasable, arenas) on glibc: in use twice, held from the kernel, -1, free, 0; the chunks of their
 // own mapping move from other anonymous to the allocator's pages (counted whole: the agent does not see where glibc
 // maps them, so not which of their pages are resident; no more than other anonymous holds, so the parts still add up).
-void mh_glibc_explain(int64_t values[14], const struct mh_resident_parts *parts) {
-    struct mh_glibc_figures figures;
-    mh_glibc_figures(&figures);
+// mallinfo2 is read afresh when `fresh` (the exit), while it costs under 1 ms, or when due; otherwise the last figures
+// stand (the smaps parts are
+// always fresh, and the metadata, the allocator's pages beyond in use and free, takes up the difference).
+void mh_glibc_explain(int64_t values[14], const struct mh_resident_parts *parts, bool fresh) {
+    struct mh_glibc_figures figures = last;
+    if (fresh || last_cost_ns < MH_GLIBC_CHEAP_NS || mh_now_ns() >= next_read_ns) mh_glibc_figures(&figures);
     int64_t moved = figures.mapped < parts->other_anonymous ? figures.mapped : parts->other_anonymous;
     values[2] = values[3] = figures.in_use;
     values[4] = figures.system;

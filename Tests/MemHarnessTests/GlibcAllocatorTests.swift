@@ -27,8 +27,13 @@ struct GlibcAllocatorTests {
         let peak = try #require(parts.first { $0.point == .peak }, "\(parts)")
         let end = try #require(parts.first { $0.point == .end }, "\(parts)")
         #expect(peak.allocator == .glibc && end.allocator == .glibc)
-        // The live heap at the peak holds the 16 MiB (mallinfo2's bytes in use, chunk headers included) ...
-        #expect(peak.liveHeapBytes >= 16 * Self.mebibyte, "\(peak)")
+        // The samples see the 16 MiB live (mallinfo2's bytes in use, chunk headers included, at the sampled peak) ...
+        let measurements = try #require(result.measurements)
+        let stats = measurements.peak
+        #expect(stats.allocatedBytes >= 16 * Self.mebibyte, "\(stats)")
+        // ... and the resident set's peak holds them as glibc's: a plateau (the frees return nothing), so the high read
+        // again once it settled may be read while or after they are freed: live, or free in the arena.
+        #expect(peak.liveHeapBytes + peak.allocatorFreeBytes >= 16 * Self.mebibyte, "\(peak)")
         // ... and at exit glibc keeps them free: in its arena, resident, yet not in the top it could trim.
         #expect(end.liveHeapBytes < 4 * Self.mebibyte, "\(end)")
         #expect(end.allocatorFreeBytes >= 16 * Self.mebibyte, "\(end)")
@@ -43,11 +48,8 @@ struct GlibcAllocatorTests {
         }
         // No jemalloc figure: jemalloc is not loaded, so its active, retained and metadata bytes are unknown (0 in the
         // record), while the allocated figure is glibc's bytes in use and resident what glibc holds from the kernel.
-        let measurements = try #require(result.measurements)
-        let stats = measurements.peak
         #expect(stats.activeBytes == 0 && stats.retainedBytes == 0 && stats.metadataBytes == 0, "\(stats)")
         #expect(stats.residentBytes >= stats.allocatedBytes, "\(stats)")
-        #expect(measurements.peak.allocatedBytes >= 16 * Self.mebibyte, "\(measurements.peak)")
         let report = try String(contentsOfFile: "\(trial.out)/report.md", encoding: .utf8)
         #expect(report.contains("| `pinned` | `glibc` | peak |") || report.contains("| `glibc` | peak |"), "\(report)")
     }
