@@ -91,6 +91,61 @@ struct GlibcAllocatorTests {
         #expect(heap["leaked_bytes"] == "5016", "\(heap)")
     }
 
+    /// A strategy's `allocator:` puts the same program on both allocators in one run, side by side; `--allocator`
+    /// overrides it for the whole run.
+    @Test func twoStrategiesRunTheSameProgramOnEachAllocator() throws {
+        let trial = try ProgramTrial()
+        defer { trial.remove() }
+        let scenario = try trial.script(
+            "both.yaml",
+            """
+            scenario: both
+            workload: command
+            strategies:
+              - name: on-jemalloc
+                command: agent-probe pinned 1KiB 4096 100
+              - name: on-glibc
+                command: agent-probe pinned 1KiB 4096 100
+                allocator: glibc
+            repetitions: 1
+
+            """, mode: 0o644)
+        func allocators(_ options: [String]) throws -> [String: Allocator?] {
+            let outcome = try trial.memharness(["run", scenario, "--out", trial.out] + options)
+            #expect(outcome.status == 0, "\(outcome.stderr)")
+            let cases = try trial.record().report.scenarios.flatMap(\.cases)
+            return Dictionary(uniqueKeysWithValues: cases.map { ($0.strategy, $0.measurements?.program?.allocator) })
+        }
+        #expect(try allocators([]) == ["on-jemalloc": .jemalloc, "on-glibc": .glibc])
+        let report = try String(contentsOfFile: "\(trial.out)/report.md", encoding: .utf8)
+        #expect(report.contains("| `on-jemalloc` | `jemalloc` | peak |"), "\(report)")
+        #expect(report.contains("| `on-glibc` | `glibc` | peak |"), "\(report)")
+        #expect(try allocators(["--allocator", "glibc"]) == ["on-jemalloc": .glibc, "on-glibc": .glibc])
+    }
+
+    @Test func aStrategysBadAllocatorIsRefusedAtItsPlace() throws {
+        let trial = try ProgramTrial()
+        defer { trial.remove() }
+        let scenario = try trial.script(
+            "bad.yaml",
+            """
+            scenario: bad
+            workload: command
+            strategies:
+              - name: probe
+                command: agent-probe pinned 1KiB 16 10
+                allocator: glib
+            repetitions: 1
+
+            """, mode: 0o644)
+        let outcome = try trial.memharness(["run", scenario, "--out", trial.out])
+        #expect(outcome.status == 64, "\(outcome.stderr)")
+        #expect(
+            outcome.stderr.contains("bad.yaml:6:16: unknown allocator 'glib'; expected one of: jemalloc, glibc"),
+            "\(outcome.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: trial.out))
+    }
+
     @Test func aBadAllocatorIsRefusedWithTheValidChoices() throws {
         let trial = try ProgramTrial()
         defer { trial.remove() }
