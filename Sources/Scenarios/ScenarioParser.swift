@@ -304,23 +304,9 @@ struct ParseContext {
             guard let program = readCommand(mapping, parameters: descriptor.parameters.map(\.name)) else { return nil }
             plan.program = program
             plan.program?.server = readServer(mapping, parameters: parameters)
-            plan.allocator = readAllocator(mapping)
+            plan.allocator = readChoice(mapping, "allocator")
         }
         return plan
-    }
-
-    /// A command strategy's `allocator:` (jemalloc or glibc); nil when it has none or names no allocator (reported).
-    mutating func readAllocator(_ mapping: Node.Mapping) -> Allocator? {
-        guard let node = mapping["allocator"], let text = string(node, "allocator") else { return nil }
-        guard let allocator = Allocator(rawValue: text) else {
-            let choices = Allocator.allCases.map(\.rawValue)
-            report(
-                node,
-                "unknown allocator '\(text)'; expected one of: \(choices.joined(separator: ", "))"
-                    + suggestion(text, choices))
-            return nil
-        }
-        return allocator
     }
 
     /// A step is `name`, `name: value` (sets the first argument) or `name: {argument: value, phase: label}`.

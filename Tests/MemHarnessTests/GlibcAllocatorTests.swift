@@ -141,7 +141,7 @@ struct GlibcAllocatorTests {
         let outcome = try trial.memharness(["run", scenario, "--out", trial.out])
         #expect(outcome.status == 64, "\(outcome.stderr)")
         #expect(
-            outcome.stderr.contains("bad.yaml:6:16: unknown allocator 'glib'; expected one of: jemalloc, glibc"),
+            outcome.stderr.contains("bad.yaml:6:16: bad value 'glib' for 'allocator'; expected one of: jemalloc, glibc"),
             "\(outcome.stderr)")
         #expect(!FileManager.default.fileExists(atPath: trial.out))
     }
