@@ -140,9 +140,8 @@ struct GlibcAllocatorTests {
             """, mode: 0o644)
         let outcome = try trial.memharness(["run", scenario, "--out", trial.out])
         #expect(outcome.status == 64, "\(outcome.stderr)")
-        #expect(
-            outcome.stderr.contains("bad.yaml:6:16: bad value 'glib' for 'allocator'; expected one of: jemalloc, glibc"),
-            "\(outcome.stderr)")
+        let message = "bad.yaml:6:16: bad value 'glib' for 'allocator'; expected one of: jemalloc, glibc"
+        #expect(outcome.stderr.contains(message), "\(outcome.stderr)")
         #expect(!FileManager.default.fileExists(atPath: trial.out))
     }
 
