@@ -32,6 +32,11 @@
 // Stacks imply the exact count (the peak snapshot follows it): with stacks at a 64 KiB mean the loop took 1.64x of
 // jemalloc's CPU time, where stacks without the count (the snapshot then followed a 1 ms sampler and missed
 // spikes) took 1.28x and EXACT alone 1.38x (9 rounds interleaved, the machine at load 6-8).
+//
+// On glibc's malloc (the agent preloaded without jemalloc: `--allocator glibc`): the agent links no jemalloc, and its
+// extended API (weak) is NULL, so the fallbacks are glibc's own __libc_malloc family, the entry points forward to the
+// malloc family next in line (libc's) once found, sizes are glibc's usable bytes (mh_sallocx, from the chunk header)
+// and the size-class formula is off. `mh_allocator` says which allocator serves (memharness_agent_allocator).
 #include "agent_internal.h"
 
 #include <dlfcn.h>
