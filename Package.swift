@@ -91,7 +91,6 @@ let package = Package(
         // peak snapshots, a sampler thread for external programs. Only the `memharness-agent` product uses it.
         .target(
             name: "MemHarnessAgent",
-            dependencies: ["CJemalloc"],
             exclude: ["bench"],
             linkerSettings: [.linkedLibrary("m")]
         ),

@@ -186,6 +186,9 @@ public struct ProgramReport: Sendable, Hashable, Codable {
     /// The started process's resident set explained at its highest explained point and at its exit (in that order,
     /// either missing when the agent did not write it); nil in records written before it was.
     public var residentExplained: [ResidentBreakdown]?
+    /// The malloc that served the started process, as its agent found it; nil when the agent wrote no samples (or in
+    /// records written before it said).
+    public var allocator: Allocator?
 
     public init(
         commandLine: String, termination: TerminationStatus?, stderrTail: String, processCount: Int? = nil,
@@ -204,7 +207,7 @@ public struct ProgramReport: Sendable, Hashable, Codable {
     // run.json keeps the ending as two optional fields, `exitStatus` or `signal`, as records always have.
     private enum CodingKeys: String, CodingKey {
         case commandLine, exitStatus, signal, stderrTail, processCount, processPeaks, residentBeyondAllocator
-        case residentExplained
+        case residentExplained, allocator
     }
 
     public init(from decoder: any Decoder) throws {
@@ -221,6 +224,7 @@ public struct ProgramReport: Sendable, Hashable, Codable {
         residentBeyondAllocator = try container.decodeIfPresent(
             ResidentBeyondAllocator.self, forKey: .residentBeyondAllocator)
         residentExplained = try container.decodeIfPresent([ResidentBreakdown].self, forKey: .residentExplained)
+        allocator = try container.decodeIfPresent(Allocator.self, forKey: .allocator)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -236,6 +240,7 @@ public struct ProgramReport: Sendable, Hashable, Codable {
         try container.encodeIfPresent(processPeaks, forKey: .processPeaks)
         try container.encodeIfPresent(residentBeyondAllocator, forKey: .residentBeyondAllocator)
         try container.encodeIfPresent(residentExplained, forKey: .residentExplained)
+        try container.encodeIfPresent(allocator, forKey: .allocator)
     }
 }
 

@@ -34,6 +34,8 @@ public struct CaseSpec: Sendable, Hashable, Codable {
     /// Known leaks left out of the leak verdicts (`--suppressions`, the scenario's `suppressions:`), copied into
     /// the result; nil: none.
     public var suppressions: [LeakSuppression]?
+    /// The malloc the case's program runs on (`--allocator`); nil: jemalloc (and specs written without it).
+    public var allocator: Allocator?
 
     public init(
         scenario: String, workload: String, strategy: String, repetition: Int, parameters: ParameterValues,

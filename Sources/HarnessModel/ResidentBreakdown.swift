@@ -38,6 +38,19 @@ public struct ResidentBreakdown: Sendable, Hashable, Codable {
     public var mappedFilesBytes: Int
     /// Anonymous mappings that are neither jemalloc's nor stacks (a runtime's own heap, mmap by the program).
     public var otherAnonymousBytes: Int
+    /// The malloc that served the program; nil: jemalloc (and breakdowns recorded before it was said).
+    ///
+    /// On glibc the parts read: live heap = mallinfo2's in-use bytes (uordblks + hblkhd, chunk headers included);
+    /// `dirtyBytes` = the free bytes its arenas hold (fordblks, the top chunk included), active beyond allocated and
+    /// muzzy 0; allocator pages = the resident pages of its heaps (`[heap]` and the other arenas' heaps, from smaps)
+    /// plus its chunks of their own mapping (hblkhd, counted whole, taken out of other anonymous); reported resident =
+    /// what it holds from the kernel (arena + hblkhd).
+    public var allocator: Allocator?
+    /// glibc only: what `malloc_trim` would give back at least (mallinfo2's keepcost: the releasable top of the main
+    /// arena; trimming also returns whole free pages inside the arenas, which glibc does not count); nil on jemalloc.
+    public var releasableBytes: Int?
+    /// glibc only: its arenas seen (the main arena and each other arena's first heap); nil on jemalloc.
+    public var arenaCount: Int?
 
     public init(
         point: Point, timeNanoseconds: Int64, measuredBytes: Int, measuredBeforeBytes: Int, liveHeapBytes: Int,
@@ -61,8 +74,9 @@ public struct ResidentBreakdown: Sendable, Hashable, Codable {
 
     /// Free memory the allocator holds: active beyond allocated, dirty and muzzy.
     public var allocatorFreeBytes: Int { activeBeyondAllocatedBytes + dirtyBytes + muzzyBytes }
-    /// What a purge (`arena.<all>.purge`) would give back to the kernel: the dirty and muzzy pages.
-    public var purgeableBytes: Int { dirtyBytes + muzzyBytes }
+    /// What a purge (`arena.<all>.purge`) would give back to the kernel: the dirty and muzzy pages; on glibc what
+    /// `malloc_trim` would give back at least (`releasableBytes`).
+    public var purgeableBytes: Int { allocator == .glibc ? releasableBytes ?? 0 : dirtyBytes + muzzyBytes }
     /// The allocator's metadata: its resident pages (the kernel's count, or jemalloc's own when the kernel's is
     /// unknown) beyond active, dirty and muzzy. Negative when jemalloc counts active pages the kernel never faulted in.
     public var allocatorMetadataBytes: Int {

@@ -1,5 +1,6 @@
 import CSystem
 import Foundation
+import HarnessModel
 
 /// The agent library and the jemalloc it forwards to, as a case process preloads them.
 public struct AgentPreload: Sendable, Hashable {
@@ -45,10 +46,14 @@ public struct AgentPreload: Sendable, Hashable {
             + "(memharness's `make build` does; `swift package memharness` does it for a package of your own)"
     }
 
-    /// The variables that load the agent into a process and set its modes.
-    public func variables(exact: Bool = false, stackSampleBytes: Int? = nil, heap: Bool = false) -> [String: String] {
+    /// The variables that load the agent into a process and set its modes; `allocator` glibc preloads the agent
+    /// alone (it then forwards to glibc's malloc and reads glibc's figures).
+    public func variables(
+        exact: Bool = false, stackSampleBytes: Int? = nil, heap: Bool = false, allocator: Allocator = .jemalloc
+    ) -> [String: String] {
         let existing = ProcessInfo.processInfo.environment["LD_PRELOAD"].map { " " + $0 } ?? ""
-        var variables = ["LD_PRELOAD": ([library] + (jemalloc.map { [$0] } ?? [])).joined(separator: " ") + existing]
+        let jemalloc = allocator == .jemalloc ? self.jemalloc.map { [$0] } ?? [] : []
+        var variables = ["LD_PRELOAD": ([library] + jemalloc).joined(separator: " ") + existing]
         if exact { variables["MEMHARNESS_AGENT_EXACT"] = "1" }
         // Every live block in the agent's table, for heap captures.
         if heap { variables["MEMHARNESS_AGENT_HEAP"] = "1" }

@@ -58,6 +58,7 @@ extension RepetitionPolicy: ExpressibleByArgument {
 }
 
 extension PeakMode: ExpressibleByArgument {}
+extension Allocator: ExpressibleByArgument {}
 extension FootprintMeasure: ExpressibleByArgument {}
 
 extension ValidationError {

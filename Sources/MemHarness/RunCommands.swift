@@ -80,6 +80,12 @@ struct MeasuringOptions: ParsableArguments {
         help: .value(
             "file", "Known leaks (signatures or types, each with a reason; YAML) left out of leak verdicts."))
     var suppressions: String?
+    @Option(
+        help: .value(
+            "name",
+            "The malloc programs run on, over their strategies' allocator: jemalloc (preloaded; the default) or glibc "
+                + "(mallinfo2, its heaps); glibc runs programs only (workload: command, servers, profile)."))
+    var allocator: Allocator?
 
     func validate() throws {
         try ValidationError.check(
@@ -163,6 +169,7 @@ struct RunningOptions: ParsableArguments {
             peakMode: measuring.peak, timeout: timeout?.duration, attribution: measuring.attribution,
             jobs: jobs.resolved, resume: resume)
         request.options.heapGraph = measuring.heapGraphRequest
+        request.options.allocator = measuring.allocator
         // `validate()` refused a shard that does not resolve.
         request.shard = try? shard?.resolve(environment: ProcessInfo.processInfo.environment).get()
         return request
@@ -176,8 +183,8 @@ struct ProfileCommand: ParsableCommand {
         commandName: "profile",
         abstract: "Run any dynamically linked program as one case and write the same report folder.",
         discussion: """
-            The program runs with the memharness agent and jemalloc preloaded: the agent's sampler records \
-            jemalloc's figures inside it, --peak exact counts every allocation, --attribute records where the \
+            The program runs with the memharness agent and jemalloc preloaded (the agent alone with --allocator \
+            glibc, on glibc's malloc): the agent's sampler records the allocator's figures inside it, --peak exact counts every allocation, --attribute records where the \
             memory is, --heap-graph captures its heap at exit and finds what no root reaches there (its leaks). \
             Its standard output and error pass through as it runs (those of the first run; later runs' and the \
             instrumented runs' stay in their case folders); memharness's own lines go to stderr. Its exit status and \
@@ -237,6 +244,7 @@ struct ProfileCommand: ParsableCommand {
         var options = RunOptions(
             interval: measuring.interval?.duration, peakMode: measuring.peak, attribution: measuring.attribution)
         options.heapGraph = measuring.heapGraphRequest
+        options.allocator = measuring.allocator
         options.suppressions = try measuring.loadSuppressions()
         let request = RunRequest.profiling(
             invocation, name: name, repetitions: repetitions, timeout: timeout.duration, options: options)

@@ -32,6 +32,11 @@
 // Stacks imply the exact count (the peak snapshot follows it): with stacks at a 64 KiB mean the loop took 1.64x of
 // jemalloc's CPU time, where stacks without the count (the snapshot then followed a 1 ms sampler and missed
 // spikes) took 1.28x and EXACT alone 1.38x (9 rounds interleaved, the machine at load 6-8).
+//
+// On glibc's malloc (the agent preloaded without jemalloc: `--allocator glibc`): the agent links no jemalloc, and its
+// extended API (weak) is NULL, so the fallbacks are glibc's own __libc_malloc family, the entry points forward to the
+// malloc family next in line (libc's) once found, sizes are glibc's usable bytes (mh_sallocx, from the chunk header)
+// and the size-class formula is off. `mh_allocator` says which allocator serves (memharness_agent_allocator).
 #include "agent_internal.h"
 
 #include <dlfcn.h>
@@ -45,6 +50,7 @@
 extern char **environ;
 
 _Atomic unsigned mh_state = MH_UNREAD;
+enum mh_allocator mh_allocator = MH_ALLOCATOR_UNKNOWN;
 // The peak snapshot's step: 0.5% of the level. At 2% a 64 MiB peak reached by 1 MiB blocks kept a snapshot
 // one block short (6% off for a 16 MiB site); 0.5% costs at most ln(peak/start)/0.005 snapshots (~650 for a
 // heap growing from 10 MiB to 256 MiB), each a copy of the live set per stack.
@@ -53,9 +59,9 @@ struct mh_counts mh_counts;
 
 // ---- jemalloc's entry points ------------------------------------------------------------------------
 // Until the constructor finds jemalloc's own functions (and whenever it cannot), these stand in for them.
-static void *fallback_malloc(size_t size) { return mallocx(size == 0 ? 1 : size, 0); }
+static void *fallback_malloc(size_t size) { return mh_mallocx(size == 0 ? 1 : size, 0); }
 static void fallback_free(void *block) {
-    if (block != NULL) dallocx(block, 0);
+    if (block != NULL) mh_dallocx(block, 0);
 }
 static void *fallback_calloc(size_t count, size_t size) {
     size_t total;
@@ -63,7 +69,7 @@ static void *fallback_calloc(size_t count, size_t size) {
         errno = ENOMEM;
         return NULL;
     }
-    return mallocx(total == 0 ? 1 : total, MH_MALLOCX_ZERO);
+    return mh_mallocx(total == 0 ? 1 : total, MH_MALLOCX_ZERO);
 }
 static void *fallback_realloc(void *block, size_t size) {
     if (block == NULL) return fallback_malloc(size);
@@ -71,7 +77,7 @@ static void *fallback_realloc(void *block, size_t size) {
         fallback_free(block);
         return NULL;
     }
-    return rallocx(block, size, 0);
+    return mh_rallocx(block, size, 0);
 }
 static bool power_of_two(size_t value) { return value != 0 && (value & (value - 1)) == 0; }
 static void *fallback_aligned(size_t alignment, size_t size) {
@@ -79,7 +85,7 @@ static void *fallback_aligned(size_t alignment, size_t size) {
         errno = EINVAL;
         return NULL;
     }
-    return mallocx(size == 0 ? 1 : size, MH_MALLOCX_LG_ALIGN(__builtin_ctzl(alignment)));
+    return mh_mallocx(size == 0 ? 1 : size, MH_MALLOCX_LG_ALIGN(__builtin_ctzl(alignment)));
 }
 static int fallback_posix_memalign(void **result, size_t alignment, size_t size) {
     if (!power_of_two(alignment) || alignment % sizeof(void *) != 0) return EINVAL;
@@ -89,7 +95,7 @@ static int fallback_posix_memalign(void **result, size_t alignment, size_t size)
     return 0;
 }
 static void *fallback_valloc(size_t size) { return fallback_aligned((size_t)sysconf(_SC_PAGESIZE), size); }
-static size_t fallback_usable_size(void *block) { return block == NULL ? 0 : sallocx(block, 0); }
+static size_t fallback_usable_size(void *block) { return block == NULL ? 0 : mh_sallocx(block, 0); }
 
 typedef void *(*malloc_fn)(size_t);
 typedef void (*free_fn)(void *);
@@ -117,7 +123,7 @@ static struct {
 };
 #define NEXT(name) atomic_load_explicit(&next.name, memory_order_relaxed)
 
-static _Atomic bool forwards_to_jemalloc;
+static _Atomic bool forwards_to_fast_paths;
 static _Atomic bool size_classes_verified;
 
 // ---- Environment ----------------------------------------------------------------------------------
@@ -376,7 +382,7 @@ static inline size_t size_class_of(size_t size) {
 
 static inline int64_t usable_of_request(size_t request, void *block) {
     return atomic_load_explicit(&size_classes_verified, memory_order_relaxed) ? (int64_t)size_class_of(request)
-                                                                               : (int64_t)sallocx(block, 0);
+                                                                               : (int64_t)mh_sallocx(block, 0);
 }
 
 // ---- Re-entry from a signal handler -----------------------------------------------------------------------------
@@ -466,9 +472,9 @@ static inline void account_allocation(void *block, size_t request, int64_t usabl
 static inline void account_release(void *block, unsigned state) {
     if (state & MH_STACKS) mh_forget_sampled(block);
     if ((state & MH_BLOCKS) && mh_blocks_take(block) == MH_STACK_HARNESS) {
-        zero_harness_block(block, 0, (int64_t)sallocx(block, 0));
+        zero_harness_block(block, 0, (int64_t)mh_sallocx(block, 0));
     }
-    if (state & MH_EXACT) sub_live((int64_t)sallocx(block, 0));
+    if (state & MH_EXACT) sub_live((int64_t)mh_sallocx(block, 0));
 }
 
 // True when the release of `block` was deferred (the caller must not free it: the flush will).
@@ -506,6 +512,7 @@ void mh_deferred_flush(void) {
 }
 
 static bool formula_matches_jemalloc(void) {
+    if (!mh_on_jemalloc()) return false;
     bool profiling = false;
     size_t length = sizeof(profiling);
     if (mallctl("opt.prof", &profiling, &length, NULL, 0) == 0 && profiling) return false;
@@ -581,7 +588,7 @@ __attribute__((noinline)) static void *calloc_slow(size_t count, size_t size, un
         return NULL;
     }
     size_t request = total == 0 ? 1 : total;
-    void *block = mallocx(request, MH_MALLOCX_ZERO);
+    void *block = mh_mallocx(request, MH_MALLOCX_ZERO);
     if (block == NULL) {
         errno = ENOMEM;
         return NULL;
@@ -593,14 +600,14 @@ __attribute__((noinline)) static void *calloc_slow(size_t count, size_t size, un
 // realloc from a signal handler that interrupted the agent: a new block, the bytes copied, the old one released as
 // any deferred release (the tables learn both when the thread leaves its locks).
 static void *realloc_deferred(void *block, size_t size, unsigned state) {
-    void *moved = mallocx(size, 0);
+    void *moved = mh_mallocx(size, 0);
     if (moved == NULL) {
         errno = ENOMEM;
         return NULL;
     }
-    size_t old = sallocx(block, 0);
+    size_t old = mh_sallocx(block, 0);
     memcpy(moved, block, old < size ? old : size);
-    account_allocation(moved, size, (int64_t)sallocx(moved, 0), state, NULL);
+    account_allocation(moved, size, (int64_t)mh_sallocx(moved, 0), state, NULL);
     if (!release_deferred(block, state)) {
         account_release(block, state);
         NEXT(free)(block);
@@ -611,11 +618,11 @@ static void *realloc_deferred(void *block, size_t size, unsigned state) {
 // A harness block to `size` bytes: always a new block, the old one zeroed before it is released (see
 // zero_harness_block; jemalloc's own move would release it with its words).
 static void *realloc_harness_block(void *block, size_t size, int64_t before) {
-    void *moved = mallocx(size, 0);
+    void *moved = mh_mallocx(size, 0);
     if (moved == NULL) return NULL;
     memcpy(moved, block, (size_t)before < size ? (size_t)before : size);
     zero_harness_block(block, 0, before);
-    dallocx(block, 0);
+    mh_dallocx(block, 0);
     return moved;
 }
 
@@ -632,17 +639,17 @@ __attribute__((noinline)) static void *realloc_slow(void *block, size_t size, un
     if ((state & (MH_STACKS | MH_BLOCKS)) && reentered()) return realloc_deferred(block, size, state);
     struct mh_sampled sampled;
     bool was_sampled = (state & MH_STACKS) && mh_sampled_take(block, &sampled);
-    int64_t before = (state & (MH_EXACT | MH_BLOCKS)) ? (int64_t)sallocx(block, 0) : 0;
+    int64_t before = (state & (MH_EXACT | MH_BLOCKS)) ? (int64_t)mh_sallocx(block, 0) : 0;
     // Out of the table while jemalloc may move it: the address can be handed out again at once. Its stack stays.
     uint32_t stack = (state & MH_BLOCKS) ? mh_blocks_take(block) : 0;
-    void *moved = stack == MH_STACK_HARNESS ? realloc_harness_block(block, size, before) : rallocx(block, size, 0);
+    void *moved = stack == MH_STACK_HARNESS ? realloc_harness_block(block, size, before) : mh_rallocx(block, size, 0);
     if (moved == NULL) {
         if (state & MH_BLOCKS) mh_blocks_insert(block, before, stack);
         if (was_sampled) mh_sampled_restore(block, &sampled);
         errno = ENOMEM;
         return NULL;
     }
-    int64_t after = (int64_t)sallocx(moved, 0);
+    int64_t after = (int64_t)mh_sallocx(moved, 0);
     if (state & MH_BLOCKS) {
         if (stack == MH_STACK_HARNESS) {
             zero_harness_block(moved, (size_t)(before < (int64_t)size ? before : (int64_t)size), after);
@@ -670,8 +677,8 @@ __attribute__((noinline)) static void *realloc_slow(void *block, size_t size, un
 
 static void *aligned_block(size_t alignment, size_t size, unsigned state, void *frame) {
     if (state & MH_UNREAD) state = mh_read_environment();
-    void *block = mallocx(size == 0 ? 1 : size, MH_MALLOCX_LG_ALIGN(__builtin_ctzl(alignment)));
-    if (block != NULL && (state & MH_COUNTING)) account_allocation(block, size == 0 ? 1 : size, (int64_t)sallocx(block, 0), state, frame);
+    void *block = mh_mallocx(size == 0 ? 1 : size, MH_MALLOCX_LG_ALIGN(__builtin_ctzl(alignment)));
+    if (block != NULL && (state & MH_COUNTING)) account_allocation(block, size == 0 ? 1 : size, (int64_t)mh_sallocx(block, 0), state, frame);
     return block;
 }
 
@@ -822,7 +829,8 @@ int64_t memharness_agent_allocation_count(void) {
     return exact_on() ? mh_allocation_calls() : -1;
 }
 int memharness_agent_fast_size_classes(void) { return atomic_load_explicit(&size_classes_verified, memory_order_relaxed); }
-int memharness_agent_forwards_to_fast_paths(void) { return atomic_load_explicit(&forwards_to_jemalloc, memory_order_relaxed); }
+int memharness_agent_forwards_to_fast_paths(void) { return atomic_load_explicit(&forwards_to_fast_paths, memory_order_relaxed); }
+int memharness_agent_allocator(void) { return (int)mh_allocator; }
 int memharness_agent_stacks_enabled(void) { return (load_state() & MH_STACKS) != 0; }
 
 // ---- Start-up ---------------------------------------------------------------------------------------
@@ -839,9 +847,41 @@ static void *jemalloc_symbol(const char *name, void *extended) {
     return same_library(symbol, extended) ? symbol : NULL;
 }
 
+// glibc's entry points when the next malloc in line is libc's (no jemalloc loaded): the fallbacks (glibc's __libc_*)
+// serve until then, and keep serving when another allocator is next in line (blocks must go back where they came from).
+static void find_glibc_entry_points(void) {
+    void *found_malloc = dlsym(RTLD_NEXT, "malloc");
+    if (!same_library(found_malloc, (void *)__libc_malloc)) {
+        mh_warn("neither jemalloc nor glibc's malloc is the next in line; using glibc's __libc_malloc");
+        mh_allocator = MH_ALLOCATOR_GLIBC;
+        return;
+    }
+    void *symbol;
+    if ((symbol = dlsym(RTLD_NEXT, "calloc"))) atomic_store_explicit(&next.calloc, (calloc_fn)symbol, memory_order_relaxed);
+    if ((symbol = dlsym(RTLD_NEXT, "realloc"))) atomic_store_explicit(&next.realloc, (realloc_fn)symbol, memory_order_relaxed);
+    if ((symbol = dlsym(RTLD_NEXT, "posix_memalign")))
+        atomic_store_explicit(&next.posix_memalign, (posix_memalign_fn)symbol, memory_order_relaxed);
+    if ((symbol = dlsym(RTLD_NEXT, "aligned_alloc")))
+        atomic_store_explicit(&next.aligned_alloc, (aligned_fn)symbol, memory_order_relaxed);
+    if ((symbol = dlsym(RTLD_NEXT, "memalign"))) atomic_store_explicit(&next.memalign, (aligned_fn)symbol, memory_order_relaxed);
+    if ((symbol = dlsym(RTLD_NEXT, "valloc"))) atomic_store_explicit(&next.valloc, (valloc_fn)symbol, memory_order_relaxed);
+    if ((symbol = dlsym(RTLD_NEXT, "malloc_usable_size")))
+        atomic_store_explicit(&next.usable_size, (usable_fn)symbol, memory_order_relaxed);
+    void *found_free = dlsym(RTLD_NEXT, "free");
+    if (found_free != NULL) atomic_store_explicit(&next.free, (free_fn)found_free, memory_order_relaxed);
+    atomic_store_explicit(&next.malloc, (malloc_fn)found_malloc, memory_order_relaxed);
+    atomic_store_explicit(&forwards_to_fast_paths, true, memory_order_relaxed);
+    mh_allocator = MH_ALLOCATOR_GLIBC;
+}
+
 static void find_jemalloc_entry_points(void) {
+    if (!mh_on_jemalloc()) {
+        find_glibc_entry_points();
+        return;
+    }
+    mh_allocator = MH_ALLOCATOR_JEMALLOC;  // its malloc, or mallocx when its malloc is not next in line
     // dlsym may allocate; until the pointers are stored, those calls take the fallbacks.
-    void *extended = dlsym(RTLD_DEFAULT, "mallocx");
+    void *extended = (void *)mallocx;
     void *found_malloc = jemalloc_symbol("malloc", extended);
     void *found_free = jemalloc_symbol("free", extended);
     if (found_malloc == NULL || found_free == NULL) {
@@ -862,7 +902,7 @@ static void find_jemalloc_entry_points(void) {
         atomic_store_explicit(&next.usable_size, (usable_fn)symbol, memory_order_relaxed);
     atomic_store_explicit(&next.free, (free_fn)found_free, memory_order_relaxed);
     atomic_store_explicit(&next.malloc, (malloc_fn)found_malloc, memory_order_relaxed);
-    atomic_store_explicit(&forwards_to_jemalloc, true, memory_order_relaxed);
+    atomic_store_explicit(&forwards_to_fast_paths, true, memory_order_relaxed);
 }
 
 // ---- The exact counts' module ----------------------------------------------------------------------------------------

@@ -20,17 +20,60 @@
 #define MH_LIKELY(x) __builtin_expect(!!(x), 1)
 #define MH_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
-// jemalloc's extended API (exported unprefixed by Debian's libjemalloc; not interposed here).
-extern void *mallocx(size_t size, int flags);
-extern void *rallocx(void *ptr, size_t size, int flags);
-extern void dallocx(void *ptr, int flags);
-extern size_t sallocx(const void *ptr, int flags);
-extern size_t nallocx(size_t size, int flags);
-extern int mallctl(const char *name, void *oldp, size_t *oldlenp, void *newp, size_t newlen);
-extern int mallctlnametomib(const char *name, size_t *mibp, size_t *miblenp);
-extern int mallctlbymib(const size_t *mib, size_t miblen, void *oldp, size_t *oldlenp, void *newp, size_t newlen);
+// jemalloc's extended API (exported unprefixed by Debian's libjemalloc; not interposed here). Weak: the agent does not
+// link jemalloc, so that a program run with the agent alone preloaded keeps glibc's malloc; each is NULL when no loaded
+// library defines it (the preloaded jemalloc, or one the program links, does).
+extern void *mallocx(size_t size, int flags) __attribute__((weak));
+extern void *rallocx(void *ptr, size_t size, int flags) __attribute__((weak));
+extern void dallocx(void *ptr, int flags) __attribute__((weak));
+extern size_t sallocx(const void *ptr, int flags) __attribute__((weak));
+extern size_t nallocx(size_t size, int flags) __attribute__((weak));
+extern int mallctl(const char *name, void *oldp, size_t *oldlenp, void *newp, size_t newlen) __attribute__((weak));
+extern int mallctlnametomib(const char *name, size_t *mibp, size_t *miblenp) __attribute__((weak));
+extern int mallctlbymib(const size_t *mib, size_t miblen, void *oldp, size_t *oldlenp, void *newp, size_t newlen)
+    __attribute__((weak));
 #define MH_MALLOCX_LG_ALIGN(la) ((int)(la))
 #define MH_MALLOCX_ZERO ((int)0x40)
+
+// glibc's own malloc family (exported by libc under these names, past any interposer).
+extern void *__libc_malloc(size_t size);
+extern void *__libc_calloc(size_t count, size_t size);
+extern void *__libc_realloc(void *block, size_t size);
+extern void __libc_free(void *block);
+extern void *__libc_memalign(size_t alignment, size_t size);
+
+// ---- The allocator behind malloc ----------------------------------------------------------------------
+// jemalloc when its extended API is loaded (it then serves malloc: agent.c forwards to it), else glibc's malloc.
+// The agent's own moves and lookups (a block made or sized past the program's entry points) go through these.
+static inline bool mh_on_jemalloc(void) { return mallocx != NULL; }
+// Which allocator serves malloc, as the constructor found it (written once, before any thread of the agent's).
+enum mh_allocator { MH_ALLOCATOR_UNKNOWN, MH_ALLOCATOR_JEMALLOC, MH_ALLOCATOR_GLIBC };
+MH_HIDDEN extern enum mh_allocator mh_allocator;
+
+// glibc's usable bytes of a live block from its chunk header (malloc_usable_size's formula in glibc 2.26+ without
+// memory tagging): the chunk's size less its header, 16 bytes for a mapped chunk (flag 2), 8 otherwise.
+static inline size_t mh_glibc_usable(const void *block) {
+    size_t head = ((const size_t *)block)[-1];
+    size_t size = head & ~(size_t)7;
+    return (head & 2) ? size - 16 : size - 8;
+}
+
+static inline void *mh_mallocx(size_t size, int flags) {
+    if (mh_on_jemalloc()) return mallocx(size, flags);
+    if (flags & MH_MALLOCX_ZERO) return __libc_calloc(1, size);
+    int lg_align = flags & 0x3f;
+    return lg_align > 4 ? __libc_memalign((size_t)1 << lg_align, size) : __libc_malloc(size);
+}
+static inline void *mh_rallocx(void *block, size_t size, int flags) {
+    return mh_on_jemalloc() ? rallocx(block, size, flags) : __libc_realloc(block, size);
+}
+static inline void mh_dallocx(void *block, int flags) {
+    if (mh_on_jemalloc()) dallocx(block, flags);
+    else __libc_free(block);
+}
+static inline size_t mh_sallocx(const void *block, int flags) {
+    return mh_on_jemalloc() ? sallocx(block, flags) : mh_glibc_usable(block);
+}
 
 // ---- Modes ------------------------------------------------------------------------------------
 // mh_state is 0 when every call goes straight to jemalloc (the one predictable branch of the fast path).
@@ -402,12 +445,26 @@ MH_HIDDEN void mh_peak_candidate(int64_t level);
 // ---- The resident set explained (resident.c) ---------------------------------------------------------
 // Bytes of the resident set by kind of mapping; jemalloc_pages: the pages of jemalloc's own mappings the kernel holds
 // resident (-1: unknown), left out of stacks and other_anonymous.
+// On glibc: jemalloc_pages holds glibc's heaps' pages instead, and arenas the count of glibc's arenas seen.
 struct mh_resident_parts {
-    int64_t files, stacks, other_anonymous, jemalloc_pages;
+    int64_t files, stacks, other_anonymous, jemalloc_pages, arenas;
 };
 MH_HIDDEN bool mh_resident_parts(int smaps_fd, struct mh_resident_parts *parts);
 MH_HIDDEN void mh_resident_child(void);  // in a fork child (from the sampler's child step)
 MH_HIDDEN pid_t mh_sampler_tid(void);
+
+// ---- glibc's malloc figures (glibc.c) ---------------------------------------------------------------------------
+// From mallinfo2, bytes: in use (uordblks + hblkhd), free in the arenas (fordblks, the top chunk's included), chunks
+// of their own mapping (hblkhd), what trimming the top would give back at least (keepcost), and what glibc holds
+// from the kernel (arena + hblkhd).
+struct mh_glibc_figures {
+    int64_t in_use, free, mapped, releasable, system;
+};
+MH_HIDDEN void mh_glibc_figures(struct mh_glibc_figures *figures);
+// True when [start, end) is the read-write part of a glibc arena's heap; `first`: the arena's first heap.
+MH_HIDDEN bool mh_glibc_arena_heap(uintptr_t start, uintptr_t end, bool *first);
+MH_HIDDEN int64_t mh_glibc_read(int64_t slots[6], int64_t extra[3]);
+MH_HIDDEN void mh_glibc_explain(int64_t values[14], const struct mh_resident_parts *parts, bool fresh);
 
 // ---- The one writer of the agent's files (writer.c) -------------------------------------------------------------
 // Samples, records and captures all go through it: a buffer that is flushed with write(2), a shared first line

@@ -341,7 +341,7 @@ void mh_lifecycle_start(void) {
     // jemalloc registers its own fork handlers when it starts: make sure it has, so that ours run inside its
     // (prepare before its prepare, child after its child, where starting a thread is safe). For no library (no DSO
     // handle): no finalizer unregisters them while a fork may be in flight.
-    dallocx(mallocx(1, 0), 0);
+    mh_dallocx(mh_mallocx(1, 0), 0);
     __register_atfork(fork_prepare, fork_parent, fork_child, NULL);
     lifecycle_started = true;
     if (mh_config.record_path[0] == 0 && mh_config.heap_at_exit_path[0] == 0

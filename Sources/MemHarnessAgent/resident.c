@@ -1,4 +1,4 @@
-// The resident set explained: which pages of the process are jemalloc's, its thread stacks', its mapped files' and
+// The resident set explained: which pages of the process are the allocator's, its thread stacks', its mapped files' and
 // other anonymous memory's, each measured, for the sampler's `r` lines (sampler.c).
 //
 // jemalloc's mappings are known by their maker: the agent's mmap and munmap (exported, so jemalloc's calls through
@@ -13,6 +13,11 @@
 // read-write mapping right above a PROT_NONE one (the guard glibc puts below each thread's stack), are stacks, less
 // any pages of jemalloc's inside them (the kernel merges neighbouring anonymous mappings of the same protection);
 // every other anonymous mapping is "other", less jemalloc's pages inside it.
+//
+// On glibc's malloc (no jemalloc loaded) the allocator's pages are its heaps': the main arena's `[heap]` (brk) and the
+// other arenas' heaps (glibc.c tells them by their header), whole mappings, by smaps' Rss. glibc's chunks of their own
+// mapping (mallinfo2's hblkhd) are not among them: glibc maps them inside libc, past the agent's mmap (sampler.c
+// moves them from "other" to the allocator's).
 #include "agent_internal.h"
 
 #include <errno.h>
@@ -271,7 +276,8 @@ bool mh_resident_parts(int smaps_fd, struct mh_resident_parts *parts) {
     regions_release();
 
     struct line_reader reader = {.fd = smaps_fd, .buffer = smaps_buffer, .capacity = sizeof(smaps_buffer)};
-    enum { FILES, STACKS, OTHER } kind = OTHER;
+    enum { FILES, STACKS, OTHER, GLIBC_HEAP } kind = OTHER;
+    bool glibc = mh_allocator == MH_ALLOCATOR_GLIBC;
     struct mapping mapping, previous = {0};
     int64_t jemalloc_inside = 0;
     bool any = false;
@@ -281,14 +287,19 @@ bool mh_resident_parts(int smaps_fd, struct mh_resident_parts *parts) {
             bool anonymous = !mapping.has_inode && (mapping.path[0] == 0 || mapping.path[0] == '[');
             bool guarded = previous.end == mapping.start && strcmp(previous.perms, "---p") == 0 &&
                            !previous.has_inode && previous.path[0] == 0;
+            bool first_heap = false;
             if (!anonymous || is_kernel_code(mapping.path)) {
                 kind = FILES;
+            } else if (glibc && (strcmp(mapping.path, "[heap]") == 0
+                                 || (mapping.perms[0] == 'r' && mh_glibc_arena_heap(mapping.start, mapping.end, &first_heap)))) {
+                kind = GLIBC_HEAP;
+                parts->arenas += strcmp(mapping.path, "[heap]") == 0 || first_heap;
             } else if (strcmp(mapping.path, "[stack]") == 0 || (guarded && mapping.perms[0] == 'r')) {
                 kind = STACKS;
             } else {
                 kind = OTHER;
             }
-            jemalloc_inside = kind == FILES ? 0 : jemalloc_resident_within(mapping.start, mapping.end, page);
+            jemalloc_inside = kind == FILES || kind == GLIBC_HEAP ? 0 : jemalloc_resident_within(mapping.start, mapping.end, page);
             if (jemalloc_inside < 0) overflowed = true;
             previous = mapping;
             previous.path = mapping.path[0] == 0 ? "" : "?";  // the line's text is overwritten by the next read
@@ -303,6 +314,7 @@ bool mh_resident_parts(int smaps_fd, struct mh_resident_parts *parts) {
         int64_t own = jemalloc_inside > 0 ? jemalloc_inside : 0;
         parts->jemalloc_pages += own;
         if (kind == FILES) parts->files += bytes;
+        else if (kind == GLIBC_HEAP) parts->jemalloc_pages += bytes;
         else if (kind == STACKS) parts->stacks += bytes - own;
         else parts->other_anonymous += bytes - own;
     }

@@ -22,6 +22,12 @@
 // there would explain the peak as freed memory). Each reads jemalloc's stats (allocated, active, resident,
 // metadata, dirty and muzzy pages), then /proc/self/smaps and jemalloc's pages per the kernel, then statm once more:
 // the resident set before and after the walk bound what it saw.
+//
+// On glibc's malloc (no jemalloc loaded: its mallctl names resolve to nothing) the stream's second line says so
+// (`a glibc`; `a jemalloc` otherwise) and glibc.c fills the allocator's figures from mallinfo2 instead: an `s`
+// line's six as in use, -1, held from the kernel twice, -1, -1, then free, mapped chunks and releasable at its end;
+// an `r` line's as in use, in use, held from the kernel, -1, free, 0, with glibc's heaps' pages, and releasable and
+// the arena count at its end. mallinfo2's cost grows with the free chunks: glibc.c reads it at most 2% of the time.
 #include "agent_internal.h"
 
 #include <errno.h>
@@ -69,7 +75,7 @@ static bool closed;         // the `x` line is written: nothing more (under writ
 
 static void resolve(struct mib *mib, const char *name) {
     mib->length = MH_MIB_CAPACITY;
-    mib->valid = mallctlnametomib(name, mib->path, &mib->length) == 0;
+    mib->valid = mallctlnametomib != NULL && mallctlnametomib(name, mib->path, &mib->length) == 0;
 }
 
 static void resolve_mibs(void) {
@@ -118,6 +124,7 @@ static void resident_bytes(int64_t *resident, int64_t *anonymous) {
 
 // jemalloc's six figures, fresh (`epoch` first); returns the time they were read.
 static int64_t read_stats(int64_t stats[STAT_COUNT]) {
+    if (mh_allocator == MH_ALLOCATOR_GLIBC) return mh_glibc_read(stats, NULL);
     uint64_t epoch = 1;
     if (epoch_mib.valid) mallctlbymib(epoch_mib.path, epoch_mib.length, NULL, NULL, &epoch, sizeof(epoch));
     int64_t time_ns = mh_relative_ns();
@@ -141,12 +148,14 @@ static bool explain_locked(char point) {
     mh_put_decimal(&samples, time_ns);
     mh_put_char(&samples, ' ');
     mh_put_char(&samples, point);
-    const int64_t values[] = {
+    int64_t values[] = {
         after, before, stats[STAT_ALLOCATED], stats[STAT_ACTIVE], stats[STAT_RESIDENT], stats[STAT_METADATA],
         dirty < 0 ? -1 : dirty * page_size, muzzy < 0 ? -1 : muzzy * page_size, parts.files, parts.stacks,
-        parts.other_anonymous, parts.jemalloc_pages,
+        parts.other_anonymous, parts.jemalloc_pages, -1, -1,
     };
-    for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
+    if (mh_allocator == MH_ALLOCATOR_GLIBC) mh_glibc_explain(values, &parts, point == 'e');
+    size_t count = mh_allocator == MH_ALLOCATOR_GLIBC ? 14 : 12;  // glibc's two more: releasable, arenas
+    for (size_t i = 0; i < count; i++) {
         mh_put_char(&samples, ' ');
         mh_put_decimal(&samples, values[i]);
     }
@@ -159,8 +168,8 @@ static bool explain_locked(char point) {
 // last one explained, or when a high explained while it moved has settled (two samples alike, at or above it); the
 // caller holds write_lock.
 static void sample_locked(bool explain_highs) {
-    int64_t stats[STAT_COUNT];
-    int64_t time_ns = read_stats(stats);
+    int64_t stats[STAT_COUNT], glibc[3] = {-1, -1, -1};
+    int64_t time_ns = mh_allocator == MH_ALLOCATOR_GLIBC ? mh_glibc_read(stats, glibc) : read_stats(stats);
     int64_t small = read_u64(&nmalloc_mibs[0]), large = read_u64(&nmalloc_mibs[1]);
     int64_t nmalloc = small < 0 || large < 0 ? -1 : small + large;
     int64_t rss, anonymous;
@@ -189,6 +198,10 @@ static void sample_locked(bool explain_highs) {
     for (int i = 0; i < 4; i++) {
         mh_put_char(&samples, ' ');
         mh_put_decimal(&samples, counts[i]);
+    }
+    for (int i = 0; i < 3 && mh_allocator == MH_ALLOCATOR_GLIBC; i++) {
+        mh_put_char(&samples, ' ');
+        mh_put_decimal(&samples, glibc[i]);
     }
     mh_put_char(&samples, '\n');
     mh_writer_flush(&samples);
@@ -243,6 +256,7 @@ static void sampler_start(void) {
         return;
     }
     mh_writer_header(&samples, MH_FILE_SAMPLES);
+    mh_put_text(&samples, mh_allocator == MH_ALLOCATOR_GLIBC ? "a glibc\n" : "a jemalloc\n");
     mh_writer_flush(&samples);
     closed = false;
     statm_fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);  // /proc/self of this process, fixed at open

@@ -439,7 +439,7 @@ void mh_sample_slow(void *block, int64_t request, void *frame) {
     // Sampled by requested bytes, weighed in usable (size-class) bytes: the estimate stays unbiased in the
     // currency of stats.allocated and of the exact count.
     double probability = sample_probability(request);
-    int64_t usable = (int64_t)sallocx(block, 0);
+    int64_t usable = (int64_t)mh_sallocx(block, 0);
     struct mh_sampled sampled = {
         .stack = stack,
         .bytes = (int64_t)((double)usable / probability + 0.5),

@@ -63,7 +63,7 @@ public struct ProcessCaseLauncher: CaseLaunching {
         guard let agent else { return nil }
         let modes = agent.variables(
             exact: spec.peakMode == .exact, stackSampleBytes: spec.attribution?.sampleMeanBytes,
-            heap: spec.heapGraph != nil)
+            heap: spec.heapGraph != nil, allocator: spec.allocator ?? .jemalloc)
         variables.merge(modes) { _, new in new }
         return variables
     }

@@ -237,6 +237,8 @@ struct ProgramSamples {
     var residentExplained: [ResidentBreakdown] = []
     /// The status the program passed to `exit` (the `x` line); nil when it ended otherwise.
     var exitStatus: Int?
+    /// The malloc serving the process (the `a` line); nil in streams written before the agent said.
+    var allocator: Allocator?
     /// For the streams of a process tree merged into one, the rows of the process started; nil otherwise.
     var startedProcessRowCount: Int?
     /// The process that wrote the stream, for the streams `readOthers` reads; nil otherwise.
@@ -280,8 +282,15 @@ struct ProgramSamples {
                                 liveBytes: Int64(values[10]), allocationCalls: Int64(values[11]),
                                 allocatedBytes: Int64(values[12])) : nil,
                         exactHighLiveBytes: values.count > 13 && values[13] >= 0 ? Int64(values[13]) : nil))
-            } else if fields.first == "r", let breakdown = residentBreakdown(fields) {
+            } else if fields.first == "r", var breakdown = residentBreakdown(fields) {
+                if samples.allocator == .glibc, fields.count >= 17 {
+                    breakdown.allocator = .glibc
+                    breakdown.releasableBytes = Int(fields[15]).map { max($0, 0) }
+                    breakdown.arenaCount = Int(fields[16])
+                }
                 samples.residentExplained.append(breakdown)
+            } else if fields.first == "a", fields.count >= 2 {
+                samples.allocator = Allocator(rawValue: String(fields[1]))
             } else if fields.first == "x", fields.count >= 3 {
                 samples.exitStatus = Int(fields[2])
             }

@@ -35,6 +35,7 @@ enum ProgramMeasurements {
         // The started process's own (a tree's merged stream keeps the started process's explanations).
         let explained = samples.residentAtPeakAndEnd
         report.residentExplained = explained.isEmpty ? nil : explained
+        report.allocator = samples.allocator
         return CaseMeasurements(
             baselineAllocatedBytes: baseline, peak: peak.stats, peakRSSBytes: rss,
             residueBytes: samples.exitStatus == nil ? nil : (last?.stats.allocatedBytes ?? baseline) - baseline,
@@ -135,7 +136,7 @@ enum ProgramMeasurements {
             peakAllocatedBytes: peakAllocatedBytes)
     }
 
-    /// Why the program's memory cannot be seen through jemalloc, when its RSS grew while jemalloc saw
+    /// Why the program's memory cannot be seen through the allocator, when its RSS grew while the allocator saw
     /// (almost) nothing: a statically linked allocator, Go's runtime, memory from mmap alone.
     static func invisibility(_ samples: ProgramSamples) -> String? {
         guard let first = samples.rows.first else { return nil }
@@ -146,8 +147,11 @@ enum ProgramMeasurements {
         // 16 MiB of RSS growth with under 1/16 of it seen as allocations and hardly a malloc: its
         // allocator is not the process's malloc. Below that, RSS noise (code pages, stacks) dominates.
         guard rssGrowth > 16 << 20, allocatedGrowth < rssGrowth / 16, mallocs < 1000 else { return nil }
-        return "its resident memory grew by \(Units.formatBytes(rssGrowth)) while jemalloc saw "
-            + "\(Units.formatBytes(max(allocatedGrowth, 0))) allocated in \(max(mallocs, 0)) mallocs: it allocates "
+        // glibc counts no mallocs (-1): its figure is left out.
+        let allocator = samples.allocator == .glibc ? "glibc's malloc" : "jemalloc"
+        let calls = first.mallocCount < 0 ? "" : " in \(max(mallocs, 0)) mallocs"
+        return "its resident memory grew by \(Units.formatBytes(rssGrowth)) while \(allocator) saw "
+            + "\(Units.formatBytes(max(allocatedGrowth, 0))) allocated\(calls): it allocates "
             + "through an allocator of its own (statically linked, or a runtime such as Go's), which memharness "
             + "cannot see; measure it with its own tools, or build it to use the system malloc"
     }
@@ -207,7 +211,7 @@ extension ProgramSamples {
         var total = Row(time: 0, stats: AllocatorStatsValues(), rss: 0, mallocCount: 0)
         var merged = ProgramSamples(
             rows: [], residentExplained: root.residentExplained, exitStatus: root.exitStatus,
-            startedProcessRowCount: root.rows.count)
+            allocator: root.allocator, startedProcessRowCount: root.rows.count)
         for (index, event) in events.enumerated() {
             if let previous = current[event.process] { total = total.adding(previous, sign: -1) }
             if let row = event.row { total = total.adding(row, sign: 1) }

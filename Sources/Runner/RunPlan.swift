@@ -32,6 +32,10 @@ public struct RunOptions: Sendable {
     public var jobs = 1
     /// `--resume`: run only the cases an interrupted run into the same folder did not finish.
     public var resume = false
+    /// `--allocator`: the malloc programs run on, over their strategies' `allocator:`; nil lets the files decide
+    /// (jemalloc when they do not say). glibc only for programs (an in-process workload runs on the jemalloc memharness
+    /// links).
+    public var allocator: Allocator?
 
     /// The sampling interval when neither the command line nor the scenario sets one: 1 ms, and 10 ms for a
     /// server under load. A server's agent counts every allocation, and each sample carries the highest live bytes
@@ -234,6 +238,12 @@ public enum RunPlanner {
                 "\(spec.file): --shard cannot split `repetitions: auto` (the count is decided while the cases run); "
                     + "give a fixed count with --repeat N")
         }
+        for spec in specs where options.allocator == .glibc && spec.strategies.contains(where: { $0.program == nil }) {
+            problems.append(
+                "\(spec.location(ofKey: "workload")): --allocator glibc runs programs only "
+                    + "(`workload: command`, servers, `profile`); workload \(spec.workload) runs inside memharness's "
+                    + "own process, which links jemalloc (valid choice for it: jemalloc)")
+        }
         for spec in specs where (spec.interval ?? options.interval) == .zero && options.memory.budget(for: spec) != nil
         {
             problems.append("\(spec.file): a memory limit or warning needs the sampler; use an --interval above 0")
@@ -293,6 +303,7 @@ public enum RunPlanner {
                 peakMode: options.peakMode ?? scenario.peakMode ?? .sampled, gaugeNames: scenario.gaugeNames,
                 program: strategy.program.map { CommandTemplate.filled($0, with: strategy.parameters) })
             spec.suppressions = suppressions.isEmpty ? nil : suppressions
+            spec.allocator = strategy.program == nil ? nil : options.allocator ?? strategy.allocator ?? .jemalloc
             return spec
         }
         let measured = (1...repetitions).flatMap { repetition in

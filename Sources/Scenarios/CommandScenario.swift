@@ -27,7 +27,8 @@ public enum CommandScenario {
     public static let runStep = StepDescriptor("run", "Run the strategy's command until it exits.")
 
     /// The keys a command strategy may have.
-    static let strategyKeys = ["name", "command", "expect", "parameters", "directory"] + ServerScenario.strategyKeys
+    static let strategyKeys =
+        ["name", "command", "expect", "parameters", "directory", "allocator"] + ServerScenario.strategyKeys
 
     /// A descriptor made from the file: its parameters as free text, its strategies by name.
     static func descriptor(_ mapping: Node.Mapping, context: inout ParseContext) -> WorkloadDescriptor {

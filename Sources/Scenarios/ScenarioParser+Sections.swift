@@ -93,13 +93,18 @@ extension ParseContext {
     }
 
     /// `peak: exact` or another `PeakMode`; nil when absent or invalid (reported).
-    mutating func readPeakMode(_ mapping: Node.Mapping) -> PeakMode? {
-        guard let node = mapping["peak"], let text = string(node, "peak") else { return nil }
-        if let peakMode = PeakMode(rawValue: text) { return peakMode }
-        let choices = PeakMode.allCases.map(\.rawValue)
+    mutating func readPeakMode(_ mapping: Node.Mapping) -> PeakMode? { readChoice(mapping, "peak") }
+
+    /// A key whose value is one of `Choice`'s names (`peak:`, a command strategy's `allocator:`); nil when absent or
+    /// invalid (reported with the valid choices).
+    mutating func readChoice<Choice: RawRepresentable & CaseIterable>(_ mapping: Node.Mapping, _ key: String) -> Choice?
+    where Choice.RawValue == String {
+        guard let node = mapping[key], let text = string(node, key) else { return nil }
+        if let choice = Choice(rawValue: text) { return choice }
+        let choices = Choice.allCases.map(\.rawValue)
         report(
             node,
-            "bad value '\(text)' for 'peak'; expected one of: \(choices.joined(separator: ", "))"
+            "bad value '\(text)' for '\(key)'; expected one of: \(choices.joined(separator: ", "))"
                 + suggestion(text, choices))
         return nil
     }

@@ -304,6 +304,7 @@ struct ParseContext {
             guard let program = readCommand(mapping, parameters: descriptor.parameters.map(\.name)) else { return nil }
             plan.program = program
             plan.program?.server = readServer(mapping, parameters: parameters)
+            plan.allocator = readChoice(mapping, "allocator")
         }
         return plan
     }

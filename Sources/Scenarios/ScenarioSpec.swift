@@ -79,6 +79,8 @@ public struct StrategyPlan: Sendable, Hashable {
     /// The program a `workload: command` strategy runs, its arguments still holding `{parameter}`
     /// placeholders (filled when the run is planned); nil for workload strategies.
     public var program: ProgramInvocation? = nil
+    /// The malloc a command strategy's program runs on (`allocator:`); nil: the run's (`--allocator`), else jemalloc.
+    public var allocator: Allocator? = nil
 }
 
 /// A place in a scenario file.

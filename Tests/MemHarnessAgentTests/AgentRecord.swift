@@ -144,6 +144,8 @@ struct SampleStream {
     }
 
     var header = ""
+    /// The `a` line's allocator (`jemalloc` or `glibc`).
+    var allocator: String?
     var samples: [Sample] = []
     var exit: (timeNanoseconds: Int, status: Int)?
     /// The `r` lines (the resident set explained): the point (`h` or `e`) and the 13 figures after it.
@@ -166,6 +168,8 @@ struct SampleStream {
                         allocatedTotal: numbers[12], high: numbers[13]))
             } else if words.first == "r", words.count == 15, ["h", "e"].contains(words[2]), numbers.count == 13 {
                 explained.append((words[2], numbers))
+            } else if words.first == "a", words.count == 2, ["jemalloc", "glibc"].contains(words[1]), allocator == nil {
+                allocator = words[1]
             } else if words.first == "x", words.count == 3, numbers.count == 2 {
                 exit = (numbers[0], numbers[1])
             } else {

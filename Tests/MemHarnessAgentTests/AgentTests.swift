@@ -392,6 +392,7 @@ struct AgentTests {
         #expect(outcome.value("live", "before") == -1)
         let stream = try SampleStream(contentsOf: samplesPath)
         #expect(stream.header == "memharness-agent-samples 1")
+        #expect(stream.allocator == "jemalloc")  // jemalloc preloaded after the agent serves malloc
         #expect(stream.malformed.isEmpty, "\(stream.malformed)")
         #expect(stream.samples.count >= 100, "\(stream.samples.count) samples in 300 ms at 1 ms")
         let times = stream.samples.map(\.timeNanoseconds)

@@ -54,8 +54,11 @@ int64_t memharness_agent_take_phase_peak(void);
 int64_t memharness_agent_allocation_count(void);
 /// 1 when malloc/calloc sizes come from jemalloc's size-class formula (checked against nallocx at start-up).
 int memharness_agent_fast_size_classes(void);
-/// 1 when the entry points forward to jemalloc's own malloc, free... (their fast paths), 0 when they use mallocx/dallocx.
+/// 1 when the entry points forward to the allocator's own malloc, free... (jemalloc's or glibc's fast paths), 0 when
+/// they use mallocx/dallocx (or glibc's __libc_malloc...).
 int memharness_agent_forwards_to_fast_paths(void);
+/// Which allocator serves malloc: 1 jemalloc (its extended API is loaded), 2 glibc's malloc, 0 not known yet.
+int memharness_agent_allocator(void);
 /// Calls every entry point of the malloc family (C and C++) once, plus a free on another thread and a
 /// short-lived block for the high-water mark, and writes one row per call into `rows` (at most `capacity`);
 /// returns the rows there are (may exceed `capacity`), or -1 unless EXACT. With stacks on, one more row

@@ -9,7 +9,7 @@ enum ResidentSection {
         let completed = scenario.cases.filter { $0.status == .ok }
         guard completed.contains(where: { $0.measurements?.program?.residentExplained != nil }) else { return nil }
         var table = Table(
-            columns: [.init("Strategy"), .init("Point")]
+            columns: [.init("Strategy"), .init("Allocator"), .init("Point")]
                 + [
                     "RSS", "Live heap", "Allocator free", "Purge would free", "Allocator metadata", "Stacks",
                     "Code and files", "Other anonymous", "Unexplained",
@@ -25,8 +25,10 @@ enum ResidentSection {
                     .value(.bytes(Statistics.median(breakdowns.map { Double(part($0)) }) ?? 0))
                 }
                 let rest = Statistics.median(breakdowns.map(\.unexplainedFraction)) ?? 0
+                let allocator: Phrase = .code((breakdowns[0].allocator ?? .jemalloc).rawValue)
+                let labels: [Phrase] = [.code(strategy), allocator, point == .peak ? "peak" : "end"]
                 table.rows.append(
-                    [.code(strategy), point == .peak ? "peak" : "end"]
+                    labels
                         + [
                             median(\.measuredBytes), median(\.liveHeapBytes), median(\.allocatorFreeBytes),
                             median(\.purgeableBytes), median(\.allocatorMetadataBytes), median(\.stacksBytes),
@@ -46,5 +48,10 @@ enum ResidentSection {
         + "peak is the highest resident set explained while the program ran: a new high at least 3% above the one "
         + "explained before it (read again once settled when it moved while its parts were read; of equal ones the "
         + "first read while it held still). A negative metadata figure means jemalloc counts "
-        + "active or free pages the kernel never faulted in."
+        + "active or free pages the kernel never faulted in. On glibc's malloc (\(code: "--allocator glibc")) live heap "
+        + "is mallinfo2's bytes in use (chunk headers included); allocator free the free bytes its arenas hold "
+        + "(fordblks, the top chunk included); purge would free what malloc_trim gives back at least (keepcost, the "
+        + "releasable top; trimming also returns whole free pages inside the arenas); allocator metadata the resident "
+        + "pages of its heaps ([heap] and the other arenas' heaps) and of its own-mapped chunks (counted whole) beyond "
+        + "those two, negative when free memory it holds was never faulted in."
 }

@@ -666,12 +666,44 @@ static int run_harness_words(const char *capture_path) {
     return 0;
 }
 
+// ---- pinned ---------------------------------------------------------------------------------------------------
+// `count` blocks of `size` bytes, each written, then a small block after them (it pins the heap's top), held `ms`;
+// then every block but the pin freed and `ms` more: the allocator keeps the freed memory (glibc's arena cannot shrink
+// below a live block; jemalloc keeps dirty pages until they decay). Prints the allocator the agent found.
+static int run_pinned(int64_t size, int64_t count, int64_t ms) {
+    int (*allocator)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "memharness_agent_allocator");
+    void **blocks = calloc((size_t)count, sizeof(void *));
+    if (blocks == NULL) return 70;
+    for (int64_t i = 0; i < count; i++) {
+        blocks[i] = malloc((size_t)size);
+        if (blocks[i] == NULL) return 70;
+        memset(blocks[i], (int)(i & 0x7f) | 1, (size_t)size);
+    }
+    void *pin = malloc(64);
+    sink = pin;
+    printf("pinned allocator %d held %lld live %lld\n", allocator ? allocator() : -1, (long long)(size * count),
+           (long long)live_bytes());
+    fflush(stdout);
+    sleep_ms(ms);
+    int64_t checksum = 0;
+    for (int64_t i = 0; i < count; i++) {
+        checksum += ((volatile char *)blocks[i])[size - 1];
+        free(blocks[i]);
+    }
+    free(blocks);
+    printf("pinned freed checksum %lld live %lld\n", (long long)checksum, (long long)live_bytes());
+    fflush(stdout);
+    sleep_ms(ms);
+    return 0;  // the pin stays: at exit the freed blocks are still the allocator's
+
+}
+
 static int usage(void) {
     fprintf(stderr,
             "usage: agent-probe hold <bytes> <ms> | spike [hold] [spike] [ms] [before] | two-sites [ms] |\n"
             "       churn <pairs> | threads [blocks] | fork [children] | _exit <bytes> <status> | marks <record> |\n"
             "       self-check | mmap <bytes> <ms> [mallocBytes] | attributes [threads] | leaks [capture-path | at-exit] |\n"
-            "       harness-words <capture-path>\n");
+            "       harness-words <capture-path> | pinned <bytes> <count> <ms>\n");
     return 64;
 }
 
@@ -708,5 +740,8 @@ int main(int argc, char **argv) {
     if (strcmp(mode, "attributes") == 0) return run_attributes(argument(argc, argv, 2, "4"));
     if (strcmp(mode, "leaks") == 0) return run_leaks(argc > 2 ? argv[2] : NULL);
     if (strcmp(mode, "harness-words") == 0 && argc > 2) return run_harness_words(argv[2]);
+    if (strcmp(mode, "pinned") == 0) {
+        return run_pinned(argument(argc, argv, 2, "1KiB"), argument(argc, argv, 3, "16384"), argument(argc, argv, 4, "300"));
+    }
     return usage();
 }
