@@ -136,6 +136,17 @@ extension Agent {
         name(memory: memory, label: label) { () throws(CaptureFileError) in try CaptureFile(path: path) }
     }
 
+    /// A capture the agent of another process wrote into `descriptor` (this process's copy of an unnamed file, from
+    /// its start: a running program's capture on request), read and named from `memory`: the program's own while it
+    /// is held stopped.
+    public static func readHeapCapture(descriptor: Int32, length: Int, label: String, memory: CaptureMemory)
+        -> HeapCaptureResult
+    {
+        name(memory: memory, label: label) { () throws(CaptureFileError) in
+            try CaptureFile(descriptor: descriptor, offset: 0, length: length)
+        }
+    }
+
     private static func name(
         memory: CaptureMemory, label: String, namesStacks: Bool = true,
         _ read: () throws(CaptureFileError) -> CaptureFile

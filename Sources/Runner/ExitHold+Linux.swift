@@ -84,7 +84,7 @@ final class ExitHold<Result: Sendable>: Sendable {
 
     /// The process at the other end of a connection (`SO_PEERCRED`'s `struct ucred`: pid, uid, gid, which Glibc's
     /// Swift module leaves out).
-    private static func peer(of connection: Int32) -> Int32? {
+    static func peer(of connection: Int32) -> Int32? {
         var credentials: (pid: Int32, uid: UInt32, gid: UInt32) = (0, 0, 0)
         var size = socklen_t(MemoryLayout.size(ofValue: credentials))
         guard getsockopt(connection, SOL_SOCKET, SO_PEERCRED, &credentials, &size) == 0 else { return nil }

@@ -1,0 +1,106 @@
+import FileIO
+import Foundation
+import HarnessModel
+import Reports
+import TestSupport
+import Testing
+import WorkloadKit
+
+/// Heap captures between a server's load rounds (`capture: rounds`), end to end on `http-fixture`, whose blocks per
+/// request are known by construction: `--retain BYTES` keeps one block per request that a root reaches, `--leak BYTES`
+/// one that none does. Every round of R requests must add exactly R blocks of each, R leaked blocks per capture (less
+/// at most one per connection kept by a stale stack word until the exit), and a server that forks or exits while it is asked for a capture is neither broken nor left
+/// stopped, with nothing left in the temporary folder.
+@Suite(.serialized, .timeLimit(.minutes(5)))
+struct ServerHeapGenerationTests {
+    /// Runs the fixture with `arguments` under one load step `load` (with `capture: rounds`) and `expect: leaks`;
+    /// returns the run's outcome and the case that captured the heap. The run's temporary folder is one of its own:
+    /// it must be empty afterwards, and no process of the fixture may be left (stopped or not).
+    func serve(_ arguments: String, load: String) throws -> (CommandLineTests.Outcome, CaseResult) {
+        try #require(
+            FileManager.default.isExecutableFile(atPath: ServerEndToEndTests.fixture),
+            "`swift build --product http-fixture`")
+        try #require(
+            FileManager.default.isExecutableFile(atPath: ServerEndToEndTests.loadClient),
+            "`swift build --product memharness-load`")
+        let trial = try ProgramTrial()
+        defer { trial.remove() }
+        let temporary = "\(trial.folder)/tmp"
+        try FileManager.default.createDirectory(atPath: temporary, withIntermediateDirectories: true)
+        let port = try #require(LocalPorts.free())
+        let strategy = """
+            expect: leaks
+            ready: {port: "{port}", timeout: 10s}
+            steps:
+              - load: {\(load), capture: rounds}
+            """
+        let scenario = try trial.script(
+            "server.yaml", ServerEndToEndTests.scenario(port: port, arguments, strategy))
+        let outcome = try trial.memharness(["run", scenario, "--out", trial.out], environment: ["TMPDIR": temporary])
+        #expect(ServerEndToEndTests.processes(holding: "\(port)").isEmpty, "nothing outlives the run")
+        #expect(LocalPorts.canListen(on: port), "the port \(port) is free again")
+        let left = (try? FileManager.default.contentsOfDirectory(atPath: temporary)) ?? ["?"]
+        #expect(left.isEmpty, "left in the temporary folder: \(left)")
+        let record = try ReportFolder.read(trial.out)
+        let cases = record.report.scenarios.flatMap(\.instrumentedCases)
+        try #require(cases.count == 1, "\(cases)")
+        return (outcome, cases[0])
+    }
+
+    static let requests = 300
+
+    @Test func eachRoundAddsExactlyTheBlocksItsRequestsKeepAndLeak() throws {
+        let (outcome, result) = try serve(
+            "--retain 4000 --leak 3000", load: "path: /, connections: 2, requests: \(Self.requests), rounds: 3")
+        #expect(outcome.status == 0, "\(outcome.stdout)\(outcome.stderr)")
+        #expect(result.status == .ok, "\(result.failureText ?? "")")
+        let heap = try #require(result.measurements?.heapGraph)
+        #expect(heap.failures.isEmpty, "\(heap.failures)")
+        // Four captures while serving (before the first round, after each), then the one at exit.
+        #expect(heap.generationLabels == ["load before round 1", "load round 1", "load round 2", "load round 3"])
+        #expect(heap.captures.map(\.label).suffix(1) == ["at exit"], "\(heap.captures.map(\.label))")
+        let perRound = Array(repeating: Self.requests, count: 3)
+        // The probe first: the retained and the leaked blocks are in the captures, by their size class.
+        let kept = heap.growth.filter { $0.countDeltas == perRound && $0.byteDeltas == perRound.map { $0 * 4096 } }
+        let leaked = heap.growth.filter { $0.countDeltas == perRound && $0.byteDeltas == perRound.map { $0 * 3072 } }
+        #expect(kept.count == 1, "\(heap.growth.map { ($0.type, $0.countDeltas, $0.byteDeltas) })")
+        #expect(leaked.count == 1, "\(heap.growth.map { ($0.type, $0.countDeltas, $0.byteDeltas) })")
+        #expect(kept.first?.isSuspect == true && leaked.first?.isSuspect == true)
+        // Leaked per capture: what no root reaches grows by the round's requests, capture after capture. The scan is
+        // conservative: a connection's thread still serving at a capture may keep its last leaked block's address in
+        // a stale word of its stack, so a round may show one block per connection less (found at exit).
+        let leaks = heap.captures.map(\.leakedBlocks)
+        let added = zip(leaks.dropFirst(), leaks).map { $0 - $1 }.prefix(3)
+        #expect(added.allSatisfy { (Self.requests - 2)...Self.requests ~= $0 }, "leaked blocks per capture \(leaks)")
+        #expect(leaks.last == 3 * Self.requests, "leaked blocks per capture \(leaks)")
+        let measurements = try #require(result.measurements)
+        let pause = try #require(measurements.metric("heapCapturePause")?.value)
+        let bytes = try #require(measurements.metric("heapCaptureBytes")?.value)
+        #expect(pause > 0 && bytes > 0)
+        print("captures between rounds: pause \(pause) ms (median), \(Int(bytes)) bytes; leaked per capture \(leaks)")
+    }
+
+    @Test func aServerThatForksWhileItsHeapIsCapturedIsNotBroken() throws {
+        let (outcome, result) = try serve(
+            "--retain 4000 --fork-every 25", load: "path: /, connections: 2, requests: \(Self.requests), rounds: 3")
+        #expect(outcome.status == 0, "\(outcome.stdout)\(outcome.stderr)")
+        #expect(result.status == .ok, "\(result.failureText ?? "")")
+        let heap = try #require(result.measurements?.heapGraph)
+        #expect(heap.generationLabels.count == 4, "\(heap.generationLabels) \(heap.failures)")
+        let perRound = Array(repeating: Self.requests, count: 3)
+        #expect(
+            heap.growth.contains { $0.countDeltas == perRound && $0.byteDeltas == perRound.map { $0 * 4096 } },
+            "\(heap.growth.map { ($0.type, $0.countDeltas) })")
+    }
+
+    @Test func aServerThatExitsWhenAskedForACaptureEndsItsCaseWithoutAHang() throws {
+        let started = MonotonicClock.nanoseconds()
+        let (_, result) = try serve(
+            "--exit-after \(Self.requests)", load: "path: /, connections: 1, requests: \(Self.requests), rounds: 3")
+        // It stopped serving by itself during its load step: a failure of the case that names the phase.
+        #expect(result.status != .ok)
+        #expect(result.failureText?.contains("'load'") == true, "\(result.failureText ?? "")")
+        let elapsed = Double(MonotonicClock.nanoseconds() - started) / 1e9
+        #expect(elapsed < 60, "\(elapsed) s")
+    }
+}
