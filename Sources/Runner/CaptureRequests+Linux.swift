@@ -68,35 +68,63 @@ final class CaptureRequests {
     /// The heap of process `pid` now, named from its memory while it is stopped; it runs again when this returns.
     /// A failure says why (the program ended, its agent tracks no blocks, no answer in time).
     func capture(of pid: Int32, label: String) -> HeapCaptureResult {
-        func failure(_ detail: String) -> HeapCaptureResult {
-            .failure(HeapCaptureFailure(label: label, reason: .other, detail: detail))
+        let pending: Pending
+        switch request(of: pid, label: label) {
+        case .held(let asked): pending = asked
+        case .failed(let failure): return .failure(failure)
+        }
+        defer { close(pending.file) }
+        let length = Int(lseek(pending.file, 0, SEEK_END))
+        let result = Agent.readHeapCapture(
+            descriptor: pending.file, length: max(length, 0), label: label, memory: .process(pid: pid))
+        resume(pending.connection)
+        pauses.append(MonotonicClock.nanoseconds() - pending.started)
+        bytes.append(length)
+        return result
+    }
+
+    /// A capture written, the program held stopped until `resume` (or the end of this object's connection).
+    struct Pending {
+        let connection: Int32
+        /// The unnamed file the capture is in; the caller closes it.
+        let file: Int32
+        /// When it was asked for.
+        let started: Int64
+    }
+
+    /// What asking for a capture gave.
+    enum Asked {
+        case held(Pending)
+        case failed(HeapCaptureFailure)
+    }
+
+    /// Asks process `pid` for a capture and waits for it to be written: the program is then held stopped. A failure
+    /// (the program resumed, or never stopped) says why.
+    func request(of pid: Int32, label: String) -> Asked {
+        func failure(_ detail: String) -> Asked {
+            .failed(HeapCaptureFailure(label: label, reason: .other, detail: detail))
         }
         guard let connection = connected(to: pid) else {
             return failure("the program's agent did not connect for captures on request (it ended, or has no agent)")
         }
         let file = memharness_open_unnamed_file(FileManager.default.temporaryDirectory.path)
         guard file >= 0 else { return failure("cannot open an unnamed file in the temporary folder: errno \(errno)") }
-        defer { close(file) }
         let started = MonotonicClock.nanoseconds()
         let request = Array(("c" + label.prefix(63)).utf8)
         guard memharness_send_descriptor(connection, request, UInt(request.count), file) == request.count else {
+            close(file)
             return failure("the program ended before its capture was asked for")
         }
         let answer = receive(on: connection, until: started + Self.answerLimitNanoseconds)
         guard answer.first == UInt8(ascii: "w") else {
+            close(file)
             resume(connection)
             guard let first = answer.first else {
                 return failure("the program ended, or did not answer within a minute, before its capture was written")
             }
             return failure(first == UInt8(ascii: "f") ? String(decoding: answer.dropFirst(), as: UTF8.self) : "?")
         }
-        let length = Int(lseek(file, 0, SEEK_END))
-        let result = Agent.readHeapCapture(
-            descriptor: file, length: max(length, 0), label: label, memory: .process(pid: pid))
-        resume(connection)
-        pauses.append(MonotonicClock.nanoseconds() - started)
-        bytes.append(length)
-        return result
+        return .held(Pending(connection: connection, file: file, started: started))
     }
 
     /// The captures' cost as metrics: the median pause (milliseconds) and bytes; none before a capture was taken.
@@ -145,7 +173,7 @@ final class CaptureRequests {
     }
 
     /// The answer that lets the program run again.
-    private func resume(_ connection: Int32) {
+    func resume(_ connection: Int32) {
         var byte = UInt8(ascii: "r")
         _ = send(connection, &byte, 1, Int32(MSG_NOSIGNAL))
     }

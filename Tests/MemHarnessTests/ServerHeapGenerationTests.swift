@@ -1,3 +1,4 @@
+import ChildProcesses
 import FileIO
 import Foundation
 import HarnessModel
@@ -5,6 +6,12 @@ import Reports
 import TestSupport
 import Testing
 import WorkloadKit
+
+@testable import Runner
+
+#if os(Linux)
+    import Glibc
+#endif
 
 /// Heap captures between a server's load rounds (`capture: rounds`), end to end on `http-fixture`, whose blocks per
 /// request are known by construction: `--retain BYTES` keeps one block per request that a root reaches, `--leak BYTES`
@@ -106,5 +113,62 @@ struct ServerHeapGenerationTests {
         #expect(result.failureText?.contains("'load'") == true, "\(result.failureText ?? "")")
         let elapsed = Double(MonotonicClock.nanoseconds() - started) / 1e9
         #expect(elapsed < 60, "\(elapsed) s")
+    }
+
+    /// Whether the server on `port` answers a GET within `timeout` seconds (a server held stopped answers none).
+    static func answers(port: Int, within timeout: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var wait = timeval(tv_sec: timeout, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = in_addr_t(0x7f00_0001).bigEndian
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
+        guard connected else { return false }
+        let request = Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
+        guard send(fd, request, request.count, Int32(MSG_NOSIGNAL)) == request.count else { return false }
+        var buffer = [UInt8](repeating: 0, count: 256)
+        return recv(fd, &buffer, buffer.count, 0) > 0
+    }
+
+    @Test func aServerHeldForACaptureGoesOnWhenTheHarnessEnds() throws {
+        try #require(
+            FileManager.default.isExecutableFile(atPath: ServerEndToEndTests.fixture),
+            "`swift build --product http-fixture`")
+        let port = try #require(LocalPorts.free())
+        var requests = try #require(CaptureRequests())
+        let environment = ProcessInfo.processInfo.environment.merging([
+            "LD_PRELOAD": "\(ProgramTrial.agentLibrary) libjemalloc.so.2", "MEMHARNESS_AGENT_HEAP": "1",
+            "MEMHARNESS_AGENT_CAPTURE_SOCKET": requests.name,
+        ]) { $1 }
+        let server = try ChildProcess.spawn(
+            path: ServerEndToEndTests.fixture, arguments: ["\(port)", "--retain", "4000"], environment: environment)
+        defer { _ = server.kill() }
+        let ready = MonotonicClock.nanoseconds() + 10_000_000_000
+        while !Self.answers(port: port, within: 1) && MonotonicClock.nanoseconds() < ready { usleep(20_000) }
+        // The probe first: it serves.
+        #expect(Self.answers(port: port, within: 5))
+        guard case .held(let pending) = requests.request(of: server.pid, label: "held") else {
+            Issue.record("the capture was not written")
+            return
+        }
+        close(pending.file)
+        // Held with its capture written: a request gets no answer.
+        #expect(!Self.answers(port: port, within: 1), "a held server answered")
+        // The harness ends without an answer (its socket closes): the server goes on at once.
+        requests = try #require(CaptureRequests())
+        let released = MonotonicClock.nanoseconds()
+        #expect(Self.answers(port: port, within: 5), "the server still held after its harness ended")
+        #expect(MonotonicClock.nanoseconds() - released < 5_000_000_000)
+        server.send(SIGTERM)
+        let end = try server.wait(timeoutNanoseconds: 5_000_000_000)
+        #expect(end?.termination == .exited(0), "\(String(describing: end))")
     }
 }
