@@ -19,7 +19,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -36,31 +35,11 @@ static char socket_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 static int connection = -1;
 static _Atomic pid_t request_tid;
 
-// Read at load, before the program can change its environment.
-static void read_environment(void) {
-    const char *path = getenv("MEMHARNESS_AGENT_CAPTURE_SOCKET");
-    if (path == NULL) return;
-    size_t length = strlen(path);
-    if (length == 0 || length >= sizeof(socket_path)) {
-        if (length > 0) mh_warn("MEMHARNESS_AGENT_CAPTURE_SOCKET is longer than a socket path may be; no captures");
-        return;
-    }
-    memcpy(socket_path, path, length + 1);
-}
-
 // Connects without waiting (a full backlog, say of a program's many children the harness never answers, must not
 // hold a process at its start), then blocks on the connection.
 static int connect_harness(void) {
-    int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (fd < 0) return -1;
-    struct sockaddr_un address;
-    memset(&address, 0, sizeof(address));
-    address.sun_family = AF_UNIX;
-    size_t length = strlen(socket_path);
-    memcpy(address.sun_path, socket_path, length);
-    if (socket_path[0] == '@') address.sun_path[0] = 0;  // abstract: the name's bytes, no terminator
-    socklen_t size = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + length + (socket_path[0] == '@' ? 0 : 1));
-    if (connect(fd, (struct sockaddr *)&address, size) != 0 || fcntl(fd, F_SETFL, 0) != 0) {
+    int fd = mh_connect_socket(socket_path, SOCK_SEQPACKET | SOCK_NONBLOCK);
+    if (fd >= 0 && fcntl(fd, F_SETFL, 0) != 0) {
         close(fd);
         return -1;
     }
@@ -71,14 +50,7 @@ static int connect_harness(void) {
 static void hold_for_reader(void) {
     char written = 'w';
     if (send(connection, &written, 1, MSG_NOSIGNAL) != 1) return;
-    int64_t deadline = mh_now_ns() + MH_REQUEST_HOLD_LIMIT_NS;
-    struct pollfd waiting = {.fd = connection, .events = POLLIN};
-    for (;;) {
-        int64_t left_ms = (deadline - mh_now_ns()) / 1000000;
-        if (left_ms <= 0) return;
-        int ready = poll(&waiting, 1, left_ms > 60000 ? 60000 : (int)left_ms);
-        if (ready > 0 || (ready < 0 && errno != EINTR)) break;
-    }
+    mh_wait_for_answer(connection, MH_REQUEST_HOLD_LIMIT_NS);
     char answer;
     (void)recv(connection, &answer, 1, MSG_DONTWAIT);
 }
@@ -130,8 +102,8 @@ static void *request_main(void *argument) {
 pid_t mh_request_tid(void) { return atomic_load_explicit(&request_tid, memory_order_relaxed); }
 
 bool mh_request_init(void) {
-    read_environment();
-    if (socket_path[0] == 0) return true;
+    // Read at load, before the program can change its environment.
+    if (!mh_read_socket_path("MEMHARNESS_AGENT_CAPTURE_SOCKET", socket_path, sizeof(socket_path))) return true;
     connection = connect_harness();
     if (connection < 0) {
         mh_warn("cannot connect to MEMHARNESS_AGENT_CAPTURE_SOCKET; no captures on request");

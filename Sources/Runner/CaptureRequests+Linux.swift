@@ -37,25 +37,10 @@ final class CaptureRequests {
 
     /// A listening socket; nil when one cannot be made (the case then has no captures while it runs).
     init?() {
-        let name = "@memharness-capture-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
-        let descriptor = socket(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard descriptor >= 0 else { return nil }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let nameBytes = Array(name.utf8)
-        withUnsafeMutableBytes(of: &address.sun_path) { path in
-            for (index, byte) in nameBytes.enumerated() where index < path.count { path[index] = byte }
-            path[0] = 0  // the abstract namespace
-        }
-        let size = socklen_t(MemoryLayout<sa_family_t>.size + nameBytes.count)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, size) }
-        }
-        guard nameBytes.count < MemoryLayout.size(ofValue: address.sun_path), bound == 0, listen(descriptor, 64) == 0
-        else {
-            close(descriptor)
-            return nil
-        }
+        guard
+            let (name, descriptor) = AbstractSocket.listen(
+                prefix: "memharness-capture", type: SOCK_SEQPACKET, backlog: 64)
+        else { return nil }
         self.name = name
         listener = descriptor
     }
@@ -148,7 +133,7 @@ final class CaptureRequests {
             let accepted = accept(listener, nil, nil)
             guard accepted >= 0 else { continue }
             _ = fcntl(accepted, F_SETFD, FD_CLOEXEC)
-            if ExitHold<Int>.peer(of: accepted) == pid {
+            if AbstractSocket.peer(of: accepted) == pid {
                 connection = accepted
                 return accepted
             }
