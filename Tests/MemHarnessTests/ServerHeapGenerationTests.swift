@@ -24,12 +24,7 @@ struct ServerHeapGenerationTests {
     /// returns the run's outcome and the case that captured the heap. The run's temporary folder is one of its own:
     /// it must be empty afterwards, and no process of the fixture may be left (stopped or not).
     func serve(_ arguments: String, load: String) throws -> (CommandLineTests.Outcome, CaseResult) {
-        try #require(
-            FileManager.default.isExecutableFile(atPath: ServerEndToEndTests.fixture),
-            "`swift build --product http-fixture`")
-        try #require(
-            FileManager.default.isExecutableFile(atPath: ServerEndToEndTests.loadClient),
-            "`swift build --product memharness-load`")
+        try ServerEndToEndTests.requireBuilt()
         let trial = try ProgramTrial()
         defer { trial.remove() }
         let temporary = "\(trial.folder)/tmp"
@@ -139,9 +134,7 @@ struct ServerHeapGenerationTests {
     }
 
     @Test func aServerHeldForACaptureGoesOnWhenTheHarnessEnds() throws {
-        try #require(
-            FileManager.default.isExecutableFile(atPath: ServerEndToEndTests.fixture),
-            "`swift build --product http-fixture`")
+        try ServerEndToEndTests.requireBuilt()
         let port = try #require(LocalPorts.free())
         var requests = try #require(CaptureRequests())
         let environment = ProcessInfo.processInfo.environment.merging([
