@@ -3,6 +3,7 @@ import Foundation
 import HarnessModel
 import HeapGraph
 import Measurement
+import Symbols
 import WorkloadKit
 
 #if os(Linux)
@@ -25,6 +26,8 @@ final class CaptureRequests {
     let name: String
     private let listener: Int32
     private var connection: Int32 = -1
+    /// The allocation stacks' folding, remembered from one capture of the program to the next.
+    private let foldMemo = FoldMemo()
     /// How long each capture taken kept the program stopped (the request to the answer that resumed it), nanoseconds.
     private(set) var pauses: [Int64] = []
     /// The bytes each capture taken wrote.
@@ -61,7 +64,8 @@ final class CaptureRequests {
         defer { close(pending.file) }
         let length = Int(lseek(pending.file, 0, SEEK_END))
         let result = Agent.readHeapCapture(
-            descriptor: pending.file, length: max(length, 0), label: label, memory: .process(pid: pid))
+            descriptor: pending.file, length: max(length, 0), label: label, memory: .process(pid: pid),
+            foldMemo: foldMemo)
         resume(pending.connection)
         pauses.append(MonotonicClock.nanoseconds() - pending.started)
         bytes.append(length)
@@ -95,7 +99,7 @@ final class CaptureRequests {
         let file = memharness_open_unnamed_file(FileManager.default.temporaryDirectory.path)
         guard file >= 0 else { return failure("cannot open an unnamed file in the temporary folder: errno \(errno)") }
         let started = MonotonicClock.nanoseconds()
-        let request = Array(("c" + label.prefix(63)).utf8)
+        let request = Array(("c" + label.prefix(62)).utf8)  // the agent reads 63 bytes at most
         guard memharness_send_descriptor(connection, request, UInt(request.count), file) == request.count else {
             close(file)
             return failure("the program ended before its capture was asked for")
