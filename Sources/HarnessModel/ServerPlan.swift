@@ -45,6 +45,9 @@ public struct ServerPlan: Sendable, Hashable, Codable {
     /// bytes it wrote (the median).
     public static let heapCapturePause = "heapCapturePause"
     public static let heapCaptureBytes = "heapCaptureBytes"
+    /// The metric of a load step with `capture: rounds`: the least-squares slope of its captures' live bytes (every
+    /// block, reachable or not) over the requests answered, per 1,000 requests.
+    public static let capturedLiveGrowthPer1000Requests = "capturedLiveGrowthPer1000Requests"
 
     /// The phases of a served case, in order: start, one per step, stop.
     public var phaseNames: [String] { [Self.startPhase] + steps.map(\.phase) + [Self.stopPhase] }

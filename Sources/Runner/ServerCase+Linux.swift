@@ -208,7 +208,22 @@ struct ServerSession {
         var rounds: [LoadRound] = []
         defer { served.metrics += LoadFigures.combined(figures)?.metrics(phase: phase) ?? [] }
         let capturing = load.capturesRounds && served.heap != nil
-        if capturing && load.warmupRounds == 0 { captureHeap("\(phase) before round 1", served: &served) }
+        // The captures' live bytes (reachable or not) over the requests answered before each: their slope.
+        var captured: [(x: Double, y: Double)] = []
+        defer {
+            if let fit = LinearFit.leastSquares(captured) {
+                served.metrics.append(
+                    Metric(
+                        name: LoadFigures.metricName(ServerPlan.capturedLiveGrowthPer1000Requests, phase: phase),
+                        value: fit.slope * 1_000, unit: .bytes))
+            }
+        }
+        func capture(_ label: String, served: inout ServedRun) {
+            captureHeap(label, served: &served)
+            guard let live = served.heap?.summary.captures.last, live.label == label else { return }
+            captured.append((x: Double(figures.map(\.requests).reduce(0, +)), y: Double(live.liveBytes)))
+        }
+        if capturing && load.warmupRounds == 0 { capture("\(phase) before round 1", served: &served) }
         for index in 0..<(load.warmupRounds + load.rounds) {
             switch runLoad(load, phase: phase) {
             case .success(let round):
@@ -219,7 +234,7 @@ struct ServerSession {
             if let end = (try? child.wait(timeoutNanoseconds: 0)) ?? nil { return .serverEnded(end) }
             if capturing && index + 1 >= load.warmupRounds {
                 let round = index + 1 - load.warmupRounds
-                captureHeap(round == 0 ? "\(phase) after warm-up" : "\(phase) round \(round)", served: &served)
+                capture(round == 0 ? "\(phase) after warm-up" : "\(phase) round \(round)", served: &served)
             }
             guard let before = counts else { continue }
             counts = sample(after: now)

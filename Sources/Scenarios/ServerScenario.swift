@@ -93,6 +93,12 @@ extension ServerPlan {
                             "\(metric.summary), in the load step '\(step.phase)'")
                     }
                 }
+                if case .load(let load) = step.action, load.capturesRounds {
+                    add(
+                        LoadFigures.metricName(ServerPlan.capturedLiveGrowthPer1000Requests, phase: step.phase), .bytes,
+                        "the slope of the heap captures' live bytes (reachable or not) over the requests, per 1,000, "
+                            + "in the load step '\(step.phase)'")
+                }
                 for metric in ServerStep.allocationMetricDescriptions {
                     add(
                         LoadFigures.metricName(metric.name, phase: step.phase), metric.unit,

@@ -80,10 +80,15 @@ struct ServerHeapGenerationTests {
         }
         #expect(leaks.last == baseline + 3 * Self.requests, "leaked blocks per capture \(leaks)")
         let measurements = try #require(result.measurements)
+        // Live growth from the captures, reachable or not: 4,096 + 3,072 B per request (the size classes), within 2%.
+        let growth = try #require(measurements.metric("capturedLiveGrowthPer1000Requests")?.value)
+        #expect(abs(growth - 7_168_000) <= 7_168_000 * 0.02, "captured live growth per 1,000 requests \(growth)")
         let pause = try #require(measurements.metric("heapCapturePause")?.value)
         let bytes = try #require(measurements.metric("heapCaptureBytes")?.value)
         #expect(pause > 0 && bytes > 0)
-        print("captures between rounds: pause \(pause) ms (median), \(Int(bytes)) bytes; leaked per capture \(leaks)")
+        print(
+            "captures between rounds: pause \(pause) ms (median), \(Int(bytes)) bytes; leaked per capture \(leaks); "
+                + "captured live growth per 1,000 requests \(growth)")
     }
 
     @Test func aServerThatForksWhileItsHeapIsCapturedIsNotBroken() throws {
