@@ -97,7 +97,7 @@ let package = Package(
         // The sampler, the agent's readings (found at run time), memory budgets and the case executor.
         .target(
             name: "Measurement",
-            dependencies: ["WorkloadKit", "HarnessModel", "AllocatorProbe", "CSystem", "HeapGraph"],
+            dependencies: ["WorkloadKit", "HarnessModel", "AllocatorProbe", "CSystem", "HeapGraph", "Symbols"],
             swiftSettings: settings),
 
         // MARK: Memory expectations in the ordinary test runner: `expectMemory(peakBelow:...) { ... }`

@@ -91,8 +91,9 @@ extension ServerThroughputBenchmark {
         let heapStop = Statistics.median(heap.map(\.stopSeconds)) ?? 0
         let size = Statistics.median(heap.compactMap(\.captureBytes).map(Double.init)) ?? 0
         return [
-            "Heap capture at exit (captures between rounds are not built: this is the capture a server case takes "
-                + "when it stops): from SIGTERM to the server's end took \(Bench.seconds(heapStop)) (median) with the "
+            "Heap capture at exit (the capture a server case takes when it stops; captures between load rounds, "
+                + "`capture: rounds`, hold the server while they are named: their pause is the case's "
+                + "`heapCapturePause`, see Examples/ServerLeaks/README.md): from SIGTERM to the server's end took \(Bench.seconds(heapStop)) (median) with the "
                 + "capture against \(Bench.seconds(exactStop)) without it, so the capture paused the "
                 + "ending server for about \(Bench.seconds(max(heapStop - exactStop, 0))); it wrote "
                 + "\(Units.formatBytes(size)) (median). The naming of the capture by `memharness` (the program "

@@ -1,4 +1,4 @@
-// Files with no name: for the harness's heap captures.
+// Files with no name, for the harness's heap captures, and a descriptor passed to another process with them.
 #define _GNU_SOURCE
 #include "memharness_system.h"
 
@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 int memharness_open_unnamed_file(const char *directory) {
@@ -22,4 +23,25 @@ int memharness_open_unnamed_file(const char *directory) {
     fd = mkostemp(path, O_CLOEXEC);
     if (fd >= 0) unlink(path);
     return fd;
+}
+
+long memharness_send_descriptor(int socket, const void *bytes, unsigned long length, int fd) {
+    union {
+        char buffer[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } control;
+    memset(&control, 0, sizeof(control));
+    struct iovec part = {.iov_base = (void *)bytes, .iov_len = length};
+    struct msghdr header = {.msg_iov = &part, .msg_iovlen = 1, .msg_control = control.buffer,
+                            .msg_controllen = sizeof(control.buffer)};
+    struct cmsghdr *item = CMSG_FIRSTHDR(&header);
+    item->cmsg_level = SOL_SOCKET;
+    item->cmsg_type = SCM_RIGHTS;
+    item->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(item), &fd, sizeof(int));
+    ssize_t sent;
+    do {
+        sent = sendmsg(socket, &header, MSG_NOSIGNAL);
+    } while (sent < 0 && errno == EINTR);
+    return (long)sent;
 }

@@ -40,6 +40,14 @@ public struct ServerPlan: Sendable, Hashable, Codable {
     /// The metric of a server case that captures its heap at its exit: blocks no root reaches over the requests its
     /// load steps answered (warm-up rounds included).
     public static let leakedBlocksPerRequest = "leakedBlocksPerRequest"
+    /// The metrics of a server case that captures its heap between load rounds (`capture: rounds`): how long a
+    /// capture kept the server stopped (its naming included; the median over the captures, milliseconds) and the
+    /// bytes it wrote (the median).
+    public static let heapCapturePause = "heapCapturePause"
+    public static let heapCaptureBytes = "heapCaptureBytes"
+    /// The metric of a load step with `capture: rounds`: the least-squares slope of its captures' live bytes (every
+    /// block, reachable or not) over the requests answered, per 1,000 requests.
+    public static let capturedLiveGrowthPer1000Requests = "capturedLiveGrowthPer1000Requests"
 
     /// The phases of a served case, in order: start, one per step, stop.
     public var phaseNames: [String] { [Self.startPhase] + steps.map(\.phase) + [Self.stopPhase] }
@@ -57,6 +65,14 @@ public struct ServerPlan: Sendable, Hashable, Codable {
     /// step's allocations), the cost of one add per call.
     public var hasLoadSteps: Bool {
         steps.contains(where: \.isLoad)
+    }
+
+    /// True when a load step captures the heap between its rounds (`capture: rounds`): the case has a heap graph.
+    public var capturesRounds: Bool {
+        steps.contains { step in
+            if case .load(let load) = step.action { return load.capturesRounds }
+            return false
+        }
     }
 
     /// The plan with `fill` applied to every text that may hold placeholders.
@@ -137,6 +153,9 @@ public struct LoadRequest: Sendable, Hashable, Codable {
     public var rounds: Int
     /// Rounds run first and left out of the per-request figures (caches filling, connections' first allocations).
     public var warmupRounds: Int
+    /// Heap captures between the rounds (`capture: rounds`): one once the warm-up is over (before the first round
+    /// without one) and one after each measured round, each a generation of the case's heap graph; nil: none.
+    public var captures: LoadCaptures?
 
     public init(
         port: String, method: String = "GET", path: String = "/", connections: Int = 1, requests: Int? = nil,
@@ -152,6 +171,15 @@ public struct LoadRequest: Sendable, Hashable, Codable {
         self.rounds = rounds
         self.warmupRounds = warmupRounds
     }
+
+    /// True when the step captures the heap between its rounds.
+    public var capturesRounds: Bool { captures == .rounds }
+}
+
+/// When a load step captures the server's heap while it serves.
+public enum LoadCaptures: String, Sendable, Hashable, Codable, CaseIterable {
+    /// After the warm-up (or before the first round) and after each measured round.
+    case rounds
 }
 
 /// What the load client reported for one load step.

@@ -2,6 +2,7 @@ import CSystem
 import Foundation
 import HarnessModel
 import HeapGraph
+import Symbols
 
 #if os(Linux)
     import Glibc
@@ -136,15 +137,28 @@ extension Agent {
         name(memory: memory, label: label) { () throws(CaptureFileError) in try CaptureFile(path: path) }
     }
 
+    /// A capture the agent of another process wrote into `descriptor` (this process's copy of an unnamed file, from
+    /// its start: a running program's capture on request), read and named from `memory`: the program's own while it
+    /// is held stopped.
+    /// `foldMemo`: one for every capture of the process (see `CaptureNaming.foldMemo`).
+    public static func readHeapCapture(
+        descriptor: Int32, length: Int, label: String, memory: CaptureMemory, foldMemo: FoldMemo
+    ) -> HeapCaptureResult {
+        name(memory: memory, label: label, foldMemo: foldMemo) { () throws(CaptureFileError) in
+            try CaptureFile(descriptor: descriptor, offset: 0, length: length)
+        }
+    }
+
     private static func name(
-        memory: CaptureMemory, label: String, namesStacks: Bool = true,
+        memory: CaptureMemory, label: String, namesStacks: Bool = true, foldMemo: FoldMemo? = nil,
         _ read: () throws(CaptureFileError) -> CaptureFile
     ) -> HeapCaptureResult {
         asHarness {
             do {
                 // Read in chunks straight into the snapshot's columns: neither the file nor a copy of its blocks is
                 // held.
-                var naming = CaptureNaming(capture: try read(), memory: memory, namesStacks: namesStacks)
+                var naming = CaptureNaming(
+                    capture: try read(), memory: memory, namesStacks: namesStacks, foldMemo: foldMemo)
                 return .snapshot(try naming.snapshot())
             } catch {
                 return .failure(HeapCaptureFailure(label: label, reason: .unreadable, detail: "\(error)"))

@@ -274,6 +274,15 @@ MH_HIDDEN bool mh_stacks_create(void);                    // stacks.c: the depot
 MH_HIDDEN void mh_stacks_lock(void);
 MH_HIDDEN void mh_stacks_unlock(void);
 MH_HIDDEN void mh_stacks_child(void);
+// hold.c: the harness's Unix sockets (a name starting with @ is in the abstract namespace).
+MH_HIDDEN bool mh_read_socket_path(const char *variable, char *path, size_t capacity);  // false: unset or too long
+MH_HIDDEN int mh_connect_socket(const char *path, int type);  // a connected descriptor (close-on-exec), or -1
+MH_HIDDEN void mh_wait_for_answer(int socket_fd, int64_t limit_ns);  // a byte, the end, or the limit
+MH_HIDDEN bool mh_request_init(void);                     // request.c
+MH_HIDDEN void mh_request_child(void);
+MH_HIDDEN pid_t mh_request_tid(void);
+// capture.c: a capture on request, from the agent's request thread; `hold` runs with it written and the world stopped.
+MH_HIDDEN int mh_capture_requested(int fd, const char *label, void (*hold)(void));
 MH_HIDDEN void mh_blocks_lock(void);                      // blocks.c
 MH_HIDDEN void mh_blocks_unlock(void);
 MH_HIDDEN void mh_blocks_child(void);

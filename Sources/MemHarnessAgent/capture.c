@@ -181,8 +181,10 @@ static bool write_stopped(struct mh_writer *writer, const char *label, const str
 
 // ---- The capture ----------------------------------------------------------------------------------------------------
 // One capture into `writer` (opened by the caller, who holds the lifecycle): every module's locks, the world stopped,
-// written, resumed, unlocked. `self`: the capturing thread's program frames and registers (`sp` 0: none). 0 or an errno.
-static int capture(struct mh_writer *writer, const char *label, const struct mh_stopped *self) {
+// written, resumed, unlocked. `self`: the capturing thread's program frames and registers (`sp` 0: none). With `hold`,
+// once the capture is written it runs with the world still stopped and the modules unlocked (the sampler thread, which
+// never stops, goes on sampling rather than spinning on its lock), and the world resumes after it. 0 or an errno.
+static int capture(struct mh_writer *writer, const char *label, const struct mh_stopped *self, void (*hold)(void)) {
     const char *problem = mh_world_prepare();
     if (problem != NULL) return fail(problem, EBUSY);
     mh_layout_read_modules();
@@ -192,9 +194,15 @@ static int capture(struct mh_writer *writer, const char *label, const struct mh_
     // The mappings are read with the world stopped: a thread that unmapped or protected memory between a reading and
     // the scan would make the scan fault.
     bool mapped = mh_layout_read_mappings((uintptr_t)writer->buffer);
-    bool written = mapped && write_stopped(writer, label, &world, self);
-    mh_world_resume(&world);
-    mh_unlock_modules();
+    bool written = mapped && write_stopped(writer, label, &world, self) && writer->error == 0;
+    if (written && hold != NULL) {
+        mh_unlock_modules();
+        hold();
+        mh_world_resume(&world);
+    } else {
+        mh_world_resume(&world);
+        mh_unlock_modules();
+    }
     if (!mapped) return fail("cannot read /proc/self/maps", EIO);
     if (!written) return fail("cannot map the capture's buffers", ENOMEM);
     return 0;
@@ -202,7 +210,8 @@ static int capture(struct mh_writer *writer, const char *label, const struct mh_
 
 // A capture to `path`, or appended to `fd` when `path` is NULL. Captures queue on the lifecycle lock, one at a time
 // (a second waits for the first, stopped with the world meanwhile). 0 or an errno, the reason in capture_failure.
-static int capture_to(const char *path, int fd, const char *label, const struct mh_stopped *self) {
+static int capture_to(const char *path, int fd, const char *label, const struct mh_stopped *self,
+                      void (*hold)(void)) {
     if (!memharness_agent_heap_enabled()) return fail("the agent does not track blocks (MEMHARNESS_AGENT_HEAP=1)", ENOTSUP);
     if (mh_tls.depth > 0 || mh_tls.forking) {
         return fail("a capture from a signal handler that interrupted the agent or a fork", EBUSY);
@@ -220,7 +229,7 @@ static int capture_to(const char *path, int fd, const char *label, const struct 
                                     : mh_writer_attach(&writer, fd, true, buffer, capacity)) != 0) {
         code = fail(path != NULL ? "cannot create the capture file" : "cannot write to the capture's descriptor", code);
     } else {
-        code = capture(&writer, label, self);
+        code = capture(&writer, label, self, hold);
         int finished = mh_writer_finish(&writer, code == 0);
         if (code == 0 && finished != 0) code = fail("cannot write the capture file (disk full?)", finished);
     }
@@ -262,7 +271,7 @@ __attribute__((noinline)) int memharness_agent_capture_heap(const char *path, co
     memset(&self, 0, sizeof(self));
     MH_CALLER_STATE(&self);
     if (path == NULL || strlen(path) > MH_PATH_CAPACITY - 8) return fail("no path, or a path too long", EINVAL);
-    return capture_to(path, -1, label, &self);
+    return capture_to(path, -1, label, &self, NULL);
 }
 
 // The harness's capture (in-process): appended to `fd`; with `caller_frames`, the capturing thread's frames from the
@@ -278,7 +287,7 @@ __attribute__((noinline)) int memharness_agent_capture_heap_fd(int fd, const cha
         self.tp = mh_thread_pointer();
     }
     if (fd < 0) return fail("no descriptor", EINVAL);
-    return capture_to(NULL, fd, label, &self);
+    return capture_to(NULL, fd, label, &self, NULL);
 }
 
 // ---- At the peak ----------------------------------------------------------------------------------------------------
@@ -351,7 +360,7 @@ void mh_capture_at_peak(void *frame) {
         MH_CALLEE_SAVED(self.registers);
         // One capture in the file, the latest: a failed one leaves none.
         int64_t start = mh_relative_ns();
-        bool written = ftruncate(peak.fd, 0) == 0 && capture_to(NULL, peak.fd, "at the peak", &self) == 0;
+        bool written = ftruncate(peak.fd, 0) == 0 && capture_to(NULL, peak.fd, "at the peak", &self, NULL) == 0;
         peak.capture_ns += mh_relative_ns() - start;
         peak.captured_level = written ? level : -1;
         peak.captures++;
@@ -410,7 +419,15 @@ void mh_capture_at_exit(int status, const struct mh_stopped *caller) {
     struct mh_stopped none = {.tid = mh_thread_id(), .tp = mh_thread_pointer()};
     if (!mh_expand_path(mh_config.heap_at_exit_path, path, sizeof(path))) {
         mh_warn("MEMHARNESS_AGENT_HEAP_AT_EXIT is too long once %p is replaced; no heap capture");
-    } else if (capture_to(path, -1, "at exit", caller != NULL ? caller : &none) != 0) {
+    } else if (capture_to(path, -1, "at exit", caller != NULL ? caller : &none, NULL) != 0) {
         mh_warn("the heap capture at exit failed");
     }
+}
+
+// ---- On request -----------------------------------------------------------------------------------------------------
+// A capture the harness asked for while the program runs (request.c), appended to `fd`, from a thread of the agent's
+// own: no frame, register or stack of it is the program's. `hold` runs with the capture written and the world stopped.
+int mh_capture_requested(int fd, const char *label, void (*hold)(void)) {
+    struct mh_stopped none = {.tid = mh_thread_id()};
+    return capture_to(NULL, fd, label, &none, hold);
 }

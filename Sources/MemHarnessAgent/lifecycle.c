@@ -49,6 +49,7 @@ static const struct mh_module modules[] = {
     {"stacks", mh_stacks_init, mh_stacks_lock, mh_stacks_unlock, mh_stacks_child, NULL},
     {"live blocks", no_init, mh_blocks_lock, mh_blocks_unlock, mh_blocks_child, NULL},
     {"hold for the reader", no_init, NULL, NULL, NULL, mh_hold_at_exit},
+    {"captures on request", mh_request_init, NULL, NULL, mh_request_child, NULL},
 };
 #define MODULE_COUNT (sizeof(modules) / sizeof(modules[0]))
 

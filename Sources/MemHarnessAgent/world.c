@@ -7,8 +7,8 @@
 // trace threads of its own thread group, so LeakSanitizer clones a tracer task, which needs the kernel's ptrace
 // permission (Yama) and is far more code; why not a forked snapshot: the child has only the forking thread, so every
 // other thread's registers would be lost. A thread that blocks the signal is not stopped (the capture says how many,
-// and is marked approximate; sigmask.c keeps the signal deliverable); the agent's sampler thread is skipped (it holds
-// no pointer into the program's heap and blocks every signal). Nothing here allocates: /proc is read with raw calls.
+// and is marked approximate; sigmask.c keeps the signal deliverable); the agent's sampler and request threads are
+// skipped (they hold no pointer into the program's heap). Nothing here allocates: /proc is read with raw calls.
 #include "agent_internal.h"
 
 #include <errno.h>
@@ -150,10 +150,11 @@ static uint32_t wait_arrivals(uint32_t expected, int64_t deadline_ns) {
     }
 }
 
-// Signals every thread but this one and the sampler until no new thread appears; bounded by 1 s in all.
+// Signals every thread but this one, the sampler and the request thread (request.c) until no new thread appears; bounded by 1 s in all.
 void mh_world_stop(struct mh_world *world) {
     int32_t self = (int32_t)syscall(SYS_gettid);
     int32_t sampler = (int32_t)mh_sampler_tid();
+    int32_t requests = (int32_t)mh_request_tid();
     static int32_t tids[MH_MAX_THREADS];
     int64_t deadline = mh_now_ns() + 1000000000;
     world->signalled_count = 0;
@@ -166,7 +167,8 @@ void mh_world_stop(struct mh_world *world) {
         int sent = 0;
         for (int i = 0; i < count; i++) {
             int32_t tid = tids[i];
-            if (tid == self || tid == sampler || contains(world->signalled, world->signalled_count, tid)) continue;
+            if (tid == self || tid == sampler || tid == requests) continue;
+            if (contains(world->signalled, world->signalled_count, tid)) continue;
             if (world->signalled_count == MH_MAX_THREADS) break;
             if (syscall(SYS_tgkill, getpid(), tid, MH_STOP_SIGNAL) == 0) {
                 world->signalled[world->signalled_count++] = tid;

@@ -26,24 +26,8 @@ final class ExitHold<Result: Sendable>: Sendable {
     /// A listening socket, nil when one cannot be made (the program then exits unheld; its capture is named from
     /// its files).
     init?() {
-        let name = "@memharness-hold-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
-        let descriptor = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard descriptor >= 0 else { return nil }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(name.utf8)
-        withUnsafeMutableBytes(of: &address.sun_path) { path in
-            for (index, byte) in bytes.enumerated() where index < path.count { path[index] = byte }
-            path[0] = 0  // the abstract namespace
-        }
-        let size = socklen_t(MemoryLayout<sa_family_t>.size + bytes.count)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, size) }
-        }
-        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path), bound == 0, listen(descriptor, 16) == 0 else {
-            close(descriptor)
-            return nil
-        }
+        guard let (name, descriptor) = AbstractSocket.listen(prefix: "memharness-hold", type: SOCK_STREAM, backlog: 16)
+        else { return nil }
         self.name = name
         socket = descriptor
     }
@@ -61,7 +45,7 @@ final class ExitHold<Result: Sendable>: Sendable {
                 guard connection >= 0 else { continue }
                 // A child another thread starts now would only keep a copy of the connection: the answer is a byte.
                 _ = fcntl(connection, F_SETFD, FD_CLOEXEC)
-                if Self.peer(of: connection) == program, result.withLock({ $0 == nil }) {
+                if AbstractSocket.peer(of: connection) == program, result.withLock({ $0 == nil }) {
                     let value = read(program)
                     result.withLock { $0 = value }
                 }
@@ -82,9 +66,40 @@ final class ExitHold<Result: Sendable>: Sendable {
         return result.withLock { $0 }
     }
 
+}
+
+/// Unix sockets in Linux's abstract namespace (no file to leave behind), between the harness and the agent in a
+/// program it runs.
+enum AbstractSocket {
+    /// A socket of `type` listening on a fresh name (`@PREFIX-PID-RANDOM`: `@` marks the abstract namespace); nil when
+    /// one cannot be made.
+    static func listen(prefix: String, type: __socket_type, backlog: Int32) -> (name: String, descriptor: Int32)? {
+        let name = "@\(prefix)-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
+        let descriptor = Glibc.socket(AF_UNIX, Int32(type.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard descriptor >= 0 else { return nil }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(name.utf8)
+        withUnsafeMutableBytes(of: &address.sun_path) { path in
+            for (index, byte) in bytes.enumerated() where index < path.count { path[index] = byte }
+            path[0] = 0  // the abstract namespace
+        }
+        let size = socklen_t(MemoryLayout<sa_family_t>.size + bytes.count)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, size) }
+        }
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path), bound == 0,
+            Glibc.listen(descriptor, backlog) == 0
+        else {
+            close(descriptor)
+            return nil
+        }
+        return (name, descriptor)
+    }
+
     /// The process at the other end of a connection (`SO_PEERCRED`'s `struct ucred`: pid, uid, gid, which Glibc's
     /// Swift module leaves out).
-    private static func peer(of connection: Int32) -> Int32? {
+    static func peer(of connection: Int32) -> Int32? {
         var credentials: (pid: Int32, uid: UInt32, gid: UInt32) = (0, 0, 0)
         var size = socklen_t(MemoryLayout.size(ofValue: credentials))
         guard getsockopt(connection, SOL_SOCKET, SO_PEERCRED, &credentials, &size) == 0 else { return nil }

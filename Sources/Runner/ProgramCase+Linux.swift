@@ -67,7 +67,8 @@ struct ProgramCase {
         let exact = exactCounts(started: child.pid, others: others)
         programReport.processPeaks = exact.processes
         let heapGraph = spec.heapGraph.map { _ in
-            heldHeapGraph ?? heapGraphAtExit(pid: child.pid, termination: ended?.termination)
+            heldHeapGraph
+                ?? heapGraphAtExit(pid: child.pid, termination: ended?.termination, generations: served?.heap)
         }
         let measurements = ProgramMeasurements.build(
             samples, usage: usage, harnessRSSBytes: harnessRSSBytes, exact: exact.figures, report: programReport,

@@ -354,7 +354,8 @@ public enum RunPlanner {
             if case .relative(_, let other) = threshold.limit { references.append(other) }
             return references.contains { $0.strategy == strategy.name && $0.figure.isHeapGraph }
         }
-        return strategy.expect != nil || gated ? .afterTeardown : nil
+        let capturing = strategy.program?.server?.capturesRounds ?? false
+        return strategy.expect != nil || gated || capturing ? .afterTeardown : nil
     }
 
     /// `--quick`: every duration argument divided by 4, inside `repeat` bodies too.

@@ -1,6 +1,7 @@
 import ChildProcesses
 import Foundation
 import HarnessModel
+import HeapGraph
 import WorkloadKit
 
 #if os(Linux)
@@ -26,6 +27,9 @@ struct ServedRun {
     var endedDuring: String?
     /// The requests the load steps' rounds answered, warm-up included.
     var requests = 0
+    /// The heap captures taken while the server served (`capture: rounds`), analysed as generations; nil when the
+    /// case captures none.
+    var heap: HeapGenerationTracker?
 
     /// `leakedBlocksPerRequest` when the case captured the heap at the server's exit and the load answered requests.
     func leakMetrics(_ heapGraph: HeapGraphSummary?) -> [Metric] {
@@ -52,6 +56,8 @@ struct ServerSession {
     /// The server's sample stream, and the agent's interval: the exact counts at step and round boundaries.
     var samplesPath: String = ""
     var sampleIntervalNanoseconds: Int64 = 0
+    /// The server's heap captured on request (a case with a heap graph whose load steps capture between rounds).
+    var captures: CaptureRequests?
 
     /// How often readiness is looked at.
     static let readyPollNanoseconds: Int64 = 10_000_000
@@ -61,8 +67,9 @@ struct ServerSession {
     var now: Int64 { MonotonicClock.nanoseconds() }
 
     /// Runs the plan to the server's end; the server's wait as for a program run to its end.
-    func run() -> (BoundedWait, ServedRun) {
+    func run(heap: HeapGenerationTracker? = nil) -> (BoundedWait, ServedRun) {
         var served = ServedRun()
+        served.heap = captures != nil ? heap : nil
         let started = now
         switch waitUntilReady() {
         case .ready: break
@@ -200,7 +207,24 @@ struct ServerSession {
         var figures: [LoadFigures] = []
         var rounds: [LoadRound] = []
         defer { served.metrics += LoadFigures.combined(figures)?.metrics(phase: phase) ?? [] }
-        for _ in 0..<(load.warmupRounds + load.rounds) {
+        let capturing = load.capturesRounds && served.heap != nil
+        // The captures' live bytes (reachable or not) over the requests answered before each: their slope.
+        var captured: [(x: Double, y: Double)] = []
+        defer {
+            if let fit = LinearFit.leastSquares(captured) {
+                served.metrics.append(
+                    Metric(
+                        name: LoadFigures.metricName(ServerPlan.capturedLiveGrowthPer1000Requests, phase: phase),
+                        value: fit.slope * 1_000, unit: .bytes))
+            }
+        }
+        func capture(_ label: String, served: inout ServedRun) {
+            captureHeap(label, served: &served)
+            guard let live = served.heap?.summary.captures.last, live.label == label else { return }
+            captured.append((x: Double(figures.map(\.requests).reduce(0, +)), y: Double(live.liveBytes)))
+        }
+        if capturing && load.warmupRounds == 0 { capture("\(phase) before round 1", served: &served) }
+        for index in 0..<(load.warmupRounds + load.rounds) {
             switch runLoad(load, phase: phase) {
             case .success(let round):
                 figures.append(round)
@@ -208,6 +232,10 @@ struct ServerSession {
             case .failure(let failure): return failure.result
             }
             if let end = (try? child.wait(timeoutNanoseconds: 0)) ?? nil { return .serverEnded(end) }
+            if capturing && index + 1 >= load.warmupRounds {
+                let round = index + 1 - load.warmupRounds
+                capture(round == 0 ? "\(phase) after warm-up" : "\(phase) round \(round)", served: &served)
+            }
             guard let before = counts else { continue }
             counts = sample(after: now)
             guard let after = counts else { continue }
@@ -223,6 +251,13 @@ struct ServerSession {
             served.metrics += perRequest.metrics(phase: phase)
         }
         return nil
+    }
+
+    /// The server's heap now, named while it is held stopped, then analysed as the next generation (the analysis runs
+    /// with the server serving again).
+    private func captureHeap(_ label: String, served: inout ServedRun) {
+        guard let captures, served.heap != nil else { return }
+        served.heap?.add(captures.capture(of: child.pid, label: label), isGeneration: true)
     }
 
     /// Why a step did not complete.
@@ -431,15 +466,21 @@ extension ProgramCase {
             if stdout >= 0 { close(stdout) }
             if stderr >= 0 { close(stderr) }
         }
+        // With a heap graph, load steps with `capture: rounds` capture the server's heap on request between rounds.
+        let captures = spec.heapGraph != nil && plan.capturesRounds ? CaptureRequests() : nil
+        var environment = agentEnvironment(origin: origin)
+        if let captures { environment["MEMHARNESS_AGENT_CAPTURE_SOCKET"] = captures.name }
         let child = try ChildProcess.spawn(
             path: program.executable, arguments: program.arguments,
-            environment: agentEnvironment(origin: origin), stdout: stdout >= 0 ? stdout : nil,
+            environment: environment, stdout: stdout >= 0 ? stdout : nil,
             stderr: stderr >= 0 ? stderr : nil, workingDirectory: program.workingDirectory)
         let session = ServerSession(
             plan: plan, child: child, work: work, origin: origin, deadline: origin + spec.timeoutNanoseconds,
             clientEnvironment: clientEnvironment, loadClient: loadClient, workingDirectory: program.workingDirectory,
-            samplesPath: work.programSamples(of: child.pid), sampleIntervalNanoseconds: samplerIntervalNanoseconds)
-        let (waited, served) = session.run()
+            samplesPath: work.programSamples(of: child.pid), sampleIntervalNanoseconds: samplerIntervalNanoseconds,
+            captures: captures)
+        var (waited, served) = session.run(heap: heapTracker)
+        if let captures { served.metrics += captures.costMetrics }
         return (child, waited, served)
     }
 

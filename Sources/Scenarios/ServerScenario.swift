@@ -16,6 +16,7 @@ import Yams
 ///     steps:
 ///       - load: {path: /echo, connections: 4, requests: 2000}
 ///       - load: {path: /echo, requests: 1000, rounds: 5, warmup: 1, phase: rounds}
+///       - load: {path: /echo, requests: 500, rounds: 3, capture: rounds}  # the heap after the warm-up and each round
 ///       - wait: 500ms
 ///       - command: ./bin/poke {port}
 ///     stop: {signal: TERM, grace: 5s}
@@ -27,7 +28,7 @@ enum ServerScenario {
     static let stopKeys = ["signal", "grace"]
     static let stepKinds = ["load", "wait", "command"]
     static let loadKeys = [
-        "port", "method", "path", "connections", "requests", "duration", "body", "rounds", "warmup", "phase",
+        "port", "method", "path", "connections", "requests", "duration", "body", "rounds", "warmup", "phase", "capture",
     ]
     static let methods = ["GET", "POST"]
     /// The signals `stop:` may send, by the name a scenario file writes.
@@ -73,6 +74,12 @@ extension ServerPlan {
             add(
                 ServerPlan.leakedBlocksPerRequest, .count,
                 "blocks no root reaches at the server's exit per request (a case that captures the heap)")
+            if plan.capturesRounds {
+                add(
+                    ServerPlan.heapCapturePause, .milliseconds,
+                    "how long a heap capture between load rounds kept the server stopped, naming included (median)")
+                add(ServerPlan.heapCaptureBytes, .bytes, "the bytes a heap capture between load rounds wrote (median)")
+            }
             for step in plan.steps {
                 if case .load = step.action {
                     let figures = LoadFigures(
@@ -85,6 +92,12 @@ extension ServerPlan {
                             LoadFigures.metricName(metric.name, phase: step.phase), metric.unit,
                             "\(metric.summary), in the load step '\(step.phase)'")
                     }
+                }
+                if case .load(let load) = step.action, load.capturesRounds {
+                    add(
+                        LoadFigures.metricName(ServerPlan.capturedLiveGrowthPer1000Requests, phase: step.phase), .bytes,
+                        "the slope of the heap captures' live bytes (reachable or not) over the requests, per 1,000, "
+                            + "in the load step '\(step.phase)'")
                 }
                 for metric in ServerStep.allocationMetricDescriptions {
                     add(
@@ -309,6 +322,15 @@ extension ParseContext {
         valid = readLoadAmounts(mapping, node: node, into: &load) && valid
         let phase = mapping["phase"].flatMap { readPhaseLabel($0) }
         if mapping["phase"] != nil && phase == nil { valid = false }
+        if let captureNode = mapping["capture"], let text = string(captureNode, "capture") {
+            if let captures = LoadCaptures(rawValue: text) {
+                load.captures = captures
+            } else {
+                let choices = LoadCaptures.allCases.map(\.rawValue).joined(separator: ", ")
+                report(captureNode, "bad capture '\(text)'; valid: \(choices) (a heap capture after each round)")
+                valid = false
+            }
+        }
         guard valid else { return nil }
         return ServerStep(phase: phase ?? "", action: .load(load))
     }

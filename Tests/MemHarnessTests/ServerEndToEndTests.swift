@@ -17,6 +17,13 @@ struct ServerEndToEndTests {
     static let fixture = CommandLineTests.binary(named: "http-fixture")
     static let loadClient = CommandLineTests.binary(named: "memharness-load")
 
+    /// Fails the test unless the fixture and the load client are built.
+    static func requireBuilt() throws {
+        try #require(FileManager.default.isExecutableFile(atPath: fixture), "`swift build --product http-fixture`")
+        try #require(
+            FileManager.default.isExecutableFile(atPath: loadClient), "`swift build --product memharness-load`")
+    }
+
     /// The processes whose command line holds `word` (the fixture started with a port of this test).
     static func processes(holding word: String) -> [String] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
@@ -51,9 +58,7 @@ struct ServerEndToEndTests {
     /// Runs `strategy` (a server strategy's keys, `{port}` its port) of a one-repetition scenario on the fixture
     /// with `arguments`; checks that nothing is left and the port is free; returns the trial and the one case.
     func serve(_ arguments: String, _ strategy: String) throws -> (ProgramTrial, CaseResult, Int) {
-        try #require(FileManager.default.isExecutableFile(atPath: Self.fixture), "`swift build --product http-fixture`")
-        try #require(
-            FileManager.default.isExecutableFile(atPath: Self.loadClient), "`swift build --product memharness-load`")
+        try Self.requireBuilt()
         let trial = try ProgramTrial()
         let port = try #require(LocalPorts.free())
         let scenario = try trial.script("server.yaml", Self.scenario(port: port, arguments, strategy))

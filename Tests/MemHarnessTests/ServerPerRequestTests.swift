@@ -21,12 +21,7 @@ struct ServerPerRequestTests {
     ) throws
         -> (CommandLineTests.Outcome, CaseResult, [CheckResult])
     {
-        try #require(
-            FileManager.default.isExecutableFile(atPath: ServerEndToEndTests.fixture),
-            "`swift build --product http-fixture`")
-        try #require(
-            FileManager.default.isExecutableFile(atPath: ServerEndToEndTests.loadClient),
-            "`swift build --product memharness-load`")
+        try ServerEndToEndTests.requireBuilt()
         let trial = try ProgramTrial()
         defer { trial.remove() }
         let port = try #require(LocalPorts.free())

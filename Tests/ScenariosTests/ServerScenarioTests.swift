@@ -132,6 +132,22 @@ struct ServerScenarioTests {
             server.steps[0].action == .load(LoadRequest(port: "{port}", requests: 1000, rounds: 5, warmupRounds: 2)))
         #expect(server.steps[1].action == .load(LoadRequest(port: "{port}", requests: 10, rounds: 1, warmupRounds: 0)))
         #expect(server.hasLoadSteps)
+        #expect(!server.capturesRounds)
+    }
+
+    @Test func aLoadStepThatCapturesBetweenRoundsGivesItsCaseAHeapGraph() throws {
+        let text = Self.scenario(
+            """
+            ready: {port: "{port}"}
+            steps:
+              - load: {requests: 500, rounds: 3, capture: rounds}
+            """)
+        let strategy = try #require(try parser.parse(text, file: "x.yaml").strategies.first)
+        let server = try #require(strategy.program?.server)
+        var load = LoadRequest(port: "{port}", requests: 500, rounds: 3)
+        load.captures = .rounds
+        #expect(server.steps[0].action == .load(load))
+        #expect(server.capturesRounds)
     }
 
     @Test func thresholdsNameTheResidentSetExplainedOfAServerAndOfAProgram() throws {
@@ -204,6 +220,10 @@ struct ServerScenarioTests {
         (
             "a negative warm-up", "ready: {port: 80}\nsteps:\n  - load: {requests: 5, warmup: -1}",
             "x.yaml:10:37: value '-1' for 'load.warmup' is out of range; allowed: 0...1000"
+        ),
+        (
+            "an unknown capture", "ready: {port: 80}\nsteps:\n  - load: {requests: 5, capture: round}",
+            "x.yaml:10:38: bad capture 'round'; valid: rounds (a heap capture after each round)"
         ),
         (
             "an unknown step", "ready: {port: 80}\nsteps:\n  - sleep: 1s",

@@ -25,6 +25,10 @@ int memharness_library_path_of_symbol(const char *symbol, char *buffer, unsigned
 /// descriptor (close-on-exec), or -1 with errno set.
 int memharness_open_unnamed_file(const char *directory);
 
+/// Sends `length` bytes of `bytes` as one message on `socket` with descriptor `fd` attached (SCM_RIGHTS), never
+/// raising SIGPIPE. Returns the bytes sent, or -1 with errno set.
+long memharness_send_descriptor(int socket, const void *bytes, unsigned long length, int fd);
+
 /// How to start a child process.
 typedef struct {
     /// The executable's path (no PATH search).

@@ -81,13 +81,20 @@ public struct CaptureNaming {
     /// Whether blocks get their allocation stacks (frames symbolized and folded); without them a block that is no
     /// object is unnamed, and reachability, types and fields are as with them.
     let namesStacks: Bool
+    /// What folding allocation stacks found per frame: one for the captures of one process (a server's between its
+    /// rounds) folds each frame once, not once per capture.
+    let foldMemo: FoldMemo
 
-    /// Names `capture`, reading `memory` for its types and fields; `namesStacks`: see the property.
-    public init(capture: CaptureFile, memory: CaptureMemory, symbolizer: Symbolizer = .shared, namesStacks: Bool = true)
-    {
+    /// Names `capture`, reading `memory` for its types and fields; `namesStacks`: see the property; `foldMemo`: see the
+    /// property (a fresh one when nil).
+    public init(
+        capture: CaptureFile, memory: CaptureMemory, symbolizer: Symbolizer = .shared, namesStacks: Bool = true,
+        foldMemo: FoldMemo? = nil
+    ) {
         self.capture = capture
         self.symbolizer = symbolizer
         self.namesStacks = namesStacks
+        self.foldMemo = foldMemo ?? FoldMemo()
         let images = Self.images(of: capture)
         modules = ModuleMap(loadedFiles: images)
         switch memory {
@@ -138,7 +145,7 @@ public struct CaptureNaming {
         var harnessStacks = Set<UInt32>()
         let stacks = namesStacks ? capture.stacks : [:]
         let (frames, _) = symbolizer.symbolize(returnAddresses: stacks.values.joined(), modules: modules)
-        let memo = FoldMemo()
+        let memo = foldMemo
         for (id, addresses) in stacks {
             // A return address is in a module's code: any other word is what a walk read past a frame without a frame
             // pointer. A stack with none left is no allocation site.

@@ -1,7 +1,7 @@
 // http-fixture: a small HTTP/1.1 server for the server scenarios' tests, whose behaviour is known by construction.
 //
 //   http-fixture PORT [--retain BYTES] [--leak BYTES] [--allocations N] [--crash-after N] [--ready-after-ms N]
-//                [--chatter BYTES] [--never-ready] [--ignore-term]
+//                [--chatter BYTES] [--never-ready] [--ignore-term] [--fork-every N] [--exit-after N]
 //
 // Listens on 127.0.0.1:PORT, then prints "listening on PORT" (standard output, flushed), then with --chatter BYTES
 // of lines of zeros (a ready line long scrolled by). Answers every GET or POST
@@ -10,7 +10,9 @@
 // per request and forgets their address (one leaked block per request, no root reaches it); with --allocations N
 // makes N more allocations per request (64 bytes each, freed at once: each address goes through a volatile, so the
 // compiler keeps every malloc and free); with --crash-after N writes through a null pointer
-// (SIGSEGV) on its Nth request. On SIGTERM or SIGINT prints "served N" (the requests it answered; standard error,
+// (SIGSEGV) on its Nth request; with --fork-every N forks on every Nth request a child that allocates, frees and
+// lingers 100 ms before it exits (children reaped by the kernel: SIGCHLD ignored); with --exit-after N calls exit(0)
+// once its Nth request is answered (a server that ends while the harness may be asking for a heap capture). On SIGTERM or SIGINT prints "served N" (the requests it answered; standard error,
 // whose tail a report keeps) and exits 0, unless
 // --ignore-term (then only SIGKILL ends it). --never-ready prints "starting" and never listens.
 #define _GNU_SOURCE  // accept4
@@ -31,6 +33,8 @@ static long crash_after = -1;
 static long retain_bytes;
 static long allocations_per_request;
 static long leak_bytes;
+static long fork_every;
+static long exit_after = -1;
 /// Where each of --allocations' blocks goes before it is freed: a volatile, so no malloc/free pair can be dropped; one
 /// per thread (connections are served by threads of their own: a shared one let a thread free another's block).
 static _Thread_local void *volatile allocation_sink;
@@ -74,6 +78,21 @@ static void leak(void) {
     allocation_sink = NULL;
 }
 
+/// --fork-every: a child that allocates, writes and frees a block, lingers, and exits without the parent's exit handlers.
+static void fork_child(long number) {
+    if (fork_every <= 0 || number % fork_every != 0) return;
+    pid_t child = fork();
+    if (child != 0) return;
+    char *block = malloc(4096);
+    if (block) {
+        block[0] = (char)number;
+        allocation_sink = block;
+        free(block);
+    }
+    usleep(100000);
+    _exit(0);
+}
+
 /// Reads one request's headers and body; 0 at its end, -1 when the connection ended.
 static int read_request(int fd) {
     char buffer[16384];
@@ -111,7 +130,9 @@ static void *serve(void *argument) {
         retain();
         allocate_more(number);
         leak();
+        fork_child(number);
         if (send(fd, answer, sizeof answer - 1, MSG_NOSIGNAL) < 0) break;
+        if (number == exit_after) exit(0);
     }
     close(fd);
     return NULL;
@@ -135,7 +156,8 @@ static void *accept_loop(void *argument) {
 int main(int argc, char **argv) {
     if (argc < 2) {
         fprintf(stderr, "usage: http-fixture PORT [--retain BYTES] [--leak BYTES] [--allocations N] "
-                        "[--crash-after N] [--ready-after-ms N] [--chatter BYTES] [--never-ready] [--ignore-term]\n");
+                        "[--crash-after N] [--ready-after-ms N] [--chatter BYTES] [--never-ready] [--ignore-term] "
+                        "[--fork-every N] [--exit-after N]\n");
         return 64;
     }
     int port = atoi(argv[1]), never_ready = 0, ignore_term = 0;
@@ -147,6 +169,8 @@ int main(int argc, char **argv) {
         else if (strcmp(argv[i], "--crash-after") == 0 && i + 1 < argc) crash_after = atol(argv[++i]);
         else if (strcmp(argv[i], "--ready-after-ms") == 0 && i + 1 < argc) ready_after_ms = atol(argv[++i]);
         else if (strcmp(argv[i], "--chatter") == 0 && i + 1 < argc) chatter = atol(argv[++i]);
+        else if (strcmp(argv[i], "--fork-every") == 0 && i + 1 < argc) fork_every = atol(argv[++i]);
+        else if (strcmp(argv[i], "--exit-after") == 0 && i + 1 < argc) exit_after = atol(argv[++i]);
         else if (strcmp(argv[i], "--never-ready") == 0) never_ready = 1;
         else if (strcmp(argv[i], "--ignore-term") == 0) ignore_term = 1;
         else {
@@ -154,6 +178,7 @@ int main(int argc, char **argv) {
             return 64;
         }
     }
+    if (fork_every > 0) signal(SIGCHLD, SIG_IGN);
     sigset_t stops;
     sigemptyset(&stops);
     sigaddset(&stops, SIGTERM);
