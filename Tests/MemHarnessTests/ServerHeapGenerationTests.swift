@@ -15,8 +15,8 @@ import WorkloadKit
 
 /// Heap captures between a server's load rounds (`capture: rounds`), end to end on `http-fixture`, whose blocks per
 /// request are known by construction: `--retain BYTES` keeps one block per request that a root reaches, `--leak BYTES`
-/// one that none does. Every round of R requests must add exactly R blocks of each, R leaked blocks per capture (less
-/// at most one per connection kept by a stale stack word until the exit), and a server that forks or exits while it is asked for a capture is neither broken nor left
+/// one that none does. Every round of R requests must add exactly R blocks of each, R leaked blocks per capture (or
+/// held by a serving thread's stale stack words alone, until the exit), and a server that forks or exits while it is asked for a capture is neither broken nor left
 /// stopped, with nothing left in the temporary folder.
 @Suite(.serialized, .timeLimit(.minutes(5)))
 struct ServerHeapGenerationTests {
@@ -69,14 +69,16 @@ struct ServerHeapGenerationTests {
         #expect(leaked.count == 1, "\(heap.growth.map { ($0.type, $0.countDeltas, $0.byteDeltas) })")
         #expect(kept.first?.isSuspect == true && leaked.first?.isSuspect == true)
         // Leaked per capture: what no root reaches grows by the round's requests, capture after capture. The scan is
-        // conservative: a connection's thread still serving at a capture may keep its last leaked block's address in
-        // a stale word of its stack, so a capture may find up to one block per connection less than its rounds
-        // leaked (found at a later capture, and all of them at exit).
+        // conservative: a connection's thread still alive at a capture keeps in its live frames words that the calls
+        // of earlier requests left on its stack (the unread part of its 16 KiB request buffer overlays them), so a few
+        // of the round's leaked blocks may read as reachable, held by that thread's stack alone, until the thread
+        // ends; all are found at exit. Seen: up to 5 of 300 with both threads of the round still alive (load 11 on
+        // two cores), none when they had ended. Bounded here by 5 words per connection.
         let leaks = heap.captures.map(\.leakedBlocks)
         let baseline = leaks.first ?? 0
         for round in 1...3 {
             let found = leaks[round] - baseline
-            #expect((round * Self.requests - 2)...(round * Self.requests) ~= found, "leaked per capture \(leaks)")
+            #expect((round * Self.requests - 10)...(round * Self.requests) ~= found, "leaked per capture \(leaks)")
         }
         #expect(leaks.last == baseline + 3 * Self.requests, "leaked blocks per capture \(leaks)")
         let measurements = try #require(result.measurements)
