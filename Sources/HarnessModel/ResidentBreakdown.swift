@@ -1,7 +1,8 @@
 /// A program's resident set at one moment, split into what holds it. Each part is measured, none is what is left of
 /// the resident set: the allocator's split is jemalloc's (allocated, active, dirty and muzzy pages), its metadata the
 /// pages of its own mappings the kernel holds resident beyond those, and the rest is the kernel's (smaps: mapped code
-/// and files, stacks, other anonymous mappings). `unexplainedBytes` is the measured resident set less their sum.
+/// and files, stacks, other anonymous mappings). `unexplainedBytes` is the measured resident set less their sum (see
+/// there for a set that moved while the parts were read).
 public struct ResidentBreakdown: Sendable, Hashable, Codable {
     /// When it was read.
     public enum Point: String, Sendable, Hashable, Codable {
@@ -88,8 +89,18 @@ public struct ResidentBreakdown: Sendable, Hashable, Codable {
         liveHeapBytes + allocatorFreeBytes + allocatorMetadataBytes + stacksBytes + mappedFilesBytes
             + otherAnonymousBytes
     }
-    /// The measured resident set less the parts; negative when the parts exceed it.
-    public var unexplainedBytes: Int { measuredBytes - explainedBytes }
+    /// The measured resident set less the parts; negative when the parts exceed it. When the set moved while the parts
+    /// were read, each part was read at some moment between the readings before and after: a sum between the two is
+    /// what the set held at such a moment and leaves nothing unexplained, and the rest is the sum's distance from the
+    /// nearer reading (a point read while uploads still came in: 85.29 MiB before, 87.81 MiB after, parts 85.30 MiB).
+    public var unexplainedBytes: Int {
+        let before = measuredBeforeBytes > 0 ? measuredBeforeBytes : measuredBytes
+        let (low, high) = (min(before, measuredBytes), max(before, measuredBytes))
+        let sum = explainedBytes
+        return sum < low ? low - sum : sum > high ? high - sum : 0
+    }
+    /// How far the resident set moved while the parts were read (after less before; 0 when not read before).
+    public var movedWhileReadBytes: Int { measuredBeforeBytes > 0 ? measuredBytes - measuredBeforeBytes : 0 }
     /// `unexplainedBytes` as a fraction of the measured resident set.
     public var unexplainedFraction: Double {
         measuredBytes > 0 ? Double(unexplainedBytes) / Double(measuredBytes) : 0

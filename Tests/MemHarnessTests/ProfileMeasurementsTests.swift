@@ -176,8 +176,20 @@ struct ProfileMeasurementsTests {
         // Metadata: jemalloc's pages per the kernel beyond active, dirty and muzzy.
         #expect(breakdown.allocatorMetadataBytes == 70000 - 61000 - 3000)
         #expect(breakdown.explainedBytes == 70000 + 20000 + 1000 + 5000)
-        #expect(breakdown.unexplainedBytes == 4000)
-        #expect(abs(breakdown.unexplainedFraction - 0.04) < 1e-12)
+        // The set moved from 99,000 to 100,000 while the parts were read: the rest is their sum's distance from the
+        // nearer reading.
+        #expect(breakdown.unexplainedBytes == 3000 && breakdown.movedWhileReadBytes == 1000)
+        #expect(abs(breakdown.unexplainedFraction - 0.03) < 1e-12)
+        // A sum between the two readings leaves nothing unexplained; one above both is negative.
+        var between = breakdown
+        between.stacksBytes += 3500
+        #expect(between.unexplainedBytes == 0)
+        between.stacksBytes += 1000
+        #expect(between.unexplainedBytes == -500)
+        // A set read still: the measured set less the parts, as ever.
+        var still = breakdown
+        still.measuredBeforeBytes = still.measuredBytes
+        #expect(still.unexplainedBytes == 4000 && still.movedWhileReadBytes == 0)
         #expect(breakdown.metrics.first { $0.name == "rssStacks" }?.value == 1000)
         // Pages the agent lost track of: jemalloc's own count stands in.
         let lost = try #require(

@@ -33,18 +33,27 @@ enum ResidentSection {
                             median(\.measuredBytes), median(\.liveHeapBytes), median(\.allocatorFreeBytes),
                             median(\.purgeableBytes), median(\.allocatorMetadataBytes), median(\.stacksBytes),
                             median(\.mappedFilesBytes), median(\.otherAnonymousBytes),
-                        ] + [median(\.unexplainedBytes) + " (" + .value(.signedPercent(rest, decimals: 1)) + ")"])
+                        ] + [unexplainedCell(breakdowns, rest: rest)])
             }
         }
         return Section(
             level: 3, heading: "Resident memory explained (median)", blocks: [.paragraph(note), .table(table)])
     }
 
+    /// The median rest and its share; and how far the set moved while its parts were read, when it did.
+    static func unexplainedCell(_ breakdowns: [ResidentBreakdown], rest: Double) -> Phrase {
+        let median = { (part: (ResidentBreakdown) -> Int) in Statistics.median(breakdowns.map { Double(part($0)) }) ?? 0
+        }
+        let moved = median(\.movedWhileReadBytes)
+        return .value(.bytes(median(\.unexplainedBytes))) + " (" + .value(.signedPercent(rest, decimals: 1))
+            + (moved == 0 ? "" : "; moved " + .value(.signedBytes(moved)) + " while read") + ")"
+    }
+
     static let note: Phrase =
         "Live heap is jemalloc's allocated bytes; allocator free its active pages beyond them, its dirty and its muzzy "
         + "pages (a purge would give the last two back); allocator metadata the pages of jemalloc's own mappings the "
         + "kernel holds resident beyond those. Stacks, code and files and other anonymous mappings come from "
-        + "/proc/PID/smaps. Unexplained is the resident set (statm, read right after the parts) less their sum. The "
+        + "/proc/PID/smaps. Unexplained is the resident set (statm, read right after the parts) less their sum; when the set moved while the parts were read, a sum between the readings before and after leaves nothing unexplained, and the rest is its distance from the nearer one. The "
         + "peak is the highest resident set explained while the program ran: a new high at least 3% above the one "
         + "explained before it (read again once settled when it moved while its parts were read; of equal ones the "
         + "first read while it held still). A negative metadata figure means jemalloc counts "
