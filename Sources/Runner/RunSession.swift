@@ -72,7 +72,7 @@ public enum RunSession {
             plan: plan, results: results,
             environment: MachineEnvironment.current(
                 toolVersion: toolVersion,
-                interval: request.options.interval ?? RunOptions.defaultInterval(serving: false)),
+                interval: request.options.interval ?? RunOptions.defaultInterval),
             generatedAt: Timestamp.now(), elapsedNanoseconds: MonotonicClock.nanoseconds() - start)
     }
 
