@@ -41,21 +41,42 @@ public struct LoadRound: Sendable, Hashable, Codable {
     }
 }
 
-/// A slope with its confidence interval.
+/// A slope with its confidence interval, robust to one-off steps: the Theil–Sen estimator.
+///
+/// A server's live bytes read between rounds are exact, so they hardly scatter; what moves them besides growth is a
+/// one-off step (a lazily built runtime cache, 16 to 128 B, in the first few thousand requests) or a block that
+/// happens to be live at one boundary. Least squares through such points gives a slope with an interval a few bytes
+/// wide that excludes 0: one step read as growth. The median of the slopes between every two points moves little
+/// for one step, and tracks a steady growth exactly.
 public struct SlopeInterval: Sendable, Hashable, Codable {
     public var slope: Double
     /// The interval's ends; nil with fewer than three points (no noise to estimate).
     public var lower: Double?
     public var upper: Double?
 
-    /// The least-squares slope of `points` and its 95% interval (`LinearFit.slopeBound95`, the bound the leak
-    /// judgement's growth fits use); nil with fewer than two distinct x values.
+    /// The Theil–Sen slope of `points` (the median of the slopes between every two points of distinct x) and Sen's
+    /// 95% interval, which assumes nothing of the noise's distribution: the pairwise slopes of ranks (N − C) / 2 and
+    /// (N + C) / 2 + 1 of N, C = 1.96 × the standard deviation of Kendall's S, √(n(n − 1)(2n + 5) / 18) for n points
+    /// (the form without ties: wider than the tied one). With three to five points it is the whole range of the
+    /// pairwise slopes. nil with fewer than two distinct x values.
     public init?(_ points: [(x: Double, y: Double)]) {
-        guard let fit = LinearFit.leastSquares(points) else { return nil }
-        slope = fit.slope
-        guard let bound = fit.slopeBound95(of: points) else { return }
-        lower = fit.slope - bound
-        upper = fit.slope + bound
+        var slopes: [Double] = []
+        for (index, first) in points.enumerated() {
+            for second in points[(index + 1)...] where second.x != first.x {
+                slopes.append((second.y - first.y) / (second.x - first.x))
+            }
+        }
+        guard !slopes.isEmpty else { return nil }
+        slopes.sort()
+        let count = slopes.count
+        slope = (slopes[(count - 1) / 2] + slopes[count / 2]) / 2
+        guard points.count >= 3 else { return }
+        let n = Double(points.count)
+        let spread = 1.959_964 * (n * (n - 1) * (2 * n + 5) / 18).squareRoot()
+        let lowerRank = max(Int(((Double(count) - spread) / 2).rounded()), 1)
+        let upperRank = min(Int(((Double(count) + spread) / 2).rounded()) + 1, count)
+        lower = slopes[lowerRank - 1]
+        upper = slopes[upperRank - 1]
     }
 }
 
@@ -63,8 +84,8 @@ public struct SlopeInterval: Sendable, Hashable, Codable {
 ///
 /// - Allocations and bytes per request: the minimum over the measured rounds (noise only adds allocations: a
 ///   background task, a lazily built cache), as allocation-limit scripts take it.
-/// - Live growth per 1,000 requests: the least-squares slope of the live bytes after each round over the requests
-///   answered since the warm-up, with its 95% interval when there are at least two measured rounds.
+/// - Live growth per 1,000 requests: the Theil–Sen slope of the live bytes after each round over the requests
+///   answered since the warm-up (`SlopeInterval`), with its 95% interval when there are at least two measured rounds.
 /// - Peak per concurrent request: the highest live bytes sampled in a measured round above the live bytes before it,
 ///   over the step's connections.
 public struct PerRequestFigures: Sendable, Hashable, Codable {

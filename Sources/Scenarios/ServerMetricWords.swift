@@ -8,7 +8,7 @@ extension PerRequestFigures {
     static let descriptions: [(name: String, unit: Metric.Unit, summary: String)] = [
         ("allocationsPerRequest", .count, "allocation calls per request, the minimum over the measured rounds"),
         ("bytesPerRequest", .bytes, "bytes allocated per request, the minimum over the measured rounds"),
-        ("liveGrowthPer1000Requests", .bytes, "live bytes gained per 1,000 requests (least-squares over the rounds)"),
+        ("liveGrowthPer1000Requests", .bytes, "live bytes gained per 1,000 requests (Theil–Sen over the rounds)"),
         ("liveGrowthPer1000RequestsLow", .bytes, "the lower end of its 95% interval (2 measured rounds or more)"),
         ("liveGrowthPer1000RequestsHigh", .bytes, "the upper end of its 95% interval (2 measured rounds or more)"),
         ("peakPerConcurrentRequest", .bytes, "the sampled peak above the round's start, per connection"),

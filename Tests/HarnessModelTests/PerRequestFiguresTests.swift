@@ -66,6 +66,40 @@ struct PerRequestFiguresTests {
         #expect(!one.metrics(phase: "load").map(\.name).contains("liveGrowthPer1000RequestsLow"))
     }
 
+    @Test func aOneOffStepIsNotGrowthButASteadyFewBytesAre() throws {
+        // Exact readings of a server that levels off (measured on the example's bounded cache): a lazily built
+        // 16 B and two 64 B blocks in the first rounds, then flat, one boundary catching a 64 B block freed just
+        // after. Least squares reads that as growth with an interval that excludes 0; the Theil–Sen interval holds 0.
+        let kept: [Int64] = [16, 64, 64, 0, -64, 64, 0, 0, 0]
+        let levelling = try #require(
+            PerRequestFigures(
+                rounds: Self.rounds(9, extra: Array(repeating: 0, count: 9), kept: { kept[$0] }),
+                connections: 1))
+        var live = 0.0
+        let points =
+            [(x: 0.0, y: 0.0)]
+            + kept.enumerated().map { index, bytes in
+                live += Double(bytes)
+                return (x: Double(index + 1), y: live)
+            }
+        let fit = try #require(LinearFit.leastSquares(points))
+        let bound = try #require(fit.slopeBound95(of: points))
+        #expect(fit.slope - bound > 0, "least squares: \(fit.slope) ± \(bound)")
+        let growth = try #require(levelling.liveGrowthPer1000Requests)
+        let lower = try #require(growth.lower)
+        let upper = try #require(growth.upper)
+        #expect(lower <= 0 && 0 <= upper, "\(growth)")
+        // 16 B kept per 1,000 requests, one 64 B block caught at one boundary: growth, however small.
+        let steady = try #require(
+            PerRequestFigures(
+                rounds: Self.rounds(
+                    9, extra: Array(repeating: 0, count: 9), kept: { $0 == 4 ? 80 : $0 == 5 ? -48 : 16 }),
+                connections: 1))
+        let small = try #require(steady.liveGrowthPer1000Requests)
+        let smallLower = try #require(small.lower)
+        #expect(small.slope == 16 && smallLower > 0, "\(small)")
+    }
+
     @Test func theIntervalsTIsTwoSided95PercentByStudentsDistribution() {
         // The interval's t (`LeakAnalysis.studentT975`, a table, then a series) leaves 5% in the two tails of
         // Student's t, as its distribution function (`StudentT.twoSidedPValue`) computes it.

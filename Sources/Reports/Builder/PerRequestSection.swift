@@ -55,8 +55,9 @@ enum PerRequestSection {
     static let note: Phrase =
         "Each load step of a server, over its measured rounds (after its warm-up): allocation calls and bytes per "
         + "request are the agent's exact counts (the least of the rounds: noise only adds), live growth per 1,000 "
-        + "requests the least-squares slope of the live bytes after each round (with its 95% interval from two "
-        + "measured rounds on), and the peak per concurrent request the highest live bytes a round reached above its "
+        + "requests the Theil–Sen slope of the live bytes after each round (the median of the slopes between every "
+        + "two rounds, so a one-off step such as a lazily built cache is not read as growth; with Sen's 95% interval "
+        + "from two measured rounds on), and the peak per concurrent request the highest live bytes a round reached above its "
         + "start, over the step's connections."
 
     /// The metric names the section shows, for the scenario's metrics table to leave out.
