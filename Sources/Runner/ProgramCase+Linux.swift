@@ -265,38 +265,41 @@ struct ProgramSamples {
         let lines = text[..<(text.lastIndex(of: "\n") ?? text.startIndex)].split(separator: "\n")
         if let problem = AgentFileHeader.problem(firstLine: lines.first ?? "", expected: .samples) { throw problem }
         var samples = ProgramSamples()
-        for line in lines.dropFirst() {
-            let fields = line.split(separator: " ")
-            if fields.first == "s", fields.count >= 10 {
-                let values = fields.dropFirst().map { Int($0) ?? -1 }
-                samples.rows.append(
-                    Row(
-                        time: Int64(values[0]),
-                        stats: AllocatorStatsValues(
-                            allocatedBytes: max(values[1], 0), activeBytes: max(values[2], 0),
-                            residentBytes: max(values[3], 0), mappedBytes: max(values[4], 0),
-                            retainedBytes: max(values[5], 0), metadataBytes: max(values[6], 0)),
-                        rss: max(values[7], 0), mallocCount: values[8],
-                        anonymousRSS: values.count > 9 && values[9] >= 0 ? values[9] : nil,
-                        exact: values.count > 12 && values[10...12].allSatisfy({ $0 >= 0 })
-                            ? ExactCounts(
-                                liveBytes: Int64(values[10]), allocationCalls: Int64(values[11]),
-                                allocatedBytes: Int64(values[12])) : nil,
-                        exactHighLiveBytes: values.count > 13 && values[13] >= 0 ? Int64(values[13]) : nil))
-            } else if fields.first == "r", var breakdown = residentBreakdown(fields) {
-                if samples.allocator == .glibc, fields.count >= 17 {
-                    breakdown.allocator = .glibc
-                    breakdown.releasableBytes = Int(fields[15]).map { max($0, 0) }
-                    breakdown.arenaCount = Int(fields[16])
-                }
-                samples.residentExplained.append(breakdown)
-            } else if fields.first == "a", fields.count >= 2 {
-                samples.allocator = Allocator(rawValue: String(fields[1]))
-            } else if fields.first == "x", fields.count >= 3 {
-                samples.exitStatus = Int(fields[2])
-            }
-        }
+        for line in lines.dropFirst() { samples.add(line: line) }
         return samples
+    }
+
+    /// Adds one whole line of a stream (after its header): an `s`, `r`, `a` or `x` line; others are skipped.
+    mutating func add(line: Substring) {
+        let fields = line.split(separator: " ")
+        if fields.first == "s", fields.count >= 10 {
+            let values = fields.dropFirst().map { Int($0) ?? -1 }
+            rows.append(
+                Row(
+                    time: Int64(values[0]),
+                    stats: AllocatorStatsValues(
+                        allocatedBytes: max(values[1], 0), activeBytes: max(values[2], 0),
+                        residentBytes: max(values[3], 0), mappedBytes: max(values[4], 0),
+                        retainedBytes: max(values[5], 0), metadataBytes: max(values[6], 0)),
+                    rss: max(values[7], 0), mallocCount: values[8],
+                    anonymousRSS: values.count > 9 && values[9] >= 0 ? values[9] : nil,
+                    exact: values.count > 12 && values[10...12].allSatisfy({ $0 >= 0 })
+                        ? ExactCounts(
+                            liveBytes: Int64(values[10]), allocationCalls: Int64(values[11]),
+                            allocatedBytes: Int64(values[12])) : nil,
+                    exactHighLiveBytes: values.count > 13 && values[13] >= 0 ? Int64(values[13]) : nil))
+        } else if fields.first == "r", var breakdown = Self.residentBreakdown(fields) {
+            if allocator == .glibc, fields.count >= 17 {
+                breakdown.allocator = .glibc
+                breakdown.releasableBytes = Int(fields[15]).map { max($0, 0) }
+                breakdown.arenaCount = Int(fields[16])
+            }
+            residentExplained.append(breakdown)
+        } else if fields.first == "a", fields.count >= 2 {
+            allocator = Allocator(rawValue: String(fields[1]))
+        } else if fields.first == "x", fields.count >= 3 {
+            exitStatus = Int(fields[2])
+        }
     }
 
     /// One `r` line: time, point (`h` a high, `e` the end), the resident set after and before, jemalloc's allocated,

@@ -53,8 +53,9 @@ struct ServerSession {
     let loadClient: String?
     /// Where command steps run: the strategy's `directory`.
     let workingDirectory: String?
-    /// The server's sample stream, and the agent's interval: the exact counts at step and round boundaries.
-    var samplesPath: String = ""
+    /// The server's sample stream (read as it grows), and the agent's interval: the exact counts at step and round
+    /// boundaries.
+    var stream = SampleStreamTail(path: "")
     var sampleIntervalNanoseconds: Int64 = 0
     /// The server's heap captured on request (a case with a heap graph whose load steps capture between rounds).
     var captures: CaptureRequests?
@@ -477,7 +478,8 @@ extension ProgramCase {
         let session = ServerSession(
             plan: plan, child: child, work: work, origin: origin, deadline: origin + spec.timeoutNanoseconds,
             clientEnvironment: clientEnvironment, loadClient: loadClient, workingDirectory: program.workingDirectory,
-            samplesPath: work.programSamples(of: child.pid), sampleIntervalNanoseconds: samplerIntervalNanoseconds,
+            stream: SampleStreamTail(path: work.programSamples(of: child.pid)),
+            sampleIntervalNanoseconds: samplerIntervalNanoseconds,
             captures: captures)
         var (waited, served) = session.run(heap: heapTracker)
         if let captures { served.metrics += captures.costMetrics }
