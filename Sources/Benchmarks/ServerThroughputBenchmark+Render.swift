@@ -3,7 +3,7 @@ import HarnessModel
 import Measurement
 
 extension ServerThroughputBenchmark {
-    /// The bar: measuring a server under load (a server strategy at 10 ms) costs at most 5% of its throughput.
+    /// The bar: measuring a server under load (a server strategy's way) costs at most 5% of its throughput.
     static let serverBar = 0.95
 
     static func render(_ rounds: [Round], _ settings: Settings) -> String {
@@ -33,7 +33,7 @@ extension ServerThroughputBenchmark {
         for way in Way.allCases { lines.append(row(way, rounds, reference: reference)) }
         lines += [
             "",
-            "**Server strategy at 10 ms / alone: \(Units.fixed(serverRatio, decimals: 3)) (medians), "
+            "**Server strategy / alone: \(Units.fixed(serverRatio, decimals: 3)) (medians), "
                 + "\(Units.fixed(pairedServer, decimals: 3)) (the rounds' own ratios' median) — \(verdict)** (bar: "
                 + "both at least \(Units.fixed(serverBar, decimals: 2)): measuring a server under load costs at most "
                 + "5% of its throughput). The rounds' own ratios: "

@@ -19,10 +19,10 @@ enum ServerThroughputBenchmark {
         /// The agent preloaded with its sampler at 1 ms: `memharness profile` of a server, a command strategy.
         case sampled
         /// The agent counting every allocation (`MEMHARNESS_AGENT_EXACT`) and sampling at 1 ms: a server strategy
-        /// with load steps, by default.
+        /// with load steps given `--interval 1ms`.
         case exact
-        /// Exact counts sampled at 10 ms (`interval: 10ms`): a server strategy's per-request figures and exact peaks
-        /// from those counts (each sample carries the high since the one before it) at a quarter of the sampler's cost.
+        /// Exact counts sampled at 10 ms: what a server strategy with load steps uses by default, its per-request
+        /// figures and exact peaks from those counts (each sample carries the high since the one before it).
         case server
         /// The same, and every live block tracked with its stack for the heap capture at exit (`--heap-graph`).
         case heapAtExit
@@ -31,9 +31,9 @@ enum ServerThroughputBenchmark {
             switch self {
             case .alone: return "alone (jemalloc, no agent)"
             case .sampled: return "sampled, 1 ms"
-            case .exact: return "server strategy: exact counts, 1 ms (the default)"
-            case .server: return "server strategy, interval: 10ms"
-            case .heapAtExit: return "interval: 10ms + heap capture at exit"
+            case .exact: return "exact counts, 1 ms"
+            case .server: return "server strategy: exact counts, 10 ms"
+            case .heapAtExit: return "server strategy + heap capture at exit"
             }
         }
 

@@ -56,8 +56,7 @@ struct MeasuringOptions: ParsableArguments {
         parsing: .unconditional,
         help: .value(
             "duration",
-            "Sampling interval, e.g. 1ms, 500us; 0ms turns sampling off (default: 1ms; a server under load may take 10ms and lose no exact peak)."
-        ))
+            "Sampling interval, e.g. 1ms, 500us; 0ms turns sampling off (default: 1ms, 10ms for a server under load)."))
     var interval: DurationArgument?
     @Option(
         help: .value("mode", "sampled (default), or exact: also count every allocation for exact peaks (per phase)."))

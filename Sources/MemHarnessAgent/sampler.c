@@ -8,7 +8,7 @@
 // on, the agent's own live bytes, allocation calls and the bytes those calls handed out (-1 each otherwise: jemalloc's
 // nmalloc counts thread-cache fills, not calls, so only these tell one more allocation per request), and the highest
 // live bytes since the previous line (its mark reset as it is read: no high between two samples is missed, whatever
-// the interval, so a server sampled every 10 ms loses nothing of its exact peaks); one line
+// the interval, so a server's default 10 ms loses nothing of its exact peaks); one line
 // through the agent's writer, flushed with one write(2) as it is made. Nothing on this path allocates. Most of a
 // sample's cost is `epoch`, which merges every arena's statistics: 47 us with 9 arenas on an idle machine here,
 // 170-250 us beside 4-8 busy threads (the eight reads by MIB take 2-5 us together, statm 7-10 us). Sleeps are

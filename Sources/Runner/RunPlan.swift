@@ -5,7 +5,8 @@ import WorkloadKit
 
 /// Options of a run that apply to every scenario.
 public struct RunOptions: Sendable {
-    /// Sampling interval unless a scenario sets its own; zero turns sampling off; nil: `defaultInterval`.
+    /// Sampling interval unless a scenario sets its own; zero turns sampling off; nil: each case's default
+    /// (`defaultInterval`).
     public var interval: Duration?
     /// Overrides every scenario's repetitions when set (`--repeat N` or `--repeat auto`; with `auto`, a
     /// scenario that asks for auto itself keeps its own target, minimum and maximum).
@@ -36,13 +37,14 @@ public struct RunOptions: Sendable {
     /// links).
     public var allocator: Allocator?
 
-    /// The sampling interval when neither the command line nor the scenario sets one. A server under load may sample
-    /// every 10 ms (`interval: 10ms`) and lose nothing of its exact peaks, since each exact sample carries the highest
-    /// live bytes since the one before; its sampler then takes 2.1% of the server's CPU against 8.4% at 1 ms
-    /// (`make bench-server-throughput`). It is not the servers' default: at 10 ms the boundaries of the example's load
-    /// rounds are read precisely enough to show its bounded cache's server growing by some 20-50 B per 1,000 requests,
-    /// not yet explained (Examples/ServerLeaks/README.md).
-    public static let defaultInterval: Duration = .milliseconds(1)
+    /// The sampling interval when neither the command line nor the scenario sets one: 1 ms, and 10 ms for a
+    /// server under load. A server's agent counts every allocation, and each sample carries the highest live bytes
+    /// since the one before it, so its exact peaks lose nothing at 10 ms; the sampler's own cost is jemalloc's
+    /// `epoch` (every arena's statistics merged), which took 8.4% of a loaded server's CPU at 1 ms and 2.1% at
+    /// 10 ms (`make bench-server-throughput`).
+    public static func defaultInterval(serving: Bool) -> Duration {
+        serving ? .milliseconds(10) : .milliseconds(1)
+    }
 
     /// Options with these values (and 16,384 reserved sample rows per case).
     public init(
@@ -291,8 +293,9 @@ public enum RunPlanner {
             var spec = CaseSpec(
                 scenario: scenario.name, workload: scenario.workload, strategy: strategy.name,
                 repetition: repetition, parameters: strategy.parameters, steps: steps,
-                samplingIntervalNanoseconds: (scenario.interval ?? options.interval ?? RunOptions.defaultInterval)
-                    .nanoseconds,
+                samplingIntervalNanoseconds: (scenario.interval ?? options.interval
+                    ?? RunOptions.defaultInterval(
+                        serving: strategy.program?.server?.hasLoadSteps == true)).nanoseconds,
                 sampleCapacity: options.sampleCapacity,
                 settleNanoseconds: scenario.settle.nanoseconds, timeoutNanoseconds: scenario.timeout.nanoseconds,
                 memoryBudget: options.memory.budget(for: scenario),

@@ -72,7 +72,7 @@ public enum RunSession {
             plan: plan, results: results,
             environment: MachineEnvironment.current(
                 toolVersion: toolVersion,
-                interval: request.options.interval ?? RunOptions.defaultInterval),
+                interval: request.options.interval ?? RunOptions.defaultInterval(serving: false)),
             generatedAt: Timestamp.now(), elapsedNanoseconds: MonotonicClock.nanoseconds() - start)
     }
 

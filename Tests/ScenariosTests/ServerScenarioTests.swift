@@ -56,16 +56,18 @@ struct ServerScenarioTests {
                 == .load(
                     LoadRequest(
                         port: "{port}", method: "POST", durationNanoseconds: 2_000_000_000, bodyBytes: 1024)))
-        // A server under load is sampled every 1 ms unless the command line or the file says otherwise (the file
-        // over the command line).
+        // A server under load is sampled every 10 ms unless the command line or the file says otherwise (its exact
+        // counts carry each interval's high); a program without load steps every 1 ms.
         let interval = { (options: RunOptions, spec: ScenarioSpec) in
             RunPlanner.cases(of: spec, options: options).first?.samplingIntervalNanoseconds
         }
-        #expect(interval(RunOptions(), spec) == 1_000_000)
-        #expect(interval(RunOptions(interval: .milliseconds(10)), spec) == 10_000_000)
+        #expect(interval(RunOptions(), spec) == 10_000_000)
+        #expect(interval(RunOptions(interval: .milliseconds(2)), spec) == 2_000_000)
         var asked = spec
         asked.interval = .microseconds(500)
-        #expect(interval(RunOptions(interval: .milliseconds(10)), asked) == 500_000)
+        #expect(interval(RunOptions(interval: .milliseconds(2)), asked) == 500_000)
+        let idle = try parser.parse(Self.scenario("ready: {port: \"{port}\"}\nsteps:\n  - wait: 1s"), file: "y.yaml")
+        #expect(interval(RunOptions(), idle) == 1_000_000)
         // Placeholders are filled when the run is planned, in the port and the commands alike.
         let filled = CommandTemplate.filled(try #require(spec.strategies.first?.program), with: spec.parameters)
         #expect(filled.server?.readiness == .port("18080"))

@@ -9,7 +9,7 @@ extension ReportBuilder {
             separator: " ")
         let sampling = cases.compactMap { $0.measurements?.sampling }
         let achieved = sampling.filter { $0.sampleCount > 1 }.map { Double($0.achievedIntervalNanoseconds) }
-        // The cases' own (a scenario may set its own), else the run's.
+        // The cases' own (a server under load samples at 10 ms by default), else the run's.
         let asked = Set(sampling.map(\.requestedIntervalNanoseconds).filter { $0 > 0 }).sorted()
         let requested = asked.isEmpty ? [environment.requestedIntervalNanoseconds].filter { $0 > 0 } : asked
         var interval: Phrase =
