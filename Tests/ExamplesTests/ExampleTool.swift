@@ -43,7 +43,9 @@ extension ChildRun {
 }
 
 /// Runs `executable` with `arguments` (in `directory` when given) and waits at most `timeout`, then stops it with
-/// SIGTERM (SwiftPM then ends what it started) and says so. GitHub's variables of the test run are not passed on.
+/// SIGTERM (SwiftPM then ends what it started) and says so. GitHub's variables of the test run are not passed on. Its
+/// temporary files go to a folder of its own, removed when it ends: SwiftPM compiles a plugin in a
+/// `TemporaryDirectory.*` of `TMPDIR` and leaves it there, with lock files for scratch paths outside a package.
 func runTool(
     _ executable: String, _ arguments: [String], in directory: URL? = nil, environment extra: [String: String] = [:],
     timeout: Duration
@@ -53,6 +55,9 @@ func runTool(
     environment["GITHUB_ACTIONS"] = nil
     environment["GITHUB_STEP_SUMMARY"] = nil
     environment.merge(extra) { $1 }
+    let scratch = try temporaryFolder()
+    defer { try? FileManager.default.removeItem(at: scratch) }
+    environment["TMPDIR"] = scratch.path
     return try ChildRun.run(
         executable, arguments, environment: environment, timeout: timeout, directory: directory?.path,
         stopSignal: SIGTERM)
@@ -76,7 +81,7 @@ func swiftPackage(_ package: URL, _ arguments: [String], timeout: Duration = .se
         environment: ["SWIFT_BACKTRACE": "enable=yes,interactive=no,output-to=stderr"], timeout: timeout)
 }
 
-/// A fresh temporary folder for one test's report.
+/// A fresh temporary folder for one test's report (or one tool's temporary files).
 func temporaryFolder() throws -> URL {
     let url = FileManager.default.temporaryDirectory.appendingPathComponent("examples-out-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
