@@ -299,6 +299,9 @@ public struct HeapRetainingPath: Sendable, Hashable, Codable {
     public var roots: [HeapRootCount]?
     /// Distinct roots left out by the bound.
     public var omittedRoots: Int?
+    /// The exact type asked for (a type that grew between generations), whose name may be empty: a block named by its
+    /// allocation site; nil for a query by name or address, and in summaries written before it was kept.
+    public var type: HeapTypeName?
 
     public init(
         query: String, reason: HeapPathReason, reachableInstances: Int, leakedInstances: Int, root: HeapPathRoot?,

@@ -140,6 +140,7 @@ struct PathFinder {
         var result = HeapRetainingPath(
             query: query, reason: target.reason, reachableInstances: reachable, leakedInstances: leaked, root: nil,
             nodes: [])
+        if case .exactType(let type, _) = target { result.type = type }
         guard let block else { return result }
         // The edges from the root's block to `block`, nearest the root first.
         var edges: [Int] = []

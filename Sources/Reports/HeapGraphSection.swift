@@ -236,9 +236,8 @@ public enum HeapGraphSection {
         guard !capture.paths.isEmpty else { return [] }
         var items = capture.paths.map { path in
             let instances = "\(path.reachableInstances) reachable, \(path.leakedInstances) leaked"
-            return ListItem(
-                "\(code: path.query.isEmpty ? "?" : path.query) (\(reasonText(path.reason)), \(instances)): "
-                    + pathText(path) + rootsText(path))
+            let asked: Phrase = path.type.map(typeCell) ?? "\(code: path.query.isEmpty ? "?" : path.query)"
+            return ListItem(asked + " (\(reasonText(path.reason)), \(instances)): " + pathText(path) + rootsText(path))
         }
         if capture.omittedPaths > 0 {
             items.append(ListItem("and \(count(capture.omittedPaths, "more path")) not shown"))
@@ -255,7 +254,9 @@ public enum HeapGraphSection {
     /// global `ProfileStore.shared` → `App.ProfileStore.signal` → … → `App.ProfileScreen`; or why there is none.
     public static func pathText(_ path: HeapRetainingPath) -> Phrase {
         guard let root = path.root else {
-            return path.leakedInstances > 0 ? "no root reaches it (leaked: see the groups above)" : "no such block"
+            if path.leakedInstances > 0 { return "no root reaches it (leaked: see the groups above)" }
+            return path.reason == .growingType
+                ? "none is live in this capture (it grew between earlier ones)" : "no such block"
         }
         var parts = [rootText(root)]
         let head = path.nodes.count - (path.omittedNodes > 0 ? path.nodes.count / 2 : 0)

@@ -45,6 +45,9 @@ import Testing
         #expect(path.reason == .growingType && path.reachableInstances == 3)
         #expect(path.root?.description == "App.Navigation.shared")
         #expect(path.nodes.map(\.fieldName) == ["screens", nil, nil])
+        // A suspect without a name keeps its exact type on its path, for the report to say what it is.
+        let closure = HeapTypeName(name: "", kind: .closureContext, unnamedBlockBytes: 32)
+        #expect(last.paths.contains { $0.reason == .growingType && $0.type == closure && $0.query.isEmpty })
     }
 
     @Test func oneStepUpIsAChangeNotASuspect() throws {

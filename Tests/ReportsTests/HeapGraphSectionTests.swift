@@ -204,6 +204,25 @@ struct HeapGraphSectionTests {
             MarkdownRenderer.inline(HeapGraphSection.typeCell(buffer), inTable: true)
                 == "block of 4096 bytes allocated at `App.Cache.grow() (Cache.swift:12)`")
     }
+
+    /// A type that grew between generations and has no name is listed among the paths by what it is and where it was
+    /// allocated (it was `?`), and one that no longer has a live block in the last capture says so.
+    @Test func aGrowingBlockWithoutANameIsListedBySite() {
+        let buffer = HeapTypeName(
+            name: "", kind: .unknown, unnamedBlockBytes: 4096, allocationSite: "App.Cache.grow() (Cache.swift:12)")
+        var capture = HeapCaptureSummary(label: "at exit", timeNanoseconds: 0)
+        var grown = HeapRetainingPath(
+            query: "", reason: .growingType, reachableInstances: 0, leakedInstances: 0, root: nil, nodes: [])
+        grown.type = buffer
+        capture.paths = [grown]
+        let text = MarkdownRenderer.render(HeapGraphSection.pathBlocks(capture))
+        #expect(
+            text.contains(
+                "- block of 4096 bytes allocated at `App.Cache.grow() (Cache.swift:12)` (grows every iteration, "
+                    + "0 reachable, 0 leaked): none is live in this capture (it grew between earlier ones)"),
+            "\(text)")
+        #expect(!text.contains("`?`"))
+    }
 }
 
 struct LeakSignatureListingTests {
