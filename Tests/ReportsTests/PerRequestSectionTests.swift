@@ -30,8 +30,10 @@ import Testing
                             value: 4_150_000, unit: .bytes),
                     ]
                 }
+                // One measured round of uploads: a growth without an interval.
                 draft.metrics +=
-                    figures("load", 2) + figures("uploads", 130)
+                    figures("load", 2)
+                    + figures("uploads", 130).filter { !$0.name.hasSuffix("Low") && !$0.name.hasSuffix("High") }
                     + [Metric(name: "uploadsAllocations", value: 10_000, unit: .count)]
             }
         }
@@ -49,7 +51,7 @@ import Testing
         let first = try #require(rows.first)
         #expect(Array(first.prefix(4)) == [summary.ranked[0].strategy, "load", "3000", "2"])
         #expect(first[5] == "3.94 MiB (95%: 3.91 MiB to 3.96 MiB)")
-        #expect(rows.contains { $0[1] == "uploads" && $0[3] == "130" })
+        #expect(rows.contains { $0[1] == "uploads" && $0[3] == "130" && $0[5] == "3.94 MiB (one round: no interval)" })
         // The generic table keeps what no section of its own shows, and nothing this one does.
         let metrics = try #require(ReportBuilder.metricsTable(summary))
         guard case .table(let generic) = try #require(metrics.blocks.first) else {

@@ -38,10 +38,13 @@ enum PerRequestSection {
                 let cells = columns.map { column -> Phrase in
                     guard let value = metric(column.base) else { return "–" }
                     var text = MarkdownReport.format(value)
-                    if column.base == "liveGrowthPer1000Requests", let low = metric(intervalBases[0]),
-                        let high = metric(intervalBases[1])
-                    {
-                        text += " (95%: \(MarkdownReport.format(low)) to \(MarkdownReport.format(high)))"
+                    if column.base == "liveGrowthPer1000Requests" {
+                        // One measured round gives a slope through two readings: its warm-up's growth, if it had none.
+                        if let low = metric(intervalBases[0]), let high = metric(intervalBases[1]) {
+                            text += " (95%: \(MarkdownReport.format(low)) to \(MarkdownReport.format(high)))"
+                        } else {
+                            text += " (one round: no interval)"
+                        }
                     }
                     return Phrase(stringLiteral: text)
                 }
