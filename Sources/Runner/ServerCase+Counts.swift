@@ -36,23 +36,26 @@ extension ServerSession {
     /// server has been quiet (`quietNanoseconds`, no allocation or free between two samples that far apart; at most
     /// `quietWaitNanoseconds` after the boundary, then the first sample past it): the exact counts at a step's or a
     /// round's boundary, to the allocation, with nothing of the closing connections left live. Waits at most two
-    /// intervals and a second past the wait for quiet (never past the case's deadline); nil when no such sample came
-    /// (the server ended, or its agent does not count exactly). The server is not waited for here: its end is the
-    /// step's to reap.
+    /// intervals and a second past the wait for quiet (never past the case's deadline), then reads the stream once
+    /// more; nil when no such sample came (the server ended, or its agent does not count exactly). The server is not
+    /// waited for here: its end is the step's to reap.
     func sample(after time: Int64) -> CountedSample? {
         let boundary = time - origin + Self.settleNanoseconds
         let quiet = max(Self.quietNanoseconds, sampleIntervalNanoseconds)
         let limit = min(now + Self.quietWaitNanoseconds + 2 * sampleIntervalNanoseconds + 1_000_000_000, deadline)
         let poll = max(min(sampleIntervalNanoseconds / 2, 20_000_000), 1_000_000)
         while true {
+            // The stream is read once more after the limit: a loaded machine may run the reader late, not the server's
+            // sampler; then any sample past the boundary counts, quiet or not.
+            let expired = now >= limit
+            let giveUp = expired ? boundary - 1 : boundary + Self.quietWaitNanoseconds
             if stream.refresh(), let rows = Optional(stream.samples.rows),
-                let index = Self.quietIndex(
-                    in: rows, after: boundary, quiet: quiet, giveUpAfter: boundary + Self.quietWaitNanoseconds)
+                let index = Self.quietIndex(in: rows, after: boundary, quiet: quiet, giveUpAfter: giveUp)
             {
                 guard let counts = rows[index].exact else { return nil }
                 return CountedSample(row: rows[index], counts: counts, rows: Array(rows[...index]))
             }
-            guard now < limit else { return nil }
+            guard !expired else { return nil }
             var pause = timespec(tv_sec: 0, tv_nsec: Int(poll))
             nanosleep(&pause, nil)
         }
