@@ -855,6 +855,15 @@
   });
   // Printing shows everything.
   window.addEventListener('beforeprint', () => Array.from(waiting.keys()).forEach(build));
+  // A table still wider than the page with its headers' words whole lets them break inside a word (report.css:
+  // .tight) rather than scroll: measured once everything is laid out, again when the window is resized.
+  function fitTables() {
+    const hosts = Array.from(document.querySelectorAll('div.table'));
+    hosts.forEach(host => host.classList.remove('tight'));
+    hosts.filter(host => host.scrollWidth > host.clientWidth).forEach(host => host.classList.add('tight'));
+  }
+  fitTables();
+  redraws.push(fitTables);
   let pending = false;
   function redrawAll() {
     if (pending) return;
