@@ -236,7 +236,8 @@ enum ScriptNames {
         "reduce", "remove", "replace", "restore", "round", "save", "scrollWidth", "set", "setAttribute", "setLineDash",
         "setTransform", "sin",
         "slice", "some", "sort", "startsWith", "stroke", "strokeRect", "strokeStyle", "style", "target", "textAlign",
-        "textContent", "toFixed", "toLowerCase", "top", "trim", "unobserve", "unshift", "value", "values", "width",
+        "textContent", "toFixed", "toLowerCase", "top", "trim", "trunc", "unobserve", "unshift", "value", "values",
+        "width",
         // The script's own objects: flame trees and their nodes, views, zoom and hover state, diagram boxes
         "b", "base", "before", "bytes", "caption", "column", "compared", "count", "drawn", "frames", "full", "hh", "hw",
         "kids", "l", "location", "marks", "matchedShare", "measure", "r", "ready", "rect", "scenario",

@@ -29,7 +29,8 @@
     let v = Math.abs(value);
     let i = 0;
     while (v >= 1024 && i < units.length - 1) { v /= 1024; i += 1; }
-    return (value < 0 ? '-' : '') + (i === 0 ? String(Math.round(v)) : v.toFixed(2)) + ' ' + units[i];
+    // Below a KiB the figure is truncated, as Units.formatBytes does.
+    return (value < 0 ? '-' : '') + (i === 0 ? String(Math.trunc(v)) : v.toFixed(2)) + ' ' + units[i];
   }
   function signedBytes(value) { return (value > 0 ? '+' : '') + bytes(value); }
   function seconds(us) {
