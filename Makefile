@@ -75,11 +75,12 @@ test: deps lint example
 	$(SWIFT) test --no-parallel
 	$(MAKE) browser-test
 
-# report.html in a real browser: headless Chromium driven over WebDriver (Tests/BrowserTests). It renders the
-# sample report's run.json and a quick attributed run with the debug memharness, fails on any console error,
-# zooms a timeline, zooms and searches a flame graph, switches a diff (of two strategies and of two runs), checks a
-# 12,000-sample timeline is drawn per pixel column, and takes screenshots (kept in BROWSER_SCREENSHOTS=DIR; without
-# it nothing of the test stays behind when it passes). Everything it starts is stopped when it ends, however it ends.
+# report.html in a real browser: headless Chromium driven over WebDriver (Tests/BrowserTests). It renders the sample
+# report's run.json and a quick attributed run with the debug memharness, fails on any console error or on a table
+# wider than the page at 1,400 px, zooms a timeline, zooms and searches a flame graph, switches a diff (of two
+# strategies and of two runs), checks a 12,000-sample timeline is drawn per pixel column, and takes screenshots (kept
+# in BROWSER_SCREENSHOTS=DIR; without it nothing of the test stays behind when it passes). Everything it starts is
+# stopped when it ends, however it ends.
 BROWSER_SCREENSHOTS ?=
 browser-test: browser-deps
 	$(SWIFT) build --product memharness

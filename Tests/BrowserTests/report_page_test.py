@@ -1,15 +1,15 @@
 #!/usr/bin/python3
 """report.html in a real browser: Debian's headless Chromium driven over WebDriver (chromedriver, Selenium).
 
-Renders two reports with the memharness under test (the sample report's run.json re-rendered, and a quick
-attributed run of Scenarios/subscriptions.yaml with --attribute --heap-graph), opens each report.html from
-file://, and checks what a reader does: no console error, a timeline zoomed by dragging (its axis changes) and
-reset by a double-click, a flame graph frame clicked (the view zooms into it), a search (the share it states is
-the share of the sampled bytes whose stacks hold a matching function, computed here from the page's data), a
-diff switched to another strategy, the live set moved to another moment, a cycle drawn. Then the page of two runs
-(`compare --against DIR --html FILE`: the attributed run against the sample) switches its diff between the runs, and
-a timeline of 12,000 samples per line is drawn with a bounded number of points per line (one column per pixel),
-whatever the number of samples. Screenshots go to --screenshots; without it they are taken into the test's
+Renders two reports with the memharness under test (the sample report's run.json re-rendered, and a quick attributed
+run of Scenarios/subscriptions.yaml with --attribute --heap-graph), opens each report.html from file://, and checks
+what a reader does: no console error, no table wider than the page at 1,400 px, a timeline zoomed by dragging (its
+axis changes) and reset by a double-click, a flame graph frame clicked (the view zooms into it), a search (the share
+it states is the share of the sampled bytes whose stacks hold a matching function, computed here from the page's
+data), a diff switched to another strategy, the live set moved to another moment, a cycle drawn. Then the page of
+two runs (`compare --against DIR --html FILE`: the attributed run against the sample) switches its diff between the
+runs, and a timeline of 12,000 samples per line is drawn with a bounded number of points per line (one column per
+pixel), whatever the number of samples. Screenshots go to --screenshots; without it they are taken into the test's
 temporary folder, which is removed when the test passes (and kept for a look when it fails).
 
 Every wait is for a condition, with a bound. Everything started here (chromedriver, Chromium and its helpers)
@@ -467,6 +467,38 @@ def cycle_drawn(page, scenario_name, name):
     return page.shot(host, name)
 
 
+TABLES_WIDER_THAN_THEIR_BOX = """
+return Array.from(document.querySelectorAll('div.table'))
+  .filter(host => host.scrollWidth > host.clientWidth)
+  .map(host => (host.id ? host.id + ': ' : '') + host.scrollWidth + ' px in ' + host.clientWidth + ' px: '
+    + Array.from(host.querySelectorAll('th')).map(th => th.textContent).join(' | ').slice(0, 120));"""
+
+
+def tables_fit(page, width=1400):
+    """At a window `width` px wide, no table of the page is wider than its box (none scrolls sideways): the check
+    first sees one that is (a table whose cell cannot wrap, added to the page for it and removed), then finds none
+    among the page's tables, measured after the page's resize handler has run."""
+    driver = page.driver
+    size = driver.get_window_size()
+    driver.set_window_size(width, size["height"])
+    try:
+        wait_for(driver, lambda d: d.execute_script("return window.innerWidth") == width, f"a {width} px window")
+        driver.execute_async_script(  # two frames: the page's resize handler runs in the first
+            "const done = arguments[0]; requestAnimationFrame(() => requestAnimationFrame(() => done()));")
+        driver.execute_script(
+            "const probe = document.createElement('div'); probe.className = 'table'; probe.id = 'mh-probe';"
+            "probe.innerHTML = '<table><tr><td style=\"white-space: nowrap\">' + 'x'.repeat(2000) + '</td></tr>"
+            "</table>'; document.querySelector('main').appendChild(probe);")
+        seen = driver.execute_script(TABLES_WIDER_THAN_THEIR_BOX)
+        driver.execute_script("document.getElementById('mh-probe').remove();")
+        check(any(line.startswith("mh-probe: ") for line in seen), f"the check does not see a wide table: {seen}")
+        wide = driver.execute_script(TABLES_WIDER_THAN_THEIR_BOX)
+        check(not wide, f"tables wider than their box at {width} px: {wide}")
+        return f"{len(driver.find_elements(By.CSS_SELECTOR, 'div.table'))} tables fit a {width} px window"
+    finally:
+        driver.set_window_size(size["width"], size["height"])
+
+
 def dark_scheme(arguments, workspace, html):
     """The page in a browser that prefers dark: dark background, the timeline drawn, no console error."""
     browser = Browser(workspace, dark=True)
@@ -490,6 +522,7 @@ def run_checks(arguments, workspace, browser):
     sample = Page(browser, sample_html, arguments.screenshots)
     results.append(f"sample report.html: {os.path.getsize(sample_html):,} bytes, loaded in "
                    f"{sample.load_milliseconds:.0f} ms, of which {sample.views_milliseconds:.0f} ms drawing the views")
+    results.append("sample tables: " + tables_fit(sample))
     results.append("timeline zoomed: " + timeline_zoom(sample, "live-query", "burst"))
     attributed_sample = [s["name"] for s in sample.data["scenarios"] if s.get("flame")]
     if "live-query" in attributed_sample:
@@ -511,6 +544,7 @@ def run_checks(arguments, workspace, browser):
     attributed_html = (render(arguments.memharness, os.path.join(arguments.attributed, "run.json"), folder)
                        if arguments.attributed else attributed_run(arguments.memharness, folder))
     attributed = Page(browser, attributed_html, arguments.screenshots)
+    results.append("attributed tables: " + tables_fit(attributed))
     results.append("flame zoomed and searched: "
                    + flame_zoom_and_search(attributed, "subscriptions", "quick-subscriptions-flame.png"))
     results.append("diff switched: " + diff_switch(attributed, "subscriptions", "quick-subscriptions-diff.png"))

@@ -155,8 +155,34 @@ struct HtmlReportTests {
     @Test func tablesAlignNumbersAndKeepPipes() {
         let table = Table(columns: [.init("A"), .init("B", .number)], rows: [[.code("x | y"), .value(.count(1))]])
         let html = HtmlRenderer.render(table)
-        #expect(html.contains("<th>A</th><th class=\"r\">B</th>"))
-        #expect(html.contains("<td><code>x | y</code></td><td class=\"r\">1</td>"))
+        #expect(html.contains("<th class=\"id\">A</th><th class=\"r\">B</th>"))
+        #expect(html.contains("<td class=\"id\"><code>x | y</code></td><td class=\"r\">1</td>"))
+    }
+
+    /// A table wraps to fit its page: a number column's figures are kept whole while its words wrap, a header breaks
+    /// between a camelCase name's words, code where its parts meet; the row's name is the declared column, else the
+    /// first.
+    @Test func tablesWrapKeepingFiguresWhole() {
+        let table = Table(
+            columns: [.init("Strategy"), .init("Check", identifiesRow: true), .init("peakWalBytes (bytes)", .number)],
+            rows: [
+                [
+                    .code("Profile.init(a:b:)"), "x",
+                    "leaks (growth 80.69 KiB ± 29 B/iteration; 184 blocks (1.57 MiB)), 1.0 MiB – 2.0 MiB",
+                ]
+            ])
+        let html = HtmlRenderer.render(table)
+        #expect(
+            html.contains(
+                "<th>Strategy</th><th class=\"id\">Check</th><th class=\"r\">peak<wbr>Wal<wbr>Bytes (bytes)</th>"))
+        #expect(html.contains("<td><code>Profile<wbr>.init<wbr>(a:<wbr>b:<wbr>)</code></td><td class=\"id\">x</td>"))
+        #expect(
+            html.contains(
+                "<td class=\"r\">leaks (growth <span class=\"fig\">80.69 KiB ± 29 B/iteration;</span> "
+                    + "<span class=\"fig\">184 blocks</span> <span class=\"fig\">(1.57 MiB)),</span> "
+                    + "<span class=\"fig\">1.0 MiB – 2.0 MiB</span></td>"))
+        #expect(HtmlText.figuresKeptWhole("– (no repeat step)") == "– (no repeat step)")
+        #expect(HtmlText.codeBreaks("<code>Set&lt;Int&gt;</code> a.b") == "<code>Set&lt;<wbr>Int&gt;</code> a.b")
     }
 
     @Test func headingAnchorsAreGitHubs() {

@@ -233,9 +233,11 @@ enum ScriptNames {
         "has", "height", "hidden", "hypot", "includes", "innerHeight", "innerWidth", "isIntersecting", "join", "key",
         "keys", "lastChild", "left", "length", "lineTo", "lineWidth", "log10", "map", "matchMedia", "max",
         "measureText", "min", "moveTo", "observe", "parse", "pow", "preventDefault", "push", "querySelectorAll",
-        "reduce", "replace", "restore", "round", "save", "set", "setAttribute", "setLineDash", "setTransform", "sin",
+        "reduce", "remove", "replace", "restore", "round", "save", "scrollWidth", "set", "setAttribute", "setLineDash",
+        "setTransform", "sin",
         "slice", "some", "sort", "startsWith", "stroke", "strokeRect", "strokeStyle", "style", "target", "textAlign",
-        "textContent", "toFixed", "toLowerCase", "top", "trim", "unobserve", "unshift", "value", "values", "width",
+        "textContent", "toFixed", "toLowerCase", "top", "trim", "trunc", "unobserve", "unshift", "value", "values",
+        "width",
         // The script's own objects: flame trees and their nodes, views, zoom and hover state, diagram boxes
         "b", "base", "before", "bytes", "caption", "column", "compared", "count", "drawn", "frames", "full", "hh", "hw",
         "kids", "l", "location", "marks", "matchedShare", "measure", "r", "ready", "rect", "scenario",

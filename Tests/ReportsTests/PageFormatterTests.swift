@@ -28,9 +28,12 @@ struct PageFormatterTests {
         var values: [Int] = [0, 1, 999, 1023, 1024, 1025, 1536, 10_240, 1_048_575, 1_048_576, 5_767_168]
         values += [123_456_789, 1 << 40, 3 << 41, 7_340_032 + 5_243, 1_099_511_627_775]
         values += values.map { -$0 } + (0..<200).map { $0 * 52_429 + 17 }
+        // What the page computes need not be whole bytes (an axis tick, a mean): fractions below and above a KiB.
+        let fractions: [Double] = [0.5, 1.6, 999.5, 1023.7, 1535.5, 1_048_575.9, 5_767_168.25]
+        let inputs = values.map(Double.init) + fractions + fractions.map { -$0 }
         let program =
             try Self.function("bytes", in: script) + "\n" + Self.function("signedBytes", in: script) + "\n"
-            + "for (const v of \(values)) console.log(bytes(v) + '|' + signedBytes(v));\n"
+            + "for (const v of \(inputs)) console.log(bytes(v) + '|' + signedBytes(v));\n"
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.node)
         process.arguments = ["-e", program]
@@ -41,9 +44,9 @@ struct PageFormatterTests {
         process.waitUntilExit()
         #expect(process.terminationStatus == 0)
         let lines = output.split(separator: "\n").map(String.init)
-        #expect(lines.count == values.count, "the probe printed every value: \(output)")
-        for (value, line) in zip(values, lines) {
-            let swift = Value.bytes(Double(value)).text + "|" + Value.signedBytes(Double(value)).text
+        #expect(lines.count == inputs.count, "the probe printed every value: \(output)")
+        for (value, line) in zip(inputs, lines) {
+            let swift = Value.bytes(value).text + "|" + Value.signedBytes(value).text
             #expect(line == swift, "\(value)")
         }
     }

@@ -52,13 +52,33 @@ struct HtmlRenderer {
             + "</ul>"
     }
 
+    /// A table that fits its page (report.css lets its cells wrap): a number column's cells are right-aligned and
+    /// keep each figure whole (a number with its unit, an interval with its `±` or `–`) while words in them wrap;
+    /// the columns that identify a row (`id`: those declared so, else the first of words) keep their names whole
+    /// when a table too wide breaks other names anywhere; a header may break between the words of a camelCase name,
+    /// a name spelled as code where its parts meet (before a `.` or `(`, after a `:`, `,`, `/` or `<`).
     static func render(_ table: Table) -> String {
-        let alignments = table.columns.map { $0.alignment == .number ? " class=\"r\"" : "" }
+        let first = table.columns.firstIndex { $0.alignment == .text }
+        let identifying =
+            table.columns.contains(where: \.identifiesRow)
+            ? table.columns.map(\.identifiesRow) : table.columns.indices.map { $0 == first }
+        let numbers = table.columns.map { $0.alignment == .number }
+        let classes = table.columns.indices.map { column in
+            let names = (numbers[column] ? ["r"] : []) + (identifying[column] ? ["id"] : [])
+            return names.isEmpty ? "" : " class=\"\(names.joined(separator: " "))\""
+        }
         func row(_ cells: [Phrase], tag: String) -> String {
             "<tr>"
                 + cells.enumerated().map { column, cell in
-                    let align = column < alignments.count ? alignments[column] : ""
-                    return "<\(tag)\(align)>\(inline(cell))</\(tag)>"
+                    let inColumn = column < table.columns.count
+                    var html = inline(cell)
+                    if tag == "th" {
+                        html = HtmlText.mapText(html, HtmlText.camelCaseBreaks)
+                    } else if inColumn && numbers[column] {
+                        html = HtmlText.mapText(html, HtmlText.figuresKeptWhole)
+                    }
+                    html = HtmlText.codeBreaks(html)
+                    return "<\(tag)\(inColumn ? classes[column] : "")>\(html)</\(tag)>"
                 }.joined() + "</tr>"
         }
         return "<div class=\"table\"><table><thead>\(row(table.columns.map(\.header), tag: "th"))</thead><tbody>"
@@ -118,4 +138,72 @@ struct Slugs {
 /// Text made safe for HTML: the five characters with a meaning there as entities.
 enum HtmlText {
     static func escape(_ text: String) -> String { SVGDocument.escape(text) }
+
+    /// HTML with `transform` applied to its text only: tags (and their attributes) are left as they are.
+    static func mapText(_ html: String, _ transform: (Substring) -> String) -> String {
+        var out = ""
+        var rest = html[...]
+        while let open = rest.firstIndex(of: "<") {
+            out += transform(rest[..<open])
+            let close = rest[open...].firstIndex(of: ">").map { rest.index(after: $0) } ?? rest.endIndex
+            out += rest[open..<close]
+            rest = rest[close...]
+        }
+        return out + transform(rest)
+    }
+
+    /// Text with a line-break opportunity (`<wbr>`) where a camelCase name starts its next word
+    /// (`peakDatabaseBytes` → `peak<wbr>Database<wbr>Bytes`).
+    static func camelCaseBreaks(_ text: Substring) -> String {
+        var out = ""
+        var previous: Character?
+        for character in text {
+            if let previous, previous.isLowercase, character.isUppercase { out += "<wbr>" }
+            out.append(character)
+            previous = character
+        }
+        return out
+    }
+
+    /// HTML whose `<code>` spans have a line-break opportunity (`<wbr>`) before each `.` and `(` and after each `:`,
+    /// `,`, `/` and `<` (escaped as `&lt;`), so a long qualified name or signature wraps where its parts meet.
+    static func codeBreaks(_ html: String) -> String {
+        var out = ""
+        var rest = html[...]
+        while let open = rest.range(of: "<code>"), let close = rest[open.upperBound...].range(of: "</code>") {
+            out += rest[..<open.upperBound]
+            var code = ""
+            for character in rest[open.upperBound..<close.lowerBound] {
+                if ".(".contains(character), !code.isEmpty { code += "<wbr>" }
+                code.append(character)
+                if ":,/".contains(character) || (character == ";" && code.hasSuffix("&lt;")) { code += "<wbr>" }
+            }
+            out += code + "</code>"
+            rest = rest[close.upperBound...]
+        }
+        return out + rest
+    }
+
+    /// Text whose figures a line never breaks: the words a space after a digit (`1.57 MiB`, `184 blocks`) or around
+    /// an interval's `±` or `–` joins, kept in one unbreakable span (report.css); the other spaces still break.
+    static func figuresKeptWhole(_ text: Substring) -> String {
+        var runs: [[Substring]] = []
+        var previous: Substring?
+        for word in text.split(separator: " ", omittingEmptySubsequences: false) {
+            let joins = previous.map { joined($0, word) } ?? false
+            if joins, !runs.isEmpty { runs[runs.count - 1].append(word) } else { runs.append([word]) }
+            previous = word
+        }
+        return runs.map { run in
+            run.count > 1 ? "<span class=\"fig\">" + run.joined(separator: " ") + "</span>" : String(run[0])
+        }.joined(separator: " ")
+    }
+
+    /// Whether the space between two words is inside a figure: after a number, before a `±` or `–`, after one
+    /// before a number (an interval's `–`, not a dash standing for no value).
+    private static func joined(_ word: Substring, _ next: Substring) -> Bool {
+        let dashes: Set<Substring> = ["±", "–"]
+        let startsNumber = next.first.map { $0.isNumber || "+-".contains($0) } ?? false
+        return word.last?.isNumber ?? false || dashes.contains(next) || (dashes.contains(word) && startsNumber)
+    }
 }

@@ -29,7 +29,8 @@
     let v = Math.abs(value);
     let i = 0;
     while (v >= 1024 && i < units.length - 1) { v /= 1024; i += 1; }
-    return (value < 0 ? '-' : '') + (i === 0 ? String(Math.round(v)) : v.toFixed(2)) + ' ' + units[i];
+    // Below a KiB the figure is truncated, as Units.formatBytes does.
+    return (value < 0 ? '-' : '') + (i === 0 ? String(Math.trunc(v)) : v.toFixed(2)) + ' ' + units[i];
   }
   function signedBytes(value) { return (value > 0 ? '+' : '') + bytes(value); }
   function seconds(us) {
@@ -855,6 +856,15 @@
   });
   // Printing shows everything.
   window.addEventListener('beforeprint', () => Array.from(waiting.keys()).forEach(build));
+  // A table still wider than the page with its headers' words whole lets them break inside a word (report.css:
+  // .tight) rather than scroll: measured once everything is laid out, again when the window is resized.
+  function fitTables() {
+    const hosts = Array.from(document.querySelectorAll('div.table'));
+    hosts.forEach(host => host.classList.remove('tight'));
+    hosts.filter(host => host.scrollWidth > host.clientWidth).forEach(host => host.classList.add('tight'));
+  }
+  fitTables();
+  redraws.push(fitTables);
   let pending = false;
   function redrawAll() {
     if (pending) return;
