@@ -266,6 +266,13 @@ public enum JSONText {
         /// Reads a string (the opening quote is current) and returns it, escapes decoded.
         mutating func string() throws(Problem) -> String {
             advance()
+            // The common case (every key memharness writes): no escape, so the string is its bytes, copied once.
+            var end = index
+            while end < count, base[end] != 0x22, base[end] != 0x5C, base[end] >= 0x20 { end += 1 }
+            if end < count, base[end] == 0x22 {
+                defer { index = end + 1 }
+                return String(decoding: UnsafeBufferPointer(start: base + index, count: end - index), as: UTF8.self)
+            }
             var scalars = String.UnicodeScalarView()
             try continueString(into: &scalars)
             return String(scalars)
