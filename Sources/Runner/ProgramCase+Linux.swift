@@ -73,7 +73,8 @@ struct ProgramCase {
         let measurements = ProgramMeasurements.build(
             samples, usage: usage, harnessRSSBytes: harnessRSSBytes, exact: exact.figures, report: programReport,
             requestedIntervalNanoseconds: spec.samplingIntervalNanoseconds, phases: served?.phases,
-            metrics: (served?.metrics ?? []) + (served?.leakMetrics(heapGraph ?? nil) ?? [])
+            metrics: (served?.metrics ?? [])
+                + (served?.leakMetrics(heapGraph ?? nil, suppressions: spec.suppressions ?? []) ?? [])
         ).adding(heapGraph: heapGraph ?? nil)
         guard let ended else {
             return .timedOut(limitNanoseconds: spec.timeoutNanoseconds, measurements: measurements)

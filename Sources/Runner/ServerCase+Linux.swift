@@ -31,9 +31,12 @@ struct ServedRun {
     /// case captures none.
     var heap: HeapGenerationTracker?
 
-    /// `leakedBlocksPerRequest` when the case captured the heap at the server's exit and the load answered requests.
-    func leakMetrics(_ heapGraph: HeapGraphSummary?) -> [Metric] {
-        guard requests > 0, let leaked = heapGraph?.leakedBlocks else { return [] }
+    /// `leakedBlocksPerRequest` when the case captured the heap at the server's exit and the load answered requests:
+    /// the blocks no root reaches in the last capture, less those of known leaks (`suppressions`), as the leak figures
+    /// leave them out.
+    func leakMetrics(_ heapGraph: HeapGraphSummary?, suppressions: [LeakSuppression]) -> [Metric] {
+        guard requests > 0, let last = heapGraph?.last else { return [] }
+        let leaked = max(last.leakedBlocks - SuppressedLeaks(last, suppressions: suppressions).unreachable.blocks, 0)
         return [Metric(name: ServerPlan.leakedBlocksPerRequest, value: Double(leaked) / Double(requests), unit: .count)]
     }
 }
