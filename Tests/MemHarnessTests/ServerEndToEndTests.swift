@@ -118,9 +118,14 @@ struct ServerEndToEndTests {
         let parts = try #require(result.measurements?.program?.residentExplained, "\(result)")
         let truth = 4000 * AllocatorCost.bytes(forRequest: retained)
         for breakdown in parts {
-            // The probe sees what the server keeps by construction, at the peak and at the end.
-            #expect(breakdown.liveHeapBytes >= truth, "\(breakdown)")
-            #expect((breakdown.allocatorPagesBytes ?? 0) >= truth, "\(breakdown)")
+            // The probe sees what the server keeps by construction: all of it at the end; at the peak, all but what
+            // the last 3% of the resident set's growth holds, since the agent explains a new high only once the set
+            // is 3% above the last one explained (`MH_EXPLAIN_STEP`): the set may stop growing while the last
+            // requests' blocks still land in pages already resident (a fresh clone's run read 16,262,816 B of
+            // 16,384,000 at the peak).
+            let slack = breakdown.point == .peak ? breakdown.measuredBytes * 3 / 100 : 0
+            #expect(breakdown.liveHeapBytes + slack >= truth, "\(breakdown)")
+            #expect((breakdown.allocatorPagesBytes ?? 0) + slack >= truth, "\(breakdown)")
             #expect(
                 abs(breakdown.unexplainedFraction) <= 0.02,
                 "unexplained \(breakdown.unexplainedBytes) of \(breakdown.measuredBytes): \(breakdown)")
