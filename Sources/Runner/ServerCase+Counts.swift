@@ -49,9 +49,11 @@ extension ServerSession {
             // sampler; then any sample past the boundary counts, quiet or not.
             let expired = now >= limit
             let giveUp = expired ? boundary - 1 : boundary + Self.quietWaitNanoseconds
-            if stream.refresh(), let rows = Optional(stream.samples.rows),
-                let index = Self.quietIndex(in: rows, after: boundary, quiet: quiet, giveUpAfter: giveUp)
+            if stream.refresh(),
+                let index = Self.quietIndex(
+                    in: stream.samples.rows, after: boundary, quiet: quiet, giveUpAfter: giveUp)
             {
+                let rows = stream.samples.rows
                 guard let counts = rows[index].exact else { return nil }
                 return CountedSample(row: rows[index], counts: counts, rows: Array(rows[...index]))
             }
@@ -72,12 +74,8 @@ extension ServerSession {
         guard rows[first].exact != nil else { return first }
         var start = first
         for index in rows.indices[first...] {
-            let counts = rows[index].exact
-            if counts?.allocationCalls != rows[start].exact?.allocationCalls
-                || counts?.liveBytes != rows[start].exact?.liveBytes
-            {
-                start = index
-            }
+            // Equal counts: no allocation (calls only grow, and the bytes handed out with them) and no free between.
+            if rows[index].exact != rows[start].exact { start = index }
             if rows[index].time - rows[start].time >= quiet { return index }
             if rows[index].time > giveUpAfter { return first }
         }

@@ -60,8 +60,8 @@ enum PerRequestSection {
         + "request are the agent's exact counts (the least of the rounds: noise only adds), live growth per 1,000 "
         + "requests the Theil–Sen slope of the live bytes after each round (the median of the slopes between every "
         + "two rounds, so a one-off step such as a lazily built cache is not read as growth; with Sen's 95% interval "
-        + "from two measured rounds on), and the peak per concurrent request the highest live bytes a round reached above its "
-        + "start, over the step's connections."
+        + "from two measured rounds on), and the peak per concurrent request the highest live bytes a round reached "
+        + "above its start, over the step's connections."
 
     /// The metric names the section shows, for the scenario's metrics table to leave out.
     static func shownNames(_ summary: ScenarioSummary) -> Set<String> {

@@ -22,7 +22,7 @@ enum ResidentSection {
                 let breakdowns = explained.filter { $0.point == point }
                 guard !breakdowns.isEmpty else { continue }
                 let median = { (part: (ResidentBreakdown) -> Int) -> Phrase in
-                    .value(.bytes(Statistics.median(breakdowns.map { Double(part($0)) }) ?? 0))
+                    .value(.bytes(Self.median(breakdowns, part)))
                 }
                 let rest = Statistics.median(breakdowns.map(\.unexplainedFraction)) ?? 0
                 let allocator: Phrase = .code((breakdowns[0].allocator ?? .jemalloc).rawValue)
@@ -40,12 +40,15 @@ enum ResidentSection {
             level: 3, heading: "Resident memory explained (median)", blocks: [.paragraph(note), .table(table)])
     }
 
+    /// The median of one part over `breakdowns`, bytes (0 for none).
+    static func median(_ breakdowns: [ResidentBreakdown], _ part: (ResidentBreakdown) -> Int) -> Double {
+        Statistics.median(breakdowns.map { Double(part($0)) }) ?? 0
+    }
+
     /// The median rest and its share; and how far the set moved while its parts were read, when it did.
     static func unexplainedCell(_ breakdowns: [ResidentBreakdown], rest: Double) -> Phrase {
-        let median = { (part: (ResidentBreakdown) -> Int) in Statistics.median(breakdowns.map { Double(part($0)) }) ?? 0
-        }
-        let moved = median(\.movedWhileReadBytes)
-        return .value(.bytes(median(\.unexplainedBytes))) + " (" + .value(.signedPercent(rest, decimals: 1))
+        let moved = median(breakdowns, \.movedWhileReadBytes)
+        return .value(.bytes(median(breakdowns, \.unexplainedBytes))) + " (" + .value(.signedPercent(rest, decimals: 1))
             + (moved == 0 ? "" : "; moved " + .value(.signedBytes(moved)) + " while read") + ")"
     }
 
@@ -53,12 +56,14 @@ enum ResidentSection {
         "Live heap is jemalloc's allocated bytes; allocator free its active pages beyond them, its dirty and its muzzy "
         + "pages (a purge would give the last two back); allocator metadata the pages of jemalloc's own mappings the "
         + "kernel holds resident beyond those. Stacks, code and files and other anonymous mappings come from "
-        + "/proc/PID/smaps. Unexplained is the resident set (statm, read right after the parts) less their sum; when the set moved while the parts were read, a sum between the readings before and after leaves nothing unexplained, and the rest is its distance from the nearer one. The "
+        + "/proc/PID/smaps. Unexplained is the resident set (statm, read right after the parts) less their sum; when "
+        + "the set moved while the parts were read, a sum between the readings before and after leaves nothing "
+        + "unexplained, and the rest is its distance from the nearer one. The "
         + "peak is the highest resident set explained while the program ran: a new high at least 3% above the one "
         + "explained before it (read again once settled when it moved while its parts were read; of equal ones the "
         + "first read while it held still). A negative metadata figure means jemalloc counts "
-        + "active or free pages the kernel never faulted in. On glibc's malloc (\(code: "--allocator glibc")) live heap "
-        + "is mallinfo2's bytes in use (chunk headers included); allocator free the free bytes its arenas hold "
+        + "active or free pages the kernel never faulted in. On glibc's malloc (\(code: "--allocator glibc")) live "
+        + "heap is mallinfo2's bytes in use (chunk headers included); allocator free the free bytes its arenas hold "
         + "(fordblks, the top chunk included); purge would free what malloc_trim gives back at least (keepcost, the "
         + "releasable top; trimming also returns whole free pages inside the arenas); allocator metadata the resident "
         + "pages of its heaps ([heap] and the other arenas' heaps) and of its own-mapped chunks (counted whole) beyond "
